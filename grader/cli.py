@@ -1,5 +1,80 @@
-"""Command-line interface (filled in with the grader)."""
+"""``gradekit``: parses arguments, calls ``grader.api``, prints. Exit status: 0 all passed, 1 something failed,
+2 usage error."""
+
+import argparse
+import sys
+
+from grader import api
+from grader.tasks import TASK_IDS, parse_task_list
+
+HELP_TASKS = f"comma-separated task ids to grade (default: all): {','.join(TASK_IDS)}"
+
+
+def _check_parser(sub):
+    p = sub.add_parser("check", help="grade one submission folder")
+    p.add_argument("path", help="the submission folder (a filled-in copy of skeleton/)")
+    p.add_argument("--tasks", type=parse_task_list, default=None, help=HELP_TASKS)
+    p.add_argument("--only", default=None, help="comma-separated check ids, e.g. mha.equivalence")
+    p.add_argument("--profile", choices=("quick", "full"), default="full",
+                   help="quick: fewer examples for fast feedback; full: final grading (default)")
+    p.add_argument("--seed", type=int, default=None,
+                   help="explore other examples with this seed (default: the same examples every run)")
+    p.add_argument("--device", default=None, help="run the device checks on this device only (cpu, cuda, mps)")
+    p.add_argument("--isolated", action="store_true", help="run the submission in a worker process with time limits")
+    p.add_argument("--allow-banned", action="store_true", help="do not withhold points for banned APIs")
+    p.add_argument("--lang", choices=("en", "zh"), default="en", help="language of the messages")
+    p.add_argument("--json", metavar="FILE", help="also write the results as JSON")
+    p.add_argument("--verbose", "-v", action="store_true", help="list passed checks too")
+    p.add_argument("--quiet", "-q", action="store_true", help="no progress line")
+    return p
+
+
+def _progress(stream):
+    def show(i, n, spec):
+        if spec is None:
+            stream.write("\r" + " " * 70 + "\r")
+        else:
+            stream.write(f"\r[{i + 1}/{n}] {spec.id:<40}")
+        stream.flush()
+    return show
+
+
+def cmd_check(args):
+    only = tuple(s.strip() for s in args.only.split(",")) if args.only else None
+    progress = None if args.quiet or not sys.stderr.isatty() else _progress(sys.stderr)
+    result = api.check(path=args.path, tasks=args.tasks, profile=args.profile, seed=args.seed, device=args.device,
+                       only=only, isolated=args.isolated, allow_banned=args.allow_banned, progress=progress)
+    from grader.views import json_view, terminal
+    print(terminal.summary(result, lang=args.lang, verbose=args.verbose, color=sys.stdout.isatty()))
+    if args.json:
+        json_view.write(result, args.json, lang=args.lang)
+    return 0 if result.passed else 1
+
+
+def cmd_demo(args):
+    from grader import demo
+    return demo.main(args.rest)
+
+
+def build_parser():
+    parser = argparse.ArgumentParser(prog="gradekit", description="Grade hand-written Transformer implementations.")
+    sub = parser.add_subparsers(dest="command", required=True)
+    _check_parser(sub).set_defaults(func=cmd_check)
+    d = sub.add_parser("demo", help="train the reference on the pinyin task and print its translations",
+                       add_help=False)
+    d.add_argument("rest", nargs=argparse.REMAINDER)
+    d.set_defaults(func=cmd_demo)
+    return parser
 
 
 def main(argv=None):
-    raise SystemExit("gradekit: the CLI is not built yet")
+    parser = build_parser()
+    try:
+        args = parser.parse_args(argv)
+    except SystemExit as exc:
+        return 2 if exc.code not in (0, None) else 0
+    try:
+        return args.func(args)
+    except api.UsageError as exc:
+        print(f"gradekit: error: {exc}", file=sys.stderr)
+        return 2

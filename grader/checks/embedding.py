@@ -1,0 +1,54 @@
+"""Checks for ``TokenEmbedding`` (task ``embedding``)."""
+
+from hypothesis import strategies as st
+
+from grader.checks.base import check
+from grader.checks.common import contract_params, equivalent, float32_close, meta_runs, ref_state
+from grader.strategies import distinct_ints, random_tokens, seeds
+
+
+@st.composite
+def emb_case(draw):
+    B, L, D = draw(distinct_ints(3, min_value=1, max_value=9))
+    V = draw(st.integers(2, 20).filter(lambda v: v not in (B, L, D)))
+    return {"B": B, "L": L, "D": D, "V": V, "seed": draw(seeds())}
+
+
+def setup(ctx, c):
+    kw = {"vocab_size": c["V"], "d_model": c["D"]}
+    tokens = random_tokens([c["B"], c["L"]], c["V"], c["seed"])
+    ex = {"config": kw, "shapes": {"tokens": [c["B"], c["L"]]}}
+    return kw, ref_state(ctx, "TokenEmbedding", kw, c["seed"]), [tokens], ex
+
+
+@check("embedding", "contract", points=2, examples=(1, 1))
+def contract(ctx):
+    """One parameter, embed.weight of shape [V, D]."""
+    contract_params(ctx, "TokenEmbedding", {"vocab_size": 11, "d_model": 6})
+
+
+@check("embedding", "equivalence", points=6, examples=(6, 20))
+def equivalence(ctx):
+    """Looked-up vectors times √D, equal to the reference's."""
+
+    @ctx.given(emb_case())
+    def prop(c):
+        kw, state, inputs, ex = setup(ctx, c)
+        equivalent(ctx, name="TokenEmbedding", kwargs=kw, state=state, inputs=inputs, what="TokenEmbedding output",
+                   example=ex)
+
+    prop()
+
+
+@check("embedding", "devices", points=2, examples=(2, 5))
+def devices(ctx):
+    """Runs in float32 on each device and on the meta device."""
+
+    @ctx.given(emb_case())
+    def prop(c):
+        kw, state, inputs, ex = setup(ctx, c)
+        float32_close(ctx, name="TokenEmbedding", kwargs=kw, state=state, inputs=inputs, example=ex)
+        meta_runs(ctx, name="TokenEmbedding", kwargs=kw, inputs=inputs, expected_shape=[c["B"], c["L"], c["D"]],
+                  example=ex)
+
+    prop()

@@ -1,0 +1,64 @@
+"""Checks for ``FeedForward`` (task ``feedforward``)."""
+
+from hypothesis import strategies as st
+
+from grader.checks.base import check
+from grader.checks.common import (contract_params, dropout_behaviour, equivalent, float32_close, low_precision,
+                                  meta_runs, ref_state)
+from grader.strategies import distinct_ints, randn, seeds
+
+
+@st.composite
+def ff_case(draw):
+    B, L, D, F = draw(distinct_ints(4, min_value=1, max_value=12))
+    return {"B": B, "L": L, "D": D, "F": F, "activation": draw(st.sampled_from(["relu", "gelu"])),
+            "seed": draw(seeds())}
+
+
+def setup(ctx, c, dropout=0.0):
+    kw = {"d_model": c["D"], "d_ff": c["F"], "dropout": dropout, "activation": c["activation"]}
+    x = randn([c["B"], c["L"], c["D"]], c["seed"])
+    ex = {"config": kw, "shapes": {"x": [c["B"], c["L"], c["D"]]}}
+    return kw, ref_state(ctx, "FeedForward", kw, c["seed"]), [x], ex
+
+
+@check("feedforward", "contract", points=2, examples=(1, 1))
+def contract(ctx):
+    """Parameters linear1: Linear(D, F) and linear2: Linear(F, D)."""
+    contract_params(ctx, "FeedForward", {"d_model": 5, "d_ff": 9, "dropout": 0.0, "activation": "relu"})
+
+
+@check("feedforward", "equivalence", points=6, examples=(8, 30))
+def equivalence(ctx):
+    """linear2(act(linear1(x))) with ReLU or exact GELU, equal to the reference's."""
+
+    @ctx.given(ff_case())
+    def prop(c):
+        kw, state, inputs, ex = setup(ctx, c)
+        equivalent(ctx, name="FeedForward", kwargs=kw, state=state, inputs=inputs, what="FeedForward output",
+                   example=ex)
+
+    prop()
+
+
+@check("feedforward", "dropout", points=1, examples=(1, 1))
+def dropout(ctx):
+    """eval() is deterministic with dropout > 0; train() really drops."""
+    c = {"B": 2, "L": 4, "D": 6, "F": 10, "activation": "relu", "seed": 5}
+    kw, state, inputs, ex = setup(ctx, c, dropout=0.5)
+    dropout_behaviour(ctx, name="FeedForward", kwargs=kw, state=state, inputs=inputs, example=ex)
+
+
+@check("feedforward", "devices", points=1, examples=(2, 5))
+def devices(ctx):
+    """Runs in float32 on each device, float16, bfloat16 and on the meta device."""
+
+    @ctx.given(ff_case())
+    def prop(c):
+        kw, state, inputs, ex = setup(ctx, c)
+        float32_close(ctx, name="FeedForward", kwargs=kw, state=state, inputs=inputs, example=ex)
+        low_precision(ctx, name="FeedForward", kwargs=kw, state=state, inputs=inputs, example=ex)
+        meta_runs(ctx, name="FeedForward", kwargs=kw, inputs=inputs, expected_shape=[c["B"], c["L"], c["D"]],
+                  example=ex)
+
+    prop()

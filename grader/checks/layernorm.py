@@ -1,0 +1,63 @@
+"""Checks for ``LayerNorm`` (task ``layernorm``)."""
+
+import torch
+from hypothesis import strategies as st
+
+from grader.checks.base import Fail, check
+from grader.checks.common import contract_params, equivalent, float32_close, low_precision, meta_runs, ref_state
+from grader.strategies import randn, seeds
+
+
+@st.composite
+def ln_case(draw):
+    lead = draw(st.lists(st.integers(1, 5), min_size=1, max_size=3))
+    D = draw(st.integers(2, 10).filter(lambda d: d not in lead))
+    eps = draw(st.sampled_from([1e-5, 1e-3, 0.1]))
+    scale = draw(st.sampled_from([0.01, 1.0, 50.0]))
+    offset = draw(st.sampled_from([0.0, 3.0]))
+    return {"shape": lead + [D], "D": D, "eps": eps, "scale": scale, "offset": offset, "seed": draw(seeds())}
+
+
+def setup(ctx, c):
+    kw = {"d_model": c["D"], "eps": c["eps"]}
+    x = randn(c["shape"], c["seed"], scale=c["scale"]) + c["offset"]
+    ex = {"config": dict(kw, input_scale=c["scale"], input_offset=c["offset"]), "shapes": {"x": c["shape"]}}
+    return kw, ref_state(ctx, "LayerNorm", kw, c["seed"]), [x], ex
+
+
+@check("layernorm", "contract", points=2, examples=(1, 1))
+def contract(ctx):
+    """Parameters weight (ones) and bias (zeros) of shape [D]."""
+    kw = {"d_model": 7}
+    got = contract_params(ctx, "LayerNorm", kw)
+    w, b = got["values"]["weight"], got["values"]["bias"]
+    if not (torch.all(w == 1) and torch.all(b == 0)):
+        raise Fail("fail.ln_init", example={"config": kw})
+
+
+@check("layernorm", "equivalence", points=6, examples=(10, 40))
+def equivalence(ctx):
+    """Equals F.layer_norm over the last dimension: biased variance, eps inside the square root."""
+
+    @ctx.given(ln_case())
+    def prop(c):
+        kw, state, inputs, ex = setup(ctx, c)
+        equivalent(ctx, name="LayerNorm", kwargs=kw, state=state, inputs=inputs, what="LayerNorm output", example=ex)
+
+    prop()
+
+
+@check("layernorm", "devices", points=2, examples=(2, 5))
+def devices(ctx):
+    """Runs in float32 on each device, float16, bfloat16 and on the meta device."""
+
+    @ctx.given(ln_case().filter(lambda c: c["scale"] == 1.0))
+    def prop(c):
+        kw, state, inputs, ex = setup(ctx, c)
+        float32_close(ctx, name="LayerNorm", kwargs=kw, state=state, inputs=inputs, example=ex)
+        low_precision(ctx, name="LayerNorm", kwargs=kw, state=state, inputs=inputs, example=ex)
+        meta_runs(ctx, name="LayerNorm", kwargs=kw, inputs=inputs, expected_shape=c["shape"], example=ex)
+
+    prop()
+
+

@@ -1,0 +1,79 @@
+"""What the encoder-layer and decoder-layer checks share."""
+
+import torch
+from hypothesis import strategies as st
+
+from grader.checks.base import Fail
+from grader.checks.common import ref_state
+from grader.strategies import layer_config, make_mask, mask_kinds, randn, seeds
+
+
+@st.composite
+def layer_case(draw, *, decoder, masks=True):
+    c = draw(layer_config(decoder=decoder))
+    c["mask"] = draw(mask_kinds(causal_ok=True)) if masks else "none"
+    c["memory_mask"] = draw(st.sampled_from(["none", "padding", "2d"])) if decoder and masks else "none"
+    c["seed"] = draw(seeds())
+    return c
+
+
+def layer_kwargs(c, dropout=0.0):
+    return {"d_model": c["D"], "num_heads": c["H"], "d_ff": c["F"], "dropout": dropout,
+            "norm_first": c["norm_first"], "activation": c["activation"]}
+
+
+def layer_inputs(c, decoder):
+    x = randn([c["B"], c["Lq"], c["D"]], c["seed"])
+    self_mask = make_mask(c["mask"], c["B"], c["Lq"], c["Lq"], c["seed"] + 1)
+    if not decoder:
+        return [x, self_mask]
+    memory = randn([c["B"], c["Lk"], c["D"]], c["seed"] + 2)
+    memory_mask = make_mask(c["memory_mask"], c["B"], c["Lq"], c["Lk"], c["seed"] + 3)
+    return [x, memory, self_mask, memory_mask]
+
+
+def describe(c, inputs):
+    return {"config": dict(layer_kwargs(c), mask=c["mask"], memory_mask=c.get("memory_mask")),
+            "shapes": {f"input{i}": list(t.shape) for i, t in enumerate(inputs) if t is not None}}
+
+
+def setup(ctx, name, c, decoder, dropout=0.0):
+    kw = layer_kwargs(c, dropout)
+    inputs = layer_inputs(c, decoder)
+    return kw, ref_state(ctx, name, kw, c["seed"]), inputs, describe(c, inputs)
+
+
+def padding_invariance(ctx, name, c, decoder):
+    """Values at padded key positions must not change any output at a real position."""
+    kw, state, inputs, ex = setup(ctx, name, c, decoder)
+    B, L = c["B"], c["Lq"]
+    lengths = torch.randint(1, L + 1, (B,), generator=torch.Generator().manual_seed(c["seed"]))
+    lengths[0] = max(1, L - 1)
+    keep = (torch.arange(L).unsqueeze(0) < lengths.unsqueeze(1))  # [B, L]
+    mask = keep.view(B, 1, 1, L)
+    if decoder:
+        mask = mask & torch.ones(L, L, dtype=torch.bool).tril().view(1, 1, L, L)
+    inputs[1 if not decoder else 2] = mask
+    noise = randn(inputs[0].shape, c["seed"] + 9, scale=5.0) * (~keep).unsqueeze(-1)
+    changed = list(inputs)
+    changed[0] = inputs[0] + noise
+    a = ctx.sub("forward", name=name, kwargs=kw, state=state, inputs=inputs)["out"]
+    b = ctx.sub("forward", name=name, kwargs=kw, state=state, inputs=changed)["out"]
+    real = keep.unsqueeze(-1).expand_as(a)
+    if not torch.allclose(a[real], b[real], atol=1e-8, rtol=1e-6):
+        raise Fail("fail.padding_leak", what=name, example=dict(ex, lengths=lengths.tolist()))
+
+
+def causal_no_leak(ctx, name, kw, state, inputs, ex, *, grad_input=0, future_from, perturb, method="forward"):
+    """Outputs before ``future_from`` ignore later inputs: by perturbation and by exact-zero gradients."""
+    a = ctx.sub("forward", name=name, kwargs=kw, state=state, inputs=inputs, method=method)["out"]
+    b = ctx.sub("forward", name=name, kwargs=kw, state=state, inputs=perturb(inputs), method=method)["out"]
+    t = future_from
+    if a.shape != b.shape or not torch.allclose(a[:, :t], b[:, :t], atol=1e-9, rtol=1e-7):
+        diff = (a[:, :t] - b[:, :t]).abs().amax(dim=(0, 2)) if a.shape == b.shape else None
+        first = int((diff > 1e-9).nonzero()[0]) if diff is not None and (diff > 1e-9).any() else 0
+        raise Fail("fail.future_leak", what=name, position=first, future_from=t, example=ex)
+    g = ctx.sub("forward", name=name, kwargs=kw, state=state, inputs=inputs, method=method,
+                grad={"input": grad_input, "upto": t})["grad"]
+    if (g[:, t:] != 0).any():
+        raise Fail("fail.future_grad", what=name, future_from=t, example=ex)

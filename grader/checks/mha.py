@@ -1,0 +1,141 @@
+"""Checks for ``MultiHeadAttention`` (task ``mha``)."""
+
+import torch
+from hypothesis import strategies as st
+
+from grader.checks.base import Fail, check
+from grader.checks.common import (contract_params, dropout_behaviour, equivalent, float32_close, low_precision,
+                                  meta_runs, ref_state)
+from grader.strategies import attention_sizes, make_mask, mask_kinds, randn, seeds
+
+
+@st.composite
+def mha_case(draw, *, self_attention=None, masks=True):
+    self_attn = draw(st.booleans()) if self_attention is None else self_attention
+    s = draw(attention_sizes(self_attention=self_attn))
+    kind = draw(mask_kinds(causal_ok=s["Lq"] == s["Lk"])) if masks else "none"
+    return dict(s, self_attention=self_attn, mask=kind, seed=draw(seeds()))
+
+
+def mha_inputs(c):
+    q = randn([c["B"], c["Lq"], c["D"]], c["seed"])
+    if c["self_attention"]:
+        k = v = q
+    else:
+        k = randn([c["B"], c["Lk"], c["D"]], c["seed"] + 1)
+        v = randn([c["B"], c["Lk"], c["D"]], c["seed"] + 2)
+    return [q, k, v, make_mask(c["mask"], c["B"], c["Lq"], c["Lk"], c["seed"] + 3)]
+
+
+def kwargs_of(c, dropout=0.0):
+    return {"d_model": c["D"], "num_heads": c["H"], "dropout": dropout}
+
+
+def describe(c, inputs):
+    return {"config": {"d_model": c["D"], "num_heads": c["H"], "self_attention": c["self_attention"],
+                       "mask": c["mask"]},
+            "shapes": {"query": list(inputs[0].shape), "key": list(inputs[1].shape),
+                       "mask": list(inputs[3].shape) if inputs[3] is not None else None}}
+
+
+def _equivalence(ctx):
+    @ctx.given(mha_case())
+    def prop(c):
+        inputs = mha_inputs(c)
+        kw = kwargs_of(c)
+        equivalent(ctx, name="MultiHeadAttention", kwargs=kw, state=ref_state(ctx, "MultiHeadAttention", kw, c["seed"]),
+                   inputs=inputs, what="MultiHeadAttention output", example=describe(c, inputs))
+
+    prop()
+
+
+@check("mha", "contract", points=1, examples=(1, 1))
+def contract(ctx):
+    """Parameters w_q, w_k, w_v, w_o are Linear(D, D) with bias; a head count that does not divide D is refused."""
+    contract_params(ctx, "MultiHeadAttention", {"d_model": 12, "num_heads": 3, "dropout": 0.0})
+    for d_model, heads in ((6, 4), (10, 3)):
+        got = ctx.sub("construct", name="MultiHeadAttention", kwargs={"d_model": d_model, "num_heads": heads})
+        if got["raised"] != "ValueError":
+            raise Fail("fail.mha_divisible", d_model=d_model, num_heads=heads, raised=got["raised"] or "nothing",
+                       example={"config": {"d_model": d_model, "num_heads": heads}})
+
+
+@check("mha", "equivalence", points=5, weight="isolated", examples=(10, 40))
+def equivalence(ctx):
+    """Equals the reference (self and cross attention, every mask form), over the reference's attention function."""
+    _equivalence(ctx)
+
+
+@check("mha", "integrated", points=1, examples=(5, 15))
+def integrated(ctx):
+    """Equals the reference with your own scaled_dot_product_attention inside."""
+    _equivalence(ctx)
+
+
+@check("mha", "permutation", points=1, weight="isolated", examples=(5, 15))
+def permutation(ctx):
+    """Self-attention without a mask is permutation-equivariant: permuting the positions permutes the output."""
+
+    @ctx.given(mha_case(self_attention=True, masks=False).filter(lambda c: c["Lq"] >= 2))
+    def prop(c):
+        x = mha_inputs(c)[0]
+        perm = torch.randperm(c["Lq"], generator=torch.Generator().manual_seed(c["seed"]))
+        if torch.equal(perm, torch.arange(c["Lq"])):
+            perm = perm.roll(1)
+        kw = kwargs_of(c)
+        state = ref_state(ctx, "MultiHeadAttention", kw, c["seed"])
+        ex = dict(describe(c, [x, x, x, None]), permutation=perm.tolist())
+        a = ctx.sub("forward", name="MultiHeadAttention", kwargs=kw, state=state, inputs=[x, x, x, None])["out"]
+        xp = x[:, perm]
+        b = ctx.sub("forward", name="MultiHeadAttention", kwargs=kw, state=state, inputs=[xp, xp, xp, None])["out"]
+        if a.shape != b.shape or not torch.allclose(a[:, perm], b, atol=1e-8, rtol=1e-6):
+            raise Fail("fail.not_equivariant", what="MultiHeadAttention", example=ex)
+
+    prop()
+
+
+@check("mha", "batch_independence", points=0.5, weight="isolated", examples=(4, 10))
+def batch_independence(ctx):
+    """Each batch row's output depends only on that row."""
+
+    @ctx.given(mha_case().filter(lambda c: c["B"] >= 2))
+    def prop(c):
+        inputs = mha_inputs(c)
+        kw = kwargs_of(c)
+        state = ref_state(ctx, "MultiHeadAttention", kw, c["seed"])
+        full = ctx.sub("forward", name="MultiHeadAttention", kwargs=kw, state=state, inputs=inputs)["out"]
+        mask = inputs[3]
+        one_mask = mask[:1] if mask is not None and mask.dim() == 4 else mask
+        one = ctx.sub("forward", name="MultiHeadAttention", kwargs=kw, state=state,
+                      inputs=[inputs[0][:1], inputs[1][:1], inputs[2][:1], one_mask])["out"]
+        if not torch.allclose(full[:1], one, atol=1e-8, rtol=1e-6):
+            raise Fail("fail.batch_mixing", what="MultiHeadAttention", example=describe(c, inputs))
+
+    prop()
+
+
+@check("mha", "dropout", points=0.5, weight="isolated", examples=(1, 1))
+def dropout(ctx):
+    """eval() is deterministic with dropout > 0; train() really drops attention weights."""
+    c = {"B": 2, "Lq": 5, "Lk": 5, "H": 2, "Dh": 3, "D": 6, "self_attention": True, "mask": "none", "seed": 7}
+    kw = kwargs_of(c, dropout=0.5)
+    dropout_behaviour(ctx, name="MultiHeadAttention", kwargs=kw, state=ref_state(ctx, "MultiHeadAttention", kw, 7),
+                      inputs=mha_inputs(c), example={"config": kw})
+
+
+@check("mha", "devices", points=1, weight="isolated", examples=(3, 6))
+def devices(ctx):
+    """Runs in float32 (each device), float16, bfloat16 and on the meta device, with masks."""
+
+    @ctx.given(mha_case().filter(lambda c: c["mask"] != "none"))
+    def prop(c):
+        inputs = mha_inputs(c)
+        kw = kwargs_of(c)
+        state = ref_state(ctx, "MultiHeadAttention", kw, c["seed"])
+        ex = describe(c, inputs)
+        float32_close(ctx, name="MultiHeadAttention", kwargs=kw, state=state, inputs=inputs, example=ex)
+        low_precision(ctx, name="MultiHeadAttention", kwargs=kw, state=state, inputs=inputs, example=ex)
+        meta_runs(ctx, name="MultiHeadAttention", kwargs=kw, inputs=inputs,
+                  expected_shape=[c["B"], c["Lq"], c["D"]], example=ex)
+
+    prop()

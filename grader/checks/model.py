@@ -1,0 +1,190 @@
+"""Checks for ``Encoder``, ``Decoder`` and ``Transformer`` (task ``model``)."""
+
+import math
+
+import torch
+from hypothesis import strategies as st
+
+from grader.checks.base import Fail, check
+from grader.checks.common import contract_params, equivalent, float32_close, meta_runs, ref_state
+from grader.checks.layers_common import causal_no_leak
+from grader.strategies import distinct_ints, make_mask, random_tokens, seeds
+
+PAD = 0
+
+
+@st.composite
+def model_case(draw, *, masks=True):
+    B, Ls, Lt = draw(distinct_ints(3, min_value=1, max_value=6))
+    H = draw(st.integers(1, 3))
+    Dh = 2 * draw(st.integers(1, 2))  # d_model is even (the positional table needs it)
+    Vs, Vt = draw(distinct_ints(2, min_value=5, max_value=13))
+    return {"B": B, "Ls": Ls, "Lt": Lt, "H": H, "D": H * Dh, "Vs": Vs, "Vt": Vt,
+            "F": draw(st.integers(2, 10)), "N": draw(st.integers(1, 2)), "norm_first": draw(st.booleans()),
+            "activation": draw(st.sampled_from(["relu", "gelu"])), "masks": masks and draw(st.booleans()),
+            "seed": draw(seeds())}
+
+
+def model_kwargs(c, dropout=0.0):
+    return {"src_vocab_size": c["Vs"], "tgt_vocab_size": c["Vt"], "d_model": c["D"], "num_heads": c["H"],
+            "d_ff": c["F"], "num_layers": c["N"], "max_len": 32, "dropout": dropout, "norm_first": c["norm_first"],
+            "activation": c["activation"]}
+
+
+def model_inputs(c):
+    src = random_tokens([c["B"], c["Ls"]], c["Vs"], c["seed"], low=1)
+    tgt = random_tokens([c["B"], c["Lt"]], c["Vt"], c["seed"] + 1, low=1)
+    if not c["masks"]:
+        return [src, tgt, None, None]
+    src_mask = make_mask("padding", c["B"], 1, c["Ls"], c["seed"] + 2)
+    tgt_mask = make_mask("combined", c["B"], c["Lt"], c["Lt"], c["seed"] + 3)
+    return [src, tgt, src_mask, tgt_mask]
+
+
+def describe(c, inputs):
+    return {"config": dict(model_kwargs(c), masks=c["masks"]),
+            "shapes": {"src": list(inputs[0].shape), "tgt": list(inputs[1].shape)}}
+
+
+def setup(ctx, c, dropout=0.0):
+    kw = model_kwargs(c, dropout)
+    inputs = model_inputs(c)
+    return kw, ref_state(ctx, "Transformer", kw, c["seed"]), inputs, describe(c, inputs)
+
+
+def _equivalence(ctx):
+    @ctx.given(model_case())
+    def prop(c):
+        kw, state, inputs, ex = setup(ctx, c)
+        equivalent(ctx, name="Transformer", kwargs=kw, state=state, inputs=inputs, what="Transformer logits",
+                   example=ex)
+        equivalent(ctx, name="Transformer", kwargs=kw, state=state, inputs=[inputs[0], inputs[2]], method="encode",
+                   what="Transformer.encode", example=ex)
+
+    prop()
+
+
+@check("model", "contract", points=1, examples=(1, 1))
+def contract(ctx):
+    """encoder, decoder, output_proj with the contract's submodules; a final norm only with norm_first; no sharing."""
+    for norm_first in (False, True):
+        contract_params(ctx, "Transformer", {"src_vocab_size": 7, "tgt_vocab_size": 9, "d_model": 6, "num_heads": 2,
+                                             "d_ff": 10, "num_layers": 2, "max_len": 16, "dropout": 0.0,
+                                             "norm_first": norm_first})
+    for name in ("Encoder", "Decoder"):
+        contract_params(ctx, name, {"vocab_size": 7, "d_model": 6, "num_heads": 2, "d_ff": 10, "num_layers": 2,
+                                    "max_len": 16, "dropout": 0.0, "norm_first": True})
+
+
+@check("model", "init", points=1, examples=(1, 1))
+def init(ctx):
+    """Every parameter with more than one dimension starts Xavier-uniform."""
+    kw = {"src_vocab_size": 40, "tgt_vocab_size": 50, "d_model": 32, "num_heads": 4, "d_ff": 64, "num_layers": 1,
+          "max_len": 16, "dropout": 0.0}
+    values = ctx.sub("params", name="Transformer", kwargs=kw, dtype="float32")["values"]
+    for name, w in values.items():
+        if w.dim() < 2:
+            continue
+        fan_out, fan_in = w.shape[0], w[0].numel()
+        bound = math.sqrt(6.0 / (fan_in + fan_out))
+        std = float(w.double().std())
+        if float(w.abs().max()) > bound * (1 + 1e-5) or std < 0.8 * bound / math.sqrt(3):
+            raise Fail("fail.not_xavier", name=name, bound=f"{bound:.3g}", std=f"{std:.3g}",
+                       expected_std=f"{bound / math.sqrt(3):.3g}", example={"config": kw})
+
+
+@check("model", "equivalence", points=4, weight="isolated", examples=(6, 20))
+def equivalence(ctx):
+    """Transformer logits and encode() equal the reference's, over the reference's layers and embeddings."""
+    _equivalence(ctx)
+
+
+@check("model", "integrated", points=1.5, examples=(3, 10))
+def integrated(ctx):
+    """Equal to the reference with every part your own."""
+    _equivalence(ctx)
+
+
+@check("model", "causal", points=1, weight="isolated", examples=(3, 8))
+def causal(ctx):
+    """With target_mask, logits at a position ignore later target tokens (perturbation and exact-zero gradients)."""
+
+    @ctx.given(model_case(masks=False).filter(lambda c: c["Lt"] >= 2))
+    def prop(c):
+        kw, state, inputs, ex = setup(ctx, c)
+        tgt = inputs[1]
+        inputs[3] = torch.ones(c["Lt"], c["Lt"], dtype=torch.bool).tril().view(1, 1, c["Lt"], c["Lt"])
+        t = max(1, c["Lt"] // 2)
+
+        def perturb(xs):
+            xs = list(xs)
+            changed = tgt.clone()
+            changed[:, t:] = (tgt[:, t:] % (c["Vt"] - 1)) + 1
+            xs[1] = changed
+            return xs
+
+        causal_no_leak(ctx, "Transformer", kw, state, inputs, ex, grad_input="decoder_embed", future_from=t,
+                       perturb=perturb)
+
+    prop()
+
+
+@check("model", "padding_invariance", points=0.5, weight="isolated", examples=(3, 8))
+def padding(ctx):
+    """With src_mask, the tokens at padded source positions do not change the logits."""
+
+    @ctx.given(model_case(masks=False).filter(lambda c: c["Ls"] >= 2))
+    def prop(c):
+        kw, state, inputs, ex = setup(ctx, c)
+        src = inputs[0]
+        keep = torch.ones_like(src, dtype=torch.bool)
+        keep[0, -1] = False  # row 0 has one padded source position
+        inputs[2] = keep.view(c["B"], 1, 1, c["Ls"])
+        changed = list(inputs)
+        other = src.clone()
+        other[0, -1] = (src[0, -1] % (c["Vs"] - 1)) + 1
+        changed[0] = other
+        a = ctx.sub("forward", name="Transformer", kwargs=kw, state=state, inputs=inputs)["out"]
+        b = ctx.sub("forward", name="Transformer", kwargs=kw, state=state, inputs=changed)["out"]
+        if not torch.allclose(a, b, atol=1e-8, rtol=1e-6):
+            raise Fail("fail.padding_leak", what="Transformer", example=ex)
+
+    prop()
+
+
+@check("model", "positions", points=0.5, weight="isolated", examples=(3, 8))
+def positions(ctx):
+    """The encoder is not permutation-equivariant: with positional encoding, order matters."""
+
+    @ctx.given(model_case(masks=False).filter(lambda c: c["Ls"] >= 2))
+    def prop(c):
+        kw, state, inputs, ex = setup(ctx, c)
+        src = inputs[0]
+        perm = torch.arange(c["Ls"]).roll(1)
+        src_p = src[:, perm]
+        if torch.equal(src_p, src):
+            src_p = src.clone()
+            src_p[:, 0] = (src[:, 0] % (c["Vs"] - 1)) + 1
+            return
+        a = ctx.sub("forward", name="Transformer", kwargs=kw, state=state, inputs=[src, None], method="encode")["out"]
+        b = ctx.sub("forward", name="Transformer", kwargs=kw, state=state, inputs=[src_p, None], method="encode")["out"]
+        if a.shape == b.shape and torch.allclose(a[:, perm], b, atol=1e-9, rtol=1e-7):
+            raise Fail("fail.no_positions", example=ex)
+
+    prop()
+
+
+@check("model", "devices", points=0.5, weight="isolated", examples=(2, 4))
+def devices(ctx):
+    """Runs in float32 on each device and on the meta device, with masks."""
+
+    @ctx.given(model_case().filter(lambda c: c["masks"]))
+    def prop(c):
+        kw, state, inputs, ex = setup(ctx, c)
+        float32_close(ctx, name="Transformer", kwargs=kw, state=state, inputs=inputs, example=ex)
+        meta_runs(ctx, name="Transformer", kwargs=kw, inputs=inputs, expected_shape=[c["B"], c["Lt"], c["Vt"]],
+                  example=ex)
+
+    prop()
+
+

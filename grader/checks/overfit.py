@@ -1,0 +1,43 @@
+"""The overfit check (task ``overfit``): the whole submission learns 10 samples and decodes them back."""
+
+
+from grader.checks.base import Fail, check
+from grader.checks.common import ref_state
+from grader.corpus import BOS, EOS, PAD, build_task, make_batch, sample_pairs
+
+STEPS = 150
+LOSS_TARGET = 0.05
+
+
+@check("overfit", "ten_samples", points=10, examples=(1, 1), profiles=("quick", "full"))
+def ten_samples(ctx):
+    """Reference-initialised weights, dropout 0, your train_step (Adam): near-zero loss, then greedy_decode gives all 10 back."""
+    task = build_task()
+    pairs = sample_pairs(10)
+    src, tgt = make_batch(pairs, task.src_vocab, task.tgt_vocab)
+    kw = {"src_vocab_size": len(task.src_vocab), "tgt_vocab_size": len(task.tgt_vocab), "d_model": 32,
+          "num_heads": 4, "d_ff": 64, "num_layers": 2, "max_len": 64, "dropout": 0.0, "norm_first": True}
+    state = {k: v.float() for k, v in ref_state(ctx, "Transformer", kw, 0).items()}
+    state = {k: (v * 0.35 if v.dim() > 1 else v) for k, v in state.items()}
+    got = ctx.sub("overfit", model={"kwargs": kw, "state": state}, src=src, tgt=tgt, pad_idx=PAD, bos_idx=BOS,
+                  eos_idx=EOS, steps=STEPS, lr=3e-3, max_len=tgt.size(1) + 2)
+    losses = got["losses"]
+    ex = {"config": {"samples": 10, "steps": STEPS, "optimizer": "Adam(lr=3e-3)", "d_model": 32, "num_layers": 2},
+          "first_loss": round(losses[0], 4) if losses else None, "last_loss": round(losses[-1], 4) if losses else None}
+    artifacts = {"loss_curve": [round(x, 5) for x in losses]}
+    if not losses or not losses[-1] < LOSS_TARGET:
+        raise Fail("fail.overfit_loss", steps=STEPS, target=LOSS_TARGET,
+                   last=f"{losses[-1]:.4g}" if losses else "none", example=ex, artifacts=artifacts)
+    decoded = got["decoded"]
+    wrong = []
+    for i in range(len(pairs)):
+        expected = tgt[i][tgt[i] != PAD].tolist()
+        row = decoded[i].tolist() if i < decoded.size(0) else []
+        row = row[: row.index(EOS) + 1] if EOS in row else row
+        if row != expected:
+            wrong.append(pairs[i][0])
+    if wrong:
+        raise Fail("fail.overfit_decode", wrong=len(wrong), examples=wrong[:3], example=ex, artifacts=artifacts)
+    ctx.artifacts = artifacts
+
+

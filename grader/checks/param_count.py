@@ -1,0 +1,26 @@
+"""Checks for ``count_parameters`` (task ``param_count``)."""
+
+from grader.checks.base import Fail, check
+
+GRID = [
+    (11, 13, 8, 2, 16, 1, False), (11, 13, 8, 2, 16, 1, True), (7, 7, 12, 3, 20, 2, False),
+    (50, 60, 16, 4, 64, 3, True), (1000, 1200, 64, 8, 256, 2, False), (37000, 37000, 512, 8, 2048, 6, False),
+    (37000, 37000, 512, 8, 2048, 6, True), (5, 9, 6, 1, 6, 4, True),
+]
+
+
+@check("param_count", "grid", points=10, examples=(1, 1))
+def grid(ctx):
+    """count_parameters equals the real Transformer's parameter count over a grid of configurations."""
+    names = ("src_vocab_size", "tgt_vocab_size", "d_model", "num_heads", "d_ff", "num_layers", "norm_first")
+    for row in GRID:
+        kwargs = dict(zip(names, row))
+        expected = ctx.ref("call", name="count_parameters", kwargs=kwargs)["number"]
+        got = ctx.sub("call", name="count_parameters", kwargs=kwargs)
+        value = got.get("number")
+        if got.get("number_type") not in ("int",) and value is not None and float(value).is_integer():
+            value = int(value)
+        if value != expected:
+            raise Fail("fail.param_count", got=value if value is not None else got.get("other"),
+                       difference=(value - expected) if isinstance(value, int) else None,
+                       example={"config": kwargs})

@@ -1,0 +1,92 @@
+"""Checks for ``PositionalEncoding`` (task ``positional``)."""
+
+import torch
+from hypothesis import strategies as st
+
+from grader.checks.base import Fail, check
+from grader.checks.common import dropout_behaviour, equivalent, meta_runs
+from grader.compare import check_tensor
+from grader.strategies import distinct_ints, randn, seeds
+
+
+@st.composite
+def pe_case(draw):
+    B, L = draw(distinct_ints(2, min_value=1, max_value=9))
+    D = 2 * draw(st.integers(1, 8))
+    max_len = draw(st.integers(L, 64))
+    return {"B": B, "L": L, "D": D, "max_len": max_len, "seed": draw(seeds())}
+
+
+def kwargs_of(c, dropout=0.0):
+    return {"d_model": c["D"], "max_len": c["max_len"], "dropout": dropout}
+
+
+def describe(c):
+    return {"config": kwargs_of(c), "shapes": {"x": [c["B"], c["L"], c["D"]]}}
+
+
+@check("positional", "buffer", points=3, examples=(1, 1))
+def buffer(ctx):
+    """The table is a buffer named pe of shape [1, max_len, D], not a parameter, and moves with .to()."""
+    kw = {"d_model": 6, "max_len": 11, "dropout": 0.0}
+    got = ctx.sub("params", name="PositionalEncoding", kwargs=kw)
+    ex = {"config": kw}
+    if got["params"]:
+        raise Fail("fail.pe_parameter", names=[n for n, _ in got["params"]], example=ex)
+    buffers = {n: shape for n, shape, _ in got["buffers"]}
+    if "pe" not in buffers:
+        raise Fail("fail.pe_missing", found=sorted(buffers), example=ex)
+    if buffers["pe"] != [1, 11, 6]:
+        raise Fail("fail.shape", what="pe", expected=[1, 11, 6], got=buffers["pe"], example=ex)
+    moved = ctx.sub("move_buffers", name="PositionalEncoding", kwargs=kw)
+    if moved["dtypes"].get("pe") != "float64" or moved["devices"].get("pe") != "meta":
+        raise Fail("fail.pe_not_moved", example=ex)
+
+
+@check("positional", "table", points=3, examples=(6, 20))
+def table(ctx):
+    """The table's values are sin/cos at the contract's frequencies, positions from 0."""
+
+    @ctx.given(pe_case())
+    def prop(c):
+        kw = kwargs_of(c)
+        ref = ctx.ref("params", name="PositionalEncoding", kwargs=kw)["buffer_values"]["pe"]
+        got = ctx.sub("params", name="PositionalEncoding", kwargs=kw)["buffer_values"].get("pe")
+        if got is None:
+            raise Fail("fail.pe_missing", found=[], example=describe(c))
+        try:
+            check_tensor(got.to(torch.float64), ref, what="pe", example=describe(c))
+        except Fail as fail:
+            fail.outputs = {"pe": got}
+            raise
+
+    prop()
+
+
+@check("positional", "equivalence", points=2, examples=(6, 20))
+def equivalence(ctx):
+    """forward(x) = x + pe[:, :L] in eval mode, equal to the reference's."""
+
+    @ctx.given(pe_case())
+    def prop(c):
+        x = randn([c["B"], c["L"], c["D"]], c["seed"])
+        equivalent(ctx, name="PositionalEncoding", kwargs=kwargs_of(c), state={}, inputs=[x],
+                   what="PositionalEncoding output", example=describe(c))
+
+    prop()
+
+
+@check("positional", "dropout", points=1, examples=(1, 1))
+def dropout(ctx):
+    """eval() is deterministic with dropout > 0; train() really drops."""
+    c = {"B": 2, "L": 5, "D": 8, "max_len": 20, "seed": 3}
+    dropout_behaviour(ctx, name="PositionalEncoding", kwargs=kwargs_of(c, 0.5), state={},
+                      inputs=[randn([2, 5, 8], 3)], example=describe(c))
+
+
+@check("positional", "meta", points=1, examples=(1, 1))
+def meta(ctx):
+    """Runs on the meta device: the table is built on, and moved with, the module's device."""
+    c = {"B": 2, "L": 5, "D": 8, "max_len": 20, "seed": 3}
+    meta_runs(ctx, name="PositionalEncoding", kwargs=kwargs_of(c), inputs=[randn([2, 5, 8], 3)],
+              expected_shape=[2, 5, 8], example=describe(c))

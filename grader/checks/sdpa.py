@@ -1,0 +1,159 @@
+"""Checks for ``scaled_dot_product_attention`` (task ``sdpa``)."""
+
+import torch
+from hypothesis import strategies as st
+
+from grader.checks.base import Fail, check
+from grader.checks.common import no_inplace
+from grader.compare import check_tensor
+from grader.submission.errors import SubmissionError
+from grader.strategies import attention_sizes, make_mask, mask_kinds, randn, seeds
+
+
+@st.composite
+def sdpa_case(draw):
+    s = draw(attention_sizes())
+    lead = draw(st.sampled_from(["BH", "B", ""]))
+    Dv = draw(st.integers(2, 5).filter(lambda v: v != s["Dh"]))
+    kind = draw(mask_kinds(causal_ok=s["Lq"] == s["Lk"]) if lead == "BH" else st.sampled_from(["none", "2d"]))
+    scale = draw(st.sampled_from([0.5, 1.0, 3.0]))
+    return dict(s, lead=lead, Dv=Dv, mask=kind, seed=draw(seeds()), scale=scale)
+
+
+def sdpa_inputs(c):
+    lead = {"BH": [c["B"], c["H"]], "B": [c["B"]], "": []}[c["lead"]]
+    q = randn(lead + [c["Lq"], c["Dh"]], c["seed"], scale=c["scale"])
+    k = randn(lead + [c["Lk"], c["Dh"]], c["seed"] + 1, scale=c["scale"])
+    v = randn(lead + [c["Lk"], c["Dv"]], c["seed"] + 2)
+    mask = make_mask(c["mask"], c["B"], c["Lq"], c["Lk"], c["seed"] + 3)
+    return q, k, v, mask
+
+
+def describe(c, q, k, v, mask):
+    return {"config": {k_: c[k_] for k_ in ("lead", "mask", "scale")},
+            "shapes": {"query": list(q.shape), "key": list(k.shape), "value": list(v.shape),
+                       "mask": list(mask.shape) if mask is not None else None}}
+
+
+@check("sdpa", "equivalence", points=5, examples=(10, 40))
+def equivalence(ctx):
+    """Output and weights equal the reference's for every mask form, batch layout and size."""
+
+    @ctx.given(sdpa_case())
+    def prop(c):
+        q, k, v, mask = sdpa_inputs(c)
+        ex = describe(c, q, k, v, mask)
+        ref = ctx.ref("sdpa", query=q, key=k, value=v, mask=mask)
+        got = ctx.sub("sdpa", query=q, key=k, value=v, mask=mask)
+        no_inplace(got, "scaled_dot_product_attention", ex)
+        try:
+            check_tensor(got["weights"], ref["weights"], what="weights", example=ex)
+            check_tensor(got["out"], ref["out"], what="output", example=ex)
+        except Fail as fail:
+            fail.outputs = {"out": got["out"], "weights": got["weights"]}
+            fail.reference = {"out": ref["out"], "weights": ref["weights"]}
+            raise
+
+    prop()
+
+
+@check("sdpa", "weights", points=2)
+def weights_properties(ctx):
+    """Weights are non-negative, each row sums to 1, and blocked entries are exactly 0."""
+
+    @ctx.given(sdpa_case().filter(lambda c: c["mask"] != "none"))
+    def prop(c):
+        q, k, v, mask = sdpa_inputs(c)
+        ex = describe(c, q, k, v, mask)
+        w = ctx.sub("sdpa", query=q, key=k, value=v, mask=mask)["weights"]
+        if list(w.shape[-2:]) != [c["Lq"], c["Lk"]]:
+            raise Fail("fail.shape", what="weights", expected=list(q.shape[:-1]) + [c["Lk"]], got=list(w.shape),
+                       example=ex)
+        blocked = ~mask.expand(w.shape)
+        if (w[blocked] != 0).any():
+            index = [int(i) for i in (blocked & (w != 0)).nonzero()[0]]
+            raise Fail("fail.blocked_nonzero", index=index, value=f"{float(w[tuple(index)]):.3g}", example=ex)
+        sums = w.sum(-1)
+        if (w < 0).any() or not torch.allclose(sums, torch.ones_like(sums), atol=1e-9):
+            worst = float((sums - 1).abs().max())
+            raise Fail("fail.rows_not_normalised", error=f"{worst:.3g}", example=ex)
+
+    prop()
+
+
+@check("sdpa", "dropout", points=1, examples=(3, 6))
+def dropout_used(ctx):
+    """With a dropout module the returned weights are the dropped ones, and they multiply the values."""
+
+    @ctx.given(sdpa_case().filter(lambda c: c["lead"] == "BH" and c["Lk"] >= 3))
+    def prop(c):
+        q, k, v, mask = sdpa_inputs(c)
+        ex = describe(c, q, k, v, mask)
+        got = ctx.sub("sdpa", query=q, key=k, value=v, mask=mask, dropout_p=0.5)
+        w, out = got["weights"], got["out"]
+        clean = ctx.ref("sdpa", query=q, key=k, value=v, mask=mask)["weights"]
+        if torch.allclose(w, clean):
+            raise Fail("fail.sdpa_dropout_unused", example=ex)
+        if not torch.allclose(out, w @ v, atol=1e-9, rtol=1e-7):
+            raise Fail("fail.sdpa_dropout_mismatch", example=ex)
+
+    prop()
+
+
+@check("sdpa", "float32", points=1, examples=(4, 10))
+def float32(ctx):
+    """float32 inputs give float32 outputs that agree with the float64 reference on each device."""
+
+    @ctx.given(sdpa_case())
+    def prop(c):
+        q, k, v, mask = sdpa_inputs(c)
+        ex = describe(c, q, k, v, mask)
+        ref = ctx.ref("sdpa", query=q, key=k, value=v, mask=mask)
+        for device in ctx.devices:
+            got = ctx.sub("sdpa", query=q, key=k, value=v, mask=mask, dtype="float32", device=device)
+            check_tensor(got["out"].cpu(), ref["out"].float(), what="output (float32)", dtype="float32",
+                         example=dict(ex, device=device))
+
+    prop()
+
+
+@check("sdpa", "low_precision", points=0.5, examples=(3, 6))
+def low_precision(ctx):
+    """float16 and bfloat16 run with masks, without raising and without NaN or inf."""
+
+    @ctx.given(sdpa_case().filter(lambda c: c["mask"] != "none"))
+    def prop(c):
+        q, k, v, mask = sdpa_inputs(c)
+        for dtype in ("float16", "bfloat16"):
+            ex = dict(describe(c, q, k, v, mask), dtype=dtype)
+            got = _run_low(ctx, q, k, v, mask, dtype, ex)
+            if not (torch.isfinite(got["out"].float()).all() and torch.isfinite(got["weights"].float()).all()):
+                raise Fail("fail.half_nonfinite", what="scaled_dot_product_attention", dtype=dtype, example=ex)
+
+    prop()
+
+
+def _run_low(ctx, q, k, v, mask, dtype, ex):
+    try:
+        return ctx.sub("sdpa", query=q, key=k, value=v, mask=mask, dtype=dtype)
+    except SubmissionError as err:
+        if "overflow" in err.detail:
+            raise Fail("fail.half_overflow", what="scaled_dot_product_attention", dtype=dtype, detail=err.detail,
+                       file=err.file, line=err.line, example=ex) from None
+        raise
+
+
+@check("sdpa", "meta", points=0.5, examples=(2, 4))
+def meta(ctx):
+    """On the meta device (a stand-in for a GPU) it runs: nothing is created on the CPU."""
+
+    @ctx.given(sdpa_case().filter(lambda c: c["mask"] != "none"))
+    def prop(c):
+        q, k, v, mask = sdpa_inputs(c)
+        ex = describe(c, q, k, v, mask)
+        got = ctx.sub("sdpa", query=q, key=k, value=v, mask=mask, device="meta")
+        if got["out"].device.type != "meta":
+            raise Fail("fail.device", what="scaled_dot_product_attention", expected="meta",
+                       got=got["out"].device.type, example=ex)
+
+    prop()

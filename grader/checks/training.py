@@ -1,0 +1,121 @@
+"""Checks for ``sequence_loss``, ``noam_lr`` and ``train_step`` (task ``training``)."""
+
+import math
+
+from hypothesis import strategies as st
+
+from grader.checks.base import Fail, check
+from grader.checks.common import ref_state
+from grader.compare import check_tensor
+from grader.strategies import randn, random_tokens, seeds
+
+PAD = 0
+
+
+@st.composite
+def loss_case(draw):
+    return {"B": draw(st.integers(1, 4)), "L": draw(st.integers(1, 6)), "V": draw(st.integers(3, 9)),
+            "pad": draw(st.integers(0, 2)), "smoothing": draw(st.sampled_from([0.0, 0.0, 0.1, 0.3])),
+            "seed": draw(seeds())}
+
+
+@check("training", "loss", points=3, examples=(10, 30))
+def loss(ctx):
+    """sequence_loss: mean cross-entropy over non-pad targets, with label smoothing as F.cross_entropy defines it."""
+
+    @ctx.given(loss_case())
+    def prop(c):
+        logits = randn([c["B"], c["L"], c["V"]], c["seed"], scale=2.0)
+        targets = random_tokens([c["B"], c["L"]], c["V"], c["seed"] + 1)
+        targets[0, 0] = (c["pad"] + 1) % c["V"]  # at least one real target
+        if c["L"] > 1:
+            targets[0, -1] = c["pad"]  # and at least one padded one
+        args = [logits, targets, c["pad"]]
+        kwargs = {"label_smoothing": c["smoothing"]}
+        ex = {"config": {"pad_idx": c["pad"], "label_smoothing": c["smoothing"]},
+              "shapes": {"logits": list(logits.shape), "targets": list(targets.shape)}}
+        ref = ctx.ref("call", name="sequence_loss", args=args, kwargs=kwargs)
+        got = ctx.sub("call", name="sequence_loss", args=args, kwargs=kwargs)
+        if got.get("modified"):
+            raise Fail("fail.inplace", what="sequence_loss", inputs=got["modified"], example=ex)
+        if "out" not in got:
+            raise Fail("fail.not_tensor", what="sequence_loss", got=got.get("other") or got.get("number_type"),
+                       example=ex)
+        check_tensor(got["out"].reshape(()) if got["out"].numel() == 1 else got["out"], ref["out"],
+                     what="sequence_loss", example=ex)
+
+    prop()
+
+
+@check("training", "noam", points=2, examples=(1, 1))
+def noam(ctx):
+    """noam_lr: warm-up then 1/√step decay, step 0 counted as 1."""
+    for d_model, warmup, factor in ((16, 4, 1.0), (512, 4000, 2.0)):
+        for step in (0, 1, 2, warmup - 1, warmup, warmup + 1, 10 * warmup):
+            args = [step, d_model, warmup]
+            kwargs = {"factor": factor}
+            expected = ctx.ref("call", name="noam_lr", args=args, kwargs=kwargs)["number"]
+            got = ctx.sub("call", name="noam_lr", args=args, kwargs=kwargs)
+            value = got.get("number")
+            if value is None and "out" in got and got["out"].numel() == 1:
+                value = float(got["out"])
+            ex = {"config": {"step": step, "d_model": d_model, "warmup_steps": warmup, "factor": factor}}
+            if value is None or not math.isclose(value, expected, rel_tol=1e-9, abs_tol=1e-15):
+                raise Fail("fail.noam", step=step, d_model=d_model, warmup=warmup,
+                           got=f"{value:.6g}" if value is not None else got.get("other"), example=ex)
+
+
+@st.composite
+def step_case(draw):
+    return {"B": draw(st.integers(1, 3)), "Ls": draw(st.integers(2, 5)), "Lt": draw(st.integers(3, 6)),
+            "norm_first": draw(st.booleans()), "smoothing": draw(st.sampled_from([0.0, 0.1])),
+            "seed": draw(seeds())}
+
+
+def _steps(ctx, c, *, max_grad_norm=None, steps=3):
+    kw = {"src_vocab_size": 8, "tgt_vocab_size": 9, "d_model": 8, "num_heads": 2, "d_ff": 12, "num_layers": 1,
+          "max_len": 16, "dropout": 0.0, "norm_first": c["norm_first"]}
+    state = ref_state(ctx, "Transformer", kw, c["seed"])
+    src = random_tokens([c["B"], c["Ls"]], 8, c["seed"], low=3)
+    tgt = random_tokens([c["B"], c["Lt"]], 9, c["seed"] + 1, low=3)
+    tgt[:, 0] = 1
+    tgt[:, -1] = 2
+    if c["B"] > 1:
+        tgt[-1, -2:] = PAD  # a padded row: the loss must skip it
+        src[-1, -1] = PAD
+    args = dict(model={"kwargs": kw, "state": state}, src=src, tgt=tgt, pad_idx=PAD, steps=steps, lr=0.5,
+                label_smoothing=c["smoothing"], max_grad_norm=max_grad_norm)
+    ex = {"config": dict(kw, steps=steps, optimizer="SGD(lr=0.5)", label_smoothing=c["smoothing"],
+                         max_grad_norm=max_grad_norm),
+          "shapes": {"src": list(src.shape), "tgt": list(tgt.shape)}}
+    ref = ctx.ref("train_steps", **args)
+    got = ctx.sub("train_steps", **args)
+    for i, (a, b) in enumerate(zip(got["losses"], ref["losses"])):
+        if not math.isclose(a, b, rel_tol=1e-5, abs_tol=1e-6):
+            raise Fail("fail.train_loss", step=i + 1, got=f"{a:.6g}", example=ex)
+    for name in ref["state"]:
+        check_tensor(got["state"][name], ref["state"][name], what=f"{name} after {steps} steps", example=ex)
+
+
+@check("training", "train_step", points=4, weight="isolated", examples=(4, 12))
+def train_step(ctx):
+    """train_step: shifted targets, masks, zeroed gradients, one step: same losses and weights as the reference."""
+
+    @ctx.given(step_case())
+    def prop(c):
+        _steps(ctx, c)
+
+    prop()
+
+
+@check("training", "clipping", points=1, weight="isolated", examples=(2, 6))
+def clipping(ctx):
+    """train_step with max_grad_norm clips the total gradient norm before the step."""
+
+    @ctx.given(step_case())
+    def prop(c):
+        _steps(ctx, c, max_grad_norm=0.05, steps=2)
+
+    prop()
+
+

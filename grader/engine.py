@@ -1,0 +1,171 @@
+"""Run the registered checks against a submission and collect a ``GradeResult``."""
+
+import platform
+import time
+from datetime import datetime, timezone
+
+import hypothesis
+import hypothesis.errors
+import torch
+
+import grader
+from grader.checks import load_checks
+from grader.checks.base import Abort, CheckContext, Fail
+from grader.results import CheckResult, Diagnosis, GradeResult, Message, TaskResult
+from grader.submission.errors import SubmissionError
+from grader.tasks import TASK_IDS, TASKS, all_deps
+
+
+def available_devices(requested=None):
+    """``["cpu"]`` plus ``cuda`` and ``mps`` when present, or just ``requested``."""
+    if requested:
+        return [requested]
+    devices = ["cpu"]
+    if torch.cuda.is_available():
+        devices.append("cuda")
+    if getattr(torch.backends, "mps", None) is not None and torch.backends.mps.is_available():
+        devices.append("mps")
+    return devices
+
+
+def environment(devices):
+    return {"python": platform.python_version(), "torch": torch.__version__, "platform": platform.platform(),
+            "devices": devices, "gradekit": grader.__version__,
+            "hypothesis": hypothesis.__version__,
+            "when": datetime.now(timezone.utc).isoformat(timespec="seconds")}
+
+
+def select_checks(*, tasks=None, profile="full", only=None, config=None):
+    """The ``CheckSpec``s to run, in registry order."""
+    specs = [s for s in load_checks() if profile in s.profiles]
+    if tasks:
+        specs = [s for s in specs if s.task in tasks]
+    if only:
+        specs = [s for s in specs if s.id in only]
+    if config is not None:
+        specs = config.filter_checks(specs)
+    return specs
+
+
+def run_one(spec, *, sub, ref, profile, seed, devices, reproduce=""):
+    """Run one check; never raises for anything the submission does."""
+    variant = f"isolated:{spec.task}" if spec.weight == "isolated" and all_deps(spec.task) else "integrated"
+    ctx = CheckContext(spec, sub=sub, ref=ref, profile=profile, seed=seed, devices=devices, variant=variant)
+    start = time.perf_counter()
+    result = CheckResult(id=spec.id, task=spec.task, status="passed", score=spec.points, max_score=spec.points,
+                         reproduce=reproduce, weight=spec.weight)
+    try:
+        spec.fn(ctx)
+    except Fail as fail:
+        _failed(result, fail)
+    except SubmissionError as err:
+        _errored(result, err)
+    except Abort as abort:
+        _errored(result, abort.error)
+    except hypothesis.errors.FlakyFailure as group:
+        inner = group.exceptions[0] if group.exceptions else group
+        if isinstance(inner, Fail):
+            _failed(result, inner)
+        elif isinstance(inner, SubmissionError):
+            _errored(result, inner)
+        else:
+            _errored(result, SubmissionError(kind="exception", detail=f"{type(inner).__name__}: {inner}"))
+        result.message.params["flaky"] = True
+    except hypothesis.errors.Flaky as flaky:
+        result.status, result.score = "failed", 0.0
+        result.message = Message("fail.flaky", {"detail": str(flaky)[:300]})
+    except Exception as exc:  # noqa: BLE001 - a grader bug must not sink the other checks
+        result.status, result.score = "error", 0.0
+        result.message = Message("error.internal", {"detail": f"{type(exc).__name__}: {exc}"[:500]})
+    result.duration_s = time.perf_counter() - start
+    first = ctx.first_failing_calls or []
+    result._calls = ctx.calls + [c for c in first if not any(c is seen for seen in ctx.calls)]
+    return result
+
+
+def _failed(result, fail):
+    result.status, result.score = "failed", 0.0
+    result.message = Message(fail.key, dict(fail.params))
+    result.example = fail.example
+    result.artifacts = fail.artifacts
+    result._fail = fail
+
+
+def _errored(result, err):
+    result.status, result.score = "error", 0.0
+    result.error = err.to_dict()
+    params = {"detail": err.detail, "file": err.file, "line": err.line, "code": err.code}
+    if err.kind == "contract":
+        params.update(err.data)
+    result.message = Message(f"error.{err.kind}", params)
+
+
+def grade(*, path, sub, ref, tasks=None, profile="full", seed=None, devices=None, only=None, config=None,
+          banned_findings=(), allow_banned=False, load_errors=None, isolated=False, progress=None,
+          reproduce=None, diagnose=None, runtime_findings=None):
+    """Run the selected checks and assemble the ``GradeResult``."""
+    started = time.perf_counter()
+    devices = available_devices(devices)
+    specs = select_checks(tasks=tasks, profile=profile, only=only, config=config)
+    results = []
+    for i, spec in enumerate(specs):
+        if progress:
+            progress(i, len(specs), spec)
+        r = run_one(spec, sub=sub, ref=ref, profile=profile, seed=seed, devices=devices,
+                    reproduce=reproduce(spec) if reproduce else "")
+        if diagnose is not None and r.status != "passed":
+            failing = {x.task for x in results if x.status != "passed"}
+            r.diagnoses = diagnose(spec, r._calls, failing)
+        if config is not None:
+            config.apply(spec, r)
+        results.append(r)
+    if progress:
+        progress(len(specs), len(specs), None)
+    findings = list(banned_findings)
+    if runtime_findings is not None:
+        seen = {(f.file, f.line) for f in findings}
+        findings += [f for f in runtime_findings() if (f.file, f.line) not in seen]
+    task_results = assemble_tasks(results, findings, allow_banned)
+    total = sum(t.score for t in task_results)
+    max_total = sum(t.max_score for t in task_results)
+    for r in results:
+        r.__dict__.pop("_fail", None)
+        r.__dict__.pop("_calls", None)
+    return GradeResult(
+        submission=str(path), score=round(total, 4), max_score=round(max_total, 4), seed=seed, profile=profile,
+        duration_s=round(time.perf_counter() - started, 3), tasks=task_results,
+        banned_api=[f.to_dict() for f in findings], load_errors=load_errors or {},
+        environment=environment(devices), isolated=isolated,
+        hidden_checks=config.hidden_count(specs) if config is not None else 0,
+    )
+
+
+def assemble_tasks(results, findings, allow_banned):
+    """Group check results by task; apply banned-API penalties; note failing dependencies."""
+    by_task = {}
+    for r in results:
+        by_task.setdefault(r.task, []).append(r)
+    tasks = []
+    for task in TASKS:
+        checks = by_task.get(task.id)
+        if not checks:
+            continue
+        score = sum(c.score for c in checks)
+        max_score = sum(c.max_score for c in checks)
+        banned = [f.to_dict() for f in findings if task.id in f.task.split(",")]
+        if banned and not allow_banned:
+            score = 0.0
+        failing = [c for c in checks if c.status != "passed"]
+        not_impl = bool(failing) and all((c.error or {}).get("kind") == "not_implemented" for c in failing)
+        tasks.append(TaskResult(id=task.id, score=round(score, 4), max_score=max_score, checks=checks,
+                                not_implemented=not_impl, banned=banned))
+    status = {t.id: all(c.status == "passed" for c in t.checks) for t in tasks}
+    for t in tasks:
+        iso_ok = all(c.status == "passed" for c in t.checks if c.weight == "isolated")
+        integ_fail = any(c.status != "passed" for c in t.checks if c.weight == "integrated")
+        if integ_fail and iso_ok:
+            t.blocked_by = [d for d in all_deps(t.id) if status.get(d) is False]
+    return tasks
+
+
+__all__ = ["grade", "select_checks", "run_one", "available_devices", "TASK_IDS", "Diagnosis"]

@@ -1,0 +1,40 @@
+"""The message catalogue: every user-facing sentence, in English and Chinese.
+
+Check code raises ``Fail("fail.mismatch", what=..., ...)``; views call
+``render(message, lang)``. Missing parameters render as ``?`` rather than
+failing, so a view never crashes on a message.
+"""
+
+import string
+
+from grader.messages import bugs_en, bugs_zh, en, zh
+
+CATALOGUES = {"en": {**en.MESSAGES, **bugs_en.MESSAGES}, "zh": {**zh.MESSAGES, **bugs_zh.MESSAGES}}
+LANGS = tuple(CATALOGUES)
+
+
+class _Params(dict):
+    def __missing__(self, key):
+        return "?"
+
+
+def _fmt(value):
+    if isinstance(value, (list, tuple)):
+        return "[" + ", ".join(_fmt(v) for v in value) + "]"
+    if isinstance(value, float):
+        return f"{value:.4g}"
+    return str(value)
+
+
+def text(key, lang="en", **params):
+    """The sentence for ``key`` in ``lang`` (English when the language lacks it), filled in."""
+    catalogue = CATALOGUES.get(lang, en.MESSAGES)
+    template = catalogue.get(key) or CATALOGUES["en"].get(key) or key
+    return string.Formatter().vformat(template, (), _Params({k: _fmt(v) for k, v in params.items()}))
+
+
+def render(message, lang="en"):
+    """Render a ``results.Message`` (or ``None``) in ``lang``."""
+    if message is None:
+        return ""
+    return text(message.key, lang, **message.params)

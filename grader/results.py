@@ -1,0 +1,120 @@
+"""The results object: the single source every view (terminal, JSON, JUnit, Gradescope, HTML) reads.
+
+Messages are stored as a key into the message catalogue plus parameters, so
+each view renders them in the language it was asked for.
+"""
+
+from dataclasses import asdict, dataclass, field
+
+
+@dataclass
+class Message:
+    """A user-facing sentence: a catalogue key and the values it needs."""
+
+    key: str
+    """Key in ``grader/messages`` (``"fail.mismatch"``)."""
+    params: dict = field(default_factory=dict)
+    """Values substituted into the sentence (shapes, numbers, names; never reference values)."""
+
+
+@dataclass
+class Diagnosis:
+    """A known bug whose behaviour matches the submission's, or a hint read from the error's shape."""
+
+    id: str
+    """The bug id (``"sdpa.scale_d_model"``) or hint id (``"hint.constant_factor"``)."""
+    kind: str = "bug"
+    """``"bug"`` (a catalogued mutation reproduces the output) or ``"hint"`` (a pattern in the error)."""
+    params: dict = field(default_factory=dict)
+    """Values for the hint's sentence."""
+
+
+@dataclass
+class CheckResult:
+    """The verdict of one check."""
+
+    id: str
+    """``"<task>.<name>"``, e.g. ``"mha.equivalence"``."""
+    task: str
+    """The task id."""
+    status: str
+    """``"passed"``, ``"failed"`` (wrong result), ``"error"`` (the code raised or could not load), ``"skipped"``."""
+    score: float
+    """Points earned."""
+    max_score: float
+    """Points available."""
+    message: Message = None
+    """Why it failed (``None`` when passed)."""
+    example: dict = field(default_factory=dict)
+    """The minimal failing example: config, shapes, first differing position, max abs/rel error."""
+    error: dict = None
+    """A ``SubmissionError`` as a dict when student code raised or broke the contract."""
+    diagnoses: list = field(default_factory=list)
+    """``Diagnosis`` objects, most likely first."""
+    reproduce: str = ""
+    """A command that reruns exactly this check."""
+    duration_s: float = 0.0
+    """Wall time of the check."""
+    visibility: str = "visible"
+    """``"visible"``, ``"hidden"`` or ``"after_published"`` (course configuration)."""
+    weight: str = "integrated"
+    """``"integrated"`` (all the student's parts) or ``"isolated"`` (reference parts beneath)."""
+    artifacts: dict = field(default_factory=dict)
+    """Extra plain data for pictures (loss curves, attention maps, mismatch maps)."""
+
+
+@dataclass
+class TaskResult:
+    """All checks of one task."""
+
+    id: str
+    """The task id."""
+    score: float
+    """Points earned (0 when a banned API was used in this task)."""
+    max_score: float
+    """Points available."""
+    checks: list = field(default_factory=list)
+    """``CheckResult`` objects."""
+    not_implemented: bool = False
+    """Every failing check failed because the code raises ``NotImplementedError``."""
+    blocked_by: list = field(default_factory=list)
+    """Failing tasks beneath this one, when only its integrated checks fail."""
+    banned: list = field(default_factory=list)
+    """Banned-API findings in this task (dicts)."""
+
+
+@dataclass
+class GradeResult:
+    """Everything ``gradekit check`` found about one submission."""
+
+    submission: str
+    """The graded folder."""
+    score: float
+    """Total points earned."""
+    max_score: float
+    """Total points available."""
+    seed: int
+    """``None`` when derandomized (the default); else the ``--seed`` value."""
+    profile: str
+    """``"quick"`` or ``"full"``."""
+    duration_s: float
+    """Wall time of the whole run."""
+    tasks: list = field(default_factory=list)
+    """``TaskResult`` objects, in contract order."""
+    banned_api: list = field(default_factory=list)
+    """Every banned-API finding (dicts with name, file, line, code, task)."""
+    load_errors: dict = field(default_factory=dict)
+    """Contract file -> ``SubmissionError`` dict for files that failed to import."""
+    environment: dict = field(default_factory=dict)
+    """Python, torch, platform, devices, gradekit version, when."""
+    isolated: bool = False
+    """Whether student code ran in a worker process."""
+    hidden_checks: int = 0
+    """How many checks were hidden from this run by the course configuration."""
+
+    def to_dict(self):
+        return asdict(self)
+
+    @property
+    def passed(self):
+        return all(c.status == "passed" for t in self.tasks for c in t.checks)

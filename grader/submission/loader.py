@@ -1,0 +1,182 @@
+"""Import a submission folder under a unique, private package name.
+
+A submission folder may be called anything (``builtins``, ``skeleton``,
+``solution``...): its files are imported as ``_gradekit_sub<N>.<stem>``, so
+they never shadow or are shadowed by an installed module. Inside the
+submission, relative imports work, and absolute imports of ``skeleton.X`` or
+of a bare sibling file name (``import attention``) are redirected to the
+submission's own files by a per-module ``__import__``.
+
+The same loader builds the 'isolated' variants (the student's code for one
+task with the reference's code for every other contract name) and the
+known-bug mutants (the reference with a source patch applied).
+"""
+
+import builtins
+import importlib.abc
+import importlib.util
+import itertools
+import sys
+import types
+from pathlib import Path
+
+from grader.submission.errors import SubmissionError, from_exception
+from grader.tasks import CONTRACT_FILES, NAME_TO_FILE
+
+_counter = itertools.count()
+_STEMS = tuple(f[:-3] for f in CONTRACT_FILES)
+_NEVER_REDIRECT = frozenset(sys.stdlib_module_names) | {"torch", "numpy", "grader"}
+
+
+class Namespace:
+    """The contract's names as one folder of code provides them.
+
+    Args:
+        root: the folder holding ``attention.py`` etc.
+        label: shown in messages (``"submission"``, ``"reference"``, a bug id).
+        overrides: contract name -> object to put in place of the folder's own
+            definition once its file has run (used for 'isolated' grading).
+        fallback: file name -> module to use when the folder's own file cannot
+            be imported (used for 'isolated' grading).
+        patches: file name -> source text to use instead of the file on disk.
+        block_solution: make ``import solution`` inside the code fail.
+    """
+
+    def __init__(self, root, *, label="submission", overrides=None, fallback=None, patches=None,
+                 block_solution=True):
+        self.root = Path(root).resolve()
+        self.label = label
+        self.overrides = dict(overrides or {})
+        self.fallback = dict(fallback or {})
+        self.patches = dict(patches or {})
+        self.block_solution = block_solution
+        self.package = f"_gradekit_sub{next(_counter)}"
+        self._modules = {}
+        self._errors = {}
+        self._install_package()
+
+    # -- public -------------------------------------------------------------
+    def get(self, name):
+        """The object the folder defines for contract name ``name``; raises ``SubmissionError``."""
+        if name in self.overrides:
+            return self.overrides[name]
+        file = NAME_TO_FILE[name]
+        module = self.module(file)
+        try:
+            return getattr(module, name)
+        except AttributeError:
+            raise SubmissionError(
+                kind="missing_name", file=file,
+                detail=f"{file} defines no {name!r}; expected it at the top level of the file",
+            ) from None
+
+    def module(self, file):
+        """Import (once) and return the module for contract file ``file``; raises ``SubmissionError``."""
+        if file in self._errors:
+            raise self._errors[file]
+        if file not in self._modules:
+            try:
+                self._modules[file] = self._import(file[:-3])
+            except SubmissionError as err:
+                self._errors[file] = err
+                raise
+        return self._modules[file]
+
+    def load_errors(self):
+        """Try every contract file; return ``{file: SubmissionError}`` for those that fail."""
+        for file in CONTRACT_FILES:
+            try:
+                self.module(file)
+            except SubmissionError:
+                pass
+        return dict(self._errors)
+
+    # -- machinery ----------------------------------------------------------
+    def _install_package(self):
+        pkg = types.ModuleType(self.package)
+        pkg.__path__ = [str(self.root)]
+        pkg.__file__ = str(self.root / "__init__.py")
+        pkg.__package__ = self.package
+        sys.modules[self.package] = pkg
+        self._pkg = pkg
+        self._finder = _Finder(self)
+        sys.meta_path.insert(0, self._finder)
+        self._builtins = dict(vars(builtins))
+        self._builtins["__import__"] = self._redirecting_import
+
+    def _import(self, stem):
+        name = f"{self.package}.{stem}"
+        if stem + ".py" not in self.patches and not (self.root / f"{stem}.py").is_file():
+            if stem + ".py" in self.fallback:
+                return self.fallback[stem + ".py"]
+            raise SubmissionError(kind="missing_file", file=f"{stem}.py",
+                                  detail=f"no file {stem}.py in {self.root}")
+        try:
+            return importlib.import_module(name)
+        except SubmissionError:
+            raise
+        except BaseException as exc:  # noqa: BLE001 - student code may raise anything, SystemExit included
+            sys.modules.pop(name, None)
+            if stem + ".py" in self.fallback:
+                return self.fallback[stem + ".py"]
+            raise from_exception(exc, self.root, kind="import_error") from None
+
+    def _redirecting_import(self, name, globals=None, locals=None, fromlist=(), level=0):
+        if level == 0 and name:
+            head, _, rest = name.partition(".")
+            if head == "solution" and self.block_solution:
+                raise ImportError("importing the reference solution is not allowed in a submission")
+            if head == "skeleton":
+                module = importlib.import_module(self.package + ("." + rest if rest else ""))
+                return module if fromlist else self._pkg
+            if head not in _NEVER_REDIRECT and self._is_local(head):
+                module = importlib.import_module(f"{self.package}.{name}")
+                return module if fromlist else importlib.import_module(f"{self.package}.{head}")
+        return builtins.__import__(name, globals, locals, fromlist, level)
+
+    def _is_local(self, head):
+        return (self.root / f"{head}.py").is_file() or (self.root / head / "__init__.py").is_file() \
+            or f"{head}.py" in self.patches
+
+    def _exec(self, module, stem, path):
+        module.__dict__["__builtins__"] = self._builtins
+        source = self.patches.get(stem + ".py")
+        if source is None:
+            source = path.read_text(encoding="utf-8")
+        code = compile(source, str(path), "exec", dont_inherit=True)
+        exec(code, module.__dict__)  # noqa: S102 - running the student's code is the point
+        for name, obj in self.overrides.items():
+            if NAME_TO_FILE.get(name) == stem + ".py":
+                setattr(module, name, obj)
+
+
+class _Finder(importlib.abc.MetaPathFinder):
+    def __init__(self, ns):
+        self.ns = ns
+
+    def find_spec(self, fullname, path=None, target=None):
+        prefix = self.ns.package + "."
+        if not fullname.startswith(prefix):
+            return None
+        rest = fullname[len(prefix):]
+        stem = rest.replace(".", "/")
+        file = self.ns.root / f"{stem}.py"
+        if file.is_file() or f"{rest}.py" in self.ns.patches:
+            return importlib.util.spec_from_file_location(fullname, file, loader=_Loader(self.ns, rest, file))
+        init = self.ns.root / stem / "__init__.py"
+        if init.is_file():
+            return importlib.util.spec_from_file_location(
+                fullname, init, loader=_Loader(self.ns, rest + "/__init__", init),
+                submodule_search_locations=[str(init.parent)])
+        return None
+
+
+class _Loader(importlib.abc.Loader):
+    def __init__(self, ns, stem, path):
+        self.ns, self.stem, self.path = ns, stem, path
+
+    def create_module(self, spec):
+        return None
+
+    def exec_module(self, module):
+        self.ns._exec(module, self.stem, self.path)

@@ -1,0 +1,1 @@
+"""Views of a ``GradeResult``: terminal, JSON (and, built on the same object, the report formats)."""

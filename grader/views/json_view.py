@@ -1,0 +1,47 @@
+"""The JSON view: the results object as plain data, messages rendered in one language."""
+
+import json
+import math
+
+from grader.messages import render, text
+
+
+def to_data(result, *, lang="en"):
+    """The ``--json`` document as a dict."""
+    def check_data(c):
+        return {
+            "id": c.id, "status": c.status, "score": c.score, "max_score": c.max_score,
+            "message": render(c.message, lang),
+            "message_key": c.message.key if c.message else None,
+            "diagnoses": [{"id": d.id, "kind": d.kind, "message": text("bug." + d.id, lang, **d.params)}
+                          for d in c.diagnoses],
+            "example": _clean(c.example), "error": _clean(c.error), "reproduce": c.reproduce,
+            "duration_s": round(c.duration_s, 4), "visibility": c.visibility, "weight": c.weight,
+        }
+
+    return {
+        "submission": result.submission, "score": result.score, "max_score": result.max_score,
+        "seed": result.seed, "profile": result.profile, "duration_s": result.duration_s,
+        "isolated": result.isolated, "environment": result.environment, "hidden_checks": result.hidden_checks,
+        "tasks": [{"id": t.id, "score": t.score, "max_score": t.max_score, "not_implemented": t.not_implemented,
+                   "blocked_by": t.blocked_by, "checks": [check_data(c) for c in t.checks]} for t in result.tasks],
+        "banned_api": [{k: f[k] for k in ("name", "file", "line", "code", "task")} for f in result.banned_api],
+        "load_errors": _clean(result.load_errors),
+    }
+
+
+def _clean(value):
+    if isinstance(value, dict):
+        return {str(k): _clean(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [_clean(v) for v in value]
+    if isinstance(value, float) and not math.isfinite(value):
+        return str(value)
+    if isinstance(value, (str, int, float, bool)) or value is None:
+        return value
+    return str(value)
+
+
+def write(result, path, *, lang="en"):
+    with open(path, "w", encoding="utf-8") as fh:
+        json.dump(to_data(result, lang=lang), fh, ensure_ascii=False, indent=2)
