@@ -1,0 +1,164 @@
+"""Diagnosis: which known bug, or which pattern, explains a failing check.
+
+When a check fails, the submission's probe calls for the minimal failing
+example are replayed on mutants of the reference (one per catalogued bug of
+the task, plus bugs of failing tasks beneath it for integrated checks). A
+mutant whose results match the submission's on every call, while the
+reference's do not, is reported as a diagnosis. Where no mutant matches,
+hints are read from the shape of the error (a constant factor, a transpose,
+rows not summing to 1, only some positions, heads or rows wrong).
+"""
+
+import math
+
+import torch
+
+from grader.bugs.catalogue import apply, bugs_for
+from grader.results import Diagnosis
+from grader.submission.errors import SubmissionError
+from grader.submission.runner import InProcessRunner, reference_namespace
+from grader.tasks import all_deps
+
+ATOL, RTOL = 1e-5, 1e-5
+
+
+def same(a, b):
+    """Whether two probe results (or errors) agree: tensors within tolerance, everything else equal."""
+    if isinstance(a, SubmissionError) or isinstance(b, SubmissionError):
+        return isinstance(a, SubmissionError) and isinstance(b, SubmissionError) and a.kind == b.kind \
+            and a.detail.split(":")[0] == b.detail.split(":")[0]
+    if isinstance(a, torch.Tensor) or isinstance(b, torch.Tensor):
+        if not (isinstance(a, torch.Tensor) and isinstance(b, torch.Tensor)) or a.shape != b.shape:
+            return False
+        if a.device.type == "meta" or b.device.type == "meta":
+            return a.device.type == b.device.type and a.dtype == b.dtype
+        if a.dtype != b.dtype and (a.dtype == torch.bool or b.dtype == torch.bool):
+            return False
+        if not a.is_floating_point():
+            return torch.equal(a, b.to(a.dtype))
+        return bool(torch.allclose(a.double(), b.double(), atol=ATOL, rtol=RTOL, equal_nan=True))
+    if isinstance(a, dict) and isinstance(b, dict):
+        return a.keys() == b.keys() and all(same(a[k], b[k]) for k in a)
+    if isinstance(a, (list, tuple)) and isinstance(b, (list, tuple)):
+        return len(a) == len(b) and all(same(x, y) for x, y in zip(a, b))
+    if isinstance(a, float) and isinstance(b, float):
+        return math.isclose(a, b, rel_tol=RTOL, abs_tol=1e-9) or (math.isnan(a) and math.isnan(b))
+    return a == b
+
+
+class Diagnoser:
+    """Replays failing examples on the catalogue's mutants; call it as ``diagnoser(spec, calls, failing_tasks)``."""
+
+    def __init__(self, ref):
+        self.ref = ref
+        self._mutants = {}
+
+    def mutant(self, bug):
+        if bug.id not in self._mutants:
+            source = (self.ref.root / bug.file).read_text(encoding="utf-8")
+            ns = reference_namespace(patches={bug.file: apply(bug, source)}, label=bug.id)
+            self._mutants[bug.id] = InProcessRunner(ns.root, banned=(), namespace=ns, reference=self.ref.reference)
+        return self._mutants[bug.id]
+
+    @staticmethod
+    def _run(runner, probe, args):
+        torch.manual_seed(0)
+        try:
+            return runner.run(probe, "integrated", **args)
+        except SubmissionError as err:
+            return err
+        except Exception as exc:  # noqa: BLE001 - a mutant may fail in ways the reference does not
+            return SubmissionError(kind="exception", detail=f"{type(exc).__name__}: {exc}")
+
+    def candidates(self, spec, failing_tasks):
+        bugs = bugs_for(spec.task)
+        if spec.weight != "isolated":
+            for dep in all_deps(spec.task):
+                if dep in failing_tasks:
+                    bugs += bugs_for(dep)
+        return bugs
+
+    def __call__(self, spec, calls, failing_tasks=()):
+        if not calls:
+            return []
+        refs = [self._run(self.ref, probe, args) for probe, args, _ in calls]
+        found = []
+        for bug in self.candidates(spec, failing_tasks):
+            runner = self.mutant(bug)
+            differs_from_ref = False
+            for (probe, args, got), ref in zip(calls, refs):
+                mine = self._run(runner, probe, args)
+                if not same(mine, got):
+                    break
+                differs_from_ref = differs_from_ref or not same(mine, ref)
+            else:
+                if differs_from_ref:
+                    found.append(Diagnosis(id=bug.id, kind="bug"))
+        if found:
+            return found
+        probe, args, got = calls[0]
+        ref = refs[0]
+        if isinstance(got, dict) and isinstance(ref, dict):
+            return pattern_hints(got, ref)
+        return []
+
+    def close(self):
+        for runner in self._mutants.values():
+            runner.close()
+
+
+def pattern_hints(got, ref):
+    """Hints read from how the submission's main output differs from the reference's."""
+    hints = []
+    if "weights" in got and isinstance(got["weights"], torch.Tensor) and got["weights"].is_floating_point():
+        sums = got["weights"].double().sum(-1)
+        if not torch.allclose(sums, torch.ones_like(sums), atol=1e-6):
+            hints.append(Diagnosis(id="hint.rows_not_normalised", kind="hint"))
+    key = "out" if "out" in got else None
+    if key is None or not isinstance(got[key], torch.Tensor) or not isinstance(ref.get(key), torch.Tensor):
+        return hints
+    g, r = got[key], ref[key]
+    if g.device.type == "meta" or not g.is_floating_point() or not r.is_floating_point():
+        return hints
+    g, r = g.double(), r.double()
+    close = lambda a, b: a.shape == b.shape and bool(torch.allclose(a, b, atol=ATOL, rtol=RTOL))  # noqa: E731
+    if g.dim() >= 2 and not close(g, r) and close(g.transpose(-2, -1), r):
+        return hints + [Diagnosis(id="hint.transposed", kind="hint")]
+    if g.shape != r.shape:
+        return hints
+    if torch.all(g == 0) and not torch.all(r == 0):
+        return hints + [Diagnosis(id="hint.zero", kind="hint")]
+    if close(-g, r):
+        return hints + [Diagnosis(id="hint.sign", kind="hint")]
+    nz = r.abs() > 1e-6
+    if nz.sum() >= 2:
+        ratio = g[nz] / r[nz]
+        mean = float(ratio.mean())
+        if abs(mean) > 1e-9 and float(ratio.std()) < 1e-4 * abs(mean) and not math.isclose(mean, 1.0, rel_tol=1e-4):
+            for d in range(2, 4097):
+                if math.isclose(mean, math.sqrt(d), rel_tol=1e-4) or math.isclose(mean, 1 / math.sqrt(d), rel_tol=1e-4):
+                    return hints + [Diagnosis(id="hint.sqrt_factor", kind="hint",
+                                              params={"d": d, "factor": f"{mean:.4g}"})]
+            return hints + [Diagnosis(id="hint.constant_factor", kind="hint", params={"factor": f"{mean:.4g}",
+                                                                                       "note": ""})]
+    if g.dim() >= 3:
+        pos_ok = [close(g[..., i, :], r[..., i, :]) for i in range(g.shape[-2])]
+        if len(pos_ok) >= 2 and pos_ok[-1] and not any(pos_ok[:-1]):
+            hints.append(Diagnosis(id="hint.only_last_position", kind="hint"))
+        elif 0 < sum(pos_ok) < len(pos_ok) and pos_ok[: sum(pos_ok)] == [True] * sum(pos_ok):
+            hints.append(Diagnosis(id="hint.first_positions_only", kind="hint", params={"n": sum(pos_ok)}))
+        rows_bad = [b for b in range(g.shape[0]) if not close(g[b], r[b])]
+        if 0 < len(rows_bad) < g.shape[0]:
+            hints.append(Diagnosis(id="hint.batch_row", kind="hint", params={"rows": rows_bad}))
+    if g.dim() == 4 and g.shape[1] > 1:
+        heads_ok = [h for h in range(g.shape[1]) if close(g[:, h], r[:, h])]
+        if 0 < len(heads_ok) < g.shape[1]:
+            hints.append(Diagnosis(id="hint.some_heads", kind="hint", params={"heads": heads_ok}))
+    return hints
+
+
+def make_diagnoser(*, ref):
+    """A ``Diagnoser`` replaying on mutants of ``ref``'s reference."""
+    return Diagnoser(ref)
+
+
