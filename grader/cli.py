@@ -2,6 +2,8 @@
 2 usage error."""
 
 import argparse
+import importlib
+import importlib.util
 import sys
 
 from grader import api
@@ -56,6 +58,10 @@ def cmd_demo(args):
     return demo.main(args.rest)
 
 
+# Sub-commands that live with their feature; each module has ``register(subparsers)`` setting ``func``.
+FEATURE_COMMANDS = ("grader.practice.cli", "grader.batch.cli")
+
+
 def build_parser():
     parser = argparse.ArgumentParser(prog="gradekit", description="Grade hand-written Transformer implementations.")
     sub = parser.add_subparsers(dest="command", required=True)
@@ -64,6 +70,9 @@ def build_parser():
                        add_help=False)
     d.add_argument("rest", nargs=argparse.REMAINDER)
     d.set_defaults(func=cmd_demo)
+    for name in FEATURE_COMMANDS:
+        if importlib.util.find_spec(name.rsplit(".", 1)[0]) is not None:
+            importlib.import_module(name).register(sub)
     return parser
 
 

@@ -56,6 +56,7 @@ def run_one(spec, *, sub, ref, profile, seed, devices, reproduce=""):
                          reproduce=reproduce, weight=spec.weight)
     try:
         spec.fn(ctx)
+        result.artifacts = dict(ctx.artifacts)
     except Fail as fail:
         _failed(result, fail)
     except SubmissionError as err:

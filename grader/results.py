@@ -111,6 +111,8 @@ class GradeResult:
     """Whether student code ran in a worker process."""
     hidden_checks: int = 0
     """How many checks were hidden from this run by the course configuration."""
+    figures: dict = field(default_factory=dict)
+    """Plain data for the report's pictures (attention maps, positional table), from ``views.figures``."""
 
     def to_dict(self):
         return asdict(self)

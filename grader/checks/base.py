@@ -110,6 +110,8 @@ class CheckContext:
         self.variant = variant
         self.calls = []
         """The submission's probe calls of the last example run: ``(probe, args, result or SubmissionError)``."""
+        self.artifacts = {}
+        """Plain data for the report's pictures that a passing check wants to show (a loss curve)."""
         self.first_failing_calls = None
         """The calls of the first failing example, before Hypothesis shrank it."""
 

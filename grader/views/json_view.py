@@ -17,6 +17,7 @@ def to_data(result, *, lang="en"):
                           for d in c.diagnoses],
             "example": _clean(c.example), "error": _clean(c.error), "reproduce": c.reproduce,
             "duration_s": round(c.duration_s, 4), "visibility": c.visibility, "weight": c.weight,
+            "artifacts": _clean(c.artifacts),
         }
 
     return {
