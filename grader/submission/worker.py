@@ -1,0 +1,765 @@
+"""``WorkerRunner``: run probes on a submission in a child process.
+
+The judge (the process that grades) never imports the submission and never
+unpickles anything the child produced:
+
+- the child is ``python -m grader.submission.worker`` in its own session and
+  process group, with a private temporary working directory, a minimal
+  environment, resource limits (address space, CPU time, file size, no core
+  files) and one intra-op thread;
+- the judge sends requests ``(probe, variant, args)`` over a pipe, written with
+  ``torch.save`` (a pickle: the child trusts the judge);
+- the child answers over a second pipe with a length-prefixed ``torch.save``
+  blob of plain data only (dict/list/tuple/str/int/float/bool/None and plain
+  ``torch.Tensor``), which the judge reads with
+  ``torch.load(..., weights_only=True)``: a reply that would run code is
+  rejected, never executed;
+- the student's prints go to a capped file, not to the pipes.
+
+Anything that goes wrong in the child (an endless loop, ``os._exit``, a
+segfault, running out of memory or CPU time, printing without end) becomes a
+``SubmissionError`` of kind ``timeout`` or ``crashed`` in the judge, and the
+next ``run`` starts a fresh child.
+
+Wire format, both ways: an 8-byte little-endian length, then the payload.
+The child's first message is ``{"ready": True, "pid": ...}``; each reply is
+``{"result": dict, "findings": [...]}`` or ``{"error": dict, "findings": [...]}``.
+"""
+
+import io
+import json
+import os
+import resource
+import select
+import shutil
+import signal
+import struct
+import subprocess
+import sys
+import tempfile
+import time
+import weakref
+from pathlib import Path
+
+import torch
+
+from grader.submission.banned import DEFAULT_BANNED, Finding
+from grader.submission.errors import SubmissionError
+
+_HEADER = struct.Struct("<Q")
+_POLL_S = 0.05
+TAIL_BYTES = 64 << 10
+"""How much of the child's output the judge reads back, at most."""
+REPLY_CAP = 1 << 30
+"""The largest reply (bytes) the judge accepts."""
+_FINDING_FIELDS = ("name", "file", "line", "code", "task")
+_SIGNAL_HINTS = {
+    "SIGSEGV": "a segmentation fault",
+    "SIGBUS": "a bus error",
+    "SIGABRT": "the process aborted",
+    "SIGFPE": "a floating-point exception",
+    "SIGKILL": "killed, possibly for using too much memory",
+    "SIGXCPU": "the CPU time limit was reached",
+    "SIGXFSZ": "the file size limit was reached",
+}
+
+
+# ================================================================================================
+# The judge side
+# ================================================================================================
+class _Timeout(Exception):
+    pass
+
+
+class _Dead(Exception):
+    pass
+
+
+class _Overflow(Exception):
+    pass
+
+
+class _BadReply(Exception):
+    pass
+
+
+class _Worker:
+    """One child process and what belongs to it (plain state, no reference to the runner)."""
+
+    def __init__(self, proc, req_w, rep_r, log_fd, wdir):
+        self.proc, self.req_w, self.rep_r, self.log_fd, self.wdir = proc, req_w, rep_r, log_fd, wdir
+        self.returncode = None
+        self.ready = False
+        self.started = time.monotonic()
+
+    @property
+    def pid(self):
+        return self.proc.pid
+
+    def alive(self):
+        """Whether the child still runs (a dead one is not reaped yet, so its pid stays ours)."""
+        if self.returncode is not None:
+            return False
+        try:
+            info = os.waitid(os.P_PID, self.pid, os.WEXITED | os.WNOHANG | os.WNOWAIT)
+        except ChildProcessError:
+            return False
+        return info is None
+
+    def output_size(self):
+        try:
+            return os.fstat(self.log_fd).st_size
+        except OSError:
+            return 0
+
+    def output_tail(self, limit=TAIL_BYTES):
+        try:
+            size = os.fstat(self.log_fd).st_size
+            data = os.pread(self.log_fd, limit, max(0, size - limit))
+        except OSError:
+            return ""
+        return data.decode("utf-8", errors="replace")
+
+    def trim_output(self):
+        """Keep only the last ``TAIL_BYTES`` of output, so that the cap counts one call's output."""
+        if self.output_size() > 2 * TAIL_BYTES:
+            tail = os.pread(self.log_fd, TAIL_BYTES, self.output_size() - TAIL_BYTES)
+            os.ftruncate(self.log_fd, 0)
+            os.write(self.log_fd, tail)  # O_APPEND: lands at the (new) end
+
+    def kill(self):
+        """SIGKILL the child's process group and what else it started, and reap it."""
+        pid = self.pid
+        if self.returncode is None:
+            # Until it is reaped, the dead child keeps its pid, so its group and session ids
+            # cannot name anybody else's processes: kill everything first, reap last.
+            _kill_group(pid)
+            _sweep(pid, self.wdir)
+            try:
+                self.returncode = self.proc.wait(timeout=10)
+            except subprocess.TimeoutExpired:  # pragma: no cover - SIGKILL cannot be ignored
+                self.returncode = -signal.SIGKILL
+
+    def close(self):
+        """Kill (if needed) and close the pipes and the output file."""
+        self.kill()
+        for fd in (self.req_w, self.rep_r, self.log_fd):
+            if fd < 0:
+                continue
+            try:
+                os.close(fd)
+            except OSError:
+                pass
+        self.req_w = self.rep_r = self.log_fd = -1
+
+
+def _kill_group(pgid):
+    try:
+        os.killpg(pgid, signal.SIGKILL)
+    except (ProcessLookupError, PermissionError):
+        pass
+
+
+def _sweep(sid, wdir):
+    """SIGKILL leftovers: processes in the child's session (they may have left its process group)
+    and processes whose working directory is inside the child's private folder (they may have
+    left its session). Linux only; best effort."""
+    proc = Path("/proc")
+    if not proc.is_dir():
+        return
+    me, uid, prefix = os.getpid(), os.getuid(), str(Path(wdir).resolve()) + os.sep
+    for _ in range(5):
+        victims = []
+        for entry in proc.iterdir():
+            if not entry.name.isdigit() or int(entry.name) == me:
+                continue
+            try:
+                if entry.stat().st_uid != uid:
+                    continue
+                stat = (entry / "stat").read_text()
+                session = int(stat.rsplit(")", 1)[1].split()[3])
+                if session == sid:
+                    victims.append(int(entry.name))
+                    continue
+                cwd = os.readlink(entry / "cwd")
+                if (cwd + os.sep).startswith(prefix):
+                    victims.append(int(entry.name))
+            except (OSError, ValueError, IndexError):
+                continue
+        if not victims:
+            return
+        for pid in victims:
+            try:
+                os.kill(pid, signal.SIGKILL)
+            except (ProcessLookupError, PermissionError):
+                pass
+        time.sleep(0.01)
+
+
+def _cleanup(state):
+    """Kill the current child and remove the runner's temporary folder (also run at exit / GC)."""
+    worker = state.get("worker")
+    if worker is not None:
+        worker.close()
+        state["worker"] = None
+    base = state.get("base")
+    if base is not None:
+        shutil.rmtree(base, ignore_errors=True)
+        state["base"] = None
+
+
+def _pythonpath():
+    """Folders the child needs to import ``grader``, ``solution`` and ``torch``."""
+    import importlib.util
+
+    paths = [str(Path(__file__).resolve().parents[2])]
+    spec = importlib.util.find_spec("solution")
+    if spec is not None and spec.origin:
+        paths.append(str(Path(spec.origin).resolve().parent.parent))
+    paths.extend(p for p in os.environ.get("PYTHONPATH", "").split(os.pathsep) if p)
+    torch_parent = str(Path(torch.__file__).resolve().parent.parent)
+    prefixes = {str(Path(p).resolve()) for p in (sys.prefix, sys.base_prefix, sys.exec_prefix)}
+    if not any(torch_parent.startswith(p + os.sep) for p in prefixes):
+        paths.append(torch_parent)  # e.g. a user site-packages, which HOME=<temp> would hide
+    return os.pathsep.join(dict.fromkeys(paths))
+
+
+def _environment(home):
+    env = {
+        "PATH": os.environ.get("PATH", "/usr/local/bin:/usr/bin:/bin"),
+        "HOME": str(home),
+        "TMPDIR": str(home),
+        "LANG": os.environ.get("LANG", "C.UTF-8"),
+        "PYTHONPATH": _pythonpath(),
+        "PYTHONHASHSEED": "0",
+        "PYTHONUNBUFFERED": "1",
+        "PYTHONDONTWRITEBYTECODE": "1",
+        "OMP_NUM_THREADS": "1",
+        "MKL_NUM_THREADS": "1",
+    }
+    for name in ("LD_LIBRARY_PATH", "CUDA_VISIBLE_DEVICES"):  # needed to find the same torch / GPUs
+        if name in os.environ:
+            env[name] = os.environ[name]
+    return env
+
+
+def _signal_name(num):
+    try:
+        return signal.Signals(num).name
+    except ValueError:
+        return f"signal {num}"
+
+
+def _judge_plain(obj):
+    """What ``weights_only`` may build beyond plain types (``Parameter``, ``OrderedDict``), made plain."""
+    if isinstance(obj, torch.Tensor):
+        return obj if type(obj) is torch.Tensor else obj.detach().as_subclass(torch.Tensor)
+    if isinstance(obj, dict):
+        return {k: _judge_plain(v) for k, v in obj.items()}
+    if isinstance(obj, list):
+        return [_judge_plain(v) for v in obj]
+    if isinstance(obj, tuple):
+        return tuple(_judge_plain(v) for v in obj)
+    return obj
+
+
+def _as_finding(d):
+    if not isinstance(d, dict) or any(k not in d for k in _FINDING_FIELDS):
+        return None
+    name, file, line, code, task = (d[k] for k in _FINDING_FIELDS)
+    if not (isinstance(name, str) and isinstance(file, str) and type(line) is int
+            and isinstance(code, str) and isinstance(task, str)):
+        return None
+    return Finding(name, file, line, code, task)
+
+
+class WorkerRunner:
+    """Run probes on a folder of code in a child process; same interface as ``InProcessRunner``.
+
+    Args:
+        root: the submission folder.
+        banned: banned API names for the runtime guard in the child (empty: no guard).
+        call_timeout: seconds one ``run`` may take.
+        total_timeout: seconds all ``run`` calls together may take (worker start-up not counted);
+            once used up, every ``run`` raises ``SubmissionError(kind="timeout")`` at once.
+        memory_mb: the child's memory limit in MiB (``None``: no limit).
+        output_cap: bytes of output (prints) one call may produce before the child is killed.
+        cpu_seconds: CPU seconds one child may spend after start-up (default: ``total_timeout`` + 30).
+        memory_kind: ``"as"`` (``RLIMIT_AS``, address space), ``"data"`` (``RLIMIT_DATA``) or
+            ``"auto"``: ``"data"`` where CUDA is available (CUDA reserves far more address space
+            than it uses), else ``"as"``.
+        start_timeout: seconds a child may take to start (import torch and the reference).
+        restart_early: after a timeout or crash, start the next child at once, in the background
+            (it imports torch while the judge does other work), instead of at the next ``run``.
+    """
+
+    def __init__(self, root, *, banned=DEFAULT_BANNED, call_timeout=60.0, total_timeout=600.0,
+                 memory_mb=4096, output_cap=8 << 20, cpu_seconds=None, memory_kind="auto",
+                 start_timeout=120.0, restart_early=True):
+        self.root = Path(root).resolve()
+        self.banned = tuple(banned or ())
+        self.call_timeout = float(call_timeout)
+        self.total_timeout = float(total_timeout)
+        self.memory_mb = memory_mb
+        self.output_cap = int(output_cap)
+        self.cpu_seconds = int(cpu_seconds if cpu_seconds is not None else self.total_timeout + 30)
+        if memory_kind == "auto":
+            memory_kind = "data" if torch.cuda.is_available() else "as"
+        if memory_kind not in ("as", "data"):
+            raise ValueError(f"memory_kind must be 'auto', 'as' or 'data', not {memory_kind!r}")
+        self.memory_kind = memory_kind
+        self.start_timeout = float(start_timeout)
+        self.restart_early = restart_early
+        self.used = 0.0
+        """Seconds of ``total_timeout`` used so far."""
+        self.starts = 0
+        """How many children were started."""
+        self.start_times = []
+        """Seconds each child took to start."""
+        self._findings = []
+        self._closed = False
+        self._state = {"worker": None, "base": None}
+        self._finalizer = weakref.finalize(self, _cleanup, self._state)
+
+    # -- the runner interface -------------------------------------------------------------------
+    def run(self, probe, variant="integrated", **args):
+        """Run ``probe`` on ``variant`` in the child; the result dict, or ``SubmissionError``."""
+        if self._closed:
+            raise RuntimeError("this WorkerRunner is closed")
+        left = self.total_timeout - self.used
+        if left <= 0:
+            raise SubmissionError(kind="timeout", detail=f"the time limit of {self.total_timeout:g} s for "
+                                                         f"all calls together is used up; {probe!r} was not run")
+        request = _serialize((probe, variant, args), torch.save)
+        worker = self._ensure_worker()
+        limit = min(self.call_timeout, left)
+        worker.trim_output()
+        _drain(worker.rep_r)
+        start = time.monotonic()
+        deadline = start + limit
+        try:
+            _send(worker, request, deadline)
+            blob = _receive(worker, deadline, self.output_cap)
+            if worker.output_size() > self.output_cap:
+                raise _Overflow
+            reply = _parse_reply(blob)
+        except (_Timeout, _Overflow, _Dead, _BadReply) as exc:
+            self.used += time.monotonic() - start
+            error = self._failure(worker, exc, probe, limit)
+            if self.restart_early:
+                self._prestart()
+            raise error from None
+        except BaseException:  # Ctrl-C while waiting: the reply would answer the next request
+            self.used += time.monotonic() - start
+            self._discard(worker)
+            raise
+        self.used += time.monotonic() - start
+        for d in reply.get("findings") or []:
+            finding = _as_finding(d)
+            if finding is not None and finding not in self._findings:
+                self._findings.append(finding)
+        if "error" in reply:
+            raise _error_from(reply["error"])
+        return reply["result"]
+
+    def prestart(self):
+        """Start the child now, without waiting for it (``run`` otherwise starts it when first needed)."""
+        if self._closed:
+            raise RuntimeError("this WorkerRunner is closed")
+        self._prestart()
+
+    def banned_runtime(self):
+        """Banned calls the child's guard saw (over every child so far), as ``Finding``s."""
+        return list(self._findings)
+
+    def output(self):
+        """The last output (prints) of the current child, at most ``TAIL_BYTES``."""
+        worker = self._state["worker"]
+        return worker.output_tail() if worker is not None else ""
+
+    def close(self):
+        """Kill the child and everything it started; remove the temporary folder."""
+        self._closed = True
+        self._finalizer()
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        self.close()
+
+    # -- machinery ------------------------------------------------------------------------------
+    def _ensure_worker(self):
+        """The current child, ready for a request: started (or restarted) if needed."""
+        worker = self._state["worker"]
+        if worker is not None and not worker.alive():  # died between calls (a thread of the student's)
+            self._discard(worker)
+            worker = None
+        if worker is None:
+            worker = self._spawn()
+        if not worker.ready:
+            self._handshake(worker)
+        return worker
+
+    def _prestart(self):
+        """Start the next child now (it imports torch while the judge does other work)."""
+        if not self._closed and self.used < self.total_timeout and self._state["worker"] is None:
+            try:
+                self._spawn()
+            except OSError:
+                pass  # the next run tries again and reports
+
+    def _discard(self, worker):
+        worker.close()
+        if self._state["worker"] is worker:
+            self._state["worker"] = None
+        shutil.rmtree(worker.wdir, ignore_errors=True)
+
+    def _spawn(self):
+        if self._state["base"] is None:
+            self._state["base"] = tempfile.mkdtemp(prefix="gradekit-worker-")
+        self.starts += 1
+        wdir = Path(self._state["base"]) / f"w{self.starts}"
+        home = wdir / "home"
+        home.mkdir(parents=True)
+        log_fd = os.open(wdir / "output.log", os.O_RDWR | os.O_CREAT | os.O_TRUNC | os.O_APPEND, 0o600)
+        req_r, req_w = os.pipe()
+        rep_r, rep_w = os.pipe()
+        config = {
+            "root": str(self.root), "banned": list(self.banned), "req_fd": req_r, "rep_fd": rep_w,
+            "memory_mb": self.memory_mb, "memory_kind": self.memory_kind, "cpu_seconds": self.cpu_seconds,
+            "file_size": 2 * self.output_cap + (1 << 20),
+        }
+        t0 = time.monotonic()
+        try:
+            proc = subprocess.Popen(
+                [sys.executable, "-B", "-m", "grader.submission.worker", json.dumps(config)],
+                stdin=subprocess.DEVNULL, stdout=log_fd, stderr=log_fd, cwd=home,
+                env=_environment(home), pass_fds=(req_r, rep_w), close_fds=True, start_new_session=True)
+        except BaseException:
+            for fd in (req_r, req_w, rep_r, rep_w, log_fd):
+                os.close(fd)
+            raise
+        os.close(req_r)
+        os.close(rep_w)
+        os.set_blocking(req_w, False)
+        worker = _Worker(proc, req_w, rep_r, log_fd, wdir)
+        worker.started = t0
+        self._state["worker"] = worker
+        return worker
+
+    def _handshake(self, worker):
+        try:
+            hello = _parse_reply(_receive(worker, worker.started + self.start_timeout, self.output_cap))
+            if not hello.get("ready"):
+                raise _BadReply("no ready message")
+        except (_Timeout, _Dead, _Overflow, _BadReply) as exc:
+            worker.kill()
+            tail = worker.output_tail(4000)
+            self._discard(worker)
+            raise RuntimeError(f"the grading worker did not start ({type(exc).__name__.strip('_')}, "
+                               f"exit status {worker.returncode}); its output:\n{tail}") from None
+        worker.ready = True
+        self.start_times.append(time.monotonic() - worker.started)
+
+    def _failure(self, worker, exc, probe, limit):
+        """Kill ``worker`` after ``exc`` and say what happened as a ``SubmissionError``."""
+        worker.kill()
+        rc = worker.returncode
+        tail = worker.output_tail(4000)
+        overflow = worker.output_size() > self.output_cap
+        self._discard(worker)
+        data = {"output": tail, "returncode": rc}
+        if isinstance(exc, _Timeout):
+            detail = f"{probe!r} did not finish within {limit:g} s"
+            if limit < self.call_timeout:
+                detail += f" (what was left of the {self.total_timeout:g} s for all calls together)"
+            return SubmissionError(kind="timeout", detail=detail, data=data)
+        if overflow or isinstance(exc, _Overflow):
+            return SubmissionError(kind="crashed", detail=f"the output (prints) of the code exceeded the cap "
+                                                          f"of {self.output_cap} bytes while running {probe!r}; "
+                                                          f"the worker was stopped. Last output:\n{tail[-300:]}",
+                                   data=data)
+        if isinstance(exc, _BadReply):
+            return SubmissionError(kind="crashed", detail=f"the worker sent back a reply that is not plain "
+                                                          f"data while running {probe!r}: {exc}", data=data)
+        if rc is None or rc >= 0:
+            how = f"exited with code {rc}"
+            if "[gradekit] the code called os._exit" in tail:
+                how += " (the code called os._exit)"
+        else:
+            name = _signal_name(-rc)
+            how = f"was killed by {name}"
+            if name in _SIGNAL_HINTS:
+                hint = _SIGNAL_HINTS[name]
+                if name == "SIGXCPU":
+                    hint += f" ({self.cpu_seconds} s)"
+                how += f" ({hint})"
+        detail = f"the worker process running the code {how} while running {probe!r}"
+        if tail.strip():
+            detail += f"; its last output:\n{tail[-1500:]}"
+        return SubmissionError(kind="crashed", detail=detail, data=data)
+
+
+def _drain(fd):
+    """Discard bytes left in the reply pipe (written outside the protocol)."""
+    while True:
+        ready, _, _ = select.select([fd], [], [], 0)
+        if not ready:
+            return
+        try:
+            if not os.read(fd, 1 << 16):
+                return
+        except BlockingIOError:
+            return
+
+
+def _send(worker, payload, deadline):
+    data = memoryview(_HEADER.pack(len(payload)) + payload)
+    while data:
+        now = time.monotonic()
+        if now >= deadline:
+            raise _Timeout
+        _, ready, _ = select.select([], [worker.req_w], [], min(_POLL_S, deadline - now))
+        if ready:
+            try:
+                n = os.write(worker.req_w, data[:1 << 16])
+            except BlockingIOError:
+                continue
+            except (BrokenPipeError, OSError):
+                raise _Dead from None
+            data = data[n:]
+        elif not worker.alive():
+            raise _Dead
+
+
+def _receive(worker, deadline, output_cap):
+    """One framed message from the child, watching the deadline, its output and whether it lives."""
+    buf = bytearray()
+    length = None
+    while True:
+        now = time.monotonic()
+        if now >= deadline:
+            raise _Timeout
+        ready, _, _ = select.select([worker.rep_r], [], [], min(_POLL_S, deadline - now))
+        if ready:
+            want = (_HEADER.size - len(buf)) if length is None else (_HEADER.size + length - len(buf))
+            chunk = os.read(worker.rep_r, min(want, 1 << 20))
+            if not chunk:
+                raise _Dead
+            buf += chunk
+            if length is None and len(buf) >= _HEADER.size:
+                (length,) = _HEADER.unpack_from(buf)
+                if length > REPLY_CAP:
+                    raise _BadReply(f"a reply of {length} bytes (more than {REPLY_CAP})")
+            if length is not None and len(buf) >= _HEADER.size + length:
+                return bytes(buf[_HEADER.size:])
+            continue
+        if worker.output_size() > output_cap:
+            raise _Overflow
+        if not worker.alive():
+            ready, _, _ = select.select([worker.rep_r], [], [], 0)
+            if not ready:  # nothing more will come (a grandchild may still hold the pipe open)
+                raise _Dead
+
+
+def _parse_reply(blob):
+    try:
+        reply = torch.load(io.BytesIO(blob), weights_only=True)
+    except Exception as exc:  # noqa: BLE001 - anything the bytes make torch.load raise
+        text = str(exc)
+        lines = [ln for ln in text.splitlines() if "WeightsUnpickler error" in ln]
+        raise _BadReply(f"{type(exc).__name__}: {(lines[0].strip() if lines else text)[:500]}") from None
+    if not isinstance(reply, dict):
+        raise _BadReply(f"a {type(reply).__name__} instead of a dict")
+    reply = _judge_plain(reply)
+    if reply.get("ready"):
+        return reply
+    if not isinstance(reply.get("findings", []), list):
+        raise _BadReply("findings is not a list")
+    if "error" in reply:
+        if not isinstance(reply["error"], dict):
+            raise _BadReply("the error is not a dict")
+    elif not isinstance(reply.get("result"), dict):
+        raise _BadReply("neither a result nor an error")
+    return reply
+
+
+def _error_from(d):
+    """A ``SubmissionError`` from the child's dict, each field forced to its type."""
+    fields = {}
+    for name, kind, default in (("kind", str, "exception"), ("detail", str, ""), ("file", str, ""),
+                                ("line", int, 0), ("code", str, ""), ("trace", str, ""), ("data", dict, {})):
+        value = d.get(name, default)
+        fields[name] = value if isinstance(value, kind) and not isinstance(value, bool) else default
+    return SubmissionError.from_dict(fields)
+
+
+# ================================================================================================
+# The child side
+# ================================================================================================
+def _read_exact(fd, n):
+    chunks, got = [], 0
+    while got < n:
+        chunk = os.read(fd, min(n - got, 1 << 20))
+        if not chunk:
+            return None
+        chunks.append(chunk)
+        got += len(chunk)
+    return b"".join(chunks)
+
+
+def _write_all(fd, data):
+    view = memoryview(data)
+    while view:
+        n = os.write(fd, view)
+        view = view[n:]
+
+
+def _set_limit(which, value):
+    soft, hard = resource.getrlimit(which)
+    hard_value = value[1] if isinstance(value, tuple) else value
+    soft_value = value[0] if isinstance(value, tuple) else value
+    if hard != resource.RLIM_INFINITY:
+        hard_value = min(hard_value, hard)
+        soft_value = min(soft_value, hard_value)
+    resource.setrlimit(which, (soft_value, hard_value))
+
+
+def _set_limits(config):
+    _set_limit(resource.RLIMIT_CORE, 0)
+    if config.get("memory_mb"):
+        kind = resource.RLIMIT_DATA if config.get("memory_kind") == "data" else resource.RLIMIT_AS
+        _set_limit(kind, int(config["memory_mb"]) << 20)
+    if config.get("cpu_seconds"):
+        usage = resource.getrusage(resource.RUSAGE_SELF)
+        spent = int(usage.ru_utime + usage.ru_stime) + 1  # start-up (importing torch) is not counted
+        cpu = spent + int(config["cpu_seconds"])
+        _set_limit(resource.RLIMIT_CPU, (cpu, cpu + 5))  # SIGXCPU at the soft limit, SIGKILL at the hard
+    if config.get("file_size"):
+        _set_limit(resource.RLIMIT_FSIZE, int(config["file_size"]))
+
+
+def _wrap_exit():
+    """Leave a note in the output when the code calls ``os._exit`` (the judge reports it)."""
+    real_exit = os._exit
+    write = os.write
+
+    def _exit(status):
+        try:
+            frame = sys._getframe(1)
+            where = f" at {frame.f_code.co_filename}:{frame.f_lineno}"
+        except ValueError:
+            where = ""
+        try:
+            write(2, f"\n[gradekit] the code called os._exit({status!r}){where}\n".encode())
+        except OSError:
+            pass
+        real_exit(status)
+
+    os._exit = _exit
+    return real_exit
+
+
+def _child_plain(x, depth=0):
+    """``x`` rebuilt from exact plain types; ``SubmissionError(bad_output)`` for anything else."""
+    from grader.probes import plain
+
+    if depth > 100:
+        raise SubmissionError(kind="bad_output", detail="the result is nested too deeply")
+    if x is None or type(x) is bool:
+        return x
+    if isinstance(x, torch.Tensor):
+        t = plain(x)
+        if type(t) is not torch.Tensor:
+            raise SubmissionError(kind="bad_output", detail="a tensor could not be made a plain torch.Tensor")
+        return t
+    if isinstance(x, bool):  # pragma: no cover - bool cannot be subclassed
+        return bool(x)
+    if isinstance(x, int):
+        return int.__int__(x)
+    if isinstance(x, float):
+        return float.__float__(x)
+    if isinstance(x, str):
+        return str.__str__(x)
+    if isinstance(x, dict):
+        return {_child_plain(k, depth + 1): _child_plain(v, depth + 1) for k, v in dict.items(x)}
+    if isinstance(x, list):
+        return [_child_plain(v, depth + 1) for v in list.__iter__(x)]
+    if isinstance(x, tuple):
+        return tuple(_child_plain(v, depth + 1) for v in tuple.__iter__(x))
+    raise SubmissionError(kind="bad_output", detail=f"the result holds a {type(x).__module__}."
+                                                    f"{type(x).__qualname__}, which is not plain data",
+                          data={"type": f"{type(x).__module__}.{type(x).__qualname__}"})
+
+
+def _error_dict(err):
+    d = err.to_dict()
+    try:
+        return _child_plain(d)
+    except Exception:  # noqa: BLE001 - keep what is plain, describe the rest
+        return {k: (v if type(v) in (str, int) else repr(v)[:2000]) for k, v in d.items() if k != "data"}
+
+
+def _serialize(reply, save):
+    buf = io.BytesIO()
+    save(reply, buf)
+    return buf.getvalue()
+
+
+def main(argv=None):
+    """The child: set up, say ready, then answer requests until the judge closes the pipe."""
+    import faulthandler
+
+    argv = sys.argv[1:] if argv is None else argv
+    config = json.loads(argv[0])
+    req_fd, rep_fd = config["req_fd"], config["rep_fd"]
+    faulthandler.enable()
+    torch.set_num_threads(1)
+
+    from grader.submission.errors import from_exception
+    from grader.submission.runner import InProcessRunner
+
+    root = config["root"]
+    runner = InProcessRunner(root, banned=tuple(config["banned"]))
+    save, load = torch.save, torch.load  # as they are before any student code runs
+    _set_limits(config)
+    real_exit = _wrap_exit()
+    _write_all(rep_fd, _frame(_serialize({"ready": True, "pid": os.getpid()}, save)))
+
+    while True:
+        header = _read_exact(req_fd, _HEADER.size)
+        if header is None:
+            break
+        payload = _read_exact(req_fd, _HEADER.unpack(header)[0])
+        if payload is None:
+            break
+        probe, variant, args = load(io.BytesIO(payload), weights_only=False)  # the judge is trusted
+        try:
+            reply = {"result": _child_plain(runner.run(probe, variant, **args))}
+        except SubmissionError as err:
+            reply = {"error": _error_dict(err)}
+        except BaseException as exc:  # noqa: BLE001 - KeyboardInterrupt, a student's BaseException ...
+            reply = {"error": _error_dict(from_exception(exc, root))}
+        try:
+            findings = [_child_plain(f.to_dict()) for f in runner.banned_runtime()]
+        except BaseException:  # noqa: BLE001
+            findings = []
+        reply["findings"] = findings
+        try:
+            blob = _serialize(reply, save)
+        except BaseException as exc:  # noqa: BLE001 - a tensor torch.save cannot write
+            err = SubmissionError(kind="bad_output", detail=f"the result could not be sent back: "
+                                                            f"{type(exc).__name__}: {str(exc)[:500]}")
+            blob = _serialize({"error": _error_dict(err), "findings": findings}, save)
+        _write_all(rep_fd, _frame(blob))
+    sys.stdout.flush()
+    real_exit(0)
+
+
+def _frame(blob):
+    return _HEADER.pack(len(blob)) + blob
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,339 @@
+"""``WorkerRunner``: the same results as ``InProcessRunner``, and hostile submissions contained.
+
+The hostile submission is the reference with ``MultiHeadAttention.forward`` replaced by one whose
+behaviour depends on ``d_model`` (with ``num_heads=1``), so that one folder and one runner serve
+every hostile case; a case that kills the worker makes the next ``run`` start a fresh one.
+"""
+
+import os
+import shutil
+import signal
+import sys
+import time
+from pathlib import Path
+
+import pytest
+import torch
+
+from grader.submission.banned import Finding
+from grader.submission.errors import SubmissionError
+from grader.submission.runner import SOLUTION_ROOT, InProcessRunner
+from grader.submission.worker import WorkerRunner
+
+MODES = {2: "loop", 3: "exit", 4: "raise", 5: "print", 6: "subclass", 7: "poison", 9: "spawn",
+         10: "memory", 11: "banned", 12: "env"}
+D_OF = {mode: d for d, mode in MODES.items()}
+
+HOSTILE = '''
+
+# ---- hostile additions (tests/test_worker.py) ----
+import builtins as _builtins
+import os as _os
+import signal as _signal
+import subprocess as _sp
+import torch.nn.functional as _F
+
+_MARKERS = {markers!r}
+_MODES = {modes!r}
+
+
+class _Evil(torch.Tensor):
+    def __reduce_ex__(self, proto):
+        open(_os.path.join(_MARKERS, "subclass"), "w").close()
+        return torch.Tensor.__reduce_ex__(self.as_subclass(torch.Tensor), proto)
+
+
+_reference_forward = MultiHeadAttention.forward
+
+
+def _hostile_forward(self, query, key, value, mask=None):
+    mode = _MODES.get(self.w_q.in_features, "normal")
+    if mode == "loop":
+        _signal.signal(_signal.SIGTERM, _signal.SIG_IGN)
+        while True:
+            pass
+    if mode == "exit":
+        _os._exit(0)
+    if mode == "raise":
+        raise ValueError("hostile value error")
+    if mode == "print":
+        while True:
+            print("x" * 1000)
+    if mode == "subclass":
+        return _reference_forward(self, query, key, value, mask).as_subclass(_Evil)
+    if mode == "poison":
+        code = "open(" + repr(_os.path.join(_MARKERS, "poison")) + ", 'w').close()"
+        torch.Tensor.__reduce_ex__ = lambda t, proto: (_builtins.exec, (code,))
+    if mode == "spawn":
+        grouped = _sp.Popen(["sleep", "60"])
+        escaped = _sp.Popen(["sleep", "60"], start_new_session=True)
+        with open(_os.path.join(_MARKERS, "pids"), "w") as f:
+            f.write(f"{{grouped.pid}} {{escaped.pid}}")
+    if mode == "memory":
+        hoard = []
+        while True:
+            hoard.append(torch.empty(1 << 24, dtype=torch.float64))  # 128 MiB of address space each
+    if mode == "banned":
+        getattr(_F, "scaled_dot_" + "product_attention")(query, key, value)
+    if mode == "env":
+        raise RuntimeError(repr((sorted(_os.environ), _os.getcwd())))
+    return _reference_forward(self, query, key, value, mask)
+
+
+MultiHeadAttention.forward = _hostile_forward
+'''
+
+
+# -- helpers --------------------------------------------------------------------------------------
+def mha_args(d_model=8, num_heads=2, seed=0, mask=True):
+    torch.manual_seed(seed)
+    from solution.attention import MultiHeadAttention
+
+    ref = MultiHeadAttention(d_model, num_heads, dropout=0.0).double()
+    state = {n: p.detach().clone() for n, p in ref.named_parameters()}
+    q = torch.randn(2, 5, d_model, dtype=torch.float64)
+    kv = torch.randn(2, 4, d_model, dtype=torch.float64)
+    m = torch.tensor([[True, True, True, False], [True, True, False, False]]).view(2, 1, 1, 4)
+    return {"name": "MultiHeadAttention", "kwargs": {"d_model": d_model, "num_heads": num_heads, "dropout": 0.0},
+            "state": state, "inputs": [q, kv, kv] + ([m] if mask else [])}
+
+
+def hostile_args(mode):
+    return mha_args(d_model=D_OF[mode], num_heads=1, mask=False)
+
+
+def assert_same(a, b, path="result"):
+    assert type(a) is type(b), f"{path}: {type(a)} vs {type(b)}"
+    if isinstance(a, torch.Tensor):
+        assert type(a) is torch.Tensor
+        assert a.dtype == b.dtype and a.shape == b.shape and a.device == b.device, path
+        assert a.device.type == "meta" or torch.equal(a, b), path
+    elif isinstance(a, dict):
+        assert list(a) == list(b), path
+        for k in a:
+            assert_same(a[k], b[k], f"{path}[{k!r}]")
+    elif isinstance(a, (list, tuple)):
+        assert len(a) == len(b), path
+        for i, (x, y) in enumerate(zip(a, b)):
+            assert_same(x, y, f"{path}[{i}]")
+    else:
+        assert a == b, path
+
+
+def gone(pid):
+    """The process no longer runs (absent, or a zombie nobody has reaped yet)."""
+    try:
+        state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
+    except (FileNotFoundError, ProcessLookupError):
+        return True
+    return state in ("Z", "X")
+
+
+# -- fixtures -------------------------------------------------------------------------------------
+# Starting a worker costs a torch import (seconds): the runners of this module start theirs together,
+# in the background, as soon as the first test needs any of them; the tests that kill a worker
+# mostly have a runner of their own, so that they need not wait for a restart.
+@pytest.fixture(scope="module")
+def hostile_root(tmp_path_factory):
+    base = tmp_path_factory.mktemp("hostile")
+    root = base / "submission"
+    markers = base / "markers"
+    markers.mkdir()
+    shutil.copytree(SOLUTION_ROOT, root, ignore=shutil.ignore_patterns("__pycache__"))
+    source = (SOLUTION_ROOT / "attention.py").read_text() + HOSTILE.format(markers=str(markers), modes=MODES)
+    (root / "attention.py").write_text(source)
+    return root, markers
+
+
+@pytest.fixture(scope="module")
+def runners(hostile_root):
+    root, _ = hostile_root
+    os.environ["GRADEKIT_TEST_SECRET"] = "do-not-leak"
+    made = {
+        "reference": WorkerRunner(SOLUTION_ROOT, call_timeout=60),
+        "hostile": WorkerRunner(root, call_timeout=3, memory_mb=1500, output_cap=1 << 20),
+        "spawner": WorkerRunner(root, call_timeout=20),
+        "exiter": WorkerRunner(root, call_timeout=20),
+        "poisoner": WorkerRunner(root, call_timeout=20),
+    }
+    try:
+        for runner in made.values():
+            runner.prestart()
+    finally:
+        del os.environ["GRADEKIT_TEST_SECRET"]
+    yield made
+    for runner in made.values():
+        runner.close()
+
+
+@pytest.fixture(scope="module")
+def pair(runners):
+    local = InProcessRunner(SOLUTION_ROOT)
+    yield runners["reference"], local
+    local.close()
+
+
+@pytest.fixture(scope="module")
+def hostile(runners, hostile_root):
+    root, markers = hostile_root
+    return runners["hostile"], root, markers
+
+
+# -- same results as in-process ---------------------------------------------------------------------
+@pytest.mark.parametrize("variant", ["integrated", "isolated:mha"])
+def test_forward_matches_in_process(pair, variant):
+    worker, local = pair
+    args = mha_args()
+    assert_same(worker.run("forward", variant, **args), local.run("forward", variant, **args))
+
+
+def test_other_probes_match_in_process(pair):
+    worker, local = pair
+    tokens = torch.tensor([[5, 3, 0, 0], [7, 0, 0, 0]])
+    q, k, v = (torch.randn(2, 3, 4, 6, dtype=torch.float64) for _ in range(3))
+    mask = torch.rand(2, 3, 4, 4) > 0.3
+    mask[..., 0] = True
+    cases = [
+        ("call", {"name": "padding_mask", "args": [tokens, 0]}),
+        ("call", {"name": "count_parameters", "args": [11, 13, 8, 2, 16, 2]}),
+        ("sdpa", {"query": q, "key": k, "value": v, "mask": mask}),
+        ("params", {"name": "MultiHeadAttention", "kwargs": {"d_model": 8, "num_heads": 2}}),
+        ("construct", {"name": "MultiHeadAttention", "kwargs": {"d_model": 7, "num_heads": 2}}),
+    ]
+    for probe, args in cases:
+        assert_same(worker.run(probe, **args), local.run(probe, **args), probe)
+
+
+def test_errors_match_in_process(pair):
+    worker, local = pair
+    args = mha_args()
+    args["state"] = {k: v for k, v in args["state"].items() if k != "w_o.bias"}
+    errors = []
+    for runner in (worker, local):
+        with pytest.raises(SubmissionError) as info:
+            runner.run("forward", **args)
+        errors.append(info.value)
+    assert errors[0].kind == "contract"
+    assert_same(errors[0].to_dict(), errors[1].to_dict())
+
+
+def test_total_timeout_used_up_starts_nothing():
+    runner = WorkerRunner(SOLUTION_ROOT, total_timeout=0)
+    with pytest.raises(SubmissionError) as info:
+        runner.run("call", name="padding_mask", args=[torch.tensor([[1]]), 0])
+    assert info.value.kind == "timeout" and runner.starts == 0
+    runner.close()
+
+
+# -- hostile submissions (no crash first, then the ones that kill the worker) -----------------------
+def test_exception_points_at_the_line(hostile):
+    runner, root, _ = hostile
+    with pytest.raises(SubmissionError) as info:
+        runner.run("forward", **hostile_args("raise"))
+    err = info.value
+    line = (root / "attention.py").read_text().splitlines().index('        raise ValueError("hostile value error")') + 1
+    assert (err.kind, err.file, err.line) == ("exception", "attention.py", line)
+    assert "ValueError: hostile value error" in err.detail
+
+
+def test_minimal_environment_and_private_cwd(hostile):
+    runner, root, _ = hostile
+    with pytest.raises(SubmissionError) as info:
+        runner.run("forward", **hostile_args("env"))
+    names, cwd = eval(info.value.detail.split(": ", 1)[1])  # noqa: S307 - our own repr
+    assert "GRADEKIT_TEST_SECRET" not in names
+    assert {"PATH", "HOME", "PYTHONPATH", "OMP_NUM_THREADS", "PYTHONHASHSEED"} <= set(names)
+    assert not cwd.startswith(str(root)) and "gradekit-worker-" in cwd
+
+
+def test_tensor_subclass_comes_back_plain(hostile):
+    runner, _, markers = hostile
+    out = runner.run("forward", **hostile_args("subclass"))["out"]
+    assert type(out) is torch.Tensor
+    assert not (markers / "subclass").exists()
+
+
+def test_banned_call_seen_at_runtime(hostile):
+    runner, _, _ = hostile
+    runner.run("forward", **hostile_args("banned"))
+    found = runner.banned_runtime()
+    assert all(isinstance(f, Finding) for f in found)
+    assert any(f.name == "torch.nn.functional.scaled_dot_product_attention" and f.file == "attention.py"
+               for f in found), found
+
+
+def test_unbounded_memory_is_contained(hostile):
+    runner, _, _ = hostile
+    with pytest.raises(SubmissionError) as info:
+        runner.run("forward", **hostile_args("memory"))
+    assert info.value.kind in ("exception", "crashed"), info.value
+    assert runner.run("call", name="padding_mask", args=[torch.tensor([[1, 0]]), 0])["out"].tolist() \
+        == [[[[True, False]]]]
+
+
+def test_judge_never_imports_the_submission(hostile):
+    _, root, _ = hostile
+    assert not [name for name, m in list(sys.modules.items())
+                if str(root) in str(getattr(m, "__file__", "") or "")]
+
+
+def warm(runner):
+    """Make sure a worker is up, so that what a test times excludes starting one."""
+    assert runner.run("call", name="padding_mask", args=[torch.tensor([[1, 0]]), 0])["modified"] == []
+
+
+def test_endless_loop_times_out_and_next_run_works(hostile):
+    runner, _, _ = hostile
+    warm(runner)
+    starts = runner.starts
+    t0 = time.monotonic()
+    with pytest.raises(SubmissionError) as info:
+        runner.run("forward", **hostile_args("loop"))
+    assert info.value.kind == "timeout" and "did not finish within 3 s" in info.value.detail
+    assert time.monotonic() - t0 < 3 + 1.5
+    result = runner.run("call", name="padding_mask", args=[torch.tensor([[4, 0]]), 0])
+    assert result["out"].tolist() == [[[[True, False]]]] and runner.starts == starts + 1
+
+
+def test_os_exit_is_a_crash(runners):
+    runner = runners["exiter"]
+    with pytest.raises(SubmissionError) as info:
+        runner.run("forward", **hostile_args("exit"))
+    assert info.value.kind == "crashed"
+    assert "exited with code 0" in info.value.detail and "os._exit" in info.value.detail
+
+
+def test_endless_printing_hits_the_output_cap(hostile):
+    runner, _, _ = hostile
+    warm(runner)
+    t0 = time.monotonic()
+    with pytest.raises(SubmissionError) as info:
+        runner.run("forward", **hostile_args("print"))
+    assert info.value.kind == "crashed" and "exceeded the cap" in info.value.detail
+    assert time.monotonic() - t0 < 3
+
+
+def test_reply_that_would_run_code_is_rejected(runners, hostile_root):
+    _, markers = hostile_root
+    runner = runners["poisoner"]
+    with pytest.raises(SubmissionError) as info:
+        runner.run("forward", **hostile_args("poison"))
+    assert info.value.kind == "crashed" and "not plain data" in info.value.detail
+    assert not (markers / "poison").exists()
+
+
+@pytest.mark.skipif(not Path("/proc").is_dir(), reason="reads /proc to see which processes live")
+def test_children_die_with_close(runners, hostile_root):
+    _, markers = hostile_root
+    runner = runners["spawner"]
+    runner.run("forward", **hostile_args("spawn"))
+    pids = [int(p) for p in (markers / "pids").read_text().split()]
+    assert not any(gone(p) for p in pids)
+    runner.close()
+    deadline = time.monotonic() + 5
+    while not all(gone(p) for p in pids) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    survivors = [p for p in pids if not gone(p)]
+    for p in survivors:
+        os.kill(p, signal.SIGKILL)
+    assert not survivors
