@@ -136,7 +136,7 @@ def grade(*, path, sub, ref, tasks=None, profile="full", seed=None, devices=None
         submission=str(path), score=round(total, 4), max_score=round(max_total, 4), seed=seed, profile=profile,
         duration_s=round(time.perf_counter() - started, 3), tasks=task_results,
         banned_api=[f.to_dict() for f in findings], load_errors=load_errors or {},
-        environment=environment(devices), isolated=isolated,
+        environment=environment(devices), isolated=isolated, allow_banned=allow_banned,
         hidden_checks=config.hidden_count(specs) if config is not None else 0,
     )
 

@@ -153,6 +153,12 @@ def _modified(inputs, before):
 
 # -- probes ------------------------------------------------------------------------------------------
 @probe
+def load_report(ns):
+    """Import every contract file; report those that fail, as ``{file: SubmissionError dict}``."""
+    return {file: err.to_dict() for file, err in ns.load_errors().items()}
+
+
+@probe
 def params(ns, *, name, kwargs, dtype="float64"):
     """The parameters and buffers a freshly built module has, with their initial values."""
     torch.manual_seed(0)

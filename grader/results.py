@@ -111,6 +111,8 @@ class GradeResult:
     """Whether student code ran in a worker process."""
     hidden_checks: int = 0
     """How many checks were hidden from this run by the course configuration."""
+    allow_banned: bool = False
+    """Whether banned APIs were allowed in this run (findings are listed, no points withheld)."""
     figures: dict = field(default_factory=dict)
     """Plain data for the report's pictures (attention maps, positional table), from ``views.figures``."""
 
@@ -119,4 +121,5 @@ class GradeResult:
 
     @property
     def passed(self):
-        return all(c.status == "passed" for t in self.tasks for c in t.checks)
+        """Every check passed and no points were withheld (a banned API withholds them)."""
+        return all(c.status == "passed" for t in self.tasks for c in t.checks) and self.score >= self.max_score

@@ -18,12 +18,12 @@ def summary(result, *, lang="en", verbose=False, color=False):
                                               detail=f"{err['detail']} ({err['file']}:{err['line']})"))
     width = max((len(t.id) for t in result.tasks), default=4)
     for task in result.tasks:
-        ok = all(c.status == "passed" for c in task.checks)
+        ok = all(c.status == "passed" for c in task.checks) and task.score >= task.max_score
         mark = paint("✓", "32") if ok else paint("✗", "31")
         note = ""
         if task.not_implemented:
             note = " — " + text("ui.not_implemented", lang)
-        elif task.banned:
+        elif task.banned and not result.allow_banned:
             note = " — " + text("ui.banned_cost", lang)
         elif task.blocked_by:
             note = " — " + text("ui.blocked_by", lang, tasks=", ".join(task.blocked_by))
@@ -49,8 +49,11 @@ def summary(result, *, lang="en", verbose=False, color=False):
     lines.append(f"{text('ui.score', lang)}: {result.score:g} / {result.max_score:g}   "
                  f"({text('ui.profile', lang)} {result.profile}, {text('ui.seed', lang)} {seed}, "
                  f"{text('ui.duration', lang)} {result.duration_s:.1f}s)")
+    withheld = [t.id for t in result.tasks if t.banned and not result.allow_banned]
     if failed:
         lines.append(text("ui.some_failed", lang, failed=failed, total=total))
+    elif withheld:
+        lines.append(text("ui.banned_withheld", lang, tasks=", ".join(withheld)))
     elif result.hidden_checks:
         lines.append(text("ui.public_passed", lang, hidden=result.hidden_checks))
     else:

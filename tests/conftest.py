@@ -1,0 +1,48 @@
+"""Shared fixtures: submissions made from the reference with edits, and fast single-threaded torch."""
+
+import shutil
+from pathlib import Path
+
+import pytest
+import torch
+
+from grader.submission.runner import SOLUTION_ROOT
+from grader.tasks import CONTRACT_FILES
+
+ROOT = Path(__file__).resolve().parent.parent
+SUBMISSIONS = Path(__file__).resolve().parent / "submissions"
+
+
+@pytest.fixture(autouse=True, scope="session")
+def _one_thread():
+    # Tiny tensors: a second thread only adds synchronisation cost (and 10x slowdowns under load).
+    threads = torch.get_num_threads()
+    torch.set_num_threads(1)
+    yield
+    torch.set_num_threads(threads)
+
+
+def edited_copy(dest, edits=None, *, files=None):
+    """A copy of the reference in ``dest`` with ``edits`` ({file: (find, replace) or text}) applied."""
+    dest = Path(dest)
+    dest.mkdir(parents=True, exist_ok=True)
+    for file in files or CONTRACT_FILES:
+        shutil.copy(SOLUTION_ROOT / file, dest / file)
+    for file, edit in (edits or {}).items():
+        if isinstance(edit, str):
+            (dest / file).write_text(edit)
+            continue
+        text = (dest / file).read_text()
+        for find, replace in edit if isinstance(edit[0], tuple) else [edit]:
+            assert text.count(find) == 1, f"{find!r} not found exactly once in {file}"
+            text = text.replace(find, replace)
+        (dest / file).write_text(text)
+    return dest
+
+
+@pytest.fixture
+def make_submission(tmp_path):
+    """``make_submission(edits, name="sub")`` -> a folder: the reference with edits applied."""
+    def make(edits=None, name="sub", files=None):
+        return edited_copy(tmp_path / name, edits, files=files)
+    return make

@@ -1,0 +1,18 @@
+"""Construct a layernorm module (See citation for details)."""
+
+import torch
+from torch import nn
+
+
+class LayerNorm(nn.Module):
+    def __init__(self, d_model, eps=1e-5):
+        super().__init__()
+        self.weight = nn.Parameter(torch.ones(d_model))
+        self.bias = nn.Parameter(torch.zeros(d_model))
+        self.eps = eps
+
+    def forward(self, x):
+        mean = x.mean(-1, keepdim=True)
+        centered = x - mean
+        std = (centered * centered).mean(-1, keepdim=True).add(self.eps).sqrt()
+        return self.weight * centered / std + self.bias

@@ -1,0 +1,27 @@
+import math
+
+import torch
+from torch import nn
+
+
+class TokenEmbedding(nn.Module):
+    def __init__(self, vocab_size, d_model):
+        super().__init__()
+        self.embed = nn.Embedding(vocab_size, d_model)
+
+    def forward(self, tokens):
+        return self.embed(tokens) * math.sqrt(self.embed.embedding_dim)
+
+
+class PositionalEncoding(nn.Module):
+    def __init__(self, d_model, max_len=5000, dropout=0.1):
+        super().__init__()
+        self.dropout = nn.Dropout(dropout)
+        ang = torch.outer(torch.arange(max_len, dtype=torch.float64),
+                          10000.0 ** (-torch.arange(0, d_model, 2, dtype=torch.float64) / d_model))
+        pe = torch.empty(max_len, d_model, dtype=torch.float64)
+        pe[:, ::2], pe[:, 1::2] = ang.sin(), ang.cos()
+        self.register_buffer("pe", pe[None].to(torch.get_default_dtype()))
+
+    def forward(self, x):
+        return self.dropout(x + self.pe[:, :x.size(1)])

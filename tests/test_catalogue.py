@@ -1,0 +1,58 @@
+"""Mutation testing of the grader: every catalogued bug loses points in its own task and is diagnosed as itself.
+
+Each bug is applied to the reference and graded on its own task's checks
+(quick profile), stopping at the first failing check, whose first diagnosis
+must be the bug itself.
+"""
+
+import pytest
+
+from grader.bugs.catalogue import BUGS, EQUIVALENT, apply, write_mutant
+from grader.bugs.diagnose import make_diagnoser
+from grader.engine import run_one, select_checks
+from grader.messages import CATALOGUES
+from grader.submission.runner import SOLUTION_ROOT, InProcessRunner, reference_namespace
+
+
+@pytest.fixture(scope="module")
+def reference():
+    ns = reference_namespace()
+    runner = InProcessRunner(ns.root, banned=(), namespace=ns, reference=ns)
+    diagnoser = make_diagnoser(ref=runner)
+    yield ns, runner, diagnoser
+    diagnoser.close()
+    runner.close()
+
+
+def test_catalogue_is_large_and_well_formed():
+    assert len(BUGS) >= 40
+    assert len({b.id for b in BUGS}) == len(BUGS)
+    for bug in BUGS:
+        source = (SOLUTION_ROOT / bug.file).read_text()
+        mutated = apply(bug, source)
+        assert mutated != source
+        compile(mutated, bug.file, "exec")
+    assert not set(EQUIVALENT) & {b.id for b in BUGS}
+
+
+@pytest.mark.parametrize("lang", ["en", "zh"])
+def test_every_bug_is_explained_with_a_hint(lang):
+    for bug in BUGS:
+        assert CATALOGUES[lang].get(f"bug.{bug.id}"), bug.id
+        assert CATALOGUES[lang].get(f"bughint.{bug.id}"), bug.id
+
+
+@pytest.mark.parametrize("bug", BUGS, ids=[b.id for b in BUGS])
+def test_bug_loses_points_in_its_task_and_is_diagnosed_first(bug, reference, tmp_path):
+    ns, ref, diagnoser = reference
+    sub = InProcessRunner(write_mutant(bug, tmp_path / "sub"), banned=(), reference=ns)
+    try:
+        for spec in select_checks(tasks=[bug.task], profile="quick"):
+            result = run_one(spec, sub=sub, ref=ref, profile="quick", seed=None, devices=["cpu"])
+            if result.status != "passed":
+                diagnoses = diagnoser(spec, result._calls, {bug.task})
+                assert diagnoses and diagnoses[0].id == bug.id, (spec.id, [d.id for d in diagnoses])
+                return
+        pytest.fail(f"no check of task {bug.task} fails with {bug.id}: the grader cannot see this bug")
+    finally:
+        sub.close()
