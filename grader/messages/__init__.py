@@ -5,12 +5,25 @@ Check code raises ``Fail("fail.mismatch", what=..., ...)``; views call
 failing, so a view never crashes on a message.
 """
 
+import importlib
+import importlib.util
 import string
 
-from grader.messages import bugs_en, bugs_zh, en, zh
+LANGS = ("en", "zh")
+# The core messages (en.py, zh.py) plus one pair of modules per feature: <part>_en.py, <part>_zh.py.
+PARTS = ("bugs", "practice", "batch")
 
-CATALOGUES = {"en": {**en.MESSAGES, **bugs_en.MESSAGES}, "zh": {**zh.MESSAGES, **bugs_zh.MESSAGES}}
-LANGS = tuple(CATALOGUES)
+
+def _catalogue(lang):
+    messages = dict(importlib.import_module(f"grader.messages.{lang}").MESSAGES)
+    for part in PARTS:
+        name = f"grader.messages.{part}_{lang}"
+        if importlib.util.find_spec(name) is not None:
+            messages.update(importlib.import_module(name).MESSAGES)
+    return messages
+
+
+CATALOGUES = {lang: _catalogue(lang) for lang in LANGS}
 
 
 class _Params(dict):
