@@ -151,6 +151,18 @@ def _modified(inputs, before):
             if b is not None and not torch.equal(x, b)]
 
 
+def warm_up():
+    """Pay torch's one-off lazy imports (the meta-device kernels pull in torch._dynamo: seconds) up front.
+
+    A worker calls this before it reports ready, so the first meta-device
+    check of a submission is not charged for torch's own start-up.
+    """
+    x = torch.zeros(1, 2, 2, device="meta")
+    keep = torch.ones(2, 2, dtype=torch.bool, device="meta")
+    (x @ x.transpose(-2, -1)).masked_fill(~keep, float("-inf")).softmax(-1)
+    torch.nn.functional.dropout(x, 0.1, training=True)
+
+
 # -- probes ------------------------------------------------------------------------------------------
 @probe
 def load_report(ns):

@@ -140,11 +140,17 @@ class Namespace:
 
     def _exec(self, module, stem, path):
         module.__dict__["__builtins__"] = self._builtins
-        source = self.patches.get(stem + ".py")
-        if source is None:
-            source = path.read_text(encoding="utf-8")
-        code = compile(source, str(path), "exec", dont_inherit=True)
-        exec(code, module.__dict__)  # noqa: S102 - running the student's code is the point
+        fallback = self.fallback.get(stem + ".py")
+        try:
+            source = self.patches.get(stem + ".py")
+            if source is None:
+                source = path.read_text(encoding="utf-8")
+            code = compile(source, str(path), "exec", dont_inherit=True)
+            exec(code, module.__dict__)  # noqa: S102 - running the student's code is the point
+        except BaseException:  # noqa: BLE001 - with a fallback, a broken file is replaced, whatever it raised
+            if fallback is None:
+                raise
+            module.__dict__.update({k: v for k, v in vars(fallback).items() if not k.startswith("__")})
         for name, obj in self.overrides.items():
             if NAME_TO_FILE.get(name) == stem + ".py":
                 setattr(module, name, obj)
@@ -161,7 +167,7 @@ class _Finder(importlib.abc.MetaPathFinder):
         rest = fullname[len(prefix):]
         stem = rest.replace(".", "/")
         file = self.ns.root / f"{stem}.py"
-        if file.is_file() or f"{rest}.py" in self.ns.patches:
+        if file.is_file() or f"{rest}.py" in self.ns.patches or f"{rest}.py" in self.ns.fallback:
             return importlib.util.spec_from_file_location(fullname, file, loader=_Loader(self.ns, rest, file))
         init = self.ns.root / stem / "__init__.py"
         if init.is_file():
