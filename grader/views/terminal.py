@@ -38,6 +38,8 @@ def summary(result, *, lang="en", verbose=False, color=False):
                 lines.append(f"            {render(c.message, lang)}")
                 for d in c.diagnoses[:2]:
                     lines.append(f"            {text('ui.diagnosis', lang)}: {text('bug.' + d.id, lang, **d.params)}")
+                if c.diagnoses and c.diagnoses[0].kind == "bug":
+                    lines.append(f"            {text('ui.hint', lang)}: {text('bughint.' + c.diagnoses[0].id, lang)}")
                 if c.reproduce:
                     lines.append(f"            {text('ui.reproduce', lang)}: {c.reproduce}")
         for f in task.banned:
