@@ -11,9 +11,9 @@ import torch
 import grader
 from grader.checks import load_checks
 from grader.checks.base import Abort, CheckContext, Fail
-from grader.results import CheckResult, Diagnosis, GradeResult, Message, TaskResult
+from grader.results import CheckResult, GradeResult, Message, TaskResult
 from grader.submission.errors import SubmissionError
-from grader.tasks import TASK_IDS, TASKS, all_deps
+from grader.tasks import TASKS, all_deps
 
 
 def available_devices(requested=None):
@@ -89,7 +89,6 @@ def _failed(result, fail):
     result.message = Message(fail.key, dict(fail.params))
     result.example = fail.example
     result.artifacts = fail.artifacts
-    result._fail = fail
 
 
 def _errored(result, err):
@@ -130,7 +129,6 @@ def grade(*, path, sub, ref, tasks=None, profile="full", seed=None, devices=None
     total = sum(t.score for t in task_results)
     max_total = sum(t.max_score for t in task_results)
     for r in results:
-        r.__dict__.pop("_fail", None)
         r.__dict__.pop("_calls", None)
     return GradeResult(
         submission=str(path), score=round(total, 4), max_score=round(max_total, 4), seed=seed, profile=profile,
@@ -168,5 +166,3 @@ def assemble_tasks(results, findings, allow_banned):
             t.blocked_by = [d for d in all_deps(t.id) if status.get(d) is False]
     return tasks
 
-
-__all__ = ["grade", "select_checks", "run_one", "available_devices", "TASK_IDS", "Diagnosis"]

@@ -69,7 +69,6 @@ class Fail(Exception):
         self.params = params
         self.example = dict(example or {})
         self.artifacts = dict(artifacts or {})
-        self.outputs = None  # the submission's outputs, for diagnosis (set by checks that have them)
 
 
 # Failures that no other example would change: stop at once instead of shrinking.

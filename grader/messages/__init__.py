@@ -41,7 +41,7 @@ def _fmt(value):
 
 def text(key, lang="en", **params):
     """The sentence for ``key`` in ``lang`` (English when the language lacks it), filled in."""
-    catalogue = CATALOGUES.get(lang, en.MESSAGES)
+    catalogue = CATALOGUES.get(lang, CATALOGUES["en"])
     template = catalogue.get(key) or CATALOGUES["en"].get(key) or key
     return string.Formatter().vformat(template, (), _Params({k: _fmt(v) for k, v in params.items()}))
 
