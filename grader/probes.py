@@ -332,6 +332,9 @@ class ScriptedModel(torch.nn.Module):
         self.candidates = [v for v in range(vocab) if v not in self.specials]
         self.bad = []  # which masks were wrong: "target" and/or "source"
         self.anchor = torch.nn.Parameter(torch.zeros(1))
+        # A decoder may also call the submodules the contract names instead of encode/decode.
+        self.encoder = _Bound(self.encode)
+        self.decoder = _Bound(self.decode)
 
     def _token(self, b, t):
         if self.bad:
@@ -386,6 +389,17 @@ class ScriptedModel(torch.nn.Module):
 
     def forward(self, src, tgt, src_mask=None, tgt_mask=None):
         return self.output_proj(self.decode(tgt, self.encode(src, src_mask), tgt_mask, src_mask))
+
+
+class _Bound(torch.nn.Module):
+    """A submodule that forwards to a method of its owner (``model.encoder(...)`` = ``model.encode(...)``)."""
+
+    def __init__(self, fn):
+        super().__init__()
+        self.__dict__["fn"] = fn  # not a submodule: no cycle in the module tree
+
+    def forward(self, *args, **kwargs):
+        return self.fn(*args, **kwargs)
 
 
 @probe
