@@ -1,0 +1,122 @@
+"""``gradekit practice`` and ``gradekit quiz``: parse, call ``session``/``quiz``, print with ``render``."""
+
+import sys
+
+from grader.messages import text
+from grader.practice import drills, render, session
+from grader.tasks import TASK_IDS
+
+HELP_LANG = "language of the texts: en or zh (default: the drill's, else en)"
+HELP_DIR = "the workspace folder (new drill: default ./practice-<drill>-<time>; otherwise: the current folder)"
+
+
+def _lang(args, state=None):
+    return args.lang or (state.lang if state is not None else None) or "en"
+
+
+def _error(exc, lang):
+    print("gradekit: " + text("practice.error", lang) + ": " + text(exc.key, lang, **exc.params), file=sys.stderr)
+    return 2
+
+
+def cmd_practice(args):
+    actions = [a for a in ("check", "hint", "history") if getattr(args, a) not in (None, False)]
+    lang = _lang(args)
+    try:
+        if len(actions) > 1 or (actions and (args.drill or args.random)) or (args.drill and args.random):
+            raise session.PracticeError("practice.error.one_action")
+        if args.check:
+            state = session.open_workspace(args.dir)[1]
+            lang = _lang(args, state)
+            progress = None
+            if sys.stderr.isatty():
+                from grader.cli import _progress
+                progress = _progress(sys.stderr)
+            out = session.check(path=args.dir, profile=args.profile, progress=progress)
+            print(render.checked(out, lang, color=sys.stdout.isatty()))
+            return 0 if out.result.passed else 1
+        if args.hint is not None:
+            state = session.open_workspace(args.dir)[1]
+            lang = _lang(args, state)
+            out = session.hint(path=args.dir, task=args.hint or None)
+            print(render.hint(out, lang))
+            return 0
+        if args.history:
+            attempts, bests = session.history()
+            print(render.history_view(attempts, bests, lang))
+            return 0
+        if args.drill or args.random:
+            drill = args.drill or session.pick_random(args.seed).id
+            out = session.start(drill=drill, minutes=args.minutes, dest=args.dir, no_hints=args.no_hints, lang=lang)
+            print(render.started(out, lang))
+            return 0
+        print(render.drill_list(lang))
+        return 0
+    except session.PracticeError as exc:
+        return _error(exc, lang)
+
+
+def _practice_parser(sub):
+    p = sub.add_parser("practice", help="interview drills against the clock (list them with no arguments)",
+                       description="Write one module against the clock in a fresh workspace where only the drilled "
+                                   "names are stubs; check it, ask for hints, see your history.")
+    p.add_argument("drill", nargs="?", default=None,
+                   help="the drill to start: a task id or an interview set ("
+                        + ", ".join(d.id for d in drills.SET_DRILLS) + ")")
+    p.add_argument("--minutes", type=float, default=None, help="time limit (default: the drill's typical time)")
+    p.add_argument("--dir", default=None, help=HELP_DIR)
+    p.add_argument("--no-hints", action="store_true",
+                   help="withhold diagnoses and hints until the time is up, as in an interview")
+    p.add_argument("--random", action="store_true", help="start a random drill")
+    p.add_argument("--seed", type=int, default=None, help="with --random: make the choice repeatable")
+    p.add_argument("--check", action="store_true", help="grade the drill in the workspace and record the attempt")
+    p.add_argument("--hint", nargs="?", const="", default=None, metavar="TASK", choices=("",) + TASK_IDS,
+                   help="show the next hint level (for TASK, in a set of several tasks)")
+    p.add_argument("--history", action="store_true", help="your attempts, a chart of the times and your bests")
+    p.add_argument("--profile", choices=("quick", "full"), default="quick",
+                   help="with --check: quick (fewer examples, the default while practising) or full")
+    p.add_argument("--lang", choices=("en", "zh"), default=None, help=HELP_LANG)
+    p.set_defaults(func=cmd_practice)
+    return p
+
+
+def cmd_quiz(args):
+    from grader.practice import quiz
+    lang = args.lang or "en"
+    try:
+        seed, questions = quiz.draw(n=args.n, seed=args.seed, topics=args.topic)
+    except ValueError as exc:
+        print(f"gradekit: {exc}", file=sys.stderr)
+        return 2
+    if args.answers is not None:
+        answers = iter(a.strip() for a in args.answers.split(","))
+        interactive = False
+    else:
+        answers = None
+        interactive = sys.stdin.isatty()
+    replay = f"gradekit quiz --n {args.n} --seed {seed}" + "".join(f" --topic {t}" for t in args.topic or ())
+    right = quiz.run(questions, lang=lang, answers=answers, stdin=sys.stdin, out=sys.stdout, interactive=interactive,
+                     replay=replay, cols=render.terminal_columns())
+    return 0 if right == len(questions) else 1
+
+
+def _quiz_parser(sub):
+    from grader.practice.quiz import TOPICS
+    p = sub.add_parser("quiz", help="the conceptual questions interviewers ask, auto-marked with explanations",
+                       description="Answer with the option letter (a, b, c, d) or a number. Reads the answers from "
+                                   "standard input, one per line, or from --answers.")
+    p.add_argument("--n", type=int, default=10, help="how many questions (default 10; 0 for all)")
+    p.add_argument("--seed", type=int, default=None, help="the same questions in the same order (default: random)")
+    p.add_argument("--topic", action="append", choices=TOPICS, default=None,
+                   help="only questions on this topic (repeat for several)")
+    p.add_argument("--answers", default=None, metavar="A,B,...",
+                   help='answers in order, comma-separated ("b,64,a"): no prompts')
+    p.add_argument("--lang", choices=("en", "zh"), default=None, help="language of the questions (default en)")
+    p.set_defaults(func=cmd_quiz)
+    return p
+
+
+def register(subparsers):
+    """Add ``practice`` and ``quiz`` to ``gradekit``'s sub-commands."""
+    _practice_parser(subparsers)
+    _quiz_parser(subparsers)

@@ -1,0 +1,204 @@
+"""Text views of the practice data: the drill list, a started drill, a check, a hint, the history and its chart."""
+
+import re
+import shutil
+import time
+import unicodedata
+
+from grader.messages import text
+from grader.practice import drills
+from grader.practice.session import HINT_LEVELS
+from grader.views import terminal
+
+BAR_WIDTH = 24
+"""Columns of a bar that fills exactly the time limit; overtime continues in a lighter shade."""
+_EIGHTHS = " ▏▎▍▌▋▊▉"
+_NO_LINE_START = "，。；：）、！？"
+_CJK = "\u2e80-\u9fff\u3000-\u303f\uff00-\uffef"
+_TOKENS = re.compile(f"[{_CJK}]|[^\\s{_CJK}]+|\\s+")
+
+
+def width(s):
+    """Terminal columns of ``s`` (CJK characters take two)."""
+    return sum(2 if unicodedata.east_asian_width(ch) in "WF" else 1 for ch in s)
+
+
+def wrap(s, cols=96, indent="    ", first=None):
+    """``s`` folded to ``cols`` terminal columns, lines after the first prefixed by ``indent`` (the first by
+    ``first``, default ``indent``); CJK characters count two columns and may break anywhere."""
+    lines, line = [], ""
+    for token in _TOKENS.findall(s):
+        if token.isspace():
+            token = " "
+        prefix = indent if lines else (indent if first is None else first)
+        if line and width(prefix + line + token) > cols and not token.isspace() and token not in _NO_LINE_START:
+            lines.append(line.rstrip())
+            line = ""
+        if not (token.isspace() and not line):
+            line += token
+    if line.strip():
+        lines.append(line.rstrip())
+    return "\n".join((indent if i else (indent if first is None else first)) + ln for i, ln in enumerate(lines))
+
+
+def terminal_columns():
+    """The terminal's width, at most 100 columns (100 when it is not a terminal)."""
+    return min(100, shutil.get_terminal_size((100, 24)).columns)
+
+
+def pad(s, cols):
+    return s + " " * max(0, cols - width(s))
+
+
+def table(rows, indent="  "):
+    """Left-aligned columns, two spaces apart."""
+    cols = [max(width(r[i]) for r in rows) for i in range(len(rows[0]))]
+    return [indent + "  ".join(pad(cell, cols[i]) for i, cell in enumerate(r)).rstrip() for r in rows]
+
+
+def clock(seconds):
+    """``mm:ss`` (``h:mm:ss`` past an hour); negative values get a minus sign."""
+    sign, s = ("-" if seconds < 0 else ""), int(round(abs(seconds)))
+    h, rest = divmod(s, 3600)
+    return f"{sign}{h}:{rest // 60:02d}:{rest % 60:02d}" if h else f"{sign}{rest // 60:02d}:{rest % 60:02d}"
+
+
+def when(epoch):
+    return time.strftime("%Y-%m-%d %H:%M", time.localtime(epoch))
+
+
+def title(drill_id, lang):
+    return text(f"practice.title.{drill_id}", lang)
+
+
+def drill_list(lang):
+    lines = [text("practice.list.header", lang), ""]
+    head = [text("practice.col.drill", lang), text("practice.col.what", lang), text("practice.col.level", lang),
+            text("practice.col.time", lang)]
+    for heading, group in (("practice.list.tasks", drills.TASK_DRILLS), ("practice.list.sets", drills.SET_DRILLS)):
+        lines.append(text(heading, lang))
+        rows = [head]
+        for d in group:
+            rows.append([d.id, title(d.id, lang), text(f"practice.level.{d.level}", lang),
+                         text("practice.minutes", lang, minutes=d.minutes)])
+        first = max(width(r[0]) for r in rows)
+        for row, line in zip(rows, table(rows)):
+            lines.append(line)
+            d = drills.DRILL_BY_ID.get(row[0])
+            if d is not None and d.is_set:
+                lines.append("  " + " " * first + "  = " + " + ".join(d.tasks))
+        lines.append("")
+    lines.append(text("practice.list.usage", lang))
+    return "\n".join(lines)
+
+
+def started(s, lang):
+    d, st = s.drill, s.state
+    lines = [text("practice.start.header", lang, drill=d.id, title=title(d.id, lang),
+                  level=text(f"practice.level.{d.level}", lang), minutes=d.minutes),
+             text("practice.start.workspace", lang, path=str(s.root)),
+             wrap(text("practice.start.files", lang, names=", ".join(t.name for t in s.texts),
+                       files=", ".join(s.files)), terminal_columns(), indent="  ", first=""),
+             ""]
+    for t in s.texts:
+        lines.append(f"── {t.signature}   [{t.file}]")
+        lines += ["    " + line if line else "" for line in t.doc.splitlines()]
+        lines.append("")
+    ends = time.strftime("%H:%M", time.localtime(st.started + st.limit_s))
+    lines.append(text("practice.start.clock", lang, limit=clock(st.limit_s), ends=ends))
+    if st.no_hints:
+        lines.append(text("practice.start.no_hints", lang))
+    lines.append(wrap(text("practice.start.next", lang, path=str(s.root)), terminal_columns(), indent="  ", first=""))
+    return "\n".join(lines)
+
+
+def _time_line(elapsed, limit_s, lang):
+    if elapsed <= limit_s:
+        return text("practice.time.within", lang, used=clock(elapsed), limit=clock(limit_s),
+                    left=clock(limit_s - elapsed))
+    return text("practice.time.over", lang, used=clock(elapsed), limit=clock(limit_s), over=clock(elapsed - limit_s))
+
+
+def checked(c, lang, color=False):
+    lines = [text("practice.check.header", lang, drill=c.state.drill, title=title(c.state.drill, lang)), ""]
+    lines.append(terminal.summary(c.result, lang=lang, color=color))
+    lines.append("")
+    lines.append(_time_line(c.elapsed, c.state.limit_s, lang))
+    if c.withheld:
+        lines.append(text("practice.check.withheld", lang, left=clock(c.state.limit_s - c.elapsed)))
+    if c.already_passed:
+        lines.append(text("practice.check.already_passed", lang, used=clock(c.elapsed)))
+    elif c.result.passed:
+        lines.append(text("practice.check.passed", lang, used=clock(c.elapsed), hints=c.state.hints_used))
+        if c.new_best and c.previous_best is not None:
+            lines.append(text("practice.check.new_best", lang, previous=clock(c.previous_best)))
+        elif c.new_best:
+            lines.append(text("practice.check.first_best", lang))
+    else:
+        lines.append(text("practice.check.failed", lang))
+        if not c.state.no_hints or c.time_up:
+            lines.append(text("practice.check.hint_tip", lang))
+    return "\n".join(lines)
+
+
+def hint(h, lang, now=None):
+    if h.exhausted:
+        lines = [text("practice.hint.exhausted", lang, task=h.task)]
+    else:
+        lines = [text("practice.hint.header", lang, task=h.task, level=h.level, levels=HINT_LEVELS,
+                      title=title(h.task, lang)),
+                 "", wrap(text(h.key, lang), terminal_columns()), ""]
+    if h.others:
+        lines.append(text("practice.hint.others", lang, tasks=", ".join(h.others)))
+    elapsed = (time.time() if now is None else now) - h.state.started
+    lines.append(_time_line(elapsed, h.state.limit_s, lang))
+    return "\n".join(lines)
+
+
+def bar(seconds, limit_s):
+    """A horizontal bar: ``BAR_WIDTH`` columns equal the limit; overtime is drawn in ``░``."""
+    cols = seconds / limit_s * BAR_WIDTH if limit_s > 0 else 0
+    cols = min(cols, BAR_WIDTH * 2.5)
+    inside = min(cols, BAR_WIDTH)
+    full, frac = int(inside), inside - int(inside)
+    s = "█" * full
+    if full < BAR_WIDTH and frac >= 1 / 8:
+        s += _EIGHTHS[int(frac * 8)]
+    if cols > BAR_WIDTH:
+        s += "░" * max(1, int(round(cols - BAR_WIDTH)))
+    return s or "▏"
+
+
+def history_view(attempts, bests, lang, last=20):
+    if not attempts:
+        return text("practice.history.empty", lang)
+    lines = [text("practice.history.header", lang, n=len(attempts)), ""]
+    rows = [[text("practice.col.when", lang), text("practice.col.drill", lang), text("practice.col.result", lang),
+             text("practice.col.used", lang), text("practice.col.score", lang), text("practice.col.hints", lang),
+             text("practice.col.checks", lang)]]
+    for a in attempts[-last:]:
+        result = text("practice.result.passed" if a.passed else "practice.result.failed", lang)
+        if a.passed and not a.in_time:
+            result += " " + text("practice.result.late", lang)
+        rows.append([when(a.started), a.drill, result, f"{clock(a.seconds)} / {clock(a.limit_s)}",
+                     f"{a.score:g}/{a.max_score:g}", str(a.hints) + (" ⊘" if a.no_hints else ""), str(a.checks)])
+    lines += table(rows)
+    lines += ["", text("practice.history.chart", lang, width=BAR_WIDTH)]
+    by_drill = {}
+    for a in attempts:
+        by_drill.setdefault(a.drill, []).append(a)
+    name_w = max(width(d) for d in by_drill)
+    bar_w = max(width(bar(a.seconds, a.limit_s)) for a in attempts) + 1
+    for drill_id, group in by_drill.items():
+        lines.append("")
+        first = max(1, len(group) - 7)
+        for i, a in enumerate(group[-8:], start=first):
+            label = pad(drill_id if i == first else "", name_w)
+            mark = "✓" if a.passed else "✗"
+            lines.append(f"  {label}  #{i:<2} {mark} {pad(bar(a.seconds, a.limit_s), bar_w)}{clock(a.seconds)}")
+    if bests:
+        lines += ["", text("practice.history.bests", lang)]
+        rows = [[d, clock(b.seconds), text("practice.history.best_of", lang, limit=clock(b.limit_s),
+                                           when=when(b.started), hints=b.hints)] for d, b in bests.items()]
+        lines += table(rows)
+    return "\n".join(lines)

@@ -1,0 +1,207 @@
+"""The keyword-only engine under ``gradekit practice``: start a drill, check it, give hints, read the history.
+
+Every function returns plain data (dataclasses) and raises ``PracticeError`` (a message key and its
+parameters) for anything the user should fix; ``render`` and ``cli`` turn both into text.
+"""
+
+import random
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from grader import api
+from grader.practice import drills, workspace
+from grader.practice.history import History
+from grader.tasks import TASK_BY_ID
+
+HINT_LEVELS = 2
+"""Level 1: the shape flow. Level 2: the key operation. There is no level that gives the answer."""
+
+
+class PracticeError(Exception):
+    """Something the user should fix: a ``practice.*`` message key and its parameters."""
+
+    def __init__(self, key, **params):
+        super().__init__(key)
+        self.key = key
+        self.params = params
+
+
+@dataclass
+class Started:
+    """A new drill workspace."""
+
+    drill: drills.Drill
+    """The drill."""
+    root: Path
+    """The workspace folder."""
+    state: workspace.State
+    """Its state, as written."""
+    files: list
+    """The files holding stubs."""
+    texts: list
+    """``workspace.TaskText`` of each drilled name."""
+
+
+@dataclass
+class Checked:
+    """One ``--check``: the grade and what it did to the attempt."""
+
+    root: Path
+    """The workspace folder."""
+    state: workspace.State
+    """The state after the check."""
+    result: object
+    """The ``GradeResult``."""
+    elapsed: float
+    """Seconds from the start to this check (to the first passing check once passed)."""
+    time_up: bool
+    """The time limit has passed."""
+    withheld: bool
+    """Diagnoses were withheld (no-hints mode, time not up)."""
+    attempt: object = None
+    """The ``history.Attempt`` as recorded (``None`` when the attempt had already passed)."""
+    new_best: bool = False
+    """This pass is the fastest passed attempt of the drill."""
+    previous_best: float = None
+    """The best time before this one, seconds (``None`` when there was none)."""
+    already_passed: bool = False
+    """The attempt had passed at an earlier check; nothing new was recorded."""
+
+
+@dataclass
+class Hint:
+    """What ``--hint`` shows."""
+
+    task: str
+    """The task id the hint is about."""
+    level: int
+    """The level shown now (0 when nothing was shown)."""
+    key: str = ""
+    """The message key of the hint (empty when nothing was shown)."""
+    exhausted: bool = False
+    """Every level of this task had been shown already."""
+    others: list = field(default_factory=list)
+    """Other drilled tasks that still have hints."""
+    state: workspace.State = None
+    """The drill's state after the hint."""
+
+
+def _now(now):
+    return time.time() if now is None else now
+
+
+def resolve_drill(drill_id):
+    try:
+        return drills.get(drill_id)
+    except KeyError:
+        raise PracticeError("practice.error.unknown_drill", drill=drill_id,
+                            drills=", ".join(d.id for d in drills.DRILLS)) from None
+
+
+def pick_random(seed=None):
+    """A random drill (``seed`` makes the choice repeatable)."""
+    return random.Random(seed).choice(drills.DRILLS)
+
+
+def default_dir(drill_id, now=None, cwd=None):
+    stamp = time.strftime("%Y%m%d-%H%M%S", time.localtime(_now(now)))
+    return Path(cwd or Path.cwd()) / f"practice-{drill_id}-{stamp}"
+
+
+def start(*, drill, minutes=None, dest=None, no_hints=False, lang="en", now=None):
+    """Build the workspace of ``drill`` (an id) in ``dest`` and start its clock; returns ``Started``."""
+    d = resolve_drill(drill)
+    if minutes is None:
+        minutes = d.minutes
+    if not minutes > 0:
+        raise PracticeError("practice.error.minutes", minutes=minutes)
+    now = _now(now)
+    root = Path(dest) if dest else default_dir(d.id, now)
+    if root.exists() and (not root.is_dir() or any(root.iterdir())):
+        raise PracticeError("practice.error.not_empty", path=str(root))
+    files = workspace.build(root, d.tasks)
+    state = workspace.State(drill=d.id, tasks=list(d.tasks), started=now, minutes=minutes, no_hints=bool(no_hints),
+                            lang=lang)
+    workspace.write_state(root, state)
+    return Started(d, root.resolve(), state, files, workspace.task_texts(d.tasks))
+
+
+def open_workspace(path=None):
+    """The workspace folder and its ``State``: ``path``, or the current folder or one above it."""
+    root = workspace.find_workspace(path or Path.cwd())
+    if root is None:
+        raise PracticeError("practice.error.no_workspace", path=str(Path(path or Path.cwd()).resolve()))
+    try:
+        return root, workspace.read_state(root)
+    except (ValueError, TypeError) as exc:
+        raise PracticeError("practice.error.bad_state", path=str(root / workspace.STATE_FILE),
+                            detail=str(exc)) from None
+
+
+def check(*, path=None, profile="quick", now=None, history_path=None, progress=None):
+    """Grade the drill's tasks in the workspace and record the attempt; returns ``Checked``."""
+    root, state = open_workspace(path)
+    now = _now(now)
+    elapsed = now - state.started
+    time_up = elapsed >= state.limit_s
+    withheld = state.no_hints and not time_up
+    result = api.check(path=root, tasks=state.tasks, profile=profile, diagnose=not withheld, progress=progress)
+    out = Checked(root=root, state=state, result=result, elapsed=elapsed, time_up=time_up, withheld=withheld)
+    if state.passed_at is not None:
+        out.already_passed = True
+        out.elapsed = state.passed_at - state.started
+        return out
+    passed = result.passed
+    state.last_failing = [t.id for t in result.tasks
+                          if not (all(c.status == "passed" for c in t.checks) and t.score >= t.max_score)]
+    with History(history_path) as history:
+        before = history.bests().get(state.drill)
+        state.attempt_id = history.record(
+            attempt_id=state.attempt_id, drill=state.drill, tasks=state.tasks, workspace=root, started=state.started,
+            finished=now, limit_s=state.limit_s, passed=passed, score=result.score, max_score=result.max_score,
+            hints=state.hints_used, no_hints=state.no_hints, profile=profile)
+        out.attempt = history.get(state.attempt_id)
+    if passed:
+        state.passed_at = now
+        out.previous_best = before.seconds if before else None
+        out.new_best = before is None or out.attempt.seconds < before.seconds
+    workspace.write_state(root, state)
+    return out
+
+
+def hint(*, path=None, task=None, now=None, history_path=None):
+    """Show the next hint level for ``task`` (default: a failing drilled task with hints left); returns ``Hint``."""
+    root, state = open_workspace(path)
+    if task is not None and task not in state.tasks:
+        raise PracticeError("practice.error.hint_task", task=task, tasks=", ".join(state.tasks))
+    if state.no_hints and _now(now) - state.started < state.limit_s:
+        raise PracticeError("practice.error.no_hints_mode")
+    left = [t for t in state.tasks if state.hints.get(t, 0) < HINT_LEVELS]
+    if task is None:
+        failing_left = [t for t in state.last_failing if t in left]
+        task = (failing_left or left or state.tasks)[0]
+    level = state.hints.get(task, 0)
+    if level >= HINT_LEVELS:
+        return Hint(task=task, level=0, exhausted=True, others=[t for t in left if t != task], state=state)
+    level += 1
+    state.hints[task] = level
+    workspace.write_state(root, state)
+    if state.attempt_id is not None and state.passed_at is None:
+        with History(history_path) as history:
+            history.set_hints(state.attempt_id, state.hints_used)
+    others = [t for t in state.tasks if t != task and state.hints.get(t, 0) < HINT_LEVELS]
+    return Hint(task=task, level=level, key=hint_key(task, level), others=others, state=state)
+
+
+def hint_key(task, level):
+    """The message key of a task's hint at a level (``practice.hint.mha.1``)."""
+    if task not in TASK_BY_ID or not 1 <= level <= HINT_LEVELS:
+        raise ValueError(f"no hint for task={task!r} at level={level!r}; levels are 1..{HINT_LEVELS}")
+    return f"practice.hint.{task}.{level}"
+
+
+def history(*, history_path=None):
+    """``(attempts oldest first, {drill: best attempt})``."""
+    with History(history_path) as h:
+        return h.attempts(), h.bests()

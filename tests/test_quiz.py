@@ -1,0 +1,177 @@
+"""``gradekit quiz``: well-formed questions in both languages, answers computed from the reference, marking."""
+
+import argparse
+import io
+import math
+import string
+
+import pytest
+import torch
+
+from grader.messages import CATALOGUES
+from grader.practice import quiz
+from grader.practice.cli import register
+
+SEEDS = range(6)
+
+
+def gradekit(capsys, *argv):
+    parser = argparse.ArgumentParser(prog="gradekit")
+    register(parser.add_subparsers(dest="command", required=True))
+    args = parser.parse_args(list(argv))
+    code = args.func(args)
+    out, err = capsys.readouterr()
+    return code, out, err
+
+
+def fields(template):
+    return {f for _, f, _, _ in string.Formatter().parse(template) if f}
+
+
+def test_at_least_25_questions_over_every_topic():
+    assert len(quiz.QUESTIONS) >= 25
+    assert len(quiz.QUESTION_BY_ID) == len(quiz.QUESTIONS)
+    assert {q.topic for q in quiz.QUESTIONS} == set(quiz.TOPICS)
+    kinds = {q.kind for q in quiz.QUESTIONS}
+    assert kinds == {"choice", "number"}
+    for q in quiz.QUESTIONS:
+        if q.kind == "choice":
+            assert q.answer in quiz.LETTERS and q.params is None
+        else:
+            assert callable(q.params)
+    # The right letters are spread out, so that "always c" does not pass.
+    letters = [q.answer for q in quiz.QUESTIONS if q.kind == "choice"]
+    assert all(letters.count(x) >= 3 for x in quiz.LETTERS)
+
+
+@pytest.mark.parametrize("lang", ["en", "zh"])
+def test_every_question_has_all_its_texts_and_fields(lang):
+    for q in quiz.QUESTIONS:
+        keys = [f"quiz.{q.id}.q", f"quiz.{q.id}.why"]
+        if q.kind == "choice":
+            keys += [f"quiz.{q.id}.{x}" for x in quiz.LETTERS]
+        for key in keys:
+            assert key in CATALOGUES[lang], key
+            assert fields(CATALOGUES[lang][key]) == fields(CATALOGUES["en"][key]), key
+        for seed in SEEDS:
+            asked = quiz.ask(q, __import__("random").Random(seed))
+            for key in keys:
+                assert fields(CATALOGUES[lang][key]) <= set(asked.params) | {"answer"}, key
+        if q.kind == "choice":
+            options = [CATALOGUES[lang][f"quiz.{q.id}.{x}"] for x in quiz.LETTERS]
+            assert len(set(options)) == 4, q.id
+
+
+def _brute_target(length, pads):
+    keep = [j < length - pads for j in range(length)]
+    return sum(1 for i in range(length) for j in range(length) if j <= i and keep[j])
+
+
+def expected(qid, p):
+    """The answers worked out independently: from built reference modules and from the formulas."""
+    from solution.model import Transformer
+    from solution.training import count_parameters, noam_lr
+    if qid == "params_total":
+        model = Transformer(p["src_vocab"], p["tgt_vocab"], p["d_model"], p["num_heads"], p["d_ff"], p["num_layers"],
+                            max_len=16, norm_first=p["norm_first"])
+        built = sum(t.numel() for t in model.parameters())
+        assert built == count_parameters(p["src_vocab"], p["tgt_vocab"], p["d_model"], p["num_heads"], p["d_ff"],
+                                         p["num_layers"], norm_first=p["norm_first"])
+        return built
+    D = p.get("d_model")
+    return {
+        "params_mha": lambda: 4 * (D * D + D),
+        "params_ffn": lambda: 2 * D * p.get("d_ff", 0) + p.get("d_ff", 0) + D,
+        "params_layernorm": lambda: 2 * D,
+        "head_dim": lambda: D // p["num_heads"],
+        "scale_value": lambda: math.sqrt(D // p["num_heads"]),
+        "score_entries": lambda: p["batch"] * p["heads"] * p["length"] ** 2,
+        "cross_shape": lambda: p["ls"],
+        "score_growth": lambda: 4,
+        "causal_true": lambda: p["length"] * (p["length"] + 1) // 2,
+        "target_true": lambda: _brute_target(p["length"], p["pads"]),
+        "noam_peak": lambda: p["warmup"],
+        "noam_value": lambda: noam_lr(p["step"], D, p["warmup"]),
+        "smoothed_true": lambda: 1 - p["eps"] + p["eps"] / p["vocab"],
+        "embed_scale": lambda: math.sqrt(D),
+    }[qid]()
+
+
+@pytest.mark.parametrize("seed", SEEDS)
+def test_computed_answers_match_the_reference(seed):
+    torch.manual_seed(0)
+    _, asked = quiz.draw(n=0, seed=seed)
+    numeric = [a for a in asked if a.question.kind == "number"]
+    assert numeric
+    for a in numeric:
+        want = expected(a.question.id, a.params)
+        assert math.isclose(a.answer, want, rel_tol=1e-9), (a.question.id, a.params, a.answer, want)
+        if not a.question.rel_tol:
+            assert float(a.answer).is_integer(), a.question.id
+        assert quiz.mark(a, quiz.show_answer(a)), (a.question.id, quiz.show_answer(a))
+
+
+def test_noam_value_follows_the_formula_not_a_typed_number():
+    a = quiz.ask(quiz.QUESTION_BY_ID["noam_value"], __import__("random").Random(0))
+    s, d, w = a.params["step"], a.params["d_model"], a.params["warmup"]
+    assert a.answer == pytest.approx(d ** -0.5 * min(s ** -0.5, s * w ** -1.5))
+
+
+def test_marking_right_wrong_and_unreadable():
+    _, asked = quiz.draw(n=0, seed=1)
+    for a in asked:
+        right = quiz.show_answer(a)
+        assert quiz.mark(a, right) and quiz.mark(a, f"  {right.upper()} ")
+        if a.question.kind == "choice":
+            wrong = next(x for x in quiz.LETTERS if x != a.answer)
+            assert not quiz.mark(a, wrong)
+            assert not quiz.mark(a, "e") and not quiz.mark(a, "ab")
+        else:
+            assert not quiz.mark(a, str(a.answer * 2 + 1))
+            assert not quiz.mark(a, "about ten")
+        assert not quiz.mark(a, "") and not quiz.mark(a, None)
+    params = quiz.ask(quiz.QUESTION_BY_ID["params_mha"], __import__("random").Random(0))
+    assert quiz.mark(params, f"{params.answer:_}") and quiz.mark(params, f"{params.answer:,}")
+    assert not quiz.mark(params, str(params.answer + 1))  # integers are exact
+    noam = quiz.ask(quiz.QUESTION_BY_ID["noam_value"], __import__("random").Random(0))
+    assert quiz.mark(noam, f"{noam.answer * 1.004:.3e}") and not quiz.mark(noam, f"{noam.answer * 1.05}")
+
+
+def test_draw_is_repeatable_and_filters_topics():
+    s1, a1 = quiz.draw(n=5, seed=7)
+    s2, a2 = quiz.draw(n=5, seed=7)
+    assert s1 == s2 == 7 and [(a.question.id, a.params) for a in a1] == [(a.question.id, a.params) for a in a2]
+    _, masks = quiz.draw(n=0, seed=7, topics=["masks"])
+    assert masks and {a.question.topic for a in masks} == {"masks"}
+    assert len(quiz.draw(n=0, seed=1)[1]) == len(quiz.QUESTIONS)
+    with pytest.raises(ValueError, match="--n"):
+        quiz.draw(n=-1)
+
+
+@pytest.mark.parametrize("lang", ["en", "zh"])
+def test_quiz_command_with_answers_all_right(capsys, lang):
+    _, asked = quiz.draw(n=8, seed=11)
+    answers = ",".join(quiz.show_answer(a) for a in asked)
+    code, out, _ = gradekit(capsys, "quiz", "--n", "8", "--seed", "11", "--answers", answers, "--lang", lang)
+    assert code == 0
+    assert ("Score: 8 / 8" if lang == "en" else "得分：8 / 8") in out
+    assert out.count("✓") == 8
+    for a in asked:  # every explanation is shown after its answer
+        assert CATALOGUES[lang][f"quiz.{a.question.id}.why"].split("{")[0][:20] in out
+
+
+def test_quiz_reads_piped_stdin_and_marks_each_answer(capsys, monkeypatch):
+    _, asked = quiz.draw(n=4, seed=5, topics=["sizes", "attention"])
+    replies = [quiz.show_answer(asked[0]), "zzz", "", quiz.show_answer(asked[3])]
+    monkeypatch.setattr("sys.stdin", io.StringIO("\n".join(replies) + "\n"))
+    code, out, _ = gradekit(capsys, "quiz", "--n", "4", "--seed", "5", "--topic", "sizes", "--topic", "attention")
+    assert code == 1
+    assert "Score: 2 / 4 (50%)" in out
+    assert "Not an answer (zzz)" in out and "No answer" in out  # unreadable and empty answers are wrong
+    assert out.count("✓ Right.") == 2
+
+
+def test_quiz_stops_asking_at_end_of_input(capsys, monkeypatch):
+    monkeypatch.setattr("sys.stdin", io.StringIO(""))
+    code, out, _ = gradekit(capsys, "quiz", "--n", "3", "--seed", "2")
+    assert code == 1 and "Score: 0 / 3" in out and out.count("No answer") == 3
