@@ -7,6 +7,7 @@ import torch
 
 from grader import engine
 from grader.submission.banned import DEFAULT_BANNED, scan
+from grader.submission.errors import SubmissionError
 from grader.submission.runner import InProcessRunner, reference_namespace
 from grader.tasks import CONTRACT_FILES, TASK_IDS
 
@@ -39,7 +40,7 @@ def reproduce_command(path, spec, *, seed=None, isolated=False):
 
 def check(*, path, tasks=None, profile="full", seed=None, device=None, only=None, isolated=False,
           allow_banned=False, banned=DEFAULT_BANNED, config=None, progress=None, diagnose=True,
-          call_timeout=60.0, total_timeout=900.0):
+          call_timeout=60.0, total_timeout=900.0, figures=False):
     """Grade the submission at ``path``; returns a ``GradeResult``.
 
     Args:
@@ -55,6 +56,7 @@ def check(*, path, tasks=None, profile="full", seed=None, device=None, only=None
         config: a course configuration (``grader.config.CourseConfig``) or ``None``.
         progress: ``progress(i, n, spec)`` callback.
         diagnose: replay failures through the known-bug catalogue.
+        figures: also gather the data for the HTML report's pictures (``result.figures``).
     """
     root = validate_path(path)
     if profile not in ("quick", "full"):
@@ -77,9 +79,10 @@ def check(*, path, tasks=None, profile="full", seed=None, device=None, only=None
     else:
         sub = InProcessRunner(root, banned=banned, reference=reference)
     try:
-        load_errors = {}
-        if not isolated:
-            load_errors = {f: e.to_dict() for f, e in sub.namespace("integrated").load_errors().items()}
+        try:
+            load_errors = sub.run("load_report")
+        except SubmissionError as err:  # the worker itself crashed or timed out while importing
+            load_errors = {"*": err.to_dict()}
         findings = scan(root, banned)
         diagnoser = None
         if diagnose:
@@ -94,6 +97,9 @@ def check(*, path, tasks=None, profile="full", seed=None, device=None, only=None
         )
         if diagnoser is not None:
             diagnoser.close()
+        if figures:
+            from grader.views.figures import collect
+            result.figures = collect(sub=sub, ref=ref)
         return result
     finally:
         sub.close()

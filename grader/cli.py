@@ -12,10 +12,17 @@ from grader.tasks import TASK_IDS, parse_task_list
 HELP_TASKS = f"comma-separated task ids to grade (default: all): {','.join(TASK_IDS)}"
 
 
+def _task_list(text):
+    try:
+        return parse_task_list(text)
+    except ValueError as exc:
+        raise argparse.ArgumentTypeError(str(exc)) from None
+
+
 def _check_parser(sub):
     p = sub.add_parser("check", help="grade one submission folder")
     p.add_argument("path", help="the submission folder (a filled-in copy of skeleton/)")
-    p.add_argument("--tasks", type=parse_task_list, default=None, help=HELP_TASKS)
+    p.add_argument("--tasks", type=_task_list, default=None, help=HELP_TASKS)
     p.add_argument("--only", default=None, help="comma-separated check ids, e.g. mha.equivalence")
     p.add_argument("--profile", choices=("quick", "full"), default="full",
                    help="quick: fewer examples for fast feedback; full: final grading (default)")
@@ -26,6 +33,9 @@ def _check_parser(sub):
     p.add_argument("--allow-banned", action="store_true", help="do not withhold points for banned APIs")
     p.add_argument("--lang", choices=("en", "zh"), default="en", help="language of the messages")
     p.add_argument("--json", metavar="FILE", help="also write the results as JSON")
+    p.add_argument("--html", metavar="FILE", help="also write a self-contained HTML report (with pictures)")
+    p.add_argument("--junit", metavar="FILE", help="also write JUnit XML: one testcase per check")
+    p.add_argument("--gradescope", metavar="FILE", help="also write Gradescope's results.json")
     p.add_argument("--verbose", "-v", action="store_true", help="list passed checks too")
     p.add_argument("--quiet", "-q", action="store_true", help="no progress line")
     return p
@@ -45,11 +55,14 @@ def cmd_check(args):
     only = tuple(s.strip() for s in args.only.split(",")) if args.only else None
     progress = None if args.quiet or not sys.stderr.isatty() else _progress(sys.stderr)
     result = api.check(path=args.path, tasks=args.tasks, profile=args.profile, seed=args.seed, device=args.device,
-                       only=only, isolated=args.isolated, allow_banned=args.allow_banned, progress=progress)
-    from grader.views import json_view, terminal
+                       only=only, isolated=args.isolated, allow_banned=args.allow_banned, progress=progress,
+                       figures=bool(args.html))
+    from grader.views import gradescope, html, json_view, junit, terminal
     print(terminal.summary(result, lang=args.lang, verbose=args.verbose, color=sys.stdout.isatty()))
-    if args.json:
-        json_view.write(result, args.json, lang=args.lang)
+    for view, target in ((json_view, args.json), (html, args.html), (junit, args.junit),
+                         (gradescope, args.gradescope)):
+        if target:
+            view.write(result, target, lang=args.lang)
     return 0 if result.passed else 1
 
 
@@ -71,7 +84,7 @@ def build_parser():
     d.add_argument("rest", nargs=argparse.REMAINDER)
     d.set_defaults(func=cmd_demo)
     for name in FEATURE_COMMANDS:
-        if importlib.util.find_spec(name.rsplit(".", 1)[0]) is not None:
+        if importlib.util.find_spec(name.rsplit(".", 1)[0]) is not None and importlib.util.find_spec(name):
             importlib.import_module(name).register(sub)
     return parser
 

@@ -87,6 +87,8 @@ def dropout_used(ctx):
         got = ctx.sub("sdpa", query=q, key=k, value=v, mask=mask, dropout_p=0.5)
         w, out = got["weights"], got["out"]
         clean = ctx.ref("sdpa", query=q, key=k, value=v, mask=mask)["weights"]
+        if w.shape != clean.shape:
+            raise Fail("fail.shape", what="weights", expected=list(clean.shape), got=list(w.shape), example=ex)
         if torch.allclose(w, clean):
             raise Fail("fail.sdpa_dropout_unused", example=ex)
         if not torch.allclose(out, w @ v, atol=1e-9, rtol=1e-7):

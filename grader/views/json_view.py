@@ -43,6 +43,11 @@ def _clean(value):
     return str(value)
 
 
+def render(result, *, lang="en"):
+    """The ``--json`` document as text."""
+    return json.dumps(to_data(result, lang=lang), ensure_ascii=False, indent=2)
+
+
 def write(result, path, *, lang="en"):
     with open(path, "w", encoding="utf-8") as fh:
-        json.dump(to_data(result, lang=lang), fh, ensure_ascii=False, indent=2)
+        fh.write(render(result, lang=lang))

@@ -1,0 +1,144 @@
+"""The data behind the report's pictures, gathered once by running a few probes on both runners.
+
+``collect(sub=..., ref=...)`` returns plain data (lists of floats and strings, never tensors),
+stored in ``GradeResult.figures`` and drawn by the HTML view:
+
+- ``attention``: the attention weights of the submission's and the reference's
+  ``scaled_dot_product_attention`` for one sentence of the pinyin corpus, under a causal mask;
+- ``positional``: the submission's positional-encoding table (the reference's when the
+  submission's cannot be built, with the reason).
+
+Nothing here may fail the grading run: whatever the student's code raises is recorded as the
+figure's ``error`` (a message key and its parameters) and the other figures go on.
+The loss curve and the mismatch maps need no extra run: they come with the check results
+(``CheckResult.artifacts``).
+"""
+
+import math
+
+import torch
+
+from grader.corpus import load_pairs, src_tokens, tgt_tokens
+from grader.submission.errors import SubmissionError
+
+D_ATTENTION = 16
+"""Width of the made-up query and key vectors."""
+PE_KWARGS = {"d_model": 32, "max_len": 50, "dropout": 0.0}
+"""The positional table drawn: 50 positions by 32 dimensions."""
+SEED = 0
+
+
+def collect(*, sub, ref):
+    """The figures' data: ``{"attention": {...}, "positional": {...}}``; see the module docstring."""
+    return {"attention": attention(sub=sub, ref=ref), "positional": positional(sub=sub, ref=ref)}
+
+
+def sentence(min_len=6, max_len=8):
+    """A fixed sentence of the corpus: ``(syllables, characters)``."""
+    pairs = load_pairs()
+    for pinyin, chars in pairs:
+        if min_len <= len(src_tokens(pinyin)) <= max_len:
+            return src_tokens(pinyin), tgt_tokens(chars)
+    pinyin, chars = pairs[0]
+    return src_tokens(pinyin), tgt_tokens(chars)
+
+
+def attention_inputs(syllables, d=D_ATTENTION, seed=SEED):
+    """Query, key and value ``[1, L, d]`` (float64) from seeded random embeddings of the syllables.
+
+    The same syllable gets the same vector; query and key are two seeded random projections of it,
+    scaled so that the weights are neither uniform nor one-hot.
+    """
+    g = torch.Generator().manual_seed(seed)
+    vocab = sorted(set(syllables))
+    table = torch.randn(len(vocab), d, generator=g, dtype=torch.float64)
+    x = table[[vocab.index(s) for s in syllables]].unsqueeze(0)  # [1, L, d]
+    w_q = torch.randn(d, d, generator=g, dtype=torch.float64) / math.sqrt(d)
+    w_k = torch.randn(d, d, generator=g, dtype=torch.float64) / math.sqrt(d)
+    return x @ w_q * 1.5, x @ w_k * 1.5, x  # [1, L, d] each
+
+
+def causal(L):
+    """The keep-mask ``[L, L]``: position i sees 0..i."""
+    return torch.ones(L, L, dtype=torch.bool).tril()
+
+
+def attention(*, sub, ref):
+    """Both runners' weights ``[L][L]`` for the sentence, the syllables, and how far apart the weights are.
+
+    ``max_abs_diff`` is ``None`` when either side is missing or has NaN/inf where the other has a number.
+    """
+    syllables, chars = sentence()
+    L = len(syllables)
+    query, key, value = attention_inputs(syllables)
+    args = {"query": query, "key": key, "value": value, "mask": causal(L)}
+    ref_w, ref_error = _weights(ref, args, L)
+    sub_w, sub_error = _weights(sub, args, L)
+    diff = None
+    if sub_w is not None and ref_w is not None:
+        pairs = [(a, b) for ra, rb in zip(sub_w, ref_w) for a, b in zip(ra, rb)]
+        if all((a is None) == (b is None) for a, b in pairs):
+            diff = max((abs(a - b) for a, b in pairs if a is not None), default=0.0)
+    return {"tokens": syllables, "characters": chars, "mask": "causal", "submission": sub_w, "reference": ref_w,
+            "error": sub_error, "reference_error": ref_error, "max_abs_diff": diff}
+
+
+def _weights(runner, args, L):
+    """``(weights as rows, None)`` or ``(None, error)`` for one runner."""
+    try:
+        got = runner.run("sdpa", "integrated", **args)
+        weights = got["weights"]
+        if list(weights.shape) not in ([1, L, L], [L, L]):
+            return None, {"key": "report.figure_shape", "params": {"what": "weights", "got": list(weights.shape),
+                                                                    "expected": [1, L, L]}}
+        return _rows(weights.reshape(L, L)), None
+    except SubmissionError as err:
+        return None, _failure(err)
+    except Exception as exc:  # noqa: BLE001 - a picture must never sink the report
+        return None, {"key": "report.figure_failed", "params": {"detail": f"{type(exc).__name__}: {exc}"}}
+
+
+def positional(*, sub, ref):
+    """The submission's table ``[max_len][d_model]``, or the reference's with the reason."""
+    table, error = _pe_table(sub)
+    source = "submission"
+    if table is None:
+        table, ref_error = _pe_table(ref)
+        source = "reference" if table is not None else None
+        if table is None:
+            error = error or ref_error
+    return {"table": table, "source": source, "error": error, "d_model": PE_KWARGS["d_model"],
+            "max_len": PE_KWARGS["max_len"]}
+
+
+def _pe_table(runner):
+    try:
+        got = runner.run("params", "integrated", name="PositionalEncoding", kwargs=dict(PE_KWARGS))
+        pe = got["buffer_values"].get("pe")
+        if pe is None:
+            return None, {"key": "report.figure_no_pe",
+                          "params": {"found": sorted(got["buffer_values"]) or "none"}}
+        expected = [PE_KWARGS["max_len"], PE_KWARGS["d_model"]]
+        if list(pe.shape) not in ([1, *expected], expected):
+            return None, {"key": "report.figure_shape", "params": {"what": "pe", "got": list(pe.shape),
+                                                                    "expected": [1, *expected]}}
+        return _rows(pe.reshape(expected)), None
+    except SubmissionError as err:
+        return None, _failure(err)
+    except Exception as exc:  # noqa: BLE001 - a picture must never sink the report
+        return None, {"key": "report.figure_failed", "params": {"detail": f"{type(exc).__name__}: {exc}"}}
+
+
+def _failure(err):
+    """A ``SubmissionError`` as a figure's error: what was raised and where."""
+    detail = err.detail + (f" ({err.file}:{err.line})" if err.file else "")
+    key = "report.figure_not_implemented" if err.kind == "not_implemented" else "report.figure_failed"
+    return {"key": key, "params": {"detail": detail}, "kind": err.kind}
+
+
+def _rows(t):
+    """A 2-D tensor as rows of floats (``None`` for NaN and inf), 5 significant digits."""
+    out = []
+    for row in t.detach().to(device="cpu", dtype=torch.float64).tolist():
+        out.append([float(f"{v:.5g}") if math.isfinite(v) else None for v in row])
+    return out

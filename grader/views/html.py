@@ -1,0 +1,321 @@
+"""The HTML report: one self-contained file (inline CSS, inline SVG, no external request of any kind).
+
+Data first, rendering second: ``context(result, lang=...)`` turns the results object into plain
+values (every sentence rendered from the message catalogue, every picture drawn by ``svg``), and
+the Jinja2 templates in ``templates/`` lay them out. The environment autoescapes everything;
+the only values the templates mark safe are the SVG strings drawn here from numbers (their
+labels escaped by ``svg``). A Content-Security-Policy forbids any request and any script
+but the report's own print helper.
+"""
+
+import base64
+import functools
+import hashlib
+import math
+from pathlib import Path
+
+import jinja2
+
+from grader.messages import CATALOGUES, text
+from grader.messages import render as render_message
+from grader.views import svg
+
+TEMPLATES = Path(__file__).resolve().parent / "templates"
+PRINT_SCRIPT = "print.js"
+"""The one inline script: opens every ``<details>`` before printing."""
+EXAMPLE_KEYS = ("config", "shapes", "first_index", "max_abs_error", "max_rel_error", "mismatched", "total")
+"""Example fields shown first, in this order; the rest follow in their own order."""
+
+
+@functools.lru_cache(maxsize=None)
+def environment():
+    """The Jinja2 environment (built on first use): autoescaped, undefined names are errors."""
+    return jinja2.Environment(loader=jinja2.FileSystemLoader(TEMPLATES), autoescape=True,
+                              undefined=jinja2.StrictUndefined, trim_blocks=True, lstrip_blocks=True)
+
+
+def _script_hash():
+    env = environment()
+    source, _, _ = env.loader.get_source(env, PRINT_SCRIPT)
+    # Jinja drops a single trailing newline from an included template; hash what is emitted.
+    emitted = source[:-1] if source.endswith("\n") else source
+    return "sha256-" + base64.b64encode(hashlib.sha256(emitted.encode("utf-8")).digest()).decode("ascii")
+
+
+def render(result, *, lang="en"):
+    """The report as one HTML string."""
+    return environment().get_template("report.html.j2").render(**context(result, lang=lang))
+
+
+def write(result, path, *, lang="en"):
+    """Write the report to ``path`` (UTF-8)."""
+    Path(path).write_text(render(result, lang=lang), encoding="utf-8")
+
+
+# -- the view model --------------------------------------------------------------------------------
+def context(result, *, lang="en"):
+    """Everything the template shows, as plain values."""
+    def t(key, **params):
+        return text(key, lang, **params)
+
+    checks = [c for task in result.tasks for c in task.checks]
+    counts = {s: sum(1 for c in checks if c.status == s) for s in ("passed", "failed", "error", "skipped")}
+    not_passed = len(checks) - counts["passed"]
+    if not_passed:
+        verdict = t("ui.some_failed", failed=not_passed, total=len(checks))
+    elif result.score < result.max_score:
+        verdict = t("ui.banned_withheld", tasks=", ".join(task.id for task in result.tasks if task.banned))
+    elif result.hidden_checks:
+        verdict = t("ui.public_passed", hidden=result.hidden_checks)
+    else:
+        verdict = t("ui.all_passed")
+    env = result.environment or {}
+    seed = result.seed if result.seed is not None else t("ui.derandomized")
+    allow_banned = getattr(result, "allow_banned", False)
+    return {
+        "t": t,
+        "html_lang": "zh-CN" if lang == "zh" else lang,
+        "csp_script": _script_hash(),
+        "print_script": PRINT_SCRIPT,
+        "when": env.get("when", ""),
+        "meta": [
+            (t("ui.submission"), result.submission),
+            (t("ui.when"), env.get("when", "")),
+            (t("ui.profile"), result.profile),
+            (t("ui.seed"), seed),
+            (t("ui.duration"), f"{result.duration_s:.1f} s"),
+            (t("ui.mode"), t("ui.mode_isolated") if result.isolated else t("ui.mode_in_process")),
+        ],
+        "environment": [(k, _plain(v)) for k, v in env.items() if k != "when"],
+        "score": _score(result.score),
+        "max_score": _score(result.max_score),
+        "percent": 0 if not result.max_score else round(100 * result.score / result.max_score),
+        "score_bar": svg.bar(result.score, result.max_score, label=f"{_score(result.score)} / "
+                                                                   f"{_score(result.max_score)}"),
+        "verdict": verdict,
+        "all_passed": result.passed,
+        "counts": [(t(f"report.count.{s}", count=n), s) for s, n in counts.items() if n],
+        "load_errors": [{"file": f, "detail": e.get("detail", ""), "where": _where(e), "code": e.get("code", ""),
+                         "trace": e.get("trace", "")} for f, e in sorted(result.load_errors.items())],
+        "tasks": [_task(task, t, lang, allow_banned) for task in result.tasks],
+        "not_implemented": [task.id for task in result.tasks if task.not_implemented],
+        "banned": [dict(f, where=_where(f)) for f in result.banned_api],
+        "allow_banned": allow_banned,
+        "figures": _figures(result, t),
+        "version": env.get("gradekit", ""),
+    }
+
+
+def _score(x):
+    return f"{x:g}"
+
+
+def _plain(value):
+    if isinstance(value, (list, tuple)):
+        return ", ".join(str(v) for v in value)
+    return str(value)
+
+
+def _where(d):
+    if not d.get("file"):
+        return ""
+    return f"{d['file']}:{d['line']}" if d.get("line") else str(d["file"])
+
+
+def _task(task, t, lang, allow_banned):
+    ok = all(c.status == "passed" for c in task.checks)
+    if task.not_implemented:
+        state, note = "todo", t("ui.not_implemented")
+    elif task.banned and not allow_banned:
+        state, note = "banned", t("ui.banned_cost")
+    elif ok:
+        state, note = "ok", ""
+    elif task.blocked_by:
+        state, note = "blocked", t("ui.blocked_by", tasks=", ".join(task.blocked_by))
+    else:
+        state, note = "fail", ""
+    failing = [c for c in task.checks if c.status != "passed"]
+    return {
+        "id": task.id,
+        "score": _score(task.score),
+        "max_score": _score(task.max_score),
+        "bar": svg.bar(task.score, task.max_score, label=f"{task.id}: {_score(task.score)} / "
+                                                          f"{_score(task.max_score)}"),
+        "state": state,
+        "note": note,
+        "detailed": not task.not_implemented and (bool(failing) or bool(task.banned)),
+        "failing": [_check(c, t, lang) for c in failing],
+        "passed": [c.id for c in task.checks if c.status == "passed"],
+        "banned": [dict(f, where=_where(f)) for f in task.banned],
+    }
+
+
+def _check(c, t, lang):
+    return {
+        "id": c.id,
+        "status": c.status,
+        "status_text": t(f"ui.{c.status}"),
+        "score": _score(c.score),
+        "max_score": _score(c.max_score),
+        "message": render_message(c.message, lang),
+        "diagnoses": [_diagnosis(d, t) for d in c.diagnoses],
+        "example": _example(c.example, t),
+        "error": _error(c.error),
+        "mismatch": _mismatch(c, t),
+        "reproduce": c.reproduce,
+        "visibility": "" if c.visibility == "visible" else t(f"report.visibility.{c.visibility}"),
+    }
+
+
+def _diagnosis(d, t):
+    if d.kind == "hint" or d.id.startswith("hint."):
+        return {"kind": "hint", "label": t("ui.hint"), "text": t("bug." + d.id, **d.params), "hint": ""}
+    hint_key = "bughint." + d.id
+    return {"kind": "bug", "label": t("ui.diagnosis"), "text": t("bug." + d.id, **d.params),
+            "hint": t(hint_key, **d.params) if hint_key in CATALOGUES["en"] else ""}
+
+
+def _example(example, t):
+    rows = []
+    keys = [k for k in EXAMPLE_KEYS if k in example] + [k for k in example if k not in EXAMPLE_KEYS]
+    for k in keys:
+        label_key = f"report.example.{k}"
+        label = t(label_key) if label_key in CATALOGUES["en"] else k
+        rows.append((label, _value(example[k])))
+    return rows
+
+
+def _value(v):
+    if isinstance(v, dict):
+        return ", ".join(f"{k}={_value(x)}" for k, x in v.items())
+    if isinstance(v, float):
+        return svg.label_number(v) if math.isfinite(v) else str(v)
+    if isinstance(v, (list, tuple)):
+        return "[" + ", ".join(_value(x) for x in v) + "]"
+    return str(v)
+
+
+def _error(error):
+    if not error:
+        return None
+    return {"kind": error.get("kind", ""), "detail": error.get("detail", ""), "where": _where(error),
+            "code": error.get("code", ""), "trace": error.get("trace", "")}
+
+
+def _mismatch(c, t):
+    grid = c.artifacts.get("mismatch") if c.artifacts else None
+    if not grid or not isinstance(grid, list) or not all(isinstance(r, list) for r in grid):
+        return None
+    exact = c.message is not None and c.message.key == "fail.values_exact"
+    what = (c.message.params.get("what") if c.message else "") or c.id
+    picture = svg.heatmap(_numbers(grid), x_label=t("report.axis_last"), y_label=t("report.axis_second_last"),
+                          scale="error", vmin=0.0, vmax=1.0 if exact else None,
+                          legend=t("report.mismatch_legend_exact" if exact else "report.mismatch_legend"),
+                          label=t("report.mismatch_title", what=what))
+    return {"title": t("report.mismatch_title", what=what), "svg": picture,
+            "note": t("report.mismatch_note_exact" if exact else "report.mismatch_note")}
+
+
+def _numbers(grid):
+    return [[float(v) if isinstance(v, (int, float)) and not isinstance(v, bool) else None for v in row]
+            for row in grid]
+
+
+# -- pictures -------------------------------------------------------------------------------------
+def _figures(result, t):
+    figs = result.figures or {}
+    out = {"attention": None, "positional": None, "loss": None}
+    att = figs.get("attention")
+    if att:
+        out["attention"] = _attention(att, t)
+    pe = figs.get("positional")
+    if pe:
+        out["positional"] = _positional(pe, t)
+    overfit = _overfit_check(result)
+    if overfit is not None:
+        out["loss"] = _loss(overfit, t)
+    out["any"] = any(v for v in out.values())
+    return out
+
+
+def _error_text(err, t):
+    return t(err["key"], **err.get("params", {})) if err else ""
+
+
+def _error_class(err):
+    return "todo" if err and err.get("kind") == "not_implemented" else "bad"
+
+
+def _attention(att, t):
+    tokens = att.get("tokens") or []
+    characters = att.get("characters") or []
+    # Each syllable with its character ("xue 学"): source and target have one token per character.
+    labels = [f"{s} {c}" for s, c in zip(tokens, characters)] if len(characters) == len(tokens) else tokens
+    panels = []
+    for which, title_key in (("submission", "report.attention_yours"), ("reference", "report.attention_reference")):
+        weights = att.get(which)
+        if weights:
+            panels.append({"title": t(title_key), "svg": svg.heatmap(
+                _numbers(weights), row_labels=labels, col_labels=labels, x_label=t("report.axis_key"),
+                y_label=t("report.axis_query"), vmin=0.0, vmax=1.0, legend=t("report.attention_legend"),
+                label=t(title_key), value_format=_two_decimals)})
+    diff = att.get("max_abs_diff")
+    if diff is None:
+        comparison = ""
+    elif diff <= 1e-6:
+        comparison = t("report.attention_same")
+    else:
+        comparison = t("report.attention_differs", diff=diff)
+    return {"title": t("report.attention_title"),
+            "sentence": " ".join(tokens), "characters": "".join(att.get("characters") or []),
+            "note": t("report.attention_note"),
+            "panels": panels, "comparison": comparison,
+            "error": _error_text(att.get("error"), t), "error_class": _error_class(att.get("error"))}
+
+
+def _two_decimals(v):
+    return f"{v:.2f}"
+
+
+def _positional(pe, t):
+    table = pe.get("table")
+    picture = None
+    if table:
+        # Rows of the table are positions; draw them along x, the dimensions down y.
+        columns = [list(col) for col in zip(*table)]
+        picture = svg.heatmap(_numbers(columns), x_label=t("report.axis_position"),
+                              y_label=t("report.axis_dimension"), scale="diverging", vmin=-1.0, vmax=1.0,
+                              legend=t("report.pe_legend"), label=t("report.pe_title"), show_values=False,
+                              cell=12)
+    note = ""
+    if pe.get("source") == "reference":
+        note = t("report.pe_reference_note")
+    return {"title": t("report.pe_title"), "svg": picture, "note": note,
+            "caption": t("report.pe_caption", max_len=pe.get("max_len"), d_model=pe.get("d_model")),
+            "error": _error_text(pe.get("error"), t), "error_class": _error_class(pe.get("error"))}
+
+
+def _overfit_check(result):
+    """The overfit check, when it ran and left a loss curve."""
+    for task in result.tasks:
+        for c in task.checks:
+            if c.id == "overfit.ten_samples" and isinstance((c.artifacts or {}).get("loss_curve"), list):
+                return c
+    return None
+
+
+def _loss(check, t):
+    curve = check.artifacts["loss_curve"]
+    # The target is drawn when the check says what it was (the result never imports the checks).
+    target = check.artifacts.get("loss_target", (check.message.params if check.message else {}).get("target"))
+    target = target if isinstance(target, (int, float)) and target > 0 else None
+    ys = [float(v) if isinstance(v, (int, float)) and math.isfinite(v) else None for v in curve]
+    bad = next((i for i, v in enumerate(ys) if v is None), None)
+    picture = svg.line_chart(ys, xs=list(range(1, len(ys) + 1)), x_label=t("report.axis_step"),
+                             y_label=t("report.axis_loss"), reference_line=target,
+                             reference_label=t("report.loss_target", target=target) if target else "",
+                             label=t("report.loss_title"))
+    finite = [v for v in ys if v is not None]
+    summary = t("report.loss_summary", first=finite[0], last=finite[-1], steps=len(ys)) if finite else ""
+    return {"title": t("report.loss_title"), "svg": picture if finite else None, "summary": summary,
+            "nonfinite": t("report.loss_nonfinite", step=bad + 1) if bad is not None else ""}

@@ -1,0 +1,1 @@
+addEventListener("beforeprint", () => { for (const d of document.querySelectorAll("details")) d.open = true; });

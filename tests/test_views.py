@@ -1,0 +1,222 @@
+"""The report views on hand-built results (no grading): SVG drawing, HTML, JUnit, Gradescope, figures."""
+
+import base64
+import hashlib
+import json
+import math
+import re
+import xml.etree.ElementTree as ET
+from pathlib import Path
+
+import torch
+
+from grader.messages import en, text, zh
+from grader.results import CheckResult, Diagnosis, GradeResult, Message, TaskResult
+from grader.submission.errors import SubmissionError
+from grader.views import figures, gradescope, html, junit, svg
+
+VIEWS = Path(html.__file__).resolve().parent
+NASTY = "<b>bold</b> \x00\x1b[31m & 'q\""
+
+
+def _result():
+    """Three tasks: one partly failing (hidden check, hint, mismatch map), one erroring with a nasty
+    message, one passing but with a banned API (points withheld), and an overfit curve that turns NaN."""
+    sdpa = [
+        CheckResult(id="sdpa.equivalence", task="sdpa", status="passed", score=5, max_score=5),
+        CheckResult(id="sdpa.weights", task="sdpa", status="failed", score=0, max_score=2,
+                    message=Message("fail.mismatch", {"what": "weights", "index": [0, 1], "count": 3, "total": 4,
+                                                      "max_abs": "0.5", "max_rel": "1"}),
+                    example={"config": {"scale": 0.5}, "shapes": {"query": [1, 2, 4]}, "first_index": [0, 1],
+                             "max_abs_error": 0.5, "extra_field": None},
+                    diagnoses=[Diagnosis("sdpa.no_scale"),
+                               Diagnosis("hint.constant_factor", kind="hint", params={"factor": "2", "note": ""})],
+                    reproduce="gradekit check sub --only sdpa.weights", visibility="hidden",
+                    artifacts={"mismatch": [[0.0, float("nan")], [0.25, 0.5]]}),
+    ]
+    masks = [CheckResult(id="masks.padding", task="masks", status="error", score=0, max_score=3,
+                         message=Message("error.exception", {"detail": NASTY, "file": "masks.py", "line": 3,
+                                                             "code": "raise ValueError(...)"}),
+                         error={"kind": "exception", "detail": NASTY, "file": "masks.py", "line": 3,
+                                "code": "raise ValueError(...)", "trace": "  File masks.py, line 3\n", "data": {}})]
+    norm = [CheckResult(id="layernorm.contract", task="layernorm", status="passed", score=4, max_score=4)]
+    curve = [3.0, 1.0, 0.3, float("nan"), float("nan")]
+    overfit = [CheckResult(id="overfit.ten_samples", task="overfit", status="failed", score=0, max_score=10,
+                           message=Message("fail.overfit_loss", {"steps": 5, "last": "nan", "target": 0.05}),
+                           artifacts={"loss_curve": curve})]
+    finding = {"name": "torch.nn.LayerNorm", "file": "norm.py", "line": 7, "code": "nn.LayerNorm(d)  # <i>",
+               "task": "layernorm"}
+    tasks = [TaskResult(id="sdpa", score=5, max_score=7, checks=sdpa),
+             TaskResult(id="masks", score=0, max_score=3, checks=masks),
+             TaskResult(id="layernorm", score=0, max_score=4, checks=norm, banned=[finding]),
+             TaskResult(id="overfit", score=0, max_score=10, checks=overfit, blocked_by=["masks"])]
+    return GradeResult(submission="sub", score=5, max_score=24, seed=7, profile="quick", duration_s=1.25,
+                       tasks=tasks, banned_api=[finding],
+                       load_errors={"model.py": {"kind": "import_error", "detail": "SyntaxError: <x>",
+                                                 "file": "model.py", "line": 2, "code": "def (", "trace": ""}},
+                       environment={"python": "3.11", "torch": "2", "devices": ["cpu"], "gradekit": "0.1.0",
+                                    "when": "2026-01-01T00:00:00+00:00"},
+                       figures={"attention": {"tokens": ["ni", "hao"], "characters": ["你", "好"], "mask": "causal",
+                                              "submission": None, "reference": [[1.0, 0.0], [0.4, 0.6]],
+                                              "error": {"key": "report.figure_failed",
+                                                        "params": {"detail": NASTY}, "kind": "exception"},
+                                              "max_abs_diff": None},
+                                "positional": {"table": [[0.0, 1.0], [0.84, 0.54]], "source": "submission",
+                                               "error": None, "d_model": 2, "max_len": 2}})
+
+
+# -- svg ---------------------------------------------------------------------------------------------
+def test_svg_is_well_formed_and_escapes_labels():
+    picture = svg.heatmap([[0.1, 0.2]], row_labels=["<script>"], col_labels=["a&b", '"q"'], x_label="<x>",
+                          y_label="y", legend="<l>", label="<t>")
+    ET.fromstring(picture)
+    assert "<script>" not in picture and "&lt;script&gt;" in picture and "a&amp;b" in picture
+    for chart in (svg.line_chart([1.0, 0.5], x_label="<s>", y_label="<l>", reference_line=0.1,
+                                 reference_label="<r>"), svg.bar(3, 4, label="<b>")):
+        ET.fromstring(chart)
+        assert "&lt;" in chart and not any(raw in chart for raw in ("<s>", "<l>", "<r>", "<b>"))
+
+
+def test_heatmap_draws_every_cell_and_greys_what_is_missing():
+    values = [[0.0, None, 1.0], [float("nan"), float("inf"), 0.5]]
+    root = ET.fromstring(svg.heatmap(values))
+    ns = "{http://www.w3.org/2000/svg}"
+    cells = [r for r in root.iter(f"{ns}rect") if r.find(f"{ns}title") is not None]
+    assert len(cells) == 6
+    assert sum(r.get("fill") == svg.MISSING for r in cells) == 3
+    ET.fromstring(svg.heatmap([[2.0, 2.0]]))  # a constant grid has a colour range too
+    ET.fromstring(svg.heatmap([[0.0, 1.0]], scale="diverging", show_values=True, value_format="{:.1f}".format))
+
+
+def test_heatmap_puts_a_long_axis_title_above_a_small_grid():
+    picture = svg.heatmap([[1.0]], y_label="a rather long axis title", x_label="x")
+    assert "rotate(-90" not in picture and "↓ a rather long axis title" in picture
+    assert "rotate(-90" in svg.heatmap([[1.0]] * 10, y_label="rows")
+
+
+def test_line_chart_breaks_at_missing_values_and_uses_a_log_axis_for_decades():
+    picture = svg.line_chart([5.0, 2.0, float("nan"), 0.5, 0.01])
+    d = re.search(r'<path d="([^"]+)"', picture).group(1)
+    assert d.count("M") == 2
+    assert ">0.01<" in picture and ">10<" in picture  # decade ticks
+    assert "<path" not in svg.line_chart([float("nan")] * 3)
+
+
+def test_bar_fills_the_earned_fraction():
+    assert 'width="75"' in svg.bar(3, 4) and svg.bar(0, 4).count("<rect") == 1
+    assert svg.bar(9, 4).count('width="100"') == 2 and svg.bar(1, 0).count("<rect") == 1
+
+
+def test_colour_scales_run_from_end_to_end():
+    assert svg.colour(0, svg.SEQUENTIAL) == "#440154" and svg.colour(1, svg.SEQUENTIAL) == "#fde725"
+    assert svg.colour(-3, svg.ERROR) == svg.colour(0, svg.ERROR) and svg.colour(0.5, svg.DIVERGING) == "#f7f7f7"
+
+
+# -- html ----------------------------------------------------------------------------------------------
+def test_html_of_a_hand_built_result():
+    page = html.render(_result(), lang="en")
+    assert "<b>bold</b>" not in page and "&lt;b&gt;bold&lt;/b&gt;" in page and "<i>" not in page
+    assert text("report.visibility.hidden") in page
+    assert text("bug.hint.constant_factor", factor="2", note="") in page
+    assert text("bughint.sdpa.no_scale") in page
+    assert text("report.loss_nonfinite", step=4) in page and text("report.loss_target", target=0.05) in page
+    assert text("ui.banned_cost") in page and "norm.py:7" in page
+    assert text("ui.load_error", file="model.py", detail="SyntaxError: &lt;x&gt;") in page
+    assert 'class="mismatch"' in page and text("report.example.extra_field") not in page and "extra_field" in page
+    for block in re.findall(r"<svg\b.*?</svg>", page, re.S):
+        ET.fromstring(block)
+    zh_page = html.render(_result(), lang="zh")
+    assert text("report.figures", "zh") in zh_page and '<html lang="zh-CN">' in zh_page
+
+
+def test_html_csp_allows_exactly_the_print_script():
+    page = html.render(_result())
+    script = re.search(r"<script>(.*?)</script>", page, re.S).group(1)
+    digest = "sha256-" + base64.b64encode(hashlib.sha256(script.encode()).digest()).decode()
+    assert f"script-src '{digest}'" in page
+
+
+def test_every_interface_key_the_views_use_exists_in_both_languages():
+    sources = [p.read_text(encoding="utf-8") for p in VIEWS.glob("*.py")]
+    sources += [p.read_text(encoding="utf-8") for p in (VIEWS / "templates").glob("*")]
+    used = {k for s in sources for k in re.findall(r"""['"]((?:ui|report)\.[\w.]*\w)['"]""", s)}
+    used -= {p.name for p in (VIEWS / "templates").glob("*")}  # "report.css", "report.html.j2"
+    assert len(used) > 40
+    for catalogue in (en.MESSAGES, zh.MESSAGES):
+        assert sorted(used - set(catalogue)) == []
+    assert sorted(k for k in en.MESSAGES if k.startswith("report.")) == \
+        sorted(k for k in zh.MESSAGES if k.startswith("report."))
+
+
+# -- junit and gradescope --------------------------------------------------------------------------------
+def test_junit_survives_control_characters_and_counts_right():
+    root = ET.fromstring(junit.render(_result(), lang="en").encode("utf-8"))
+    assert root.get("tests") == "5" and root.get("failures") == "2" and root.get("errors") == "1"
+    error = root.find(".//testcase[@name='masks.padding']/error")
+    assert error.get("type") == "error.exception" and "<b>bold</b>" in error.get("message")
+    assert "\ufffd" in error.get("message")  # NUL and ESC replaced
+    assert "norm.py:7" in root.find("testsuite[@name='layernorm']/system-out").text
+
+
+def test_gradescope_withholds_banned_points_and_keeps_visibility():
+    data = gradescope.to_data(_result(), lang="en")
+    by_name = {t["name"]: t for t in data["tests"]}
+    assert by_name["layernorm.contract"]["score"] == 0 and by_name["layernorm.contract"]["status"] == "passed"
+    assert text("ui.banned_cost") in by_name["layernorm.contract"]["output"]
+    assert by_name["sdpa.weights"]["visibility"] == "hidden"
+    assert by_name["masks.padding"]["status"] == "failed"
+    assert sum(t["score"] for t in data["tests"]) == data["score"] == 5
+    assert data["execution_time"] == 1 and "torch.nn.LayerNorm" in data["output"]
+    json.loads(gradescope.render(_result()))
+
+
+# -- figures ---------------------------------------------------------------------------------------------
+class FakeRunner:
+    """Answers ``sdpa`` and ``params`` with what it was given, or raises it."""
+
+    def __init__(self, sdpa=None, params=None):
+        self.answers = {"sdpa": sdpa, "params": params}
+
+    def run(self, probe, variant="integrated", **args):
+        answer = self.answers[probe]
+        if isinstance(answer, BaseException):
+            raise answer
+        return answer(args) if callable(answer) else answer
+
+
+def _good_sdpa(args):
+    L = args["query"].shape[1]
+    w = torch.full((1, L, L), 1.0 / L, dtype=torch.float64)
+    return {"out": args["value"], "weights": w}
+
+
+def _good_params(args):
+    return {"buffer_values": {"pe": torch.zeros(1, 50, 32)}}
+
+
+def test_figures_record_errors_instead_of_raising():
+    good = FakeRunner(_good_sdpa, _good_params)
+    bad = FakeRunner(SubmissionError(kind="exception", detail="ValueError: no", file="attention.py", line=3),
+                     RuntimeError("grader bug"))
+    data = figures.collect(sub=bad, ref=good)
+    assert data["attention"]["error"] == {"key": "report.figure_failed", "kind": "exception",
+                                          "params": {"detail": "ValueError: no (attention.py:3)"}}
+    assert data["positional"]["source"] == "reference"
+    assert "grader bug" in data["positional"]["error"]["params"]["detail"]
+    wrong = FakeRunner(lambda a: {"weights": torch.zeros(2, 2)}, lambda a: {"buffer_values": {}})
+    data = figures.collect(sub=wrong, ref=good)
+    assert data["attention"]["error"]["key"] == "report.figure_shape"
+    assert data["positional"]["error"]["key"] == "report.figure_no_pe"
+    json.dumps(data, allow_nan=False)
+
+
+def test_figure_inputs_are_seeded_and_causal():
+    syllables, chars = figures.sentence()
+    assert len(syllables) == len(chars) >= 5
+    q1, k1, v1 = figures.attention_inputs(syllables)
+    q2, _, _ = figures.attention_inputs(syllables)
+    assert torch.equal(q1, q2) and q1.shape == (1, len(syllables), figures.D_ATTENTION)
+    mask = figures.causal(3)
+    assert mask.tolist() == [[True, False, False], [True, True, False], [True, True, True]]
+    nan_rows = figures._rows(torch.tensor([[1.0, math.nan], [math.inf, 0.123456789]]))
+    assert nan_rows == [[1.0, None], [None, 0.12346]]
