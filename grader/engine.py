@@ -114,8 +114,10 @@ def grade(*, path, sub, ref, tasks=None, profile="full", seed=None, devices=None
         r = run_one(spec, sub=sub, ref=ref, profile=profile, seed=seed, devices=devices,
                     reproduce=reproduce(spec) if reproduce else "")
         if diagnose is not None and r.status != "passed":
-            failing = {x.task for x in results if x.status != "passed"}
-            r.diagnoses = diagnose(spec, r._calls, failing)
+            found = {}
+            for x in results:
+                found.setdefault(x.task, []).extend(d.id for d in x.diagnoses if d.kind == "bug")
+            r.diagnoses = diagnose(spec, r._calls, found)
         if config is not None:
             config.apply(spec, r)
         results.append(r)

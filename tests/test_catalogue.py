@@ -50,7 +50,7 @@ def test_bug_loses_points_in_its_task_and_is_diagnosed_first(bug, reference, tmp
         for spec in select_checks(tasks=[bug.task], profile="quick"):
             result = run_one(spec, sub=sub, ref=ref, profile="quick", seed=None, devices=["cpu"])
             if result.status != "passed":
-                diagnoses = diagnoser(spec, result._calls, {bug.task})
+                diagnoses = diagnoser(spec, result._calls)
                 assert diagnoses and diagnoses[0].id == bug.id, (spec.id, [d.id for d in diagnoses])
                 return
         pytest.fail(f"no check of task {bug.task} fails with {bug.id}: the grader cannot see this bug")

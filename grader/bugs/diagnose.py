@@ -13,13 +13,14 @@ import math
 
 import torch
 
-from grader.bugs.catalogue import apply, bugs_for
+from grader.bugs.catalogue import BUG_BY_ID, apply, bugs_for
 from grader.results import Diagnosis
 from grader.submission.errors import SubmissionError
 from grader.submission.runner import InProcessRunner, reference_namespace
 from grader.tasks import all_deps
 
 ATOL, RTOL = 1e-5, 1e-5
+UNEXPLAINABLE = frozenset({"not_implemented", "missing_file", "missing_name", "import_error", "timeout", "crashed"})
 
 
 def same(a, b):
@@ -70,20 +71,27 @@ class Diagnoser:
         except Exception as exc:  # noqa: BLE001 - a mutant may fail in ways the reference does not
             return SubmissionError(kind="exception", detail=f"{type(exc).__name__}: {exc}")
 
-    def candidates(self, spec, failing_tasks):
+    def candidates(self, spec, found):
+        """The task's own bugs; for an integrated check also the bugs already diagnosed beneath it."""
         bugs = bugs_for(spec.task)
         if spec.weight != "isolated":
             for dep in all_deps(spec.task):
-                if dep in failing_tasks:
-                    bugs += bugs_for(dep)
+                bugs += [BUG_BY_ID[i] for i in found.get(dep, ()) if BUG_BY_ID[i] not in bugs]
         return bugs
 
-    def __call__(self, spec, calls, failing_tasks=()):
-        if not calls:
+    def __call__(self, spec, calls, found=None):
+        """Diagnoses for a failed check, most likely first.
+
+        ``calls`` are the submission's probe calls of the failing examples;
+        ``found`` maps task ids to the bug ids already diagnosed in them.
+        """
+        if not calls or not spec.diagnose:
             return []
+        if any(isinstance(got, SubmissionError) and got.kind in UNEXPLAINABLE for _, _, got in calls):
+            return []  # no mutant of the reference raises NotImplementedError or fails to import
         refs = [self._run(self.ref, probe, args) for probe, args, _ in calls]
-        found = []
-        for bug in self.candidates(spec, failing_tasks):
+        matches = []
+        for bug in self.candidates(spec, found or {}):
             runner = self.mutant(bug)
             differs_from_ref = False
             for (probe, args, got), ref in zip(calls, refs):
@@ -93,9 +101,9 @@ class Diagnoser:
                 differs_from_ref = differs_from_ref or not same(mine, ref)
             else:
                 if differs_from_ref:
-                    found.append(Diagnosis(id=bug.id, kind="bug"))
-        if found:
-            return found
+                    matches.append(Diagnosis(id=bug.id, kind="bug"))
+        if matches:
+            return matches
         probe, args, got = calls[0]
         ref = refs[0]
         if isinstance(got, dict) and isinstance(ref, dict):

@@ -38,17 +38,19 @@ class CheckSpec:
     """Profiles that run this check."""
     doc: str = field(default="", compare=False)
     """What the check verifies (first line of the function's docstring)."""
+    diagnose: bool = True
+    """Replay failures on the known-bug mutants (off where one replay costs a training run)."""
 
 
 REGISTRY = []
 
 
-def check(task, name, *, points, weight="integrated", examples=(8, 30), profiles=("quick", "full")):
+def check(task, name, *, points, weight="integrated", examples=(8, 30), profiles=("quick", "full"), diagnose=True):
     """Register ``fn`` as check ``<task>.<name>`` worth ``points``."""
 
     def register(fn):
         spec = CheckSpec(f"{task}.{name}", task, fn, points, weight, examples, profiles,
-                         (fn.__doc__ or "").strip().split("\n")[0])
+                         (fn.__doc__ or "").strip().split("\n")[0], diagnose)
         REGISTRY.append(spec)
         return fn
 
