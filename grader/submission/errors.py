@@ -58,7 +58,12 @@ def from_exception(exc, root, kind=None):
     else:
         file, line, code = "", 0, ""
     if kind is None:
-        kind = "not_implemented" if isinstance(exc, NotImplementedError) else "exception"
+        # A stub raises NotImplementedError itself; torch raises it too (a meta tensor copied to the CPU),
+        # and that is an ordinary error in the student's code, not a missing implementation.
+        all_frames = traceback.extract_tb(exc.__traceback__)
+        raised_here = bool(all_frames) and _inside(all_frames[-1].filename, root) \
+            and (all_frames[-1].line or "").lstrip().startswith("raise")
+        kind = "not_implemented" if isinstance(exc, NotImplementedError) and raised_here else "exception"
     trace = "".join(traceback.format_list(frames)) if frames else ""
     rel = str(Path(file).resolve().relative_to(root)) if file else ""
     detail = f"{type(exc).__name__}: {exc}".strip()

@@ -3,7 +3,8 @@
 import json
 import math
 
-from grader.messages import render, text
+from grader.messages import render as render_message
+from grader.messages import text
 
 
 def to_data(result, *, lang="en"):
@@ -11,7 +12,7 @@ def to_data(result, *, lang="en"):
     def check_data(c):
         return {
             "id": c.id, "status": c.status, "score": c.score, "max_score": c.max_score,
-            "message": render(c.message, lang),
+            "message": render_message(c.message, lang),
             "message_key": c.message.key if c.message else None,
             "diagnoses": [{"id": d.id, "kind": d.kind, "message": text("bug." + d.id, lang, **d.params)}
                           for d in c.diagnoses],

@@ -1,0 +1,189 @@
+"""A short end-to-end demo: train the reference Transformer on pinyin -> characters.
+
+``run_demo()`` trains a small ``solution.model.Transformer`` on the shipped corpus
+(``grader.corpus``) with ``solution.training.train_step``, then greedy-decodes the
+held-out phrases with ``solution.decoding.greedy_decode`` and reports exact-match
+accuracy. It runs on the CPU in well under a minute::
+
+    python -m grader.demo            # or: from grader.demo import main; main([])
+"""
+
+from __future__ import annotations
+
+import argparse
+import random
+import sys
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+
+import torch
+
+from grader.corpus import BOS, EOS, PAD, PinyinTask, build_task, make_batch
+from solution.decoding import greedy_decode
+from solution.model import Transformer
+from solution.training import train_step
+
+Example = tuple[str, str, str]  # (pinyin, expected, predicted)
+
+
+@dataclass
+class DemoResult:
+    """What a demo run achieved on the held-out phrases.
+
+    Attributes:
+        accuracy: exact-match accuracy in ``[0, 1]`` (``0.0`` when there is no test pair).
+        n_test: number of held-out phrases.
+        seconds: wall time of training plus decoding.
+        final_loss: mean training loss (label-smoothed) over the last logging window.
+        examples: ``(pinyin, expected, predicted)`` for every held-out phrase.
+    """
+
+    accuracy: float
+    n_test: int
+    seconds: float
+    final_loss: float
+    examples: list[Example] = field(default_factory=list)
+
+    @property
+    def n_correct(self) -> int:
+        """How many held-out phrases were decoded exactly."""
+        return sum(expected == predicted for _, expected, predicted in self.examples)
+
+
+def _decode_all(model: Transformer, task: PinyinTask, pairs: list[tuple[str, str]],
+                batch_size: int = 256) -> list[str]:
+    """Greedy-decode the pinyin of ``pairs`` into character strings."""
+    model.eval()
+    out: list[str] = []
+    for start in range(0, len(pairs), batch_size):
+        chunk = pairs[start:start + batch_size]
+        src, _ = make_batch(chunk, task.src_vocab, task.tgt_vocab)
+        ys = greedy_decode(model, src, max_len=src.size(1) + 2, bos_idx=BOS, eos_idx=EOS, pad_idx=PAD)
+        out.extend("".join(task.tgt_vocab.decode(row)) for row in ys)
+    return out
+
+
+def run_demo(*, steps: int = 500, seed: int = 0, d_model: int = 64, num_heads: int = 4, d_ff: int = 128,
+             num_layers: int = 1, dropout: float = 0.1, norm_first: bool = True, batch_size: int = 64,
+             lr: float = 5e-3, warmup: int = 50, label_smoothing: float = 0.1, max_grad_norm: float | None = 1.0,
+             holdout: float = 0.1, log_every: int = 100,
+             log: Callable[[str], object] | None = print) -> DemoResult:
+    """Train a small Transformer on the pinyin corpus and score it on held-out phrases.
+
+    The defaults (Pre-LN, one encoder and one decoder layer of width 64, 500 steps
+    of 64 pairs) reach about 90-100% exact match in roughly 15-25 s on two CPU
+    cores; two layers, or Post-LN, learned less in the same time.
+
+    Adam with a linear warm-up to ``lr`` over ``warmup`` steps, then a linear decay
+    to a tenth of it; label smoothing; gradient clipping. ``torch.manual_seed(seed)``
+    fixes the initialisation and dropout, ``random.Random(seed)`` the batches.
+
+    Args:
+        steps: optimizer steps.
+        seed: seed of the model, batches and train/test split.
+        d_model, num_heads, d_ff, num_layers, dropout, norm_first: the model's sizes.
+        batch_size: pairs per step.
+        lr, warmup: peak learning rate and warm-up steps.
+        label_smoothing, max_grad_norm: passed to ``train_step``.
+        holdout: fraction of the corpus held out for testing.
+        log_every: print the mean loss every this many steps.
+        log: where progress lines go; ``None`` for silence.
+
+    Returns:
+        a ``DemoResult``.
+    """
+    emit: Callable[[str], object] = log if log is not None else (lambda _line: None)
+    start = time.perf_counter()
+    torch.manual_seed(seed)
+    rng = random.Random(seed)
+    task = build_task(holdout=holdout, seed=seed)
+    max_len = 2 + max(len(c) for _, c in task.train + task.test)
+    model = Transformer(len(task.src_vocab), len(task.tgt_vocab), d_model=d_model, num_heads=num_heads,
+                        d_ff=d_ff, num_layers=num_layers, max_len=max(max_len, 64), dropout=dropout,
+                        norm_first=norm_first)
+    optimizer = torch.optim.Adam(model.parameters(), lr=lr, betas=(0.9, 0.98), eps=1e-9)
+
+    def lr_at(step: int) -> float:  # step counts from 1
+        if step <= warmup:
+            return lr * step / max(warmup, 1)
+        frac = (step - warmup) / max(steps - warmup, 1)
+        return lr * (1.0 - 0.9 * frac)
+
+    n_params = sum(p.numel() for p in model.parameters())
+    emit(f"pinyin -> characters: {len(task.train)} training / {len(task.test)} held-out phrases, "
+         f"vocab {len(task.src_vocab)} syllables / {len(task.tgt_vocab)} characters")
+    emit(f"Transformer d_model={d_model} heads={num_heads} d_ff={d_ff} layers={num_layers} "
+         f"{'Pre-LN' if norm_first else 'Post-LN'}, {n_params:,} parameters; {steps} steps of {batch_size}")
+
+    order: list[int] = []
+    window: list[float] = []
+    final_loss = float("nan")
+    for step in range(1, steps + 1):
+        if len(order) < batch_size:  # reshuffle each epoch; batches never straddle epochs
+            order = list(range(len(task.train)))
+            rng.shuffle(order)
+        batch, order = [task.train[i] for i in order[:batch_size]], order[batch_size:]
+        src, tgt = make_batch(batch, task.src_vocab, task.tgt_vocab)
+        for group in optimizer.param_groups:
+            group["lr"] = lr_at(step)
+        window.append(train_step(model, src, tgt, optimizer, pad_idx=PAD, label_smoothing=label_smoothing,
+                                 max_grad_norm=max_grad_norm))
+        if step % log_every == 0 or step == steps:
+            final_loss = sum(window) / len(window)
+            emit(f"  step {step:4d}  loss {final_loss:.3f}  lr {lr_at(step):.2e}  "
+                 f"{time.perf_counter() - start:5.1f}s")
+            window = []
+
+    predicted = _decode_all(model, task, task.test) if task.test else []
+    examples = [(p, c, pred) for (p, c), pred in zip(task.test, predicted)]
+    seconds = time.perf_counter() - start
+    n_correct = sum(c == pred for _, c, pred in examples)
+    accuracy = n_correct / len(examples) if examples else 0.0
+    result = DemoResult(accuracy=accuracy, n_test=len(examples), seconds=seconds, final_loss=final_loss,
+                        examples=examples)
+
+    if examples:
+        width = max(len(p) for p, _, _ in examples)
+        emit("")
+        emit(f"  {'pinyin':<{width}}  expected  predicted")
+        for p, c, pred in examples:
+            mark = "✓" if pred == c else "✗"
+            emit(f"  {p:<{width}}  {_pad_wide(c, 8)}  {_pad_wide(pred, 8)}  {mark}")
+        emit("")
+    emit(f"exact match on {len(examples)} held-out phrases: {n_correct}/{len(examples)} "
+         f"({100 * accuracy:.1f}%) in {seconds:.1f}s")
+    return result
+
+
+def _pad_wide(text: str, chars: int) -> str:
+    """Left-justify ``text`` to ``chars`` double-width (CJK) columns."""
+    width = sum(2 if ord(ch) > 0x2E80 else 1 for ch in text)
+    return text + " " * max(0, 2 * chars - width)
+
+
+def main(argv: list[str] | None = None) -> int:
+    """``gradekit demo [--steps N] [--seed S] [--quiet]``; returns the exit status."""
+    parser = argparse.ArgumentParser(prog="gradekit demo",
+                                     description="Train the reference Transformer on pinyin -> characters "
+                                                 "and decode held-out phrases.")
+    parser.add_argument("--steps", type=int, default=500, help="optimizer steps (default: %(default)s)")
+    parser.add_argument("--seed", type=int, default=0, help="random seed (default: %(default)s)")
+    parser.add_argument("--quiet", action="store_true", help="print only the accuracy line")
+    parser.add_argument("--threads", type=int, default=1,
+                        help="torch threads (default: %(default)s; a model this small trains fastest on one)")
+    args = parser.parse_args(argv)
+    if args.steps < 1:
+        parser.error("--steps must be at least 1")
+    torch.set_num_threads(max(1, args.threads))
+    if args.quiet:
+        result = run_demo(steps=args.steps, seed=args.seed, log=None)
+        print(f"exact match on {result.n_test} held-out phrases: {result.n_correct}/{result.n_test} "
+              f"({100 * result.accuracy:.1f}%) in {result.seconds:.1f}s")
+    else:
+        run_demo(steps=args.steps, seed=args.seed)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

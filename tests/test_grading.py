@@ -1,0 +1,110 @@
+"""The grader's verdicts on the reference, the skeleton, correct alternatives and buggy submissions."""
+
+import pytest
+
+from grader import api
+from grader.tasks import TASK_IDS
+from tests.conftest import ROOT, SUBMISSIONS
+
+
+def scores(result):
+    return {t.id: (t.score, t.max_score) for t in result.tasks}
+
+
+@pytest.fixture(scope="module")
+def solution_result():
+    return api.check(path=ROOT / "solution", profile="quick")
+
+
+def test_solution_gets_full_marks(solution_result):
+    assert solution_result.score == solution_result.max_score == 140
+    assert [t.id for t in solution_result.tasks] == list(TASK_IDS)
+    assert not solution_result.banned_api and not solution_result.load_errors
+    assert all(not c.diagnoses for t in solution_result.tasks for c in t.checks)
+
+
+def test_skeleton_gets_zero_and_every_task_not_implemented():
+    result = api.check(path=ROOT / "skeleton", profile="quick")
+    assert result.score == 0 and result.max_score == 140
+    assert all(t.not_implemented for t in result.tasks), [t.id for t in result.tasks if not t.not_implemented]
+    for task in result.tasks:
+        for c in task.checks:
+            assert c.status == "error" and c.error["kind"] == "not_implemented"
+
+
+def test_same_score_on_every_run(solution_result):
+    sub = SUBMISSIONS / "alt_loops"
+    first = api.check(path=sub, profile="quick", tasks=["sdpa", "mha", "greedy"])
+    second = api.check(path=sub, profile="quick", tasks=["sdpa", "mha", "greedy"])
+    assert scores(first) == scores(second)
+
+
+# A representative set of buggy submissions, each written as an edit of the reference; the
+# catalogue-wide mutation test (test_catalogue.py) covers every known bug.
+BUGGY = {
+    "scale_by_d_model": ("mha", {"attention.py": ("out, _ = scaled_dot_product_attention(q, k, v, mask, self.dropout)",
+                                                  "out, _ = scaled_dot_product_attention(q / 2, k, v, mask, self.dropout)")}),
+    "softmax_over_queries": ("sdpa", {"attention.py": ("weights = scores.softmax(dim=-1)", "weights = scores.softmax(dim=1)")}),
+    "mask_fill_zero": ("sdpa", {"attention.py": ('scores.masked_fill(~mask, float("-inf"))', "scores.masked_fill(~mask, 0)")}),
+    "pe_cos_first": ("positional", {"embedding.py": [("pe[:, 0::2] = torch.sin(angle)", "pe[:, 0::2] = torch.cos(angle)"),
+                                                     ("pe[:, 1::2] = torch.cos(angle)", "pe[:, 1::2] = torch.sin(angle)")]}),
+    "ln_unbiased": ("layernorm", {"norm.py": ("var = ((x - mean) ** 2).mean(dim=-1, keepdim=True)",
+                                              "var = x.var(dim=-1, keepdim=True)")}),
+    "causal_without_diagonal": ("masks", {"masks.py": (".tril()", ".tril(diagonal=-1)")}),
+    "decoder_cross_attends_x": ("decoder_layer", {"layers.py": (
+        "self.cross_attn(x, memory, memory, memory_mask)", "self.cross_attn(x, x, x, None)")}),
+    "greedy_first_position": ("greedy", {"decoding.py": ("hidden[:, -1]", "hidden[:, 0]")}),
+    "no_zero_grad": ("training", {"training.py": ("    optimizer.zero_grad()\n", "")}),
+    "count_without_norms": ("param_count", {"training.py": ("norm = 2 * D", "norm = D")}),
+    "embedding_times_d": ("embedding", {"embedding.py": ("math.sqrt(self.d_model)", "self.d_model")}),
+    "ffn_no_activation": ("feedforward", {"feedforward.py": ('h = F.relu(h) if self.activation == "relu" else F.gelu(h)',
+                                                             "h = h")}),
+}
+
+
+@pytest.mark.parametrize("name", sorted(BUGGY))
+def test_buggy_submission_loses_points_in_its_task(name, make_submission):
+    task, edits = BUGGY[name]
+    result = api.check(path=make_submission(edits), profile="quick", tasks=[task])
+    (score, max_score), = scores(result).values()
+    assert score < max_score, f"{name} kept full marks in {task}"
+
+
+def test_three_bugs_lose_points_only_where_they_are_and_above(make_submission):
+    edits = {}
+    for name in ("mask_fill_zero", "ln_unbiased", "greedy_first_position"):
+        edits.update(BUGGY[name][1])
+    result = api.check(path=make_submission(edits), profile="quick")
+    failing = {t for t, (s, m) in scores(result).items() if s < m}
+    assert {"sdpa", "layernorm", "greedy"} <= failing
+    # Integrated credit may drop above a bug, but nothing unrelated fails.
+    from grader.tasks import all_deps
+    bugs = {"sdpa", "layernorm", "greedy"}
+    assert all(t in bugs or bugs & set(all_deps(t)) for t in failing), failing
+    for task in ("embedding", "positional", "feedforward", "masks", "param_count"):
+        assert task not in failing
+    # Isolated credit: the layers over the reference's parts keep their isolated points.
+    enc = next(t for t in result.tasks if t.id == "encoder_layer")
+    assert enc.score > 0 and {"sdpa", "layernorm"} <= set(enc.blocked_by)
+    diagnosed = {d.id for t in result.tasks for c in t.checks for d in c.diagnoses}
+    assert {"sdpa.fill_zero", "layernorm.unbiased_variance", "greedy.reads_first_position"} <= diagnosed
+
+
+@pytest.mark.parametrize("name", ["alt_einsum", "alt_annotated", "alt_loops"])
+def test_correct_alternatives_get_full_marks(name):
+    result = api.check(path=SUBMISSIONS / name, profile="quick")
+    assert scores(result) == {t: (m, m) for t, (_, m) in scores(result).items()}, [
+        (c.id, c.message) for t in result.tasks for c in t.checks if c.status != "passed"]
+    assert all(not c.diagnoses for t in result.tasks for c in t.checks)
+
+
+def test_functional_api_submission_passes_only_with_allow_banned():
+    sub = SUBMISSIONS / "alt_functional"
+    allowed = api.check(path=sub, profile="quick", allow_banned=True, tasks=["sdpa", "layernorm", "mha"])
+    assert allowed.score == allowed.max_score
+    strict = api.check(path=sub, profile="quick", tasks=["sdpa", "layernorm", "mha"])
+    by_task = scores(strict)
+    assert by_task["sdpa"][0] == 0 and by_task["layernorm"][0] == 0
+    names = {f["name"] for f in strict.banned_api}
+    assert {"torch.nn.functional.scaled_dot_product_attention", "torch.nn.functional.layer_norm"} <= names
+    assert all(f["file"] and f["line"] > 0 for f in strict.banned_api)
