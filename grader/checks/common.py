@@ -72,18 +72,23 @@ def float32_close(ctx, *, name, kwargs, state, inputs, method="forward", example
                      dtype="float32", example=ex)
 
 
+def run_low_precision(ctx, probe, *, what, dtype, example, **args):
+    """Run ``probe`` in ``dtype``; an overflowing fill value becomes a failure that explains itself."""
+    try:
+        return ctx.sub(probe, dtype=dtype, **args)
+    except SubmissionError as err:
+        if err.kind == "exception" and "overflow" in err.detail:
+            raise Fail("fail.half_overflow", what=what, dtype=dtype, detail=err.detail, file=err.file,
+                       line=err.line, example=example) from None
+        raise
+
+
 def low_precision(ctx, *, name, kwargs, state, inputs, method="forward", example=None):
     """float16 and bfloat16 run without raising and give finite outputs."""
     for dtype in ("float16", "bfloat16"):
         ex = dict(example or {}, dtype=dtype)
-        try:
-            got = ctx.sub("forward", name=name, kwargs=kwargs, state=state, inputs=inputs, method=method,
-                          dtype=dtype)
-        except SubmissionError as err:
-            if err.kind in ("exception",) and "overflow" in err.detail:
-                raise Fail("fail.half_overflow", what=name, dtype=dtype, detail=err.detail, file=err.file,
-                           line=err.line, example=ex) from None
-            raise
+        got = run_low_precision(ctx, "forward", what=name, dtype=dtype, example=ex, name=name, kwargs=kwargs,
+                                state=state, inputs=inputs, method=method)
         out = got["out"]
         if out.dtype != getattr(torch, dtype):
             raise Fail("fail.dtype", what=f"{name}.{method} on {dtype} input", expected=dtype,

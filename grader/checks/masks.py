@@ -1,5 +1,6 @@
 """Checks for ``padding_mask``, ``causal_mask`` and ``target_mask`` (task ``masks``)."""
 
+import torch
 from hypothesis import strategies as st
 
 from grader.checks.base import Fail, check
@@ -65,8 +66,6 @@ def target(ctx):
 @check("masks", "device", points=1, examples=(1, 1))
 def device(ctx):
     """Masks are built on the requested device (causal_mask's device, target_mask's tgt.device)."""
-    import torch
-
     got = ctx.sub("call", name="causal_mask", args=[4], kwargs={"device": torch.device("meta")},
                   inplace_check=False)
     if "out" not in got or got["out"].device.type != "meta":

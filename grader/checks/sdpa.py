@@ -4,9 +4,8 @@ import torch
 from hypothesis import strategies as st
 
 from grader.checks.base import Fail, check
-from grader.checks.common import no_inplace
+from grader.checks.common import no_inplace, run_low_precision
 from grader.compare import check_tensor
-from grader.submission.errors import SubmissionError
 from grader.strategies import attention_sizes, make_mask, mask_kinds, randn, seeds
 
 
@@ -123,21 +122,12 @@ def low_precision(ctx):
         q, k, v, mask = sdpa_inputs(c)
         for dtype in ("float16", "bfloat16"):
             ex = dict(describe(c, q, k, v, mask), dtype=dtype)
-            got = _run_low(ctx, q, k, v, mask, dtype, ex)
+            got = run_low_precision(ctx, "sdpa", what="scaled_dot_product_attention", dtype=dtype, example=ex,
+                                    query=q, key=k, value=v, mask=mask)
             if not (torch.isfinite(got["out"].float()).all() and torch.isfinite(got["weights"].float()).all()):
                 raise Fail("fail.half_nonfinite", what="scaled_dot_product_attention", dtype=dtype, example=ex)
 
     prop()
-
-
-def _run_low(ctx, q, k, v, mask, dtype, ex):
-    try:
-        return ctx.sub("sdpa", query=q, key=k, value=v, mask=mask, dtype=dtype)
-    except SubmissionError as err:
-        if "overflow" in err.detail:
-            raise Fail("fail.half_overflow", what="scaled_dot_product_attention", dtype=dtype, detail=err.detail,
-                       file=err.file, line=err.line, example=ex) from None
-        raise
 
 
 @check("sdpa", "meta", points=0.5, examples=(2, 4))
