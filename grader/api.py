@@ -40,7 +40,7 @@ def reproduce_command(path, spec, *, seed=None, isolated=False):
 
 def check(*, path, tasks=None, profile="full", seed=None, device=None, only=None, isolated=False,
           allow_banned=False, banned=DEFAULT_BANNED, config=None, progress=None, diagnose=True,
-          call_timeout=60.0, total_timeout=900.0, figures=False):
+          call_timeout=60.0, total_timeout=900.0, memory_mb=None, figures=False):
     """Grade the submission at ``path``; returns a ``GradeResult``.
 
     Args:
@@ -56,6 +56,8 @@ def check(*, path, tasks=None, profile="full", seed=None, device=None, only=None
         config: a course configuration (``grader.config.CourseConfig``) or ``None``.
         progress: ``progress(i, n, spec)`` callback.
         diagnose: replay failures through the known-bug catalogue.
+        call_timeout, total_timeout: with ``isolated``, seconds per probe call and for the whole run.
+        memory_mb: with ``isolated``, the worker's memory cap in MiB (``None``: the worker's default).
         figures: also gather the data for the HTML report's pictures (``result.figures``).
     """
     root = validate_path(path)
@@ -75,7 +77,8 @@ def check(*, path, tasks=None, profile="full", seed=None, device=None, only=None
     ref = InProcessRunner(reference.root, banned=(), namespace=reference, reference=reference)
     if isolated:
         from grader.submission.worker import WorkerRunner
-        sub = WorkerRunner(root, banned=banned, call_timeout=call_timeout, total_timeout=total_timeout)
+        sub = WorkerRunner(root, banned=banned, call_timeout=call_timeout, total_timeout=total_timeout,
+                           memory_mb=memory_mb)
     else:
         sub = InProcessRunner(root, banned=banned, reference=reference)
     try:

@@ -31,6 +31,11 @@ def _check_parser(sub):
     p.add_argument("--device", default=None, help="run the device checks on this device only (cpu, cuda, mps)")
     p.add_argument("--isolated", action="store_true", help="run the submission in a worker process with time limits")
     p.add_argument("--allow-banned", action="store_true", help="do not withhold points for banned APIs")
+    p.add_argument("--config", default=None,
+                   help="course configuration (gradekit.toml, or a pyproject.toml with [tool.gradekit]); "
+                        "default: the nearest gradekit.toml from the current folder up")
+    p.add_argument("--all-checks", action="store_true",
+                   help="instructors: also run the checks the course configuration hides from students")
     p.add_argument("--lang", choices=("en", "zh"), default="en", help="language of the messages")
     p.add_argument("--json", metavar="FILE", help="also write the results as JSON")
     p.add_argument("--html", metavar="FILE", help="also write a self-contained HTML report (with pictures)")
@@ -54,8 +59,19 @@ def _progress(stream):
 def cmd_check(args):
     only = tuple(s.strip() for s in args.only.split(",")) if args.only else None
     progress = None if args.quiet or not sys.stderr.isatty() else _progress(sys.stderr)
+    from grader.config import ConfigError, CourseConfig
+
+    try:
+        config = CourseConfig.load(args.config) if args.config else CourseConfig.discover(".")
+    except ConfigError as exc:
+        raise api.UsageError(str(exc)) from None
+    if config is not None and not args.all_checks:
+        config = config.students()
+    limits = config.limits if config is not None else {}
     result = api.check(path=args.path, tasks=args.tasks, profile=args.profile, seed=args.seed, device=args.device,
                        only=only, isolated=args.isolated, allow_banned=args.allow_banned, progress=progress,
+                       config=config, call_timeout=limits.get("call_timeout", 60.0),
+                       total_timeout=limits.get("total_timeout", 900.0), memory_mb=limits.get("memory_mb"),
                        figures=bool(args.html))
     from grader.views import gradescope, html, json_view, junit, terminal
     print(terminal.summary(result, lang=args.lang, verbose=args.verbose, color=sys.stdout.isatty()))

@@ -21,7 +21,7 @@ from grader.submission.runner import SOLUTION_ROOT, InProcessRunner
 from grader.submission.worker import WorkerRunner
 
 MODES = {2: "loop", 3: "exit", 4: "raise", 5: "print", 6: "subclass", 7: "poison", 9: "spawn",
-         10: "memory", 11: "banned", 12: "env"}
+         10: "memory", 11: "banned", 12: "env", 13: "peek"}
 D_OF = {mode: d for d, mode in MODES.items()}
 
 HOSTILE = '''
@@ -77,6 +77,9 @@ def _hostile_forward(self, query, key, value, mask=None):
         getattr(_F, "scaled_dot_" + "product_attention")(query, key, value)
     if mode == "env":
         raise RuntimeError(repr((sorted(_os.environ), _os.getcwd())))
+    if mode == "peek":
+        import grader.submission.runner as _runner
+        return open(_runner.SOLUTION_ROOT / "attention.py").read()
     return _reference_forward(self, query, key, value, mask)
 
 
@@ -337,3 +340,36 @@ def test_children_die_with_close(runners, hostile_root):
     for p in survivors:
         os.kill(p, signal.SIGKILL)
     assert not survivors
+
+
+def test_reading_the_reference_solution_is_refused(hostile):
+    runner, _, _ = hostile
+    with pytest.raises(SubmissionError) as info:
+        runner.run("forward", **hostile_args("peek"))
+    assert "PermissionError" in info.value.detail and "reference solution" in info.value.detail
+
+
+def test_unprivileged_user_only_where_it_can_run(tmp_path, monkeypatch):
+    from grader.submission import worker
+
+    assert worker._resolve_user(None) is None
+    private = tmp_path / "private"
+    private.mkdir(mode=0o700)
+    (private / "f").write_text("x")
+    os.chmod(private, 0o700)
+    assert not worker._open_to_others(private / "f")
+    os.chmod(private, 0o755)
+    os.chmod(private / "f", 0o644)
+    assert worker._open_to_others(private / "f") == all(p.stat().st_mode & 1 for p in private.parents)
+    if os.geteuid() != 0:
+        assert worker._resolve_user("auto") is None
+        with pytest.raises(ValueError, match="needs the judge to run as root"):
+            worker._resolve_user("nobody")
+    else:
+        monkeypatch.setattr(worker, "_needed_paths", lambda: [private / "f"])
+        if worker._open_to_others(private / "f"):
+            assert worker._resolve_user("auto") is not None
+        monkeypatch.setattr(worker, "_needed_paths", lambda: [tmp_path / "missing"])
+        assert worker._resolve_user("auto") is None  # falls back to the judge's user
+        with pytest.raises(ValueError, match="cannot read"):
+            worker._resolve_user("nobody")

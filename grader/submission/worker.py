@@ -29,6 +29,7 @@ The child's first message is ``{"ready": True, "pid": ...}``; each reply is
 import io
 import json
 import os
+import pwd
 import resource
 import select
 import shutil
@@ -86,8 +87,9 @@ class _BadReply(Exception):
 class _Worker:
     """One child process and what belongs to it (plain state, no reference to the runner)."""
 
-    def __init__(self, proc, req_w, rep_r, log_fd, wdir):
+    def __init__(self, proc, req_w, rep_r, log_fd, wdir, uid=None):
         self.proc, self.req_w, self.rep_r, self.log_fd, self.wdir = proc, req_w, rep_r, log_fd, wdir
+        self.uid = os.getuid() if uid is None else uid
         self.returncode = None
         self.ready = False
         self.started = time.monotonic()
@@ -134,7 +136,7 @@ class _Worker:
             # Until it is reaped, the dead child keeps its pid, so its group and session ids
             # cannot name anybody else's processes: kill everything first, reap last.
             _kill_group(pid)
-            _sweep(pid, self.wdir)
+            _sweep(pid, self.wdir, self.uid)
             try:
                 self.returncode = self.proc.wait(timeout=10)
             except subprocess.TimeoutExpired:  # pragma: no cover - SIGKILL cannot be ignored
@@ -160,21 +162,22 @@ def _kill_group(pgid):
         pass
 
 
-def _sweep(sid, wdir):
+def _sweep(sid, wdir, uid=None):
     """SIGKILL leftovers: processes in the child's session (they may have left its process group)
     and processes whose working directory is inside the child's private folder (they may have
     left its session). Linux only; best effort."""
     proc = Path("/proc")
     if not proc.is_dir():
         return
-    me, uid, prefix = os.getpid(), os.getuid(), str(Path(wdir).resolve()) + os.sep
+    me, prefix = os.getpid(), str(Path(wdir).resolve()) + os.sep
+    uids = {os.getuid(), os.getuid() if uid is None else uid}
     for _ in range(5):
         victims = []
         for entry in proc.iterdir():
             if not entry.name.isdigit() or int(entry.name) == me:
                 continue
             try:
-                if entry.stat().st_uid != uid:
+                if entry.stat().st_uid not in uids:
                     continue
                 stat = (entry / "stat").read_text()
                 session = int(stat.rsplit(")", 1)[1].split()[3])
@@ -206,6 +209,62 @@ def _cleanup(state):
     if base is not None:
         shutil.rmtree(base, ignore_errors=True)
         state["base"] = None
+
+
+DEFAULT_MEMORY_MB = 4096
+"""The child's memory cap when ``memory_mb`` is not given (a batch judge sets it from the course configuration)."""
+UNPRIVILEGED_USER = "nobody"
+"""The account a child runs as when the judge runs as root."""
+
+
+def _resolve_user(run_as):
+    """``(uid, gid)`` for ``run_as``: ``"auto"`` (``nobody`` when the judge is root, else nobody to switch to),
+    ``None`` (never switch) or a user name."""
+    if run_as is None or (run_as == "auto" and os.geteuid() != 0):
+        return None
+    name = UNPRIVILEGED_USER if run_as == "auto" else run_as
+    try:
+        entry = pwd.getpwnam(name)
+    except KeyError:
+        if run_as == "auto":
+            return None
+        raise ValueError(f"run_as={run_as!r}: no such user on this machine") from None
+    if os.geteuid() != 0:
+        raise ValueError(f"run_as={run_as!r} needs the judge to run as root (it runs as uid {os.geteuid()})")
+    blocked = [p for p in _needed_paths() if not _open_to_others(p)]
+    if blocked:
+        if run_as == "auto":  # e.g. Python installed under /root: the child could not even start
+            return None
+        raise ValueError(f"run_as={run_as!r}: that user cannot read {blocked[0]} (every folder above the Python "
+                         f"interpreter, torch and gradekit must be readable by others)")
+    return entry.pw_uid, entry.pw_gid
+
+
+def _needed_paths():
+    """What an unprivileged child must reach: the interpreter, torch, the grader (and reference)."""
+    return [Path(os.path.realpath(sys.executable)), Path(torch.__file__).resolve(), Path(__file__).resolve()]
+
+
+def _open_to_others(path):
+    """Whether a user with no rights of its own can read ``path`` and enter every folder above it."""
+    try:
+        for folder in path.parents:
+            if not folder.stat().st_mode & 0o001:
+                return False
+        return bool(path.stat().st_mode & 0o004)
+    except OSError:
+        return False
+
+
+def _readable_copy(src, dest):
+    """Copy the submission folder to ``dest``: owned by the judge, readable (not writable) by everyone."""
+    shutil.copytree(src, dest, symlinks=False, ignore=shutil.ignore_patterns("__pycache__", ".git"),
+                    ignore_dangling_symlinks=True)
+    for folder, dirs, files in os.walk(dest):
+        os.chmod(folder, 0o755)
+        for name in files:
+            os.chmod(os.path.join(folder, name), 0o644)
+    return dest
 
 
 def _pythonpath():
@@ -282,7 +341,7 @@ class WorkerRunner:
         call_timeout: seconds one ``run`` may take.
         total_timeout: seconds all ``run`` calls together may take (worker start-up not counted);
             once used up, every ``run`` raises ``SubmissionError(kind="timeout")`` at once.
-        memory_mb: the child's memory limit in MiB (``None``: no limit).
+        memory_mb: the child's memory limit in MiB (``None``: ``DEFAULT_MEMORY_MB``; ``0``: no limit).
         output_cap: bytes of output (prints) one call may produce before the child is killed.
         cpu_seconds: CPU seconds one child may spend after start-up (default: ``total_timeout`` + 30).
         memory_kind: ``"as"`` (``RLIMIT_AS``, address space), ``"data"`` (``RLIMIT_DATA``) or
@@ -294,13 +353,16 @@ class WorkerRunner:
     """
 
     def __init__(self, root, *, banned=DEFAULT_BANNED, call_timeout=60.0, total_timeout=600.0,
-                 memory_mb=4096, output_cap=8 << 20, cpu_seconds=None, memory_kind="auto",
-                 start_timeout=120.0, restart_early=True):
+                 memory_mb=None, output_cap=8 << 20, cpu_seconds=None, memory_kind="auto",
+                 start_timeout=120.0, restart_early=True, run_as="auto"):
         self.root = Path(root).resolve()
+        self.run_as = _resolve_user(run_as)
+        """``(uid, gid)`` the child runs as, or ``None`` (the judge's own user)."""
+        self._child_root = self.root
         self.banned = tuple(banned or ())
         self.call_timeout = float(call_timeout)
         self.total_timeout = float(total_timeout)
-        self.memory_mb = memory_mb
+        self.memory_mb = DEFAULT_MEMORY_MB if memory_mb is None else memory_mb
         self.output_cap = int(output_cap)
         self.cpu_seconds = int(cpu_seconds if cpu_seconds is not None else self.total_timeout + 30)
         if memory_kind == "auto":
@@ -418,24 +480,36 @@ class WorkerRunner:
     def _spawn(self):
         if self._state["base"] is None:
             self._state["base"] = tempfile.mkdtemp(prefix="gradekit-worker-")
+            if self.run_as is not None:
+                # The unprivileged child reads a root-owned copy it cannot change (the original may sit
+                # in a folder only root can enter, such as a fresh mkdtemp).
+                os.chmod(self._state["base"], 0o755)
+                self._child_root = _readable_copy(self.root, Path(self._state["base"]) / "submission")
         self.starts += 1
         wdir = Path(self._state["base"]) / f"w{self.starts}"
         home = wdir / "home"
         home.mkdir(parents=True)
+        if self.run_as is not None:
+            for d in (wdir, home):
+                os.chown(d, *self.run_as)
+                os.chmod(d, 0o700)
         log_fd = os.open(wdir / "output.log", os.O_RDWR | os.O_CREAT | os.O_TRUNC | os.O_APPEND, 0o600)
         req_r, req_w = os.pipe()
         rep_r, rep_w = os.pipe()
         config = {
-            "root": str(self.root), "banned": list(self.banned), "req_fd": req_r, "rep_fd": rep_w,
+            "root": str(self._child_root), "banned": list(self.banned), "req_fd": req_r, "rep_fd": rep_w,
             "memory_mb": self.memory_mb, "memory_kind": self.memory_kind, "cpu_seconds": self.cpu_seconds,
             "file_size": 2 * self.output_cap + (1 << 20),
         }
         t0 = time.monotonic()
+        user = {} if self.run_as is None else {"user": self.run_as[0], "group": self.run_as[1],
+                                                "extra_groups": []}
         try:
             proc = subprocess.Popen(
                 [sys.executable, "-B", "-m", "grader.submission.worker", json.dumps(config)],
                 stdin=subprocess.DEVNULL, stdout=log_fd, stderr=log_fd, cwd=home,
-                env=_environment(home), pass_fds=(req_r, rep_w), close_fds=True, start_new_session=True)
+                env=_environment(home), pass_fds=(req_r, rep_w), close_fds=True, start_new_session=True,
+                **user)
         except BaseException:
             for fd in (req_r, req_w, rep_r, rep_w, log_fd):
                 os.close(fd)
@@ -443,7 +517,7 @@ class WorkerRunner:
         os.close(req_r)
         os.close(rep_w)
         os.set_blocking(req_w, False)
-        worker = _Worker(proc, req_w, rep_r, log_fd, wdir)
+        worker = _Worker(proc, req_w, rep_r, log_fd, wdir, uid=None if self.run_as is None else self.run_as[0])
         worker.started = t0
         self._state["worker"] = worker
         return worker
@@ -640,6 +714,40 @@ def _set_limits(config):
         _set_limit(resource.RLIMIT_FSIZE, int(config["file_size"]))
 
 
+def _seal_reference(runner):
+    """Load the reference now, then refuse every later ``open`` of a file in its folder.
+
+    Student code runs only after this; an audit hook cannot be removed, so reading
+    ``solution/*.py`` (``open``, ``io.open_code``, ``inspect.getsource``...) raises ``PermissionError``.
+    """
+    from grader.submission.runner import SOLUTION_ROOT
+    from grader.tasks import CONTRACT_FILES
+
+    for file in CONTRACT_FILES:
+        runner.reference.module(file)
+    sealed = os.path.realpath(SOLUTION_ROOT)
+    if os.path.realpath(runner.root) == sealed:  # grading the reference itself (an instructor's sanity check)
+        return
+    realpath, fspath, sep = os.path.realpath, os.fspath, os.sep
+
+    def hook(event, args):
+        if event != "open" or not args:
+            return
+        path = args[0]
+        if isinstance(path, int):
+            return
+        try:
+            where = realpath(fspath(path))
+        except (TypeError, ValueError, OSError):
+            return
+        if isinstance(where, bytes):
+            where = where.decode("utf-8", "replace")
+        if where == sealed or where.startswith(sealed + sep):
+            raise PermissionError(f"reading the reference solution is not allowed: {path!r}")
+
+    sys.addaudithook(hook)
+
+
 def _wrap_exit():
     """Leave a note in the output when the code calls ``os._exit`` (the judge reports it)."""
     real_exit = os._exit
@@ -722,7 +830,11 @@ def main(argv=None):
 
     root = config["root"]
     runner = InProcessRunner(root, banned=tuple(config["banned"]))
+    from grader.probes import warm_up
+
+    warm_up()  # torch's lazy imports are not the submission's time
     save, load = torch.save, torch.load  # as they are before any student code runs
+    _seal_reference(runner)
     _set_limits(config)
     real_exit = _wrap_exit()
     _write_all(rep_fd, _frame(_serialize({"ready": True, "pid": os.getpid()}, save)))

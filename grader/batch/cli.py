@@ -1,0 +1,88 @@
+"""``gradekit batch`` and ``gradekit gradescope build``: registered by ``grader.cli`` (``FEATURE_COMMANDS``)."""
+
+import os
+import sys
+
+from grader.tasks import TASK_IDS, parse_task_list
+
+HELP_TASKS = f"comma-separated task ids to grade (default: the course configuration's, else all): {','.join(TASK_IDS)}"
+HELP_CONFIG = "course configuration (gradekit.toml or a pyproject.toml with [tool.gradekit]); default: the nearest " \
+              "one found from the current folder up"
+
+
+def register(subparsers):
+    b = subparsers.add_parser("batch", help="grade a whole class: one sub-folder or .zip per student")
+    b.add_argument("submissions", help="folder with one sub-folder or .zip per student, named by student id")
+    b.add_argument("--out", required=True, help="output folder: reports, gradebook.csv, index.html (and the cache)")
+    b.add_argument("-j", "--jobs", type=int, default=None,
+                   help=f"submissions graded at once (default: the number of CPU cores, {os.cpu_count()})")
+    b.add_argument("--tasks", type=parse_task_list, default=None, help=HELP_TASKS)
+    b.add_argument("--profile", choices=("quick", "full"), default="full", help="quick or full (default) examples")
+    b.add_argument("--config", default=None, help=HELP_CONFIG)
+    b.add_argument("--call-timeout", type=float, default=None, help="seconds one call into student code may take")
+    b.add_argument("--total-timeout", type=float, default=None, help="seconds all calls of one submission may take")
+    b.add_argument("--memory-mb", type=int, default=None, help="memory cap of the process running student code")
+    b.add_argument("--copy-policy", choices=("zero", "flag"), default=None,
+                   help="a copy of the reference scores 0 (zero, default) or is only flagged (flag)")
+    b.add_argument("--figures", action="store_true", help="draw the pictures in each report (slower)")
+    b.add_argument("--force", action="store_true", help="re-grade unchanged submissions too")
+    b.add_argument("--lang", choices=("en", "zh"), default="en", help="language of the reports and summary")
+    b.add_argument("--quiet", "-q", action="store_true", help="no progress bar")
+    b.set_defaults(func=cmd_batch)
+
+    g = subparsers.add_parser("gradescope", help="Gradescope autograder tools")
+    gs = g.add_subparsers(dest="gradescope_command", required=True)
+    build = gs.add_parser("build", help="write the autograder zip to upload to Gradescope")
+    build.add_argument("--out", default="autograder.zip", help="the zip to write (default: autograder.zip)")
+    build.add_argument("--config", default=None, help=HELP_CONFIG)
+    build.add_argument("--tasks", type=parse_task_list, default=None, help=HELP_TASKS)
+    build.add_argument("--profile", choices=("quick", "full"), default="full", help="quick or full (default)")
+    build.set_defaults(func=cmd_gradescope_build)
+
+
+def _config_path(arg):
+    if arg:
+        return arg
+    from grader.api import UsageError
+    from grader.config import ConfigError, CourseConfig
+
+    try:
+        found = CourseConfig.discover(".")
+    except ConfigError as exc:
+        raise UsageError(str(exc)) from None
+    return found.source.split(" [", 1)[0] if found is not None else None
+
+
+def cmd_batch(args):
+    from grader.batch.runner import batch
+    from grader.messages import text
+
+    stream = None if args.quiet or not sys.stderr.isatty() else sys.stderr
+    if os.geteuid() == 0:
+        from grader.submission.worker import UNPRIVILEGED_USER, _resolve_user
+
+        if _resolve_user("auto") is None:
+            print(text("batch.cli.root_worker", args.lang, user=UNPRIVILEGED_USER, python=sys.executable),
+                  file=sys.stderr)
+    result = batch(submissions=args.submissions, out=args.out, jobs=args.jobs, tasks=args.tasks,
+                   profile=args.profile, config=_config_path(args.config), lang=args.lang,
+                   call_timeout=args.call_timeout, total_timeout=args.total_timeout, memory_mb=args.memory_mb,
+                   copy_policy=args.copy_policy, figures=args.figures, force=args.force, stream=stream)
+    print(text("batch.cli.done", args.lang, graded=result.graded, cached=result.cached, n=len(result.records),
+               seconds=result.duration_s, gradebook=result.out / "gradebook.csv"))
+    return 0
+
+
+def cmd_gradescope_build(args):
+    from grader.batch.gradescope_build import build
+    from grader.messages import text
+
+    from grader.api import UsageError
+    from grader.config import ConfigError
+
+    try:
+        path = build(out=args.out, config=_config_path(args.config), tasks=args.tasks, profile=args.profile)
+    except ConfigError as exc:
+        raise UsageError(str(exc)) from None
+    print(text("batch.cli.built", "en", path=path, size=path.stat().st_size))
+    return 0

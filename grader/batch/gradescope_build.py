@@ -1,0 +1,93 @@
+"""``gradekit gradescope build``: the autograder zip Gradescope runs, one container per submission.
+
+Per Gradescope's autograder specification, the zip holds ``setup.sh`` and ``run_autograder`` at its
+root; Gradescope extracts it to ``/autograder/source``, runs ``setup.sh`` once (as root) while
+building the image, copies ``run_autograder`` to ``/autograder/run_autograder`` and, for each
+submission, runs it with the student's files in ``/autograder/submission``; it must leave
+``/autograder/results/results.json``.
+
+The zip carries this very grader (``src/grader``, ``src/solution``, copied from the build machine,
+so the container grades with the same checks, same examples and same points), ``requirements.txt``
+pinning the versions of torch, Hypothesis and Jinja2 that built it, ``settings.json`` (tasks,
+profile, limits) and the course configuration (``gradekit.toml``: points, banned APIs, per-check
+visibility). ``run_autograder`` runs ``python3 -m grader.batch.gradescope_run``, which grades with
+``api.check(isolated=True)`` and writes the Gradescope view.
+
+``GRADEKIT_AUTOGRADER_ROOT`` relocates ``/autograder`` (for testing the zip on any machine).
+"""
+
+import json
+import stat
+import zipfile
+from pathlib import Path
+
+import grader
+
+SETUP_SH = """#!/usr/bin/env bash
+# Runs once, as root, when Gradescope builds the autograder image.
+set -euo pipefail
+SOURCE="${GRADEKIT_AUTOGRADER_ROOT:-/autograder}/source"
+apt-get install -y --no-install-recommends python3 python3-pip python3-venv >/dev/null || true
+python3 -m venv /opt/gradekit
+/opt/gradekit/bin/python -m pip install --upgrade pip
+# CPU wheels of torch: the autograder containers have no GPU.
+/opt/gradekit/bin/python -m pip install --extra-index-url https://download.pytorch.org/whl/cpu \\
+    -r "$SOURCE/requirements.txt"
+"""
+
+RUN_AUTOGRADER = """#!/usr/bin/env bash
+# Gradescope runs this for each submission (as /autograder/run_autograder, in /autograder).
+set -u
+ROOT="${GRADEKIT_AUTOGRADER_ROOT:-/autograder}"
+PYTHON="${GRADEKIT_PYTHON:-/opt/gradekit/bin/python}"
+[ -x "$PYTHON" ] || PYTHON=python3
+export PYTHONPATH="$ROOT/source/src${PYTHONPATH:+:$PYTHONPATH}"
+exec "$PYTHON" -m grader.batch.gradescope_run --root "$ROOT"
+"""
+
+SKIP_PARTS = {"__pycache__", ".pytest_cache"}
+
+
+def _requirements():
+    import hypothesis
+    import jinja2
+    import torch
+
+    version = torch.__version__.split("+", 1)[0]
+    return f"torch=={version}\nhypothesis=={hypothesis.__version__}\njinja2=={jinja2.__version__}\n"
+
+
+def build(*, out="autograder.zip", config=None, tasks=None, profile="full", call_timeout=None, total_timeout=None):
+    """Write the autograder zip to ``out``; its ``Path``."""
+    from grader.config import CourseConfig
+    from grader.submission.runner import SOLUTION_ROOT
+
+    course = CourseConfig.load(config) if config else None  # validated now, not in the container
+    out = Path(out)
+    if out.parent != Path(""):
+        out.parent.mkdir(parents=True, exist_ok=True)
+    limits = course.limits if course else {}
+    settings = {"tasks": list(tasks) if tasks else None, "profile": profile,
+                "call_timeout": call_timeout or limits.get("call_timeout") or 60.0,
+                "total_timeout": total_timeout or limits.get("total_timeout") or 900.0,
+                "gradekit": grader.__version__}
+    package = Path(grader.__file__).resolve().parent
+    with zipfile.ZipFile(out, "w", compression=zipfile.ZIP_DEFLATED) as zf:
+        _add(zf, "setup.sh", SETUP_SH, executable=True)
+        _add(zf, "run_autograder", RUN_AUTOGRADER, executable=True)
+        _add(zf, "requirements.txt", _requirements())
+        _add(zf, "settings.json", json.dumps(settings, indent=2) + "\n")
+        if course is not None:
+            _add(zf, "gradekit.toml", course.text)
+        for base, name in ((package, "src/grader"), (SOLUTION_ROOT, "src/solution")):
+            for path in sorted(base.rglob("*")):
+                if path.is_file() and not SKIP_PARTS.intersection(path.parts) and path.suffix != ".pyc":
+                    zf.write(path, f"{name}/{path.relative_to(base).as_posix()}")
+    return out
+
+
+def _add(zf, name, text, executable=False):
+    info = zipfile.ZipInfo(name, date_time=(2020, 1, 1, 0, 0, 0))
+    info.compress_type = zipfile.ZIP_DEFLATED
+    info.external_attr = ((0o755 if executable else 0o644) | stat.S_IFREG) << 16
+    zf.writestr(info, text)

@@ -1,0 +1,66 @@
+"""Inside Gradescope's container: grade ``<root>/submission``, write ``<root>/results/results.json``.
+
+Run by the autograder zip's ``run_autograder`` (see ``gradescope_build``). The per-check
+visibility comes from the course configuration; a verdict that the code is a copy of the
+reference goes to ``extra_data`` (for the instructor), not to the student's output. Whatever
+happens, a ``results.json`` is written: a failure of the grading itself scores 0 and says why.
+"""
+
+import argparse
+import json
+import sys
+import traceback
+from pathlib import Path
+
+from grader.tasks import CONTRACT_FILES
+
+
+def find_submission(folder):
+    """The folder holding the contract files: ``folder`` itself or the one sub-folder that holds them."""
+    folder = Path(folder)
+    best, best_n = folder, sum((folder / f).is_file() for f in CONTRACT_FILES)
+    for path in sorted(p for p in folder.rglob("*") if p.is_dir() and "__MACOSX" not in p.parts):
+        n = sum((path / f).is_file() for f in CONTRACT_FILES)
+        if n > best_n:
+            best, best_n = path, n
+    return best
+
+
+def main(argv=None):
+    parser = argparse.ArgumentParser(prog="gradescope_run")
+    parser.add_argument("--root", default="/autograder")
+    args = parser.parse_args(argv)
+    root = Path(args.root)
+    results = root / "results"
+    results.mkdir(parents=True, exist_ok=True)
+    target = results / "results.json"
+    try:
+        from grader import api
+        from grader.batch.similarity import compare
+        from grader.config import CourseConfig
+        from grader.submission.runner import SOLUTION_ROOT
+        from grader.views import gradescope
+
+        source = root / "source"
+        settings = json.loads((source / "settings.json").read_text(encoding="utf-8"))
+        config = CourseConfig.load(source / "gradekit.toml") if (source / "gradekit.toml").is_file() else None
+        submission = find_submission(root / "submission")
+        result = api.check(path=submission, tasks=settings.get("tasks"), profile=settings.get("profile", "full"),
+                           isolated=True, config=config, call_timeout=settings["call_timeout"],
+                           total_timeout=settings["total_timeout"])
+        data = gradescope.to_data(result)
+        verdict = compare(submission, SOLUTION_ROOT)
+        data["extra_data"] = {"copy_of_reference": verdict.to_dict(), "gradekit": settings.get("gradekit")}
+        if verdict.copy and (config is None or config.copy_policy == "zero"):
+            data["score"] = 0
+    except Exception as exc:  # noqa: BLE001 - Gradescope must get a results.json whatever happened
+        traceback.print_exc()
+        data = {"score": 0, "output": f"The autograder could not grade this submission: "
+                                      f"{type(exc).__name__}: {exc}", "tests": []}
+    target.write_text(json.dumps(data, ensure_ascii=False, indent=2) + "\n", encoding="utf-8")
+    print(f"score {data['score']}; results written to {target}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,133 @@
+"""The judge: grades one submission at a time, as asked on stdin, and writes that student's files.
+
+``python -m grader.batch.judge`` is started by the batch (one per parallel slot, kept for many
+submissions so torch is imported once). It reads one JSON job per line, grades with
+``api.check(isolated=True)`` (the student's code runs in a ``WorkerRunner`` child, never here),
+compares the code with the reference, writes ``<out>/<id>/results.json``, ``report.html``,
+``gradescope.json`` and finally ``record.json`` (each atomically: a temporary file, then
+``os.replace``), and answers one line ``@@gradekit {record}``. Nothing the student's code prints
+reaches this process's stdout: it goes to the worker's capped log.
+"""
+
+import json
+import os
+import signal
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+REPLY_PREFIX = "@@gradekit "
+STATUSES = ("ok", "timeout", "crashed", "banned-api", "copy", "error")
+"""A gradebook row's status, most serious last but ``error`` (grading did not complete)."""
+
+
+def atomic_write(path, text):
+    """Write ``text`` to ``path`` through a temporary file in the same folder and ``os.replace``."""
+    path = Path(path)
+    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", dir=path.parent)
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8", newline="") as fh:
+            fh.write(text)
+            fh.flush()
+            os.fsync(fh.fileno())
+        os.chmod(tmp, 0o644)
+        os.replace(tmp, path)
+    except BaseException:
+        try:
+            os.unlink(tmp)
+        except OSError:
+            pass
+        raise
+
+
+def status_of(result, copy):
+    """``(status, reason)`` for the gradebook, from the results and the copy verdict."""
+    kinds = [(c.error or {}).get("kind") for t in result.tasks for c in t.checks]
+    details = [(c.error or {}).get("detail", "") for t in result.tasks for c in t.checks]
+    load = result.load_errors or {}
+    kinds += [e.get("kind") for e in load.values() if isinstance(e, dict)]
+    if copy:
+        return "copy", "batch.reason.copy"
+    graded = {t.id for t in result.tasks}
+    banned = [f for f in result.banned_api if graded & set(str(f.get("task", "")).split(","))]
+    if banned and not result.allow_banned:
+        return "banned-api", "batch.reason.banned"
+    if "timeout" in kinds:
+        return "timeout", "batch.reason.timeout"
+    if "crashed" in kinds or any(d.startswith(("the code called sys.exit", "MemoryError")) for d in details):
+        return "crashed", "batch.reason.crashed"
+    if load:
+        return "error", "batch.reason.load"
+    return "ok", ""
+
+
+def grade(job):
+    """Grade one job (a dict from the batch); write the student's files; the record (a dict)."""
+    from grader import api
+    from grader.batch.similarity import compare
+    from grader.messages import text
+    from grader.submission.runner import SOLUTION_ROOT
+    from grader.views import gradescope, html, json_view
+
+    config = None
+    if job.get("config"):
+        from grader.config import CourseConfig
+        config = CourseConfig.load(job["config"])
+    lang = job.get("lang", "en")
+    out = Path(job["out"])
+    out.mkdir(parents=True, exist_ok=True)
+    started = time.perf_counter()
+    result = api.check(path=job["path"], tasks=job.get("tasks"), profile=job.get("profile", "full"),
+                       isolated=True, config=config, call_timeout=job["call_timeout"],
+                       total_timeout=job["total_timeout"], memory_mb=job.get("memory_mb"),
+                       figures=job.get("figures", False))
+    verdict = compare(job["path"], SOLUTION_ROOT)
+    copy = verdict.copy
+    result.submission = job["student"]  # not the temporary folder a zip was extracted to
+    status, reason = status_of(result, copy)
+    zeroed = copy and job.get("copy_policy", "zero") == "zero"
+    tasks = {t.id: (0.0 if zeroed else t.score) for t in result.tasks}
+    record = {
+        "student": job["student"], "hash": job["hash"], "status": status,
+        "reason": text(reason, lang) if reason else "",
+        "score": 0.0 if zeroed else result.score, "max_score": result.max_score,
+        "raw_score": result.score, "tasks": tasks, "task_max": {t.id: t.max_score for t in result.tasks},
+        "checks": {c.id: c.status for t in result.tasks for c in t.checks},
+        "diagnoses": sorted({d.id for t in result.tasks for c in t.checks for d in c.diagnoses if d.kind == "bug"}),
+        "flags": {"copy_of_reference": verdict.to_dict()},
+        "duration_s": round(time.perf_counter() - started, 2),
+    }
+    data = json_view.to_data(result, lang=lang)
+    data.update(student=job["student"], status=status, reason=record["reason"], flags=record["flags"],
+                gradebook_score=record["score"])
+    atomic_write(out / "results.json", json.dumps(data, ensure_ascii=False, indent=2) + "\n")
+    atomic_write(out / "report.html", html.render(result, lang=lang))
+    atomic_write(out / "gradescope.json", gradescope.render(result, lang=lang))
+    atomic_write(out / "record.json", json.dumps(record, ensure_ascii=False, indent=2) + "\n")
+    return record
+
+
+def main():
+    """Answer jobs from stdin until it closes."""
+    signal.signal(signal.SIGTERM, lambda *_: sys.exit(1))  # runs the runners' finalizers: workers die too
+    reply = os.fdopen(os.dup(1), "w", encoding="utf-8")
+    os.dup2(2, 1)  # stray prints of the grader's dependencies must not corrupt the replies
+    import grader.api  # noqa: F401 - import torch and the checks before saying ready
+
+    reply.write(REPLY_PREFIX + json.dumps({"ready": True}) + "\n")
+    reply.flush()
+    for line in sys.stdin:
+        if not line.strip():
+            continue
+        job = json.loads(line)
+        try:
+            record = grade(job)
+        except Exception as exc:  # noqa: BLE001 - a grader bug: this student's row says so, the batch goes on
+            record = {"student": job.get("student"), "internal_error": f"{type(exc).__name__}: {exc}"[:2000]}
+        reply.write(REPLY_PREFIX + json.dumps(record, ensure_ascii=False) + "\n")
+        reply.flush()
+
+
+if __name__ == "__main__":
+    main()

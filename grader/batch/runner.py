@@ -1,0 +1,337 @@
+"""``batch(*, submissions, out, ...)``: grade a class, in parallel, resumable, and write the outputs.
+
+The batch process only schedules: it finds the submissions, hashes them, skips those whose result
+for the same content, grader and options is in ``out`` already, and hands the rest to ``jobs``
+judge processes (``grader.batch.judge``), each grading one submission at a time. A judge runs the
+checks (Hypothesis, the reference) in its own interpreter, so the slots do not share a GIL; the
+student's code runs one level further down, in the judge's worker child. Each student's files are
+written by the judge, atomically, as soon as that student is done: stopping the batch loses no
+finished result, and the next run resumes where it stopped.
+"""
+
+import hashlib
+import json
+import os
+import queue
+import select
+import shutil
+import signal
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import grader
+from grader.batch import sources
+from grader.batch.judge import REPLY_PREFIX, atomic_write
+from grader.messages import text
+
+RECORD = "record.json"
+JUDGE_START_S = 180.0
+"""Seconds a judge may take to import torch and the checks (a loaded machine is slow)."""
+
+
+@dataclass
+class BatchResult:
+    """What a batch run did."""
+
+    out: Path
+    """The output folder."""
+    records: list = field(default_factory=list)
+    """One record (a dict, as in ``<id>/record.json``) per student, sorted by student id."""
+    graded: int = 0
+    """Submissions graded in this run."""
+    cached: int = 0
+    """Submissions whose result was reused."""
+    duration_s: float = 0.0
+    """Wall time of the run."""
+
+
+GRADING_SOURCES = ("checks", "bugs", "submission", "views", "messages", "batch", "probes.py", "engine.py",
+                   "compare.py", "strategies.py", "tasks.py", "api.py", "config.py", "results.py")
+"""The parts of ``grader`` whose change can change a result or a report (with ``solution/``)."""
+
+
+def grader_fingerprint():
+    """The grader's version and a digest of the sources that grade: a change to either re-grades everything."""
+    from grader.submission.runner import SOLUTION_ROOT
+
+    h = hashlib.sha256(grader.__version__.encode())
+    root = Path(grader.__file__).resolve().parent
+    paths = [SOLUTION_ROOT]
+    paths += [root / name for name in GRADING_SOURCES]
+    for base in paths:
+        files = sorted(base.rglob("*")) if base.is_dir() else [base]
+        for path in files:
+            if path.is_file() and path.suffix in (".py", ".j2", ".css", ".js", ".tsv") \
+                    and "__pycache__" not in path.parts:
+                h.update(path.relative_to(root.parent).as_posix().encode() + b"\0" + path.read_bytes())
+    return f"{grader.__version__}+{h.hexdigest()[:16]}"
+
+
+def batch(*, submissions, out, jobs=None, tasks=None, profile="full", config=None, lang="en", call_timeout=None,
+          total_timeout=None, memory_mb=None, copy_policy=None, figures=False, force=False, stream=None):
+    """Grade every submission in ``submissions`` into ``out``; a ``BatchResult``.
+
+    Args:
+        submissions: a folder with one sub-folder or ``.zip`` per student, named by student id.
+        out: the output folder (created); also holds the cache of finished results.
+        jobs: submissions graded at the same time (default: the number of CPU cores).
+        tasks: task ids (default: the course configuration's, else all).
+        profile: ``"quick"`` or ``"full"``.
+        config: path of a ``gradekit.toml`` (or a pyproject.toml with ``[tool.gradekit]``), or ``None``.
+        lang: language of the reports and the summary page.
+        call_timeout, total_timeout, memory_mb: limits (default: the configuration's, else 60 s, 900 s, 4096 MiB).
+        copy_policy: ``"zero"`` or ``"flag"`` (default: the configuration's, else ``"zero"``).
+        figures: draw the pictures in each report (more calls into student code).
+        force: re-grade even what the cache holds.
+        stream: where the progress bar goes (default: stderr when it is a terminal, else nothing).
+    """
+    from grader.api import UsageError
+    from grader.config import ConfigError, CourseConfig
+
+    started = time.perf_counter()
+    src = Path(submissions)
+    if not src.is_dir():
+        raise UsageError(f"SUBMISSIONS {str(submissions)!r} is not a folder; expected one holding a sub-folder "
+                         f"or .zip per student")
+    out = Path(out).resolve()
+    if out == src.resolve() or src.resolve() in out.parents:
+        raise UsageError(f"--out {str(out)!r} is inside SUBMISSIONS; expected a folder outside it")
+    course = None
+    if config is not None:
+        try:
+            course = CourseConfig.load(config)
+        except ConfigError as exc:
+            raise UsageError(str(exc)) from None
+    limits = course.limits if course else {}
+    call_timeout = float(call_timeout or limits.get("call_timeout") or 60.0)
+    total_timeout = float(total_timeout or limits.get("total_timeout") or 900.0)
+    memory_mb = int(memory_mb or limits.get("memory_mb") or 4096)
+    copy_policy = copy_policy or (course.copy_policy if course else "zero")
+    if profile not in ("quick", "full"):
+        raise UsageError(f"--profile must be 'quick' or 'full', got {profile!r}")
+    jobs = int(jobs or os.cpu_count() or 1)
+    if jobs < 1:
+        raise UsageError(f"-j must be at least 1, got {jobs}")
+    tasks = list(tasks) if tasks else None
+    out.mkdir(parents=True, exist_ok=True)
+    os.chmod(out, 0o755)  # the judge (root) writes here; an unprivileged worker cannot
+
+    options = {"tasks": tasks, "profile": profile, "call_timeout": call_timeout, "total_timeout": total_timeout,
+               "memory_mb": memory_mb, "copy_policy": copy_policy, "figures": figures, "lang": lang,
+               "config": course.text if course else None, "grader": grader_fingerprint()}
+    salt = json.dumps(options, sort_keys=True)
+    scratch = Path(tempfile.mkdtemp(prefix="gradekit-batch-"))
+    os.chmod(scratch, 0o755)
+    result = BatchResult(out=out)
+    try:
+        found = sources.discover(src)
+        todo, records = [], {}
+        for sub in found:
+            sources.prepare(sub, scratch)
+            folder = out / sub.student
+            if sub.path is None:
+                records[sub.student] = _problem_record(sub, lang)
+                folder.mkdir(exist_ok=True)
+                atomic_write(folder / RECORD, json.dumps(records[sub.student], indent=2) + "\n")
+                continue
+            digest = sources.content_hash(sub.path, salt)
+            cached = _read_record(folder / RECORD)
+            if not force and cached and cached.get("hash") == digest and _complete(folder):
+                records[sub.student] = cached
+                result.cached += 1
+                continue
+            todo.append((sub, digest))
+        job_args = {"tasks": tasks, "profile": profile, "call_timeout": call_timeout, "total_timeout": total_timeout,
+                    "memory_mb": memory_mb, "copy_policy": copy_policy, "figures": figures, "lang": lang,
+                    "config": str(Path(config).resolve()) if config else None}
+        deadline_s = total_timeout + 3 * call_timeout + 300.0
+        bar = _Progress(len(todo), stream if stream is not None else (sys.stderr if sys.stderr.isatty() else None))
+        for record in _run_pool(todo, out, job_args, jobs, deadline_s, lang, bar):
+            records[record["student"]] = record
+            result.graded += 1
+        bar.close()
+        result.records = [records[k] for k in sorted(records)]
+        from grader.batch import gradebook, summary
+        gradebook.write(result.records, out / "gradebook.csv")
+        summary.write(result.records, out / "index.html", lang=lang)
+    finally:
+        shutil.rmtree(scratch, ignore_errors=True)
+    result.duration_s = round(time.perf_counter() - started, 2)
+    return result
+
+
+def _read_record(path):
+    try:
+        return json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return None
+
+
+def _complete(folder):
+    return all((folder / name).is_file() for name in ("results.json", "report.html", "gradescope.json", RECORD))
+
+
+def _problem_record(sub, lang):
+    return {"student": sub.student, "hash": "", "status": "error",
+            "reason": text("batch.reason.unpreparable", lang, detail=sub.problem),
+            "score": 0.0, "max_score": 0.0, "raw_score": 0.0, "tasks": {}, "task_max": {}, "checks": {},
+            "diagnoses": [], "flags": {}, "duration_s": 0.0}
+
+
+def _error_record(student, detail, lang):
+    record = _problem_record(sources.Submission(student, Path(student)), lang)
+    record.update(hash="", reason=text("batch.reason.judge", lang, detail=detail))
+    return record
+
+
+# -- the pool of judges ------------------------------------------------------------------------------
+class _Judge:
+    """One ``python -m grader.batch.judge`` process."""
+
+    def __init__(self):
+        env = dict(os.environ)
+        root = str(Path(grader.__file__).resolve().parent.parent)
+        env["PYTHONPATH"] = os.pathsep.join([root] + [p for p in env.get("PYTHONPATH", "").split(os.pathsep) if p])
+        env.setdefault("OMP_NUM_THREADS", "1")
+        self.proc = subprocess.Popen([sys.executable, "-m", "grader.batch.judge"], stdin=subprocess.PIPE,
+                                     stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, env=env,
+                                     start_new_session=True)
+        self.buf = b""
+        self.ready = False
+
+    def send(self, job):
+        self.proc.stdin.write((json.dumps(job) + "\n").encode())
+        self.proc.stdin.flush()
+
+    def receive(self, deadline):
+        """The next reply (a dict) before ``deadline`` (monotonic); ``None`` if the judge died or ran late."""
+        fd = self.proc.stdout.fileno()
+        while True:
+            while b"\n" in self.buf:
+                line, self.buf = self.buf.split(b"\n", 1)
+                text_line = line.decode("utf-8", "replace")
+                if text_line.startswith(REPLY_PREFIX):
+                    return json.loads(text_line[len(REPLY_PREFIX):])
+            left = deadline - time.monotonic()
+            if left <= 0:
+                return None
+            ready, _, _ = select.select([fd], [], [], min(left, 1.0))
+            if ready:
+                chunk = os.read(fd, 1 << 16)
+                if not chunk:
+                    return None
+                self.buf += chunk
+
+    def stop(self, grace=5.0):
+        """SIGTERM (the judge kills its worker on the way out), then SIGKILL its group."""
+        if self.proc.poll() is None:
+            try:
+                self.proc.stdin.close()
+            except OSError:
+                pass
+            try:
+                os.killpg(self.proc.pid, signal.SIGTERM)
+                self.proc.wait(timeout=grace)
+            except (ProcessLookupError, subprocess.TimeoutExpired):
+                pass
+        try:
+            os.killpg(self.proc.pid, signal.SIGKILL)
+        except (ProcessLookupError, PermissionError):
+            pass
+        self.proc.wait()
+        self.proc.stdout.close()
+
+
+def _run_pool(todo, out, job_args, jobs, deadline_s, lang, bar):
+    """Grade ``todo`` with ``jobs`` judges; yields each record as it finishes (in finishing order)."""
+    pending = queue.Queue()
+    for item in todo:
+        pending.put(item)
+    done = queue.Queue()
+
+    def slot():
+        judge = None
+        try:
+            while True:
+                try:
+                    sub, digest = pending.get_nowait()
+                except queue.Empty:
+                    return
+                if judge is None:
+                    judge = _Judge()
+                    hello = judge.receive(time.monotonic() + JUDGE_START_S)
+                    if not hello or not hello.get("ready"):
+                        judge.stop()
+                        judge = None
+                        done.put(_error_record(sub.student, "the judge process did not start", lang))
+                        continue
+                job = dict(job_args, student=sub.student, path=str(sub.path), out=str(out / sub.student),
+                           hash=digest)
+                started = time.monotonic()
+                try:
+                    judge.send(job)
+                    record = judge.receive(started + deadline_s)
+                except OSError:
+                    record = None
+                if record is None or "internal_error" in record:
+                    detail = (record or {}).get("internal_error") or (
+                        f"the judge stopped or took more than {deadline_s:g} s")
+                    judge.stop()
+                    judge = None
+                    record = _error_record(sub.student, detail, lang)
+                    folder = out / sub.student
+                    folder.mkdir(exist_ok=True)
+                    atomic_write(folder / RECORD, json.dumps(record, indent=2) + "\n")
+                done.put(record)
+        finally:
+            if judge is not None:
+                judge.stop()
+
+    threads = [threading.Thread(target=slot, daemon=True) for _ in range(min(jobs, len(todo)))]
+    for t in threads:
+        t.start()
+    for _ in todo:
+        record = done.get()
+        bar.step(record)
+        yield record
+    for t in threads:
+        t.join()
+
+
+class _Progress:
+    """``[12/40] 30%  ok 10  timeout 1 ...  ETA 3:20`` on one line of a terminal."""
+
+    def __init__(self, total, stream):
+        self.total, self.stream, self.done, self.started = total, stream, 0, time.monotonic()
+        self.counts = {}
+        self._show()
+
+    def step(self, record):
+        self.done += 1
+        self.counts[record.get("status", "error")] = self.counts.get(record.get("status", "error"), 0) + 1
+        self._show(record.get("student", ""))
+
+    def _show(self, last=""):
+        if self.stream is None or not self.total:
+            return
+        elapsed = time.monotonic() - self.started
+        eta = ""
+        if self.done:
+            left = elapsed / self.done * (self.total - self.done)
+            eta = f"ETA {int(left // 60)}:{int(left % 60):02d}"
+        width = 20
+        filled = int(width * self.done / self.total)
+        counts = " ".join(f"{k} {v}" for k, v in sorted(self.counts.items()))
+        self.stream.write(f"\r[{'#' * filled}{'.' * (width - filled)}] {self.done}/{self.total} {counts} {eta} "
+                          f"{last[:20]:<20}")
+        self.stream.flush()
+
+    def close(self):
+        if self.stream is not None and self.total:
+            self.stream.write("\n")
+            self.stream.flush()

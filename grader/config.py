@@ -1,0 +1,247 @@
+"""The course configuration: one ``gradekit.toml`` (or ``[tool.gradekit]`` in ``pyproject.toml``).
+
+```toml
+tasks = ["sdpa", "mha", "masks"]          # tasks included (default: all)
+banned = ["torch.nn.MultiheadAttention"]  # replaces the default banned list
+copy_policy = "zero"                      # a copy of the reference scores 0 ("zero") or is only flagged ("flag")
+
+[points]                                  # a task's checks are scaled to add up to the task's points
+sdpa = 20
+"mha.equivalence" = 8                     # or one check's points (applied before the task's scaling)
+
+[limits]
+call_timeout = 60                         # seconds one call into student code may take
+total_timeout = 900                       # seconds all calls of one submission may take together
+memory_mb = 4096                          # the worker's memory cap
+
+[visibility]                              # visible | hidden | after_due_date | after_published
+"*" = "visible"
+"overfit" = "after_published"             # a task id, a check id or a glob ("mha.*")
+"*.low_precision" = "hidden"
+```
+
+The engine calls ``filter_checks(specs)``, ``apply(spec, result)``, ``hidden_count(specs)`` and reads
+``banned``. ``for_students=True`` (a student's self-check) drops the checks that are not visible.
+"""
+
+import fnmatch
+import sys
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+
+from grader.tasks import TASK_IDS
+
+FILE_NAME = "gradekit.toml"
+VISIBILITIES = ("visible", "hidden", "after_due_date", "after_published")
+TOP_KEYS = ("tasks", "banned", "points", "limits", "visibility", "copy_policy")
+LIMIT_KEYS = ("call_timeout", "total_timeout", "memory_mb")
+COPY_POLICIES = ("zero", "flag")
+
+
+class ConfigError(ValueError):
+    """The configuration is invalid; the message says where, what was expected and what came."""
+
+
+def _tomllib():
+    if sys.version_info >= (3, 11):
+        import tomllib
+        return tomllib
+    try:
+        import tomli
+    except ImportError:
+        raise ConfigError("reading gradekit.toml on Python < 3.11 needs the 'tomli' package: "
+                          "pip install tomli (or use Python 3.11 or later)") from None
+    return tomli
+
+
+@dataclass
+class CourseConfig:
+    """A validated course configuration."""
+
+    tasks: tuple = ()
+    """Task ids included (empty: all)."""
+    banned: tuple = ()
+    """Banned API names (empty: the default list)."""
+    task_points: dict = field(default_factory=dict)
+    """Task id -> total points of its checks."""
+    check_points: dict = field(default_factory=dict)
+    """Check id -> points, before the task's scaling."""
+    limits: dict = field(default_factory=dict)
+    """``call_timeout``, ``total_timeout`` (seconds), ``memory_mb``."""
+    visibility: dict = field(default_factory=dict)
+    """Pattern (task id, check id or glob) -> visibility; the most specific pattern wins."""
+    copy_policy: str = "zero"
+    """``"zero"``: a copy of the reference scores 0 in the gradebook; ``"flag"``: it is only flagged."""
+    source: str = ""
+    """Where it was read from."""
+    for_students: bool = False
+    """A student's self-check: checks that are not ``visible`` are neither run nor shown."""
+    text: str = ""
+    """The file's text (part of a batch's cache key)."""
+
+    # -- loading ------------------------------------------------------------------------------
+    @classmethod
+    def load(cls, path):
+        """Read ``gradekit.toml`` or a ``pyproject.toml``'s ``[tool.gradekit]``; ``ConfigError`` if invalid."""
+        path = Path(path)
+        try:
+            raw = path.read_bytes()
+        except OSError as exc:
+            raise ConfigError(f"{path}: cannot read the course configuration ({exc.strerror})") from None
+        toml = _tomllib()
+        try:
+            data = toml.loads(raw.decode("utf-8"))
+        except (toml.TOMLDecodeError, UnicodeDecodeError) as exc:
+            raise ConfigError(f"{path}: not valid TOML: {exc}") from None
+        where = str(path)
+        if path.name == "pyproject.toml":
+            data = data.get("tool", {}).get("gradekit")
+            if data is None:
+                raise ConfigError(f"{path}: no [tool.gradekit] table; expected the course configuration there")
+            where += " [tool.gradekit]"
+        return cls.from_dict(data, source=where, text=raw.decode("utf-8"))
+
+    @classmethod
+    def discover(cls, start_dir="."):
+        """The nearest ``gradekit.toml`` (or ``pyproject.toml`` with ``[tool.gradekit]``) in ``start_dir`` or
+        above it, loaded; ``None`` if there is none."""
+        start = Path(start_dir).resolve()
+        for folder in (start, *start.parents):
+            candidate = folder / FILE_NAME
+            if candidate.is_file():
+                return cls.load(candidate)
+            pyproject = folder / "pyproject.toml"
+            if pyproject.is_file():
+                try:
+                    data = _tomllib().loads(pyproject.read_text(encoding="utf-8"))
+                except Exception:  # noqa: BLE001 - somebody else's pyproject; not ours to judge
+                    continue
+                if "gradekit" in data.get("tool", {}):
+                    return cls.load(pyproject)
+        return None
+
+    @classmethod
+    def from_dict(cls, data, *, source="<dict>", text=""):
+        if not isinstance(data, dict):
+            raise ConfigError(f"{source}: expected a table, got {type(data).__name__}")
+        unknown = [k for k in data if k not in TOP_KEYS]
+        if unknown:
+            raise ConfigError(f"{source}: unknown key {unknown[0]!r}; expected one of {', '.join(TOP_KEYS)}")
+        tasks = data.get("tasks", [])
+        if not isinstance(tasks, list) or not all(isinstance(t, str) for t in tasks):
+            raise ConfigError(f"{source}: 'tasks' must be a list of task ids, got {tasks!r}")
+        for t in tasks:
+            _task_id(t, f"{source}: tasks")
+        banned = data.get("banned", [])
+        if not isinstance(banned, list) or not all(isinstance(b, str) and b for b in banned):
+            raise ConfigError(f"{source}: 'banned' must be a list of dotted names "
+                              f"(e.g. \"torch.nn.MultiheadAttention\"), got {banned!r}")
+        task_points, check_points = {}, {}
+        points = _table(data, "points", source)
+        for key, value in points.items():
+            where = f"{source}: points.{key}"
+            if isinstance(value, bool) or not isinstance(value, (int, float)):
+                raise ConfigError(f"{where}: expected a number of points, got {value!r}")
+            if value < 0:
+                raise ConfigError(f"{where}: expected points >= 0, got {value!r}")
+            if "." in key:
+                _task_id(key.split(".", 1)[0], where)
+                check_points[key] = float(value)
+            else:
+                _task_id(key, where)
+                task_points[key] = float(value)
+        limits = _table(data, "limits", source)
+        for key, value in limits.items():
+            where = f"{source}: limits.{key}"
+            if key not in LIMIT_KEYS:
+                raise ConfigError(f"{where}: unknown limit; expected one of {', '.join(LIMIT_KEYS)}")
+            if isinstance(value, bool) or not isinstance(value, (int, float)) or value <= 0:
+                raise ConfigError(f"{where}: expected a positive number, got {value!r}")
+        visibility = _table(data, "visibility", source)
+        for key, value in visibility.items():
+            where = f"{source}: visibility.{key}"
+            if value not in VISIBILITIES:
+                raise ConfigError(f"{where}: expected one of {', '.join(VISIBILITIES)}, got {value!r}")
+            if not any(ch in key for ch in "*?[") and key.split(".", 1)[0] not in TASK_IDS:
+                raise ConfigError(f"{where}: unknown task id {key.split('.', 1)[0]!r}; expected a task id "
+                                  f"({', '.join(TASK_IDS)}), a check id or a glob pattern")
+        policy = data.get("copy_policy", "zero")
+        if policy not in COPY_POLICIES:
+            raise ConfigError(f"{source}: copy_policy must be one of {', '.join(COPY_POLICIES)}, got {policy!r}")
+        return cls(tasks=tuple(tasks), banned=tuple(banned), task_points=task_points, check_points=check_points,
+                   limits=dict(limits), visibility=dict(visibility), copy_policy=policy, source=source, text=text)
+
+    def students(self):
+        """This configuration for a student's self-check: hidden checks are not run."""
+        return replace(self, for_students=True)
+
+    # -- the engine's hooks ---------------------------------------------------------------------
+    def visibility_of(self, spec):
+        """The visibility of a check: the most specific matching pattern (exact id, task id, then the longest
+        glob) wins; ``visible`` when nothing matches."""
+        if spec.id in self.visibility:
+            return self.visibility[spec.id]
+        if spec.task in self.visibility:
+            return self.visibility[spec.task]
+        globs = [p for p in self.visibility if any(ch in p for ch in "*?[")
+                 and (fnmatch.fnmatchcase(spec.id, p) or fnmatch.fnmatchcase(spec.task, p))]
+        if globs:
+            return self.visibility[max(globs, key=lambda p: (len(p.replace("*", "")), p))]
+        return "visible"
+
+    def filter_checks(self, specs):
+        """The checks this course grades (and, for a student, may see); remembered for the task scaling."""
+        specs = [s for s in specs if not self.tasks or s.task in self.tasks]
+        if self.for_students:
+            self._hidden = [s for s in specs if self.visibility_of(s) != "visible"]
+            specs = [s for s in specs if self.visibility_of(s) == "visible"]
+        self._graded = list(specs)
+        return specs
+
+    def hidden_count(self, specs):
+        """How many checks a student's self-check did not run (0 for the instructor's grading)."""
+        return len(getattr(self, "_hidden", ())) if self.for_students else 0
+
+    def points_of(self, spec):
+        """The points of one check: the course's check points, scaled so that the task's checks in this run
+        add up to the task's points (hidden checks included, so a self-check shows the real weights)."""
+        base = self.check_points.get(spec.id, float(spec.points))
+        if spec.task not in self.task_points:
+            return base
+        pool = getattr(self, "_graded", [spec]) + list(getattr(self, "_hidden", ()))
+        siblings = {s.id: s for s in pool if s.task == spec.task}
+        siblings.setdefault(spec.id, spec)
+        total = sum(self.check_points.get(s.id, float(s.points)) for s in siblings.values())
+        return round(base * self.task_points[spec.task] / total, 4) if total else 0.0
+
+    def apply(self, spec, result):
+        """Set the check's points (keeping pass/fail) and its visibility."""
+        points = self.points_of(spec)
+        earned = result.score / result.max_score if result.max_score else (1.0 if result.status == "passed" else 0.0)
+        result.max_score = points
+        result.score = round(points * earned, 4)
+        result.visibility = self.visibility_of(spec)
+
+    @property
+    def call_timeout(self):
+        return self.limits.get("call_timeout")
+
+    @property
+    def total_timeout(self):
+        return self.limits.get("total_timeout")
+
+    @property
+    def memory_mb(self):
+        return self.limits.get("memory_mb")
+
+
+def _table(data, key, source):
+    value = data.get(key, {})
+    if not isinstance(value, dict):
+        raise ConfigError(f"{source}: [{key}] must be a table, got {value!r}")
+    return value
+
+
+def _task_id(task, where):
+    if task not in TASK_IDS:
+        raise ConfigError(f"{where}: unknown task id {task!r}; expected one of {', '.join(TASK_IDS)}")

@@ -1,0 +1,127 @@
+"""The course configuration: loading, discovery, validation messages, points, visibility; and the
+Gradescope autograder zip, run in a folder that stands in for ``/autograder``."""
+
+import json
+import os
+import subprocess
+import sys
+import zipfile
+from pathlib import Path
+
+import pytest
+
+from grader import api
+from grader.checks import load_checks
+from grader.config import ConfigError, CourseConfig
+
+ROOT = Path(__file__).resolve().parent.parent
+SUBMISSIONS = Path(__file__).resolve().parent / "submissions"
+
+TOML = '''
+tasks = ["masks", "sdpa"]
+banned = ["torch.nn.functional.scaled_dot_product_attention"]
+
+[points]
+masks = 20
+"masks.device" = 4
+
+[limits]
+call_timeout = 30
+memory_mb = 2048
+
+[visibility]
+"masks.device" = "hidden"
+"sdpa.*" = "after_published"
+"sdpa.equivalence" = "visible"
+'''
+
+
+def _config(tmp_path, text=TOML, name="gradekit.toml"):
+    path = tmp_path / name
+    path.write_text(text)
+    return CourseConfig.load(path)
+
+
+def test_load_and_discover(tmp_path):
+    config = _config(tmp_path)
+    assert config.tasks == ("masks", "sdpa") and config.limits["memory_mb"] == 2048
+    (tmp_path / "a" / "b").mkdir(parents=True)
+    assert CourseConfig.discover(tmp_path / "a" / "b").tasks == ("masks", "sdpa")
+    other = tmp_path / "other"
+    other.mkdir()
+    (other / "pyproject.toml").write_text('[project]\nname = "x"\n\n[tool.gradekit]\ntasks = ["mha"]\n')
+    assert CourseConfig.discover(other).tasks == ("mha",)
+
+
+@pytest.mark.parametrize("text, says", [
+    ('tasks = ["attention"]', "unknown task id 'attention'"),
+    ("colour = 1", "unknown key 'colour'"),
+    ("[points]\nmasks = -1", "points.masks: expected points >= 0, got -1"),
+    ('[visibility]\nmasks = "secret"', "expected one of visible, hidden, after_due_date, after_published"),
+    ("[limits]\ncall_timeout = 0", "limits.call_timeout: expected a positive number, got 0"),
+    ("[limits]\nwall = 3", "limits.wall: unknown limit"),
+    ("tasks = [", "not valid TOML"),
+])
+def test_validation_says_where_what_was_expected_and_what_came(tmp_path, text, says):
+    with pytest.raises(ConfigError, match="gradekit.toml") as info:
+        _config(tmp_path, text)
+    assert says in str(info.value)
+
+
+def test_points_scale_to_the_task_and_visibility_patterns(tmp_path):
+    config = _config(tmp_path)
+    specs = config.filter_checks([s for s in load_checks() if "quick" in s.profiles])
+    masks = [s for s in specs if s.task == "masks"]
+    assert {s.task for s in specs} == {"masks", "sdpa"}
+    assert sum(config.points_of(s) for s in masks) == pytest.approx(20)
+    by_id = {s.id: s for s in specs}
+    assert config.points_of(by_id["masks.device"]) == pytest.approx(20 * 4 / 13, abs=1e-4)
+    assert config.visibility_of(by_id["masks.device"]) == "hidden"
+    assert config.visibility_of(by_id["sdpa.weights"]) == "after_published"
+    assert config.visibility_of(by_id["sdpa.equivalence"]) == "visible"
+    assert config.visibility_of(by_id["masks.padding"]) == "visible"
+
+
+def test_a_student_self_check_neither_runs_nor_shows_hidden_checks(tmp_path):
+    config = _config(tmp_path, '[visibility]\n"masks.device" = "hidden"\n').students()
+    result = api.check(path=SUBMISSIONS / "alt_loops", tasks=["masks"], profile="quick", config=config,
+                       diagnose=False)
+    ids = [c.id for t in result.tasks for c in t.checks]
+    assert "masks.device" not in ids and "masks.padding" in ids
+    assert result.hidden_checks == 1
+    from grader.views import terminal
+    from grader.messages import text
+
+    summary = terminal.summary(result, lang="en")
+    assert text("ui.public_passed", "en", hidden=1) in summary and text("ui.all_passed", "en") not in summary
+
+
+def test_gradescope_autograder_zip_runs_like_in_the_container(tmp_path):
+    from grader.batch.gradescope_build import build
+
+    config = tmp_path / "gradekit.toml"
+    config.write_text('tasks = ["masks"]\n[limits]\ncall_timeout = 20\n\n[visibility]\n"masks.device" = "hidden"\n')
+    archive = build(out=tmp_path / "autograder.zip", config=config, profile="quick")
+    root = tmp_path / "autograder"
+    with zipfile.ZipFile(archive) as zf:
+        names = zf.namelist()
+        assert {"setup.sh", "run_autograder", "requirements.txt", "src/grader/api.py",
+                "src/solution/masks.py"} <= set(names)
+        zf.extractall(root / "source")
+    run = root / "run_autograder"
+    run.write_bytes((root / "source" / "run_autograder").read_bytes())
+    run.chmod(0o755)
+    (root / "submission").mkdir()
+    for f in (SUBMISSIONS / "alt_loops").glob("*.py"):
+        (root / "submission" / f.name).write_bytes(f.read_bytes())
+    env = {"PATH": os.environ["PATH"], "GRADEKIT_AUTOGRADER_ROOT": str(root), "GRADEKIT_PYTHON": sys.executable,
+           "HOME": str(tmp_path)}
+    done = subprocess.run(["bash", str(run)], cwd=root, env=env, capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0, done.stderr[-3000:]
+    data = json.loads((root / "results" / "results.json").read_text())
+    assert data["score"] == 10 and isinstance(data["execution_time"], int)
+    tests = {t["name"]: t for t in data["tests"]}
+    assert set(tests) == {"masks.padding", "masks.causal", "masks.target", "masks.device"}
+    assert tests["masks.device"]["visibility"] == "hidden" and tests["masks.padding"]["visibility"] == "visible"
+    assert all(set(t) >= {"name", "score", "max_score", "status", "output", "visibility"} for t in tests.values())
+    assert data["extra_data"]["copy_of_reference"]["copy"] is False
