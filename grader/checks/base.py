@@ -32,7 +32,7 @@ class CheckSpec:
     """Points for passing."""
     weight: str = "integrated"
     """``"isolated"``: run on the submission's code for this task over the reference's parts."""
-    examples: tuple = (8, 30)
+    examples: tuple = (4, 30)
     """Hypothesis examples in the quick and full profiles."""
     profiles: tuple = ("quick", "full")
     """Profiles that run this check."""
@@ -45,7 +45,7 @@ class CheckSpec:
 REGISTRY = []
 
 
-def check(task, name, *, points, weight="integrated", examples=(8, 30), profiles=("quick", "full"), diagnose=True):
+def check(task, name, *, points, weight="integrated", examples=(4, 30), profiles=("quick", "full"), diagnose=True):
     """Register ``fn`` as check ``<task>.<name>`` worth ``points``."""
 
     def register(fn):

@@ -26,19 +26,19 @@ def contract(ctx):
                                     "norm_first": norm_first})
 
 
-@check("decoder_layer", "equivalence", points=4, weight="isolated", examples=(8, 30))
+@check("decoder_layer", "equivalence", points=4, weight="isolated", examples=(4, 30))
 def equivalence(ctx):
     """Post-LN and Pre-LN, both masks in every form, Lt != Ls: equal to the reference, over the reference's parts."""
     _equivalence(ctx)
 
 
-@check("decoder_layer", "integrated", points=1.5, examples=(4, 12))
+@check("decoder_layer", "integrated", points=1.5, examples=(2, 12))
 def integrated(ctx):
     """Equal to the reference with your own attention, feed-forward and LayerNorm inside."""
     _equivalence(ctx)
 
 
-@check("decoder_layer", "causal", points=1.5, weight="isolated", examples=(4, 12))
+@check("decoder_layer", "causal", points=1.5, weight="isolated", examples=(2, 12))
 def causal(ctx):
     """With a causal mask, no output looks at a later position (perturbation and exact-zero gradients)."""
 
@@ -69,7 +69,7 @@ def dropout(ctx):
     dropout_behaviour(ctx, name=NAME, kwargs=kw, state=state, inputs=inputs, example=ex)
 
 
-@check("decoder_layer", "devices", points=1, weight="isolated", examples=(2, 5))
+@check("decoder_layer", "devices", points=1, weight="isolated", examples=(1, 5))
 def devices(ctx):
     """Runs in float32 on each device and on the meta device, with masks."""
 

@@ -24,19 +24,19 @@ def contract(ctx):
                                     "norm_first": norm_first})
 
 
-@check("encoder_layer", "equivalence", points=4, weight="isolated", examples=(8, 30))
+@check("encoder_layer", "equivalence", points=4, weight="isolated", examples=(4, 30))
 def equivalence(ctx):
     """Post-LN and Pre-LN, ReLU and GELU, every mask form: equal to the reference, over the reference's parts."""
     _equivalence(ctx)
 
 
-@check("encoder_layer", "integrated", points=2, examples=(4, 12))
+@check("encoder_layer", "integrated", points=2, examples=(2, 12))
 def integrated(ctx):
     """Equal to the reference with your own attention, feed-forward and LayerNorm inside."""
     _equivalence(ctx)
 
 
-@check("encoder_layer", "padding_invariance", points=1, weight="isolated", examples=(4, 12))
+@check("encoder_layer", "padding_invariance", points=1, weight="isolated", examples=(2, 12))
 def padding(ctx):
     """With a padding mask, what sits at padded positions changes no real position's output."""
 
@@ -56,7 +56,7 @@ def dropout(ctx):
     dropout_behaviour(ctx, name=NAME, kwargs=kw, state=state, inputs=inputs, example=ex)
 
 
-@check("encoder_layer", "devices", points=1, weight="isolated", examples=(2, 5))
+@check("encoder_layer", "devices", points=1, weight="isolated", examples=(1, 5))
 def devices(ctx):
     """Runs in float32 on each device and on the meta device, with masks."""
 

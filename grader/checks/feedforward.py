@@ -28,7 +28,7 @@ def contract(ctx):
     contract_params(ctx, "FeedForward", {"d_model": 5, "d_ff": 9, "dropout": 0.0, "activation": "relu"})
 
 
-@check("feedforward", "equivalence", points=6, examples=(8, 30))
+@check("feedforward", "equivalence", points=6, examples=(4, 30))
 def equivalence(ctx):
     """linear2(act(linear1(x))) with ReLU or exact GELU, equal to the reference's."""
 
@@ -49,7 +49,7 @@ def dropout(ctx):
     dropout_behaviour(ctx, name="FeedForward", kwargs=kw, state=state, inputs=inputs, example=ex)
 
 
-@check("feedforward", "devices", points=1, examples=(2, 5))
+@check("feedforward", "devices", points=1, examples=(1, 5))
 def devices(ctx):
     """Runs in float32 on each device, float16, bfloat16 and on the meta device."""
 

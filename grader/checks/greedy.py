@@ -33,7 +33,7 @@ def scripted_case(draw):
     return {"B": B, "max_len": max_len, "stops": stops, "vocab": draw(st.integers(7, 10)), "seed": draw(seeds())}
 
 
-@check("greedy", "scripted", points=4, examples=(10, 30))
+@check("greedy", "scripted", points=4, examples=(5, 30))
 def scripted(ctx):
     """On a stand-in model whose rows end at different steps: BOS first, PAD after EOS, stop early, max_len kept,
     and the contract's masks passed to encode/decode."""
@@ -74,13 +74,13 @@ def _real_model(ctx):
     prop()
 
 
-@check("greedy", "equivalence", points=4, weight="isolated", examples=(6, 20))
+@check("greedy", "equivalence", points=4, weight="isolated", examples=(3, 20))
 def equivalence(ctx):
     """On the reference Transformer with random weights (padded sources), the same tokens as the reference."""
     _real_model(ctx)
 
 
-@check("greedy", "integrated", points=2, examples=(3, 10))
+@check("greedy", "integrated", points=2, examples=(2, 10))
 def integrated(ctx):
     """The same, on your own Transformer and masks."""
     _real_model(ctx)

@@ -30,7 +30,7 @@ def _compare(ctx, name, args, ex, device="cpu"):
     check_tensor(got["out"], ref["out"], what=name, example=ex)
 
 
-@check("masks", "padding", points=3, examples=(6, 20))
+@check("masks", "padding", points=3, examples=(3, 20))
 def padding(ctx):
     """padding_mask: bool [B, 1, 1, L], True where the token is not padding."""
 
@@ -50,7 +50,7 @@ def causal(ctx):
         _compare(ctx, "causal_mask", [size], {"config": {"size": size}})
 
 
-@check("masks", "target", points=3, examples=(6, 20))
+@check("masks", "target", points=3, examples=(3, 20))
 def target(ctx):
     """target_mask: padding_mask & causal_mask, bool [B, 1, L, L]."""
 

@@ -60,19 +60,19 @@ def contract(ctx):
                        example={"config": {"d_model": d_model, "num_heads": heads}})
 
 
-@check("mha", "equivalence", points=5, weight="isolated", examples=(10, 40))
+@check("mha", "equivalence", points=5, weight="isolated", examples=(5, 40))
 def equivalence(ctx):
     """Equals the reference (self and cross attention, every mask form), over the reference's attention function."""
     _equivalence(ctx)
 
 
-@check("mha", "integrated", points=1, examples=(5, 15))
+@check("mha", "integrated", points=1, examples=(3, 15))
 def integrated(ctx):
     """Equals the reference with your own scaled_dot_product_attention inside."""
     _equivalence(ctx)
 
 
-@check("mha", "permutation", points=1, weight="isolated", examples=(5, 15))
+@check("mha", "permutation", points=1, weight="isolated", examples=(3, 15))
 def permutation(ctx):
     """Self-attention without a mask is permutation-equivariant: permuting the positions permutes the output."""
 
@@ -94,7 +94,7 @@ def permutation(ctx):
     prop()
 
 
-@check("mha", "batch_independence", points=0.5, weight="isolated", examples=(4, 10))
+@check("mha", "batch_independence", points=0.5, weight="isolated", examples=(2, 10))
 def batch_independence(ctx):
     """Each batch row's output depends only on that row."""
 
@@ -123,7 +123,7 @@ def dropout(ctx):
                       inputs=mha_inputs(c), example={"config": kw})
 
 
-@check("mha", "devices", points=1, weight="isolated", examples=(3, 6))
+@check("mha", "devices", points=1, weight="isolated", examples=(2, 6))
 def devices(ctx):
     """Runs in float32 (each device), float16, bfloat16 and on the meta device, with masks."""
 

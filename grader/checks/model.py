@@ -93,19 +93,19 @@ def init(ctx):
                        expected_std=f"{bound / math.sqrt(3):.3g}", example={"config": kw})
 
 
-@check("model", "equivalence", points=4, weight="isolated", examples=(6, 20))
+@check("model", "equivalence", points=4, weight="isolated", examples=(3, 20))
 def equivalence(ctx):
     """Transformer logits and encode() equal the reference's, over the reference's layers and embeddings."""
     _equivalence(ctx)
 
 
-@check("model", "integrated", points=1.5, examples=(3, 10))
+@check("model", "integrated", points=1.5, examples=(2, 10))
 def integrated(ctx):
     """Equal to the reference with every part your own."""
     _equivalence(ctx)
 
 
-@check("model", "causal", points=1, weight="isolated", examples=(3, 8))
+@check("model", "causal", points=1, weight="isolated", examples=(2, 8))
 def causal(ctx):
     """With target_mask, logits at a position ignore later target tokens (perturbation and exact-zero gradients)."""
 
@@ -129,7 +129,7 @@ def causal(ctx):
     prop()
 
 
-@check("model", "padding_invariance", points=0.5, weight="isolated", examples=(3, 8))
+@check("model", "padding_invariance", points=0.5, weight="isolated", examples=(2, 8))
 def padding(ctx):
     """With src_mask, the tokens at padded source positions do not change the logits."""
 
@@ -152,7 +152,7 @@ def padding(ctx):
     prop()
 
 
-@check("model", "positions", points=0.5, weight="isolated", examples=(3, 8))
+@check("model", "positions", points=0.5, weight="isolated", examples=(2, 8))
 def positions(ctx):
     """The encoder is not permutation-equivariant: with positional encoding, order matters."""
 
@@ -174,7 +174,7 @@ def positions(ctx):
     prop()
 
 
-@check("model", "devices", points=0.5, weight="isolated", examples=(2, 4))
+@check("model", "devices", points=0.5, weight="isolated", examples=(1, 4))
 def devices(ctx):
     """Runs in float32 on each device and on the meta device, with masks."""
 

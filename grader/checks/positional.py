@@ -43,7 +43,7 @@ def buffer(ctx):
         raise Fail("fail.pe_not_moved", example=ex)
 
 
-@check("positional", "table", points=3, examples=(6, 20))
+@check("positional", "table", points=3, examples=(3, 20))
 def table(ctx):
     """The table's values are sin/cos at the contract's frequencies, positions from 0."""
 
@@ -59,7 +59,7 @@ def table(ctx):
     prop()
 
 
-@check("positional", "equivalence", points=2, examples=(6, 20))
+@check("positional", "equivalence", points=2, examples=(3, 20))
 def equivalence(ctx):
     """forward(x) = x + pe[:, :L] in eval mode, equal to the reference's."""
 

@@ -19,7 +19,7 @@ def loss_case(draw):
             "seed": draw(seeds())}
 
 
-@check("training", "loss", points=3, examples=(10, 30))
+@check("training", "loss", points=3, examples=(5, 30))
 def loss(ctx):
     """sequence_loss: mean cross-entropy over non-pad targets, with label smoothing as F.cross_entropy defines it."""
 
@@ -97,7 +97,7 @@ def _steps(ctx, c, *, max_grad_norm=None, steps=3):
         check_tensor(got["state"][name], ref["state"][name], what=f"{name} after {steps} steps", example=ex)
 
 
-@check("training", "train_step", points=4, weight="isolated", examples=(4, 12))
+@check("training", "train_step", points=4, weight="isolated", examples=(2, 12))
 def train_step(ctx):
     """train_step: shifted targets, masks, zeroed gradients, one step: same losses and weights as the reference."""
 
@@ -108,7 +108,7 @@ def train_step(ctx):
     prop()
 
 
-@check("training", "clipping", points=1, weight="isolated", examples=(2, 6))
+@check("training", "clipping", points=1, weight="isolated", examples=(1, 6))
 def clipping(ctx):
     """train_step with max_grad_norm clips the total gradient norm before the step."""
 
