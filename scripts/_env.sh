@@ -20,9 +20,11 @@ if ! "$PY" -c "import torch" >/dev/null 2>&1; then
     # shellcheck disable=SC2086
     "$PY" -m pip install -q ${GRADEKIT_TORCH:-torch==2.13.0}
 fi
-STAMP="$VENV/.gradekit-installed"
+# GRADEKIT_EXTRAS: optional dependency groups to install too (scripts/test sets "test").
+EXTRAS="${GRADEKIT_EXTRAS:-}"
+STAMP="$VENV/.gradekit-installed${EXTRAS:+-$EXTRAS}"
 if [ ! -f "$STAMP" ] || [ "$ROOT/pyproject.toml" -nt "$STAMP" ]; then
-    echo "gradekit: installing gradekit and its dependencies into $VENV" >&2
-    "$PY" -m pip install -q -e "$ROOT"
+    echo "gradekit: installing gradekit${EXTRAS:+[$EXTRAS]} and its dependencies into $VENV" >&2
+    "$PY" -m pip install -q -e "$ROOT${EXTRAS:+[$EXTRAS]}"
     touch "$STAMP"
 fi
