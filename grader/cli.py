@@ -106,6 +106,10 @@ def build_parser():
 
 
 def main(argv=None):
+    argv = sys.argv[1:] if argv is None else list(argv)
+    if argv[:1] == ["demo"]:  # the demo parses its own options (argparse's REMAINDER drops leading ones)
+        from grader import demo
+        return demo.main(argv[1:])
     parser = build_parser()
     try:
         args = parser.parse_args(argv)

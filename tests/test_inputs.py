@@ -167,3 +167,8 @@ def test_exit_codes_and_json(tmp_path):
     bad = subprocess.run([sys.executable, "-m", "grader", "check", str(ROOT / "skeleton"), "--tasks", "masks",
                           "--profile", "quick"], capture_output=True, text=True, cwd=ROOT)
     assert bad.returncode == 1 and "not implemented" in bad.stdout
+
+
+def test_demo_takes_its_own_options(capsys):
+    assert main(["demo", "--quiet", "--steps", "3"]) == 0
+    assert "held-out phrases" in capsys.readouterr().out
