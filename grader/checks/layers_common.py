@@ -4,7 +4,8 @@ import torch
 from hypothesis import strategies as st
 
 from grader.checks.base import Fail
-from grader.checks.common import ref_state
+from grader.checks.common import (contract_params, dropout_behaviour, equivalent, float32_close, meta_runs,
+                                  ref_state)
 from grader.strategies import layer_config, make_mask, mask_kinds, randn, seeds
 
 
@@ -77,3 +78,38 @@ def causal_no_leak(ctx, name, kw, state, inputs, ex, *, grad_input=0, future_fro
                 grad={"input": grad_input, "upto": t})["grad"]
     if (g[:, t:] != 0).any():
         raise Fail("fail.future_grad", what=name, future_from=t, example=ex)
+
+
+# -- what both layer tasks check the same way --------------------------------------------------------
+def layer_equivalence(ctx, name, *, decoder):
+    """Equal to the reference over drawn sizes, norm placements, activations and masks."""
+    @ctx.given(layer_case(decoder=decoder))
+    def prop(c):
+        kw, state, inputs, ex = setup(ctx, name, c, decoder)
+        equivalent(ctx, name=name, kwargs=kw, state=state, inputs=inputs, what=f"{name} output", example=ex)
+
+    prop()
+
+
+def layer_contract(ctx, name):
+    """The contract's submodules and parameters, for both norm placements."""
+    for norm_first in (False, True):
+        contract_params(ctx, name, {"d_model": 6, "num_heads": 2, "d_ff": 10, "dropout": 0.0,
+                                    "norm_first": norm_first})
+
+
+def layer_dropout(ctx, name, case, *, decoder):
+    """eval() is deterministic with dropout 0.5; train() really drops."""
+    kw, state, inputs, ex = setup(ctx, name, case, decoder, dropout=0.5)
+    dropout_behaviour(ctx, name=name, kwargs=kw, state=state, inputs=inputs, example=ex)
+
+
+def layer_devices(ctx, name, *, decoder):
+    """float32 on each device and the meta device, with masks."""
+    @ctx.given(layer_case(decoder=decoder).filter(lambda c: c["mask"] != "none"))
+    def prop(c):
+        kw, state, inputs, ex = setup(ctx, name, c, decoder)
+        float32_close(ctx, name=name, kwargs=kw, state=state, inputs=inputs, example=ex)
+        meta_runs(ctx, name=name, kwargs=kw, inputs=inputs, expected_shape=list(inputs[0].shape), example=ex)
+
+    prop()
