@@ -14,6 +14,7 @@ import math
 import torch
 
 from grader.bugs.catalogue import BUG_BY_ID, apply, bugs_for
+from grader.probes import seed_rng
 from grader.results import Diagnosis
 from grader.submission.errors import SubmissionError
 from grader.submission.runner import InProcessRunner, reference_namespace
@@ -63,7 +64,7 @@ class Diagnoser:
 
     @staticmethod
     def _run(runner, probe, args):
-        torch.manual_seed(0)
+        seed_rng(0)
         try:
             return runner.run(probe, "integrated", **args)
         except SubmissionError as err:
