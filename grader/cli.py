@@ -6,7 +6,6 @@ import importlib
 import importlib.util
 import sys
 
-from grader import api
 from grader.tasks import TASK_IDS, parse_task_list
 
 HELP_TASKS = f"comma-separated task ids to grade (default: all): {','.join(TASK_IDS)}"
@@ -57,6 +56,8 @@ def _progress(stream):
 
 
 def cmd_check(args):
+    from grader import api
+
     only = tuple(s.strip() for s in args.only.split(",")) if args.only else None
     progress = None if args.quiet or not sys.stderr.isatty() else _progress(sys.stderr)
     from grader.config import ConfigError, CourseConfig
@@ -110,6 +111,13 @@ def main(argv=None):
     if argv[:1] == ["demo"]:  # the demo parses its own options (argparse's REMAINDER drops leading ones)
         from grader import demo
         return demo.main(argv[1:])
+    if argv[:1] == ["check"] and "--isolated" in argv:
+        # The worker's fork server imports torch on the other core while this process imports its own.
+        from grader.submission import forkserver
+
+        forkserver.shared()
+    from grader import api
+
     parser = build_parser()
     try:
         args = parser.parse_args(argv)

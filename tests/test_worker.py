@@ -9,6 +9,7 @@ import os
 import shutil
 import signal
 import sys
+import tempfile
 import time
 from pathlib import Path
 
@@ -21,7 +22,7 @@ from grader.submission.runner import SOLUTION_ROOT, InProcessRunner
 from grader.submission.worker import WorkerRunner
 
 MODES = {2: "loop", 3: "exit", 4: "raise", 5: "print", 6: "subclass", 7: "poison", 9: "spawn",
-         10: "memory", 11: "banned", 12: "env", 13: "peek"}
+         10: "memory", 11: "banned", 12: "env", 13: "peek", 14: "identity", 15: "trespass"}
 D_OF = {mode: d for d, mode in MODES.items()}
 
 HOSTILE = '''
@@ -61,9 +62,25 @@ def _hostile_forward(self, query, key, value, mask=None):
             print("x" * 1000)
     if mode == "subclass":
         return _reference_forward(self, query, key, value, mask).as_subclass(_Evil)
-    if mode == "poison":
+    if mode == "poison":  # forge a reply: a pickle that runs code when loaded, into every pipe it holds
+        import pickle as _pickle
+        import stat as _stat
+        import struct as _struct
+
         code = "open(" + repr(_os.path.join(_MARKERS, "poison")) + ", 'w').close()"
+
+        class _Payload:
+            def __reduce__(self):
+                return (_builtins.exec, (code,))
+
         torch.Tensor.__reduce_ex__ = lambda t, proto: (_builtins.exec, (code,))
+        blob = _pickle.dumps({{"result": {{"out": _Payload()}}, "findings": []}})
+        for fd in range(3, 256):
+            try:
+                if _stat.S_ISFIFO(_os.fstat(fd).st_mode):
+                    _os.write(fd, _struct.pack("<Q", len(blob)) + blob)
+            except OSError:
+                pass
     if mode == "spawn":
         grouped = _sp.Popen(["sleep", "60"])
         escaped = _sp.Popen(["sleep", "60"], start_new_session=True)
@@ -80,6 +97,21 @@ def _hostile_forward(self, query, key, value, mask=None):
     if mode == "peek":
         import grader.submission.runner as _runner
         return open(_runner.SOLUTION_ROOT / "attention.py").read()
+    if mode == "identity":
+        raise RuntimeError(repr((_os.getuid(), _os.geteuid(), _os.getgid(), _os.getgroups())))
+    if mode == "trespass":  # read the judge's secret, write into the judge's results: both must fail
+        done = []
+        try:
+            done.append(open(_os.path.join(_MARKERS + "-judge", "secret")).read())
+        except OSError:
+            pass
+        try:
+            open(_os.path.join(_MARKERS + "-judge", "results.json"), "w").write("{{}}")
+            done.append("wrote results.json")
+        except OSError:
+            pass
+        if done:
+            raise RuntimeError("trespassed: " + repr(done))
     return _reference_forward(self, query, key, value, mask)
 
 
@@ -140,12 +172,20 @@ def gone(pid):
 def hostile_root(tmp_path_factory):
     base = tmp_path_factory.mktemp("hostile")
     root = base / "submission"
-    markers = base / "markers"
-    markers.mkdir()
+    # Where the hostile code leaves evidence: writable by the worker, which runs as ``nobody`` when the
+    # tests run as root; beside it a folder of the judge's that the worker must not read or write.
+    markers = Path(tempfile.mkdtemp(prefix="gradekit-markers-"))
+    os.chmod(markers, 0o777)
+    judge = Path(str(markers) + "-judge")
+    judge.mkdir(mode=0o755)
+    (judge / "secret").write_text("the judge's secret")
+    os.chmod(judge / "secret", 0o600)
     shutil.copytree(SOLUTION_ROOT, root, ignore=shutil.ignore_patterns("__pycache__"))
     source = (SOLUTION_ROOT / "attention.py").read_text() + HOSTILE.format(markers=str(markers), modes=MODES)
     (root / "attention.py").write_text(source)
-    return root, markers
+    yield root, markers
+    shutil.rmtree(markers, ignore_errors=True)
+    shutil.rmtree(judge, ignore_errors=True)
 
 
 @pytest.fixture(scope="module")
@@ -352,7 +392,7 @@ def test_reading_the_reference_solution_is_refused(hostile):
 def test_unprivileged_user_only_where_it_can_run(tmp_path, monkeypatch):
     from grader.submission import worker
 
-    assert worker._resolve_user(None) is None
+    assert worker._resolve_user(None, forked=True) is None
     private = tmp_path / "private"
     private.mkdir(mode=0o700)
     (private / "f").write_text("x")
@@ -362,14 +402,82 @@ def test_unprivileged_user_only_where_it_can_run(tmp_path, monkeypatch):
     os.chmod(private / "f", 0o644)
     assert worker._open_to_others(private / "f") == all(p.stat().st_mode & 1 for p in private.parents)
     if os.geteuid() != 0:
-        assert worker._resolve_user("auto") is None
+        assert worker._resolve_user("auto", forked=True) is None
         with pytest.raises(ValueError, match="needs the judge to run as root"):
-            worker._resolve_user("nobody")
+            worker._resolve_user("nobody", forked=True)
     else:
+        # A forked worker needs to read nothing of Python's or torch's (the fork server did); one started
+        # by exec must read them itself, so where it cannot, "auto" stays with the judge's user.
+        assert worker._resolve_user("auto", forked=True) is not None
         monkeypatch.setattr(worker, "_needed_paths", lambda: [private / "f"])
         if worker._open_to_others(private / "f"):
-            assert worker._resolve_user("auto") is not None
+            assert worker._resolve_user("auto", forked=False) is not None
         monkeypatch.setattr(worker, "_needed_paths", lambda: [tmp_path / "missing"])
-        assert worker._resolve_user("auto") is None  # falls back to the judge's user
+        assert worker._resolve_user("auto", forked=False) is None  # falls back to the judge's user
         with pytest.raises(ValueError, match="cannot read"):
-            worker._resolve_user("nobody")
+            worker._resolve_user("nobody", forked=False)
+
+
+@pytest.mark.skipif(os.geteuid() != 0, reason="only a judge running as root switches its workers' user")
+def test_worker_of_a_root_judge_runs_unprivileged(hostile):
+    import pwd
+
+    runner, _, _ = hostile
+    assert runner.spawn == "fork" or not sys.platform.startswith("linux")
+    with pytest.raises(SubmissionError) as info:
+        runner.run("forward", **hostile_args("identity"))
+    uid, euid, gid, groups = eval(info.value.detail.split(": ", 1)[1])  # noqa: S307 - our own repr
+    nobody = pwd.getpwnam("nobody")
+    assert (uid, euid, gid, groups) == (nobody.pw_uid, nobody.pw_uid, nobody.pw_gid, [])
+    # ... and cannot read the judge's files or write its results
+    assert runner.run("forward", **hostile_args("trespass"))["out"].shape == (2, 5, D_OF["trespass"])
+
+
+def test_worker_started_by_exec_gives_the_same_results(pair):
+    forked, local = pair
+    exec_runner = WorkerRunner(SOLUTION_ROOT, spawn="exec")
+    try:
+        args = mha_args(seed=3)
+        assert exec_runner.spawn == "exec"
+        assert_same(exec_runner.run("forward", "isolated:mha", **args), forked.run("forward", "isolated:mha", **args))
+    finally:
+        exec_runner.close()
+
+
+def test_submit_runs_beside_the_judge_one_request_at_a_time(pair):
+    worker, local = pair
+    args = mha_args(seed=4)
+    pending = worker.submit("forward", **args)
+    with pytest.raises(RuntimeError, match="collect the result"):
+        worker.submit("forward", **args)
+    expected = local.run("forward", **args)  # the judge's own work while the worker computes
+    assert_same(pending.result(), expected)
+    starts = worker.starts
+    worker.submit("forward", **args).abandon()  # its reply would answer the next request: the worker goes
+    assert_same(worker.run("forward", **args), expected)
+    assert worker.starts == starts + 1
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="the fork server is Linux only")
+def test_a_killed_fork_server_is_started_again(hostile_root):
+    from grader.submission import forkserver
+
+    root, _ = hostile_root
+    first = WorkerRunner(root, spawn="fork")
+    try:
+        warm(first)
+        server = forkserver.shared(start=False)
+        os.kill(server.pid, signal.SIGKILL)  # a worker running as the judge's user could do this
+        server.proc.wait()
+        second = WorkerRunner(root, spawn="fork")
+        try:
+            warm(second)
+            assert forkserver.shared(start=False).pid != server.pid
+        finally:
+            second.close()
+        # the first runner's worker lost its server: the runner stops it and starts another
+        starts = first.starts
+        warm(first)
+        assert first.starts == starts + 1
+    finally:
+        first.close()

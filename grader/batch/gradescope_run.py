@@ -35,6 +35,9 @@ def main(argv=None):
     results.mkdir(parents=True, exist_ok=True)
     target = results / "results.json"
     try:
+        from grader.submission import forkserver
+
+        forkserver.shared()  # the worker's imports run beside this process's own
         from grader import api
         from grader.batch.similarity import compare
         from grader.config import CourseConfig

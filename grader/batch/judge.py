@@ -113,6 +113,9 @@ def main():
     signal.signal(signal.SIGTERM, lambda *_: sys.exit(1))  # runs the runners' finalizers: workers die too
     reply = os.fdopen(os.dup(1), "w", encoding="utf-8")
     os.dup2(2, 1)  # stray prints of the grader's dependencies must not corrupt the replies
+    from grader.submission import forkserver
+
+    forkserver.shared()  # one fork server for every submission this judge grades, importing beside us
     import grader.api  # noqa: F401 - import torch and the checks before saying ready
 
     reply.write(REPLY_PREFIX + json.dumps({"ready": True}) + "\n")

@@ -37,6 +37,20 @@ def isolated_namespace(root, task_id, reference, label="isolated"):
     return Namespace(root, label=f"{label}:{task_id}", overrides=overrides, fallback=fallback)
 
 
+class Deferred:
+    """A probe call that runs when its result is asked for (in this process, so breakpoints work)."""
+
+    def __init__(self, run, probe, variant, args):
+        self._call = (run, probe, variant, args)
+
+    def result(self):
+        run, probe, variant, args = self._call
+        return run(probe, variant, **args)
+
+    def abandon(self):
+        pass
+
+
 class InProcessRunner:
     """Run probes on a folder of code in this process.
 
@@ -78,6 +92,10 @@ class InProcessRunner:
         finally:
             if self.guard is not None:
                 self.guard.root = None
+
+    def submit(self, probe, variant="integrated", **args):
+        """``run`` deferred: it runs when ``.result()`` is called (the interface of ``WorkerRunner.submit``)."""
+        return Deferred(self.run, probe, variant, args)
 
     def banned_runtime(self):
         """Banned calls the guard saw, as ``Finding``s."""

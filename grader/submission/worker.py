@@ -7,13 +7,11 @@ unpickles anything the child produced:
   process group, with a private temporary working directory, a minimal
   environment, resource limits (address space, CPU time, file size, no core
   files) and one intra-op thread;
-- the judge sends requests ``(probe, variant, args)`` over a pipe, written with
-  ``torch.save`` (a pickle: the child trusts the judge);
-- the child answers over a second pipe with a length-prefixed ``torch.save``
-  blob of plain data only (dict/list/tuple/str/int/float/bool/None and plain
-  ``torch.Tensor``), which the judge reads with
-  ``torch.load(..., weights_only=True)``: a reply that would run code is
-  rejected, never executed;
+- the judge sends requests ``(probe, variant, args)`` over a pipe, and the child
+  answers over a second pipe, both in the format of ``grader.submission.wire``:
+  plain data (dict/list/tuple/str/int/float/bool/None) and raw tensor buffers,
+  which the judge decodes without ever unpickling, checking every length,
+  dtype and shape: a reply that is not plain data is rejected, never run;
 - the student's prints go to a capped file, not to the pipes.
 
 Anything that goes wrong in the child (an endless loop, ``os._exit``, a
@@ -26,7 +24,6 @@ The child's first message is ``{"ready": True, "pid": ...}``; each reply is
 ``{"result": dict, "findings": [...]}`` or ``{"error": dict, "findings": [...]}``.
 """
 
-import io
 import json
 import os
 import pwd
@@ -44,6 +41,7 @@ from pathlib import Path
 
 import torch
 
+from grader.submission import forkserver, wire
 from grader.submission.banned import DEFAULT_BANNED, Finding
 from grader.submission.errors import SubmissionError
 
@@ -100,13 +98,7 @@ class _Worker:
 
     def alive(self):
         """Whether the child still runs (a dead one is not reaped yet, so its pid stays ours)."""
-        if self.returncode is not None:
-            return False
-        try:
-            info = os.waitid(os.P_PID, self.pid, os.WEXITED | os.WNOHANG | os.WNOWAIT)
-        except ChildProcessError:
-            return False
-        return info is None
+        return self.returncode is None and not self.proc.exited()
 
     def output_size(self):
         try:
@@ -153,6 +145,25 @@ class _Worker:
             except OSError:
                 pass
         self.req_w = self.rep_r = self.log_fd = -1
+
+
+class _ExecProcess:
+    """A worker started with ``python -m grader.submission.worker`` (the judge's own child)."""
+
+    def __init__(self, popen):
+        self.popen, self.pid = popen, popen.pid
+
+    def exited(self):
+        """Whether it has exited, without reaping it."""
+        if self.popen.returncode is not None:
+            return True
+        try:
+            return os.waitid(os.P_PID, self.pid, os.WEXITED | os.WNOHANG | os.WNOWAIT) is not None
+        except ChildProcessError:
+            return True
+
+    def wait(self, timeout=None):
+        return self.popen.wait(timeout=timeout)
 
 
 def _kill_group(pgid):
@@ -217,9 +228,10 @@ UNPRIVILEGED_USER = "nobody"
 """The account a child runs as when the judge runs as root."""
 
 
-def _resolve_user(run_as):
+def _resolve_user(run_as, forked):
     """``(uid, gid)`` for ``run_as``: ``"auto"`` (``nobody`` when the judge is root, else nobody to switch to),
-    ``None`` (never switch) or a user name."""
+    ``None`` (never switch) or a user name. A ``forked`` worker drops to that user after the fork server has
+    imported Python's and torch's files; a worker started by ``exec`` must be able to read them itself."""
     if run_as is None or (run_as == "auto" and os.geteuid() != 0):
         return None
     name = UNPRIVILEGED_USER if run_as == "auto" else run_as
@@ -231,7 +243,7 @@ def _resolve_user(run_as):
         raise ValueError(f"run_as={run_as!r}: no such user on this machine") from None
     if os.geteuid() != 0:
         raise ValueError(f"run_as={run_as!r} needs the judge to run as root (it runs as uid {os.geteuid()})")
-    blocked = [p for p in _needed_paths() if not _open_to_others(p)]
+    blocked = [] if forked else [p for p in _needed_paths() if not _open_to_others(p)]
     if blocked:
         if run_as == "auto":  # e.g. Python installed under /root: the child could not even start
             return None
@@ -267,59 +279,11 @@ def _readable_copy(src, dest):
     return dest
 
 
-def _pythonpath():
-    """Folders the child needs to import ``grader``, ``solution`` and ``torch``."""
-    import importlib.util
-
-    paths = [str(Path(__file__).resolve().parents[2])]
-    spec = importlib.util.find_spec("solution")
-    if spec is not None and spec.origin:
-        paths.append(str(Path(spec.origin).resolve().parent.parent))
-    paths.extend(p for p in os.environ.get("PYTHONPATH", "").split(os.pathsep) if p)
-    torch_parent = str(Path(torch.__file__).resolve().parent.parent)
-    prefixes = {str(Path(p).resolve()) for p in (sys.prefix, sys.base_prefix, sys.exec_prefix)}
-    if not any(torch_parent.startswith(p + os.sep) for p in prefixes):
-        paths.append(torch_parent)  # e.g. a user site-packages, which HOME=<temp> would hide
-    return os.pathsep.join(dict.fromkeys(paths))
-
-
-def _environment(home):
-    env = {
-        "PATH": os.environ.get("PATH", "/usr/local/bin:/usr/bin:/bin"),
-        "HOME": str(home),
-        "TMPDIR": str(home),
-        "LANG": os.environ.get("LANG", "C.UTF-8"),
-        "PYTHONPATH": _pythonpath(),
-        "PYTHONHASHSEED": "0",
-        "PYTHONUNBUFFERED": "1",
-        "PYTHONDONTWRITEBYTECODE": "1",
-        "OMP_NUM_THREADS": "1",
-        "MKL_NUM_THREADS": "1",
-    }
-    for name in ("LD_LIBRARY_PATH", "CUDA_VISIBLE_DEVICES"):  # needed to find the same torch / GPUs
-        if name in os.environ:
-            env[name] = os.environ[name]
-    return env
-
-
 def _signal_name(num):
     try:
         return signal.Signals(num).name
     except ValueError:
         return f"signal {num}"
-
-
-def _judge_plain(obj):
-    """What ``weights_only`` may build beyond plain types (``Parameter``, ``OrderedDict``), made plain."""
-    if isinstance(obj, torch.Tensor):
-        return obj if type(obj) is torch.Tensor else obj.detach().as_subclass(torch.Tensor)
-    if isinstance(obj, dict):
-        return {k: _judge_plain(v) for k, v in obj.items()}
-    if isinstance(obj, list):
-        return [_judge_plain(v) for v in obj]
-    if isinstance(obj, tuple):
-        return tuple(_judge_plain(v) for v in obj)
-    return obj
 
 
 def _as_finding(d):
@@ -350,13 +314,25 @@ class WorkerRunner:
         start_timeout: seconds a child may take to start (import torch and the reference).
         restart_early: after a timeout or crash, start the next child at once, in the background
             (it imports torch while the judge does other work), instead of at the next ``run``.
+        run_as: ``"auto"`` (the user ``nobody`` when the judge runs as root), ``None`` or a user name.
+        spawn: ``"fork"`` (fork each child from this process's fork server: milliseconds, see
+            ``forkserver``), ``"exec"`` (start ``python -m grader.submission.worker``: seconds) or
+            ``"auto"``: fork on Linux without CUDA (a CUDA process must not be forked; the server never
+            touches CUDA, but that is not tested on a GPU yet), else exec.
     """
 
     def __init__(self, root, *, banned=DEFAULT_BANNED, call_timeout=60.0, total_timeout=600.0,
                  memory_mb=None, output_cap=8 << 20, cpu_seconds=None, memory_kind="auto",
-                 start_timeout=120.0, restart_early=True, run_as="auto"):
+                 start_timeout=120.0, restart_early=True, run_as="auto", spawn="auto"):
         self.root = Path(root).resolve()
-        self.run_as = _resolve_user(run_as)
+        if spawn == "auto":
+            spawn = "fork" if forkserver.supported() and not torch.cuda.is_available() else "exec"
+        if spawn not in ("fork", "exec"):
+            raise ValueError(f"spawn must be 'auto', 'fork' or 'exec', not {spawn!r}")
+        if spawn == "fork" and not forkserver.supported():
+            raise ValueError("spawn='fork' needs Linux and Python 3.9+")
+        self.spawn = spawn
+        self.run_as = _resolve_user(run_as, forked=spawn == "fork")
         """``(uid, gid)`` the child runs as, or ``None`` (the judge's own user)."""
         self._child_root = self.root
         self.banned = tuple(banned or ())
@@ -379,6 +355,7 @@ class WorkerRunner:
         self.start_times = []
         """Seconds each child took to start."""
         self._findings = []
+        self._pending = None
         self._closed = False
         self._state = {"worker": None, "base": None}
         self._finalizer = weakref.finalize(self, _cleanup, self._state)
@@ -386,21 +363,46 @@ class WorkerRunner:
     # -- the runner interface -------------------------------------------------------------------
     def run(self, probe, variant="integrated", **args):
         """Run ``probe`` on ``variant`` in the child; the result dict, or ``SubmissionError``."""
+        return self.submit(probe, variant, **args).result()
+
+    def submit(self, probe, variant="integrated", **args):
+        """Send the request and return at once: ``.result()`` of what comes back waits for the reply (the
+        judge computes the reference's side meanwhile, on the other core). One request at a time."""
         if self._closed:
             raise RuntimeError("this WorkerRunner is closed")
+        if self._pending is not None:
+            raise RuntimeError("collect the result of the last request before sending another")
         left = self.total_timeout - self.used
         if left <= 0:
             raise SubmissionError(kind="timeout", detail=f"the time limit of {self.total_timeout:g} s for "
                                                          f"all calls together is used up; {probe!r} was not run")
-        request = _serialize((probe, variant, args), torch.save)
+        request = wire.encode((probe, variant, args))
         worker = self._ensure_worker()
         limit = min(self.call_timeout, left)
         worker.trim_output()
         _drain(worker.rep_r)
-        start = time.monotonic()
-        deadline = start + limit
+        pending = _Pending(self, worker, probe, limit)
         try:
-            _send(worker, request, deadline)
+            _send(worker, request, pending.start + limit)
+        except (_Timeout, _Dead) as exc:
+            pending.failed = exc
+        except BaseException:  # Ctrl-C while sending: the worker's state is unknown
+            self.used += time.monotonic() - pending.start
+            self._discard(worker)
+            raise
+        pending.sent = time.monotonic()
+        self._pending = pending
+        return pending
+
+    def _collect(self, pending):
+        """The reply to ``pending`` (see ``_Pending.result``)."""
+        self._pending = None
+        worker, probe, limit, start = pending.worker, pending.probe, pending.limit, pending.start
+        # The time the judge spent on its own work before asking is not the worker's: it is credited.
+        deadline = start + limit + max(0.0, time.monotonic() - pending.sent)
+        try:
+            if pending.failed is not None:
+                raise pending.failed
             blob = _receive(worker, deadline, self.output_cap)
             if worker.output_size() > self.output_cap:
                 raise _Overflow
@@ -423,6 +425,13 @@ class WorkerRunner:
         if "error" in reply:
             raise _error_from(reply["error"])
         return reply["result"]
+
+    def _abandon(self, pending):
+        """Forget ``pending`` without its reply: the worker is stopped (a fresh one answers the next request)."""
+        if self._pending is pending:
+            self._pending = None
+            self.used += time.monotonic() - pending.start
+            self._discard(pending.worker)
 
     def prestart(self):
         """Start the child now, without waiting for it (``run`` otherwise starts it when first needed)."""
@@ -502,14 +511,8 @@ class WorkerRunner:
             "file_size": 2 * self.output_cap + (1 << 20),
         }
         t0 = time.monotonic()
-        user = {} if self.run_as is None else {"user": self.run_as[0], "group": self.run_as[1],
-                                                "extra_groups": []}
         try:
-            proc = subprocess.Popen(
-                [sys.executable, "-B", "-m", "grader.submission.worker", json.dumps(config)],
-                stdin=subprocess.DEVNULL, stdout=log_fd, stderr=log_fd, cwd=home,
-                env=_environment(home), pass_fds=(req_r, rep_w), close_fds=True, start_new_session=True,
-                **user)
+            proc = self._start_child(config, home, req_r, rep_w, log_fd)
         except BaseException:
             for fd in (req_r, req_w, rep_r, rep_w, log_fd):
                 os.close(fd)
@@ -521,6 +524,28 @@ class WorkerRunner:
         worker.started = t0
         self._state["worker"] = worker
         return worker
+
+    def _start_child(self, config, home, req_r, rep_w, log_fd):
+        """The child process (``_ExecProcess`` or ``forkserver.ForkedProcess``), given its pipes and output file."""
+        if self.spawn == "fork":
+            config = dict(config, home=str(home), env=forkserver.environment(home),
+                          user=list(self.run_as) if self.run_as is not None else None)
+            for attempt in (1, 2):  # a server that died (a submission may kill it) is started again, once
+                server = forkserver.shared()
+                try:
+                    pid, status_fd = server.spawn(config, req_r, rep_w, log_fd)
+                    return forkserver.ForkedProcess(server, pid, status_fd)
+                except forkserver.ServerGone:
+                    if attempt == 2 or server.alive():
+                        raise
+        user = {} if self.run_as is None else {"user": self.run_as[0], "group": self.run_as[1],
+                                                "extra_groups": []}
+        popen = subprocess.Popen(
+            [sys.executable, "-B", "-m", "grader.submission.worker", json.dumps(config)],
+            stdin=subprocess.DEVNULL, stdout=log_fd, stderr=log_fd, cwd=home,
+            env=forkserver.environment(home), pass_fds=(req_r, rep_w), close_fds=True, start_new_session=True,
+            **user)
+        return _ExecProcess(popen)
 
     def _handshake(self, worker):
         try:
@@ -573,6 +598,22 @@ class WorkerRunner:
         if tail.strip():
             detail += f"; its last output:\n{tail[-1500:]}"
         return SubmissionError(kind="crashed", detail=detail, data=data)
+
+
+class _Pending:
+    """A request sent to a worker whose reply has not been read yet."""
+
+    def __init__(self, runner, worker, probe, limit):
+        self.runner, self.worker, self.probe, self.limit = runner, worker, probe, limit
+        self.start = self.sent = time.monotonic()
+        self.failed = None
+
+    def result(self):
+        """The probe's result dict, or ``SubmissionError`` (as ``WorkerRunner.run``)."""
+        return self.runner._collect(self)
+
+    def abandon(self):
+        self.runner._abandon(self)
 
 
 def _drain(fd):
@@ -639,14 +680,11 @@ def _receive(worker, deadline, output_cap):
 
 def _parse_reply(blob):
     try:
-        reply = torch.load(io.BytesIO(blob), weights_only=True)
-    except Exception as exc:  # noqa: BLE001 - anything the bytes make torch.load raise
-        text = str(exc)
-        lines = [ln for ln in text.splitlines() if "WeightsUnpickler error" in ln]
-        raise _BadReply(f"{type(exc).__name__}: {(lines[0].strip() if lines else text)[:500]}") from None
+        reply = wire.decode(blob)
+    except wire.WireError as exc:
+        raise _BadReply(str(exc)[:500]) from None
     if not isinstance(reply, dict):
         raise _BadReply(f"a {type(reply).__name__} instead of a dict")
-    reply = _judge_plain(reply)
     if reply.get("ready"):
         return reply
     if not isinstance(reply.get("findings", []), list):
@@ -809,35 +847,40 @@ def _error_dict(err):
         return {k: (v if type(v) in (str, int) else repr(v)[:2000]) for k, v in d.items() if k != "data"}
 
 
-def _serialize(reply, save):
-    buf = io.BytesIO()
-    save(reply, buf)
-    return buf.getvalue()
-
-
-def main(argv=None):
-    """The child: set up, say ready, then answer requests until the judge closes the pipe."""
+def prepare():
+    """Everything a worker does before it knows its submission: import torch, the probes and the reference,
+    and pay torch's lazy imports. Returns the reference ``Namespace`` (the fork server calls this once)."""
     import faulthandler
 
-    argv = sys.argv[1:] if argv is None else argv
-    config = json.loads(argv[0])
-    req_fd, rep_fd = config["req_fd"], config["rep_fd"]
     faulthandler.enable()
     torch.set_num_threads(1)
+    import grader.submission.errors  # noqa: F401 - what serve() needs, imported before any fork
+    from grader.probes import warm_up, warm_up_reference
+    from grader.submission.runner import reference_namespace
+    from grader.tasks import CONTRACT_FILES
 
+    reference = reference_namespace()
+    for file in CONTRACT_FILES:
+        reference.module(file)
+    warm_up()  # torch's lazy imports are not the submission's time
+    warm_up_reference(reference)  # nor are its first-call costs (the reference pays them in-process too)
+    return reference
+
+
+def serve(config, reference):
+    """Load the submission at ``config["root"]``, lock the process down, say ready, then answer requests
+    until the judge closes the pipe; never returns."""
     from grader.submission.errors import from_exception
     from grader.submission.runner import InProcessRunner
 
+    req_fd, rep_fd = config["req_fd"], config["rep_fd"]
     root = config["root"]
-    runner = InProcessRunner(root, banned=tuple(config["banned"]))
-    from grader.probes import warm_up
-
-    warm_up()  # torch's lazy imports are not the submission's time
-    save, load = torch.save, torch.load  # as they are before any student code runs
+    runner = InProcessRunner(root, banned=tuple(config["banned"]), reference=reference)
+    encode, decode = wire.encode, wire.decode  # as they are before any student code runs
     _seal_reference(runner)
     _set_limits(config)
     real_exit = _wrap_exit()
-    _write_all(rep_fd, _frame(_serialize({"ready": True, "pid": os.getpid()}, save)))
+    _write_all(rep_fd, _frame(encode({"ready": True, "pid": os.getpid()})))
 
     while True:
         header = _read_exact(req_fd, _HEADER.size)
@@ -846,7 +889,7 @@ def main(argv=None):
         payload = _read_exact(req_fd, _HEADER.unpack(header)[0])
         if payload is None:
             break
-        probe, variant, args = load(io.BytesIO(payload), weights_only=False)  # the judge is trusted
+        probe, variant, args = decode(payload)
         try:
             reply = {"result": _child_plain(runner.run(probe, variant, **args))}
         except SubmissionError as err:
@@ -859,14 +902,20 @@ def main(argv=None):
             findings = []
         reply["findings"] = findings
         try:
-            blob = _serialize(reply, save)
-        except BaseException as exc:  # noqa: BLE001 - a tensor torch.save cannot write
+            blob = encode(reply)
+        except BaseException as exc:  # noqa: BLE001 - a tensor the wire format cannot carry
             err = SubmissionError(kind="bad_output", detail=f"the result could not be sent back: "
                                                             f"{type(exc).__name__}: {str(exc)[:500]}")
-            blob = _serialize({"error": _error_dict(err), "findings": findings}, save)
+            blob = encode({"error": _error_dict(err), "findings": findings})
         _write_all(rep_fd, _frame(blob))
     sys.stdout.flush()
     real_exit(0)
+
+
+def main(argv=None):
+    """``python -m grader.submission.worker CONFIG_JSON``: a worker started by exec."""
+    argv = sys.argv[1:] if argv is None else argv
+    serve(json.loads(argv[0]), prepare())
 
 
 def _frame(blob):

@@ -1,0 +1,466 @@
+"""A fork server: one process imports torch, the probes and the reference once, then forks each worker.
+
+Starting a worker from scratch costs seconds on a small machine (importing torch, then torch's lazy
+meta-device kernels); a fork of a process that has done all that costs milliseconds. The server is
+``python -m grader.submission.forkserver``, a child of the judge, started as early as the judge can
+(``gradekit check --isolated`` starts it before importing torch itself, a batch judge before its
+first job), so that its imports run on the other core while the judge imports its own.
+
+Protocol, over a ``SOCK_SEQPACKET`` Unix socket pair (one message per packet):
+
+- the server's first packet is ``{"ready": true, "pid": N}`` once it has imported everything;
+- ``{"op": "spawn", "config": {...}}`` with four file descriptors attached (the worker's request
+  pipe, reply pipe, output file and a status pipe) forks a worker and answers ``{"pid": N}``;
+  when that worker exits, the server writes its exit status (``<i``: the code, or minus the
+  signal) to the status pipe and closes it, but does not reap it yet, so its pid, process group
+  and session cannot be reused while the judge kills what it left behind;
+- ``{"op": "reap", "pid": N}`` reaps it (``SIGKILL`` first if it still runs) and answers ``{}``;
+- end of file on the socket (the judge closed it or died): the server kills every worker's
+  process group and exits.
+
+In the forked worker (``_become_worker``): a new session, stdin from ``/dev/null``, stdout and
+stderr to the output file, every other descriptor closed, the private home folder as working
+directory, a fresh minimal environment, and (when the judge runs as root) the unprivileged user's
+ids, dropped for good before any submission code is loaded. It then serves requests exactly as a
+worker started with ``python -m grader.submission.worker`` does.
+
+This module is imported by the judge before torch: it imports nothing heavy at module level.
+"""
+
+import fcntl
+import importlib.util
+import json
+import os
+import select
+import signal
+import socket
+import struct
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+from pathlib import Path
+
+_STATUS = struct.Struct("<i")
+_PACKET = 1 << 16
+PRELOAD = ("math", "cmath", "random", "typing", "dataclasses", "functools", "itertools", "collections",
+           "collections.abc", "copy", "numbers", "operator", "enum", "abc", "contextlib", "warnings",
+           "inspect", "string", "textwrap", "re", "time", "traceback", "linecache", "types", "weakref",
+           "torch.nn.functional", "torch.nn.init", "torch.nn.parameter", "torch.nn.utils",
+           "torch.nn.utils.rnn", "torch.optim", "torch.optim.lr_scheduler", "torch.utils.checkpoint",
+           "numpy")
+"""Modules a submission may import, imported by the server so that workers have them already: a worker
+running as an unprivileged user may be unable to read the Python installation (on this kind of machine
+it lives under ``/root``)."""
+
+
+def supported():
+    """Whether workers can be forked here: Linux with ``socket.send_fds`` (Python 3.9+)."""
+    return sys.platform.startswith("linux") and hasattr(socket, "send_fds")
+
+
+# ================================================================================================
+# What both kinds of worker start-up share: the environment
+# ================================================================================================
+def pythonpath():
+    """Folders a worker needs to import ``grader``, ``solution`` and ``torch`` (found without importing them)."""
+    paths = [str(Path(__file__).resolve().parents[2])]
+    spec = importlib.util.find_spec("solution")
+    if spec is not None and spec.origin:
+        paths.append(str(Path(spec.origin).resolve().parent.parent))
+    paths.extend(p for p in os.environ.get("PYTHONPATH", "").split(os.pathsep) if p)
+    torch_spec = importlib.util.find_spec("torch")
+    if torch_spec is not None and torch_spec.origin:
+        torch_parent = str(Path(torch_spec.origin).resolve().parent.parent)
+        prefixes = {str(Path(p).resolve()) for p in (sys.prefix, sys.base_prefix, sys.exec_prefix)}
+        if not any(torch_parent.startswith(p + os.sep) for p in prefixes):
+            paths.append(torch_parent)  # e.g. a user site-packages, which HOME=<temp> would hide
+    return os.pathsep.join(dict.fromkeys(paths))
+
+
+def environment(home):
+    """The whole environment of a worker (nothing inherited but what finding Python, torch and GPUs needs)."""
+    env = {
+        "PATH": os.environ.get("PATH", "/usr/local/bin:/usr/bin:/bin"),
+        "HOME": str(home),
+        "TMPDIR": str(home),
+        "LANG": os.environ.get("LANG", "C.UTF-8"),
+        "PYTHONPATH": pythonpath(),
+        "PYTHONHASHSEED": "0",
+        "PYTHONUNBUFFERED": "1",
+        "PYTHONDONTWRITEBYTECODE": "1",
+        "OMP_NUM_THREADS": "1",
+        "MKL_NUM_THREADS": "1",
+    }
+    for name in ("LD_LIBRARY_PATH", "CUDA_VISIBLE_DEVICES"):  # needed to find the same torch / GPUs
+        if name in os.environ:
+            env[name] = os.environ[name]
+    return env
+
+
+# ================================================================================================
+# The judge side
+# ================================================================================================
+class ServerGone(OSError):
+    """The fork server died or did not start; the message says what it printed."""
+
+
+class ForkServer:
+    """The judge's handle on one fork server process.
+
+    Args:
+        start_timeout: seconds the server may take to import torch and the reference.
+    """
+
+    def __init__(self, start_timeout=180.0):
+        self.start_timeout = float(start_timeout)
+        self.base = tempfile.mkdtemp(prefix="gradekit-forkserver-")
+        self._lock = threading.Lock()
+        self.ready = False
+        self.started = time.monotonic()
+        ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
+        log = os.open(os.path.join(self.base, "server.log"), os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o600)
+        try:
+            self.proc = subprocess.Popen(
+                [sys.executable, "-B", "-m", "grader.submission.forkserver", str(theirs.fileno())],
+                stdin=subprocess.DEVNULL, stdout=log, stderr=log, cwd=self.base, env=environment(self.base),
+                pass_fds=(theirs.fileno(),), close_fds=True, start_new_session=True)
+        except BaseException:
+            ours.close()
+            raise
+        finally:
+            theirs.close()
+            os.close(log)
+        self.sock = ours
+        self.pid = self.proc.pid
+
+    def alive(self):
+        return self.proc.poll() is None
+
+    def log_tail(self, limit=3000):
+        try:
+            return Path(self.base, "server.log").read_text(errors="replace")[-limit:]
+        except OSError:
+            return ""
+
+    def wait_ready(self):
+        """Block until the server has imported everything; ``ServerGone`` if it dies or takes too long."""
+        with self._lock:
+            self._wait_ready()
+
+    def _wait_ready(self):
+        if self.ready:
+            return
+        deadline = self.started + self.start_timeout
+        while True:
+            left = deadline - time.monotonic()
+            if left <= 0:
+                self.close()
+                raise ServerGone(f"the fork server did not start within {self.start_timeout:g} s; "
+                                 f"its output:\n{self.log_tail()}")
+            ready, _, _ = select.select([self.sock], [], [], min(left, 1.0))
+            if ready:
+                msg = self._recv()
+                if msg.get("ready"):
+                    self.ready = True
+                    return
+                raise ServerGone(f"the fork server sent {msg!r} instead of ready")
+            if not self.alive():
+                raise ServerGone(f"the fork server exited with status {self.proc.returncode}; "
+                                 f"its output:\n{self.log_tail()}")
+
+    def _recv(self):
+        try:
+            data = self.sock.recv(_PACKET)
+        except OSError as exc:
+            raise ServerGone(f"the fork server's socket failed: {exc}") from None
+        if not data:
+            self.proc.poll()
+            raise ServerGone(f"the fork server closed its socket (exit status {self.proc.returncode}); "
+                             f"its output:\n{self.log_tail()}")
+        return json.loads(data)
+
+    def _ask(self, message, fds=()):
+        try:
+            socket.send_fds(self.sock, [json.dumps(message).encode()], list(fds))
+        except OSError as exc:
+            raise ServerGone(f"the fork server is gone ({exc}); its output:\n{self.log_tail()}") from None
+        return self._recv()
+
+    def spawn(self, config, req_r, rep_w, log_fd):
+        """Fork a worker serving ``config``; ``(pid, status_fd)``: the status fd becomes readable when it exits."""
+        status_r, status_w = os.pipe()
+        try:
+            with self._lock:
+                self._wait_ready()
+                reply = self._ask({"op": "spawn", "config": config}, (req_r, rep_w, log_fd, status_w))
+        except BaseException:
+            os.close(status_r)
+            raise
+        finally:
+            os.close(status_w)
+        if "pid" not in reply:
+            os.close(status_r)
+            raise ServerGone(f"the fork server could not fork: {reply.get('error', reply)}")
+        return reply["pid"], status_r
+
+    def reap(self, pid):
+        """Let the server reap ``pid`` (after the judge has killed what it left)."""
+        with self._lock:
+            try:
+                self._ask({"op": "reap", "pid": pid})
+            except ServerGone:
+                pass  # the server is gone: its children were reparented and reaped by init
+
+    def close(self):
+        """Close the socket (the server kills its workers and exits); kill it if it lingers."""
+        try:
+            self.sock.close()
+        except OSError:
+            pass
+        try:
+            self.proc.wait(timeout=5)
+        except subprocess.TimeoutExpired:
+            try:
+                os.killpg(self.pid, signal.SIGKILL)
+            except (ProcessLookupError, PermissionError):
+                pass
+            self.proc.wait()
+        import shutil
+
+        shutil.rmtree(self.base, ignore_errors=True)
+
+
+class ForkedProcess:
+    """A worker forked by a ``ForkServer``, with the little of ``subprocess.Popen`` the runner needs."""
+
+    def __init__(self, server, pid, status_fd):
+        self.server, self.pid, self.status_fd = server, pid, status_fd
+        self.returncode = None
+
+    def exited(self):
+        """Whether it has exited (it stays unreaped until ``wait``)."""
+        if self.returncode is not None or self.status_fd < 0:
+            return True
+        ready, _, _ = select.select([self.status_fd], [], [], 0)
+        return bool(ready)
+
+    def wait(self, timeout=None):
+        """Wait for it to exit, have the server reap it, and return its exit status (as ``Popen.returncode``)."""
+        if self.returncode is not None:
+            return self.returncode
+        ready, _, _ = select.select([self.status_fd], [], [], timeout)
+        if not ready:
+            raise subprocess.TimeoutExpired(f"worker {self.pid}", timeout)
+        data = os.read(self.status_fd, _STATUS.size)
+        # No status: the server died before the worker; the worker was killed with its process group.
+        self.returncode = _STATUS.unpack(data)[0] if len(data) == _STATUS.size else -signal.SIGKILL
+        os.close(self.status_fd)
+        self.status_fd = -1
+        self.server.reap(self.pid)
+        return self.returncode
+
+
+_shared = {"server": None}
+_shared_lock = threading.Lock()
+
+
+def shared(start=True):
+    """This process's fork server (one per judge, for every submission it grades), started on first use
+    and restarted if it died; ``None`` where forking is not supported or ``start`` is false and none runs."""
+    if not supported():
+        return None
+    with _shared_lock:
+        server = _shared["server"]
+        if server is not None and not server.alive():
+            server.close()
+            server = _shared["server"] = None
+        if server is None and start:
+            server = _shared["server"] = ForkServer()
+            import atexit
+
+            atexit.register(close_shared)
+        return server
+
+
+def close_shared():
+    with _shared_lock:
+        server, _shared["server"] = _shared["server"], None
+    if server is not None:
+        server.close()
+
+
+# ================================================================================================
+# The server side
+# ================================================================================================
+def _exit_status(pid):
+    """The exit status of the child ``pid`` if it has exited (without reaping it), else ``None``."""
+    try:
+        info = os.waitid(os.P_PID, pid, os.WEXITED | os.WNOHANG | os.WNOWAIT)
+    except ChildProcessError:
+        return -signal.SIGKILL
+    if info is None:
+        return None
+    return info.si_status if info.si_code == os.CLD_EXITED else -info.si_status
+
+
+def _become_worker(config, fds, keep_closed):
+    """In the forked child: turn into a worker for ``config`` and serve until the judge closes the pipe."""
+    try:
+        for fd in keep_closed:
+            try:
+                os.close(fd)
+            except OSError:
+                pass
+        signal.set_wakeup_fd(-1)
+        signal.signal(signal.SIGCHLD, signal.SIG_DFL)
+        signal.signal(signal.SIGTERM, signal.SIG_DFL)
+        signal.signal(signal.SIGINT, signal.default_int_handler)  # as in a freshly started Python
+        os.setsid()
+        # Out of the way of 0-4 first (the received descriptors may have any numbers), then into place:
+        # stdin /dev/null, stdout and stderr the output file, the pipes 3 and 4; the rest is closed.
+        req_r, rep_w, log_fd = (fcntl.fcntl(fd, fcntl.F_DUPFD_CLOEXEC, 10) for fd in fds)
+        devnull = os.open(os.devnull, os.O_RDONLY)
+        os.dup2(devnull, 0)
+        os.dup2(log_fd, 1)
+        os.dup2(log_fd, 2)
+        os.dup2(req_r, 3, inheritable=False)
+        os.dup2(rep_w, 4, inheritable=False)
+        os.closerange(5, _max_fd())
+        home = config["home"]
+        os.chdir(home)
+        os.environ.clear()
+        os.environ.update(config["env"])
+        tempfile.tempdir = None
+        user = config.get("user")
+        if user:
+            os.setgroups([])
+            os.setgid(user[1])
+            os.setuid(user[0])
+        config = dict(config, req_fd=3, rep_fd=4)
+        from grader.submission import worker
+
+        worker.serve(config, _TEMPLATE["reference"])
+    except BaseException:  # noqa: BLE001 - say why in the output file, then go
+        import traceback
+
+        try:
+            os.write(2, traceback.format_exc().encode("utf-8", "replace"))
+        except OSError:
+            pass
+    os._exit(70)
+
+
+def _max_fd():
+    try:
+        return max(int(fd) for fd in os.listdir("/proc/self/fd")) + 1
+    except (OSError, ValueError):
+        return 1024
+
+
+_TEMPLATE = {}
+
+
+def _prepare():
+    """Import everything a worker needs before any fork (torch, probes, the reference, lazy kernels)."""
+    from grader.submission import worker
+
+    _TEMPLATE["reference"] = worker.prepare()
+    for name in PRELOAD:
+        try:
+            importlib.import_module(name)
+        except Exception:  # noqa: BLE001 - optional (numpy), or absent on this platform
+            pass
+
+
+def main(argv=None):
+    argv = sys.argv[1:] if argv is None else argv
+    sock = socket.socket(fileno=int(argv[0]))
+    _prepare()
+    wake_r, wake_w = os.pipe()
+    os.set_blocking(wake_r, False)
+    os.set_blocking(wake_w, False)
+    signal.set_wakeup_fd(wake_w)
+    signal.signal(signal.SIGCHLD, lambda *_: None)
+    signal.signal(signal.SIGTERM, signal.SIG_DFL)
+    children = {}  # pid -> status write fd (-1 once reported)
+    sock.send(json.dumps({"ready": True, "pid": os.getpid()}).encode())
+    try:
+        _serve(sock, wake_r, wake_w, children)
+    finally:
+        for pid in children:
+            try:
+                os.killpg(pid, signal.SIGKILL)
+            except (ProcessLookupError, PermissionError):
+                pass
+        for pid in children:
+            try:
+                os.waitpid(pid, 0)
+            except ChildProcessError:
+                pass
+    os._exit(0)
+
+
+def _serve(sock, wake_r, wake_w, children):
+    while True:
+        ready, _, _ = select.select([sock, wake_r], [], [], 5.0)
+        if wake_r in ready:
+            try:
+                while os.read(wake_r, 4096):
+                    pass
+            except BlockingIOError:
+                pass
+        for pid, fd in children.items():
+            if fd >= 0:
+                status = _exit_status(pid)
+                if status is not None:
+                    try:
+                        os.write(fd, _STATUS.pack(status))
+                    except OSError:
+                        pass
+                    os.close(fd)
+                    children[pid] = -1
+        if sock not in ready:
+            continue
+        msg, fds, _, _ = socket.recv_fds(sock, _PACKET, 8)
+        if not msg:
+            return
+        request = json.loads(msg)
+        if request.get("op") == "spawn" and len(fds) == 4:
+            sys.stdout.flush()
+            sys.stderr.flush()
+            pid = os.fork()
+            if pid == 0:
+                closed = [sock.fileno(), wake_r, wake_w, fds[3], *(fd for fd in children.values() if fd >= 0)]
+                _become_worker(request["config"], fds[:3], closed)
+            for fd in fds[:3]:
+                os.close(fd)
+            children[pid] = fds[3]
+            reply = {"pid": pid}
+        elif request.get("op") == "reap":
+            pid = request.get("pid")
+            if pid in children:
+                if children[pid] >= 0:  # still running: the judge is done with it
+                    try:
+                        os.killpg(pid, signal.SIGKILL)
+                    except (ProcessLookupError, PermissionError):
+                        pass
+                    os.close(children[pid])
+                try:
+                    os.waitpid(pid, 0)
+                except ChildProcessError:
+                    pass
+                del children[pid]
+            for fd in fds:
+                os.close(fd)
+            reply = {}
+        else:
+            for fd in fds:
+                os.close(fd)
+            reply = {"error": f"unknown request {request!r}"[:500]}
+        sock.send(json.dumps(reply).encode())
+
+
+if __name__ == "__main__":
+    main()

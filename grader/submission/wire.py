@@ -1,0 +1,274 @@
+"""The bytes that cross between the judge and a worker: plain data and raw tensor buffers, nothing else.
+
+A message is a tree of ``None``, ``bool``, ``int``, ``float``, ``str``, ``bytes``, ``list``,
+``tuple``, ``dict``, ``torch.device``, ``torch.dtype`` and strided ``torch.Tensor`` (any of the dtypes in ``DTYPES``, on the CPU, the
+``meta`` device, CUDA or MPS), written as a one-byte tag followed by the value:
+
+======  ==================================================================================
+tag     value
+======  ==================================================================================
+``N``   ``None``; ``T`` / ``F``: ``True`` / ``False``
+``i``   an int in 8 bytes (``<q``); ``I``: a larger int, as a u32 length and ASCII digits
+``f``   a float in 8 bytes (``<d``)
+``s``   a str: u32 length, UTF-8; ``y``: bytes: u32 length, the bytes
+``l``   a list: u32 count, the items; ``u``: a tuple, the same
+``d``   a dict: u32 count, then key, value, key, value ... (keys: ``None``/bool/int/float/str/bytes/tuple)
+``D``   a ``torch.device``: u8 length, its name; ``Y``: a ``torch.dtype``: its code (u8)
+``t``   a tensor: dtype code (u8), flags (u8, bit 0 ``requires_grad``), device (u8 length, ASCII),
+        ndim (u8), each dimension (``<q``), byte count (``<Q``), the elements in C order
+======  ==================================================================================
+
+Decoding never runs code that came with the bytes (unlike a pickle): it can build only the types
+above, checks every length against what is left, every dimension against the byte count, the
+nesting depth and the device name, and raises ``WireError`` on anything else. That is why the
+judge can read what a worker running a student's code sends it.
+"""
+
+import ctypes
+import math
+import re
+import struct
+
+import torch
+
+__all__ = ["DTYPES", "WireError", "decode", "encode"]
+
+DTYPES = (torch.float64, torch.float32, torch.float16, torch.bfloat16, torch.int64, torch.int32,
+          torch.int16, torch.int8, torch.uint8, torch.bool, torch.complex64, torch.complex128)
+"""The tensor dtypes a message may hold; the code is the index."""
+_CODE = {dt: i for i, dt in enumerate(DTYPES)}
+MAX_DEPTH = 100
+MAX_NDIM = 32
+_DEVICE = re.compile(r"(cpu|meta|cuda(:\d{1,3})?|mps(:\d{1,3})?)\Z")
+_Q = struct.Struct("<q")
+_UQ = struct.Struct("<Q")
+_D = struct.Struct("<d")
+_U32 = struct.Struct("<I")
+_KEY_TYPES = (type(None), bool, int, float, str, bytes, tuple)
+
+
+class WireError(ValueError):
+    """The message cannot be written (an object of another type) or read (bytes that are not a message)."""
+
+
+# -- writing ---------------------------------------------------------------------------------------------
+def encode(obj):
+    """``obj`` as bytes; ``WireError`` if it holds anything but the types listed in the module doc."""
+    out = bytearray()
+    _put(obj, out, 0)
+    return bytes(out)
+
+
+def _put(x, out, depth):
+    if depth > MAX_DEPTH:
+        raise WireError(f"nested more than {MAX_DEPTH} levels deep")
+    if x is None:
+        out += b"N"
+    elif x is True:
+        out += b"T"
+    elif x is False:
+        out += b"F"
+    elif isinstance(x, int):
+        x = int(x)
+        if -(1 << 63) <= x < (1 << 63):
+            out += b"i" + _Q.pack(x)
+        else:
+            _put_bytes(b"I", str(x).encode("ascii"), out)
+    elif isinstance(x, float):
+        out += b"f" + _D.pack(float(x))
+    elif isinstance(x, str):
+        _put_bytes(b"s", str(x).encode("utf-8", "surrogatepass"), out)
+    elif isinstance(x, (bytes, bytearray, memoryview)):
+        _put_bytes(b"y", bytes(x), out)
+    elif isinstance(x, torch.Tensor):
+        _put_tensor(x, out)
+    elif isinstance(x, torch.device):
+        name = str(x).encode("ascii")
+        out += b"D" + bytes((len(name),)) + name
+    elif isinstance(x, torch.dtype):
+        if x not in _CODE:
+            raise WireError(f"the dtype {x}")
+        out += b"Y" + bytes((_CODE[x],))
+    elif isinstance(x, (list, tuple)):
+        out += (b"u" if isinstance(x, tuple) else b"l") + _U32.pack(len(x))
+        for item in x:
+            _put(item, out, depth + 1)
+    elif isinstance(x, dict):
+        out += b"d" + _U32.pack(len(x))
+        for key, value in x.items():
+            if not isinstance(key, _KEY_TYPES):
+                raise WireError(f"a dict key of type {type(key).__qualname__}")
+            _put(key, out, depth + 1)
+            _put(value, out, depth + 1)
+    else:
+        raise WireError(f"a {type(x).__module__}.{type(x).__qualname__} is not plain data")
+
+
+def _put_bytes(tag, data, out):
+    out += tag + _U32.pack(len(data))
+    out += data
+
+
+def _put_tensor(t, out):
+    if t.layout != torch.strided:
+        raise WireError(f"a tensor with layout {t.layout} (only strided tensors cross)")
+    if t.dtype not in _CODE:
+        raise WireError(f"a tensor of dtype {t.dtype}")
+    device = str(t.device)
+    flags = 1 if t.requires_grad else 0
+    out += b"t" + bytes((_CODE[t.dtype], flags, len(device))) + device.encode("ascii")
+    out += bytes((t.dim(),)) + b"".join(_Q.pack(n) for n in t.shape)
+    if t.device.type == "meta":
+        out += _UQ.pack(0)
+        return
+    data = t.detach()
+    if data.device.type != "cpu":
+        data = data.cpu()
+    data = data.resolve_conj().resolve_neg().contiguous()
+    nbytes = data.numel() * data.element_size()
+    out += _UQ.pack(nbytes)
+    if nbytes:
+        out += ctypes.string_at(data.data_ptr(), nbytes)
+
+
+# -- reading ---------------------------------------------------------------------------------------------
+def decode(blob):
+    """The object ``blob`` holds; ``WireError`` if it is not exactly one well-formed message."""
+    view = memoryview(blob).cast("B") if not isinstance(blob, bytes) else memoryview(blob)
+    try:
+        value, pos = _get(view, 0, 0)
+    except (struct.error, UnicodeDecodeError, IndexError, OverflowError) as exc:
+        raise WireError(f"malformed message: {type(exc).__name__}: {exc}") from None
+    if pos != len(view):
+        raise WireError(f"{len(view) - pos} bytes left over after the message")
+    return value
+
+
+def _take(view, pos, n):
+    if n < 0 or pos + n > len(view):
+        raise WireError(f"a length of {n} bytes at offset {pos} runs past the end ({len(view)} bytes)")
+    return view[pos:pos + n], pos + n
+
+
+def _count(view, pos):
+    (n,) = _U32.unpack_from(view, pos)
+    pos += _U32.size
+    if n > len(view) - pos:  # every item takes at least one byte
+        raise WireError(f"a count of {n} items at offset {pos} with {len(view) - pos} bytes left")
+    return n, pos
+
+
+def _get(view, pos, depth):
+    if depth > MAX_DEPTH:
+        raise WireError(f"nested more than {MAX_DEPTH} levels deep")
+    if pos >= len(view):
+        raise WireError("the message ends early")
+    tag = view[pos]
+    pos += 1
+    if tag == 0x4E:  # N
+        return None, pos
+    if tag == 0x54:  # T
+        return True, pos
+    if tag == 0x46:  # F
+        return False, pos
+    if tag == 0x69:  # i
+        return _Q.unpack_from(view, pos)[0], pos + _Q.size
+    if tag == 0x66:  # f
+        return _D.unpack_from(view, pos)[0], pos + _D.size
+    if tag in (0x73, 0x79, 0x49):  # s y I
+        (n,) = _U32.unpack_from(view, pos)
+        data, pos = _take(view, pos + _U32.size, n)
+        if tag == 0x79:
+            return bytes(data), pos
+        text = str(data, "utf-8", "surrogatepass")
+        if tag == 0x73:
+            return text, pos
+        if n > 4300 or not re.fullmatch(r"-?\d+", text):
+            raise WireError(f"an integer written as {text[:40]!r}")
+        return int(text), pos
+    if tag in (0x6C, 0x75):  # l u
+        n, pos = _count(view, pos)
+        items = []
+        for _ in range(n):
+            item, pos = _get(view, pos, depth + 1)
+            items.append(item)
+        return (tuple(items) if tag == 0x75 else items), pos
+    if tag == 0x64:  # d
+        n, pos = _count(view, pos)
+        d = {}
+        for _ in range(n):
+            key, pos = _get(view, pos, depth + 1)
+            if not isinstance(key, _KEY_TYPES):
+                raise WireError(f"a dict key of type {type(key).__qualname__}")
+            try:
+                hash(key)
+            except TypeError:
+                raise WireError("a dict key that cannot be hashed") from None
+            d[key], pos = _get(view, pos, depth + 1)
+        return d, pos
+    if tag == 0x74:  # t
+        return _get_tensor(view, pos)
+    if tag == 0x44:  # D
+        return torch.device(_device(view, pos)[0]), pos + 1 + view[pos]
+    if tag == 0x59:  # Y
+        return _dtype(view[pos]), pos + 1
+    raise WireError(f"unknown tag {tag:#04x} at offset {pos - 1}")
+
+
+def _dtype(code):
+    if code >= len(DTYPES):
+        raise WireError(f"unknown dtype code {code}")
+    return DTYPES[code]
+
+
+def _device(view, pos):
+    """The device name of u8 length at ``pos``, checked; and the position after it."""
+    raw, pos = _take(view, pos + 1, view[pos])
+    device = str(raw, "ascii")
+    if not _DEVICE.match(device):
+        raise WireError(f"unknown device {device[:40]!r}")
+    return device, pos
+
+
+def _get_tensor(view, pos):
+    dtype, flags = _dtype(view[pos]), view[pos + 1]
+    device, pos = _device(view, pos + 2)
+    ndim = view[pos]
+    pos += 1
+    if ndim > MAX_NDIM:
+        raise WireError(f"a tensor with {ndim} dimensions")
+    shape = []
+    for _ in range(ndim):
+        (n,) = _Q.unpack_from(view, pos)
+        pos += _Q.size
+        if n < 0:
+            raise WireError(f"a negative dimension {n}")
+        shape.append(n)
+    (nbytes,) = _UQ.unpack_from(view, pos)
+    pos += _UQ.size
+    numel = math.prod(shape)
+    if device == "meta":
+        if nbytes:
+            raise WireError("a meta tensor with data")
+        if numel > 1 << 40:
+            raise WireError(f"a meta tensor of {numel} elements")
+        t = torch.empty(shape, dtype=dtype, device="meta")
+    else:
+        itemsize = torch.empty((), dtype=dtype).element_size()
+        if numel * itemsize != nbytes:
+            raise WireError(f"a tensor of shape {tuple(shape)} and dtype {dtype} with {nbytes} bytes of data")
+        data, pos = _take(view, pos, nbytes)
+        if nbytes:
+            t = torch.frombuffer(bytearray(data), dtype=torch.uint8).view(dtype).reshape(shape)
+        else:
+            t = torch.empty(shape, dtype=dtype)
+        if device != "cpu":
+            try:
+                t = t.to(device)
+            except (RuntimeError, AssertionError) as exc:
+                raise WireError(f"a tensor on {device}, which this process cannot use: {exc}") from None
+    if flags & 1:
+        if not (dtype.is_floating_point or dtype.is_complex):
+            raise WireError(f"requires_grad on a tensor of dtype {dtype}")
+        t.requires_grad_(True)
+    return t, pos
