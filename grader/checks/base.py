@@ -16,6 +16,7 @@ from hypothesis import HealthCheck, Phase, Verbosity, given, settings
 from hypothesis import seed as hypothesis_seed
 
 from grader.submission.errors import SubmissionError
+from grader.submission.runner import Deferred
 
 
 @dataclass(frozen=True)
@@ -88,6 +89,19 @@ class Abort(BaseException):
         self.error = error
 
 
+class _Raise:
+    """A submitted call that failed before it was sent: raises when its result is asked for."""
+
+    def __init__(self, err):
+        self.err = err
+
+    def result(self):
+        raise self.err
+
+    def abandon(self):
+        pass
+
+
 class CheckContext:
     """What a running check can use: the two runners, the profile, the seed.
 
@@ -122,8 +136,36 @@ class CheckContext:
 
     def sub(self, probe, **args):
         """Run ``probe`` on the submission (this check's variant)."""
+        return self._finish(probe, args, self._submit(probe, args))
+
+    def ref(self, probe, **args):
+        """Run ``probe`` on the reference."""
+        return self.ref_runner.run(probe, "integrated", **args)
+
+    def both(self, probe, *, ref_args=None, **args):
+        """``(reference result, submission result)`` of ``probe`` with ``args`` (the reference's with
+        ``ref_args`` when given). In a worker, the submission's side runs while this process computes
+        the reference's; in-process, the reference's runs first, then the submission's."""
+        pending = self._submit(probe, args)
         try:
-            result = self.sub_runner.run(probe, self.variant, **args)
+            ref = self.ref(probe, **(args if ref_args is None else ref_args))
+        except BaseException:
+            pending.abandon()
+            raise
+        return ref, self._finish(probe, args, pending)
+
+    def _submit(self, probe, args):
+        submit = getattr(self.sub_runner, "submit", None)
+        try:
+            if submit is not None:
+                return submit(probe, self.variant, **args)
+            return Deferred(self.sub_runner.run, probe, self.variant, args)
+        except SubmissionError as err:  # e.g. the time for all calls is used up: raised when collected
+            return _Raise(err)
+
+    def _finish(self, probe, args, pending):
+        try:
+            result = pending.result()
         except SubmissionError as err:
             self.calls.append((probe, args, err))
             if err.kind in ABORT_KINDS:
@@ -131,10 +173,6 @@ class CheckContext:
             raise
         self.calls.append((probe, args, result))
         return result
-
-    def ref(self, probe, **args):
-        """Run ``probe`` on the reference."""
-        return self.ref_runner.run(probe, "integrated", **args)
 
     def given(self, *strategies):
         """Decorate an inner property; calling the result runs it over drawn examples."""

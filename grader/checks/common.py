@@ -28,10 +28,8 @@ def equivalent(ctx, *, name, kwargs, state, inputs, method="forward", what=None,
                dtype="float64", train=False):
     """Run ``name.method`` on reference and submission with the same weights; compare outputs."""
     what = what or f"{name}.{method}"
-    ref = ctx.ref("forward", name=name, kwargs=kwargs, state=state, inputs=inputs, method=method, dtype=dtype,
-                  train=train)
-    got = ctx.sub("forward", name=name, kwargs=kwargs, state=state, inputs=inputs, method=method, dtype=dtype,
-                  train=train)
+    ref, got = ctx.both("forward", name=name, kwargs=kwargs, state=state, inputs=inputs, method=method, dtype=dtype,
+                        train=train)
     no_inplace(got, what, example)
     check_tensor(got["out"], ref["out"], what=what, dtype=dtype, example=example)
     return got["out"]
@@ -39,8 +37,7 @@ def equivalent(ctx, *, name, kwargs, state, inputs, method="forward", what=None,
 
 def contract_params(ctx, name, kwargs):
     """Fail unless the submission's parameter names and shapes are the reference's."""
-    ref = ctx.ref("params", name=name, kwargs=kwargs)
-    got = ctx.sub("params", name=name, kwargs=kwargs)
+    ref, got = ctx.both("params", name=name, kwargs=kwargs)
     if got["shared"]:
         raise Fail("fail.shared_params", what=name, groups=[g[:4] for g in got["shared"][:3]],
                    example={"config": kwargs})
@@ -57,10 +54,13 @@ def contract_params(ctx, name, kwargs):
 
 def float32_close(ctx, *, name, kwargs, state, inputs, method="forward", example=None):
     """float32 on every available device agrees with the float64 reference, float32 tolerances."""
-    ref = ctx.ref("forward", name=name, kwargs=kwargs, state=state, inputs=inputs, method=method)
+    ref_args = dict(name=name, kwargs=kwargs, state=state, inputs=inputs, method=method)
+    ref = None
     for device in ctx.devices:
-        got = ctx.sub("forward", name=name, kwargs=kwargs, state=state, inputs=inputs, method=method,
-                      dtype="float32", device=device)
+        if ref is None:
+            ref, got = ctx.both("forward", ref_args=ref_args, **ref_args, dtype="float32", device=device)
+        else:
+            got = ctx.sub("forward", **ref_args, dtype="float32", device=device)
         ex = dict(example or {}, device=device, dtype="float32")
         if got["out"].dtype != torch.float32:
             raise Fail("fail.dtype", what=f"{name}.{method} on float32 input", expected="float32",

@@ -12,8 +12,7 @@ BOS, EOS, PAD = 1, 2, 0
 
 
 def _compare(ctx, args, ex):
-    ref = ctx.ref("greedy", **args)
-    got = ctx.sub("greedy", **args)
+    ref, got = ctx.both("greedy", **args)
     if got.get("modified"):
         raise Fail("fail.inplace", what="greedy_decode", inputs=[1], example=ex)
     out = got["out"]

@@ -17,8 +17,7 @@ def tokens_case(draw):
 
 
 def _compare(ctx, name, args, ex, device="cpu"):
-    ref = ctx.ref("call", name=name, args=args)
-    got = ctx.sub("call", name=name, args=args, device=device)
+    ref, got = ctx.both("call", ref_args={"name": name, "args": args}, name=name, args=args, device=device)
     if got.get("modified"):
         raise Fail("fail.inplace", what=name, inputs=got["modified"], example=ex)
     if "out" not in got:

@@ -50,8 +50,8 @@ def table(ctx):
     @ctx.given(pe_case())
     def prop(c):
         kw = kwargs_of(c)
-        ref = ctx.ref("params", name="PositionalEncoding", kwargs=kw)["buffer_values"]["pe"]
-        got = ctx.sub("params", name="PositionalEncoding", kwargs=kw)["buffer_values"].get("pe")
+        ref, got = ctx.both("params", name="PositionalEncoding", kwargs=kw)
+        ref, got = ref["buffer_values"]["pe"], got["buffer_values"].get("pe")
         if got is None:
             raise Fail("fail.pe_missing", found=[], example=describe(c))
         check_tensor(got.to(torch.float64), ref, what="pe", example=describe(c))

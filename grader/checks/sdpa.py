@@ -42,8 +42,7 @@ def equivalence(ctx):
     def prop(c):
         q, k, v, mask = sdpa_inputs(c)
         ex = describe(c, q, k, v, mask)
-        ref = ctx.ref("sdpa", query=q, key=k, value=v, mask=mask)
-        got = ctx.sub("sdpa", query=q, key=k, value=v, mask=mask)
+        ref, got = ctx.both("sdpa", query=q, key=k, value=v, mask=mask)
         no_inplace(got, "scaled_dot_product_attention", ex)
         check_tensor(got["weights"], ref["weights"], what="weights", example=ex)
         check_tensor(got["out"], ref["out"], what="output", example=ex)
@@ -83,9 +82,9 @@ def dropout_used(ctx):
     def prop(c):
         q, k, v, mask = sdpa_inputs(c)
         ex = describe(c, q, k, v, mask)
-        got = ctx.sub("sdpa", query=q, key=k, value=v, mask=mask, dropout_p=0.5)
-        w, out = got["weights"], got["out"]
-        clean = ctx.ref("sdpa", query=q, key=k, value=v, mask=mask)["weights"]
+        clean, got = ctx.both("sdpa", ref_args=dict(query=q, key=k, value=v, mask=mask), query=q, key=k, value=v,
+                              mask=mask, dropout_p=0.5)
+        w, out, clean = got["weights"], got["out"], clean["weights"]
         if w.shape != clean.shape:
             raise Fail("fail.shape", what="weights", expected=list(clean.shape), got=list(w.shape), example=ex)
         if torch.allclose(w, clean):
@@ -104,9 +103,13 @@ def float32(ctx):
     def prop(c):
         q, k, v, mask = sdpa_inputs(c)
         ex = describe(c, q, k, v, mask)
-        ref = ctx.ref("sdpa", query=q, key=k, value=v, mask=mask)
+        ref = None
         for device in ctx.devices:
-            got = ctx.sub("sdpa", query=q, key=k, value=v, mask=mask, dtype="float32", device=device)
+            if ref is None:
+                ref, got = ctx.both("sdpa", ref_args=dict(query=q, key=k, value=v, mask=mask), query=q, key=k,
+                                    value=v, mask=mask, dtype="float32", device=device)
+            else:
+                got = ctx.sub("sdpa", query=q, key=k, value=v, mask=mask, dtype="float32", device=device)
             check_tensor(got["out"].cpu(), ref["out"].float(), what="output (float32)", dtype="float32",
                          example=dict(ex, device=device))
 

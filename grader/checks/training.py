@@ -34,8 +34,7 @@ def loss(ctx):
         kwargs = {"label_smoothing": c["smoothing"]}
         ex = {"config": {"pad_idx": c["pad"], "label_smoothing": c["smoothing"]},
               "shapes": {"logits": list(logits.shape), "targets": list(targets.shape)}}
-        ref = ctx.ref("call", name="sequence_loss", args=args, kwargs=kwargs)
-        got = ctx.sub("call", name="sequence_loss", args=args, kwargs=kwargs)
+        ref, got = ctx.both("call", name="sequence_loss", args=args, kwargs=kwargs)
         if got.get("modified"):
             raise Fail("fail.inplace", what="sequence_loss", inputs=got["modified"], example=ex)
         if "out" not in got:
@@ -54,8 +53,8 @@ def noam(ctx):
         for step in (0, 1, 2, warmup - 1, warmup, warmup + 1, 10 * warmup):
             args = [step, d_model, warmup]
             kwargs = {"factor": factor}
-            expected = ctx.ref("call", name="noam_lr", args=args, kwargs=kwargs)["number"]
-            got = ctx.sub("call", name="noam_lr", args=args, kwargs=kwargs)
+            ref, got = ctx.both("call", name="noam_lr", args=args, kwargs=kwargs)
+            expected = ref["number"]
             value = got.get("number")
             if value is None and "out" in got and got["out"].numel() == 1:
                 value = float(got["out"])
@@ -88,8 +87,7 @@ def _steps(ctx, c, *, max_grad_norm=None, steps=3):
     ex = {"config": dict(kw, steps=steps, optimizer="SGD(lr=0.5)", label_smoothing=c["smoothing"],
                          max_grad_norm=max_grad_norm),
           "shapes": {"src": list(src.shape), "tgt": list(tgt.shape)}}
-    ref = ctx.ref("train_steps", **args)
-    got = ctx.sub("train_steps", **args)
+    ref, got = ctx.both("train_steps", **args)
     for i, (a, b) in enumerate(zip(got["losses"], ref["losses"])):
         if not math.isclose(a, b, rel_tol=1e-5, abs_tol=1e-6):
             raise Fail("fail.train_loss", step=i + 1, got=f"{a:.6g}", example=ex)
