@@ -40,7 +40,7 @@ def reproduce_command(path, spec, *, seed=None, isolated=False):
 
 def check(*, path, tasks=None, profile="full", seed=None, device=None, only=None, isolated=False,
           allow_banned=False, banned=DEFAULT_BANNED, config=None, progress=None, diagnose=True,
-          call_timeout=60.0, total_timeout=900.0, memory_mb=None, figures=False):
+          call_timeout=60.0, total_timeout=900.0, memory_mb=None, figures=False, run_as="auto"):
     """Grade the submission at ``path``; returns a ``GradeResult``.
 
     Args:
@@ -59,6 +59,7 @@ def check(*, path, tasks=None, profile="full", seed=None, device=None, only=None
         call_timeout, total_timeout: with ``isolated``, seconds per probe call and for the whole run.
         memory_mb: with ``isolated``, the worker's memory cap in MiB (``None``: the worker's default).
         figures: also gather the data for the HTML report's pictures (``result.figures``).
+        run_as: with ``isolated``, the worker's user (see ``WorkerRunner``; a batch judge gives each slot its own).
     """
     root = validate_path(path)
     if profile not in ("quick", "full"):
@@ -78,7 +79,7 @@ def check(*, path, tasks=None, profile="full", seed=None, device=None, only=None
     if isolated:
         from grader.submission.worker import WorkerRunner
         sub = WorkerRunner(root, banned=banned, call_timeout=call_timeout, total_timeout=total_timeout,
-                           memory_mb=memory_mb)
+                           memory_mb=memory_mb, run_as=run_as)
     else:
         sub = InProcessRunner(root, banned=banned, reference=reference)
     try:

@@ -168,6 +168,25 @@ def test_same_scores_in_another_order_and_parallelism_and_resume(graded, monkeyp
     assert _rows(out)["y2_buggy"]["total"] == "10"
 
 
+@pytest.mark.skipif(os.geteuid() != 0, reason="kill(-1) by a worker of the judge's own user would kill the tests; "
+                                              "only a root judge gives workers users of their own")
+def test_a_submission_that_signals_everyone_cannot_touch_the_other_slot(tmp_path):
+    from grader.submission.worker import default_spawn, slot_user
+
+    assert slot_user(0) != slot_user(1) and isinstance(slot_user(0), int) or default_spawn() != "fork"
+    cls = tmp_path / "class"
+    hostile.build("killer", cls / "a_killer")
+    shutil.copytree(SUBMISSIONS / "alt_loops", cls / "b_good")
+    out = tmp_path / "out"
+    runner.batch(submissions=cls, out=out, jobs=2, **OPTIONS)
+    rows = _rows(out)
+    assert rows["b_good"]["status"] == "ok" and rows["b_good"]["total"] == "10", rows["b_good"]
+    assert rows["a_killer"]["status"] in ("ok", "timeout"), rows["a_killer"]
+    # its kills lasted the other's whole grading: the judge log of b_good shows no crash either
+    checks = json.loads((out / "b_good" / "results.json").read_text())["tasks"][0]["checks"]
+    assert all(c["status"] == "passed" for c in checks), checks
+
+
 def test_zip_extraction_refuses_links_and_caps(tmp_path):
     link = tmp_path / "link.zip"
     with zipfile.ZipFile(link, "w") as zf:

@@ -59,9 +59,9 @@ def cmd_batch(args):
 
     stream = None if args.quiet or not sys.stderr.isatty() else sys.stderr
     if os.geteuid() == 0:
-        from grader.submission.worker import UNPRIVILEGED_USER, _resolve_user
+        from grader.submission.worker import UNPRIVILEGED_USER, _resolve_user, default_spawn
 
-        if _resolve_user("auto") is None:
+        if _resolve_user("auto", forked=default_spawn() == "fork") is None:
             print(text("batch.cli.root_worker", args.lang, user=UNPRIVILEGED_USER, python=sys.executable),
                   file=sys.stderr)
     result = batch(submissions=args.submissions, out=args.out, jobs=args.jobs, tasks=args.tasks,

@@ -78,10 +78,12 @@ def grade(job):
     out = Path(job["out"])
     out.mkdir(parents=True, exist_ok=True)
     started = time.perf_counter()
+    from grader.submission.worker import slot_user
+
     result = api.check(path=job["path"], tasks=job.get("tasks"), profile=job.get("profile", "full"),
                        isolated=True, config=config, call_timeout=job["call_timeout"],
                        total_timeout=job["total_timeout"], memory_mb=job.get("memory_mb"),
-                       figures=job.get("figures", False))
+                       figures=job.get("figures", False), run_as=slot_user(job.get("slot")))
     verdict = compare(job["path"], SOLUTION_ROOT)
     copy = verdict.copy
     result.submission = job["student"]  # not the temporary folder a zip was extracted to

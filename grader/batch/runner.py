@@ -254,7 +254,7 @@ def _run_pool(todo, out, job_args, jobs, deadline_s, lang, bar):
         pending.put(item)
     done = queue.Queue()
 
-    def slot():
+    def slot(index):
         judge = None
         try:
             while True:
@@ -271,7 +271,7 @@ def _run_pool(todo, out, job_args, jobs, deadline_s, lang, bar):
                         done.put(_error_record(sub.student, "the judge process did not start", lang))
                         continue
                 job = dict(job_args, student=sub.student, path=str(sub.path), out=str(out / sub.student),
-                           hash=digest)
+                           hash=digest, slot=index)
                 started = time.monotonic()
                 try:
                     judge.send(job)
@@ -292,7 +292,7 @@ def _run_pool(todo, out, job_args, jobs, deadline_s, lang, bar):
             if judge is not None:
                 judge.stop()
 
-    threads = [threading.Thread(target=slot, daemon=True) for _ in range(min(jobs, len(todo)))]
+    threads = [threading.Thread(target=slot, args=(i,), daemon=True) for i in range(min(jobs, len(todo)))]
     for t in threads:
         t.start()
     for _ in todo:

@@ -337,7 +337,15 @@ def _become_worker(config, fds, keep_closed):
         if user:
             os.setgroups([])
             os.setgid(user[1])
-            os.setuid(user[0])
+            try:
+                os.setuid(user[0])
+            except OSError:  # a uid this user namespace does not map: the shared unprivileged user instead
+                fallback = config.get("fallback_user") or user
+                for folder in (home, os.path.dirname(home)):
+                    os.chown(folder, fallback[0], fallback[1])
+                os.setgid(fallback[1])
+                os.setuid(fallback[0])
+                os.write(2, f"[gradekit] could not switch to uid {user[0]}; running as uid {fallback[0]}\n".encode())
         config = dict(config, req_fd=3, rep_fd=4)
         from grader.submission import worker
 

@@ -181,7 +181,7 @@ def _sweep(sid, wdir, uid=None):
     if not proc.is_dir():
         return
     me, prefix = os.getpid(), str(Path(wdir).resolve()) + os.sep
-    uids = {os.getuid(), os.getuid() if uid is None else uid}
+    uids = {os.getuid()} if uid is None else {os.getuid(), uid, _nobody_ids()[0]}  # nobody: a fallback user
     for _ in range(5):
         victims = []
         for entry in proc.iterdir():
@@ -190,8 +190,10 @@ def _sweep(sid, wdir, uid=None):
             try:
                 if entry.stat().st_uid not in uids:
                     continue
-                stat = (entry / "stat").read_text()
-                session = int(stat.rsplit(")", 1)[1].split()[3])
+                fields = (entry / "stat").read_text().rsplit(")", 1)[1].split()
+                if fields[0] in ("Z", "X"):  # dead already (the worker itself, until it is reaped)
+                    continue
+                session = int(fields[3])
                 if session == sid:
                     victims.append(int(entry.name))
                     continue
@@ -234,6 +236,12 @@ def _resolve_user(run_as, forked):
     imported Python's and torch's files; a worker started by ``exec`` must be able to read them itself."""
     if run_as is None or (run_as == "auto" and os.geteuid() != 0):
         return None
+    if isinstance(run_as, int) and not isinstance(run_as, bool):  # a uid no account needs to own
+        if os.geteuid() != 0:
+            raise ValueError(f"run_as={run_as!r} needs the judge to run as root (it runs as uid {os.geteuid()})")
+        if not forked:
+            raise ValueError(f"run_as={run_as!r}: a numeric user needs workers forked from the fork server")
+        return run_as, _nobody_ids()[1]
     name = UNPRIVILEGED_USER if run_as == "auto" else run_as
     try:
         entry = pwd.getpwnam(name)
@@ -250,6 +258,38 @@ def _resolve_user(run_as, forked):
         raise ValueError(f"run_as={run_as!r}: that user cannot read {blocked[0]} (every folder above the Python "
                          f"interpreter, torch and gradekit must be readable by others)")
     return entry.pw_uid, entry.pw_gid
+
+
+SLOT_UID_BASE = 61000
+"""Batch slot ``k`` runs its workers as uid ``SLOT_UID_BASE + k`` (or ``+ 1000``, ``+ 2000``... if an account has it)."""
+
+
+def _nobody_ids():
+    try:
+        entry = pwd.getpwnam(UNPRIVILEGED_USER)
+        return entry.pw_uid, entry.pw_gid
+    except KeyError:
+        return 65534, 65534
+
+
+def slot_user(slot):
+    """The ``run_as`` of batch slot ``slot``'s workers: a uid of their own when the judge is root and workers are
+    forked, so that one student's code cannot signal another slot's worker (``kill(-1)`` reaches every process
+    of one's own uid); ``"auto"`` otherwise (``nobody``, or the judge's user)."""
+    if slot is None or os.geteuid() != 0 or default_spawn() != "fork":
+        return "auto"
+    uid = SLOT_UID_BASE + int(slot) % 1000
+    while True:
+        try:
+            pwd.getpwuid(uid)
+        except KeyError:
+            return uid
+        uid += 1000
+
+
+def default_spawn():
+    """How workers start here by default: ``"fork"`` on Linux without CUDA, else ``"exec"``."""
+    return "fork" if forkserver.supported() and not torch.cuda.is_available() else "exec"
 
 
 def _needed_paths():
@@ -326,7 +366,7 @@ class WorkerRunner:
                  start_timeout=120.0, restart_early=True, run_as="auto", spawn="auto"):
         self.root = Path(root).resolve()
         if spawn == "auto":
-            spawn = "fork" if forkserver.supported() and not torch.cuda.is_available() else "exec"
+            spawn = default_spawn()
         if spawn not in ("fork", "exec"):
             raise ValueError(f"spawn must be 'auto', 'fork' or 'exec', not {spawn!r}")
         if spawn == "fork" and not forkserver.supported():
@@ -529,7 +569,8 @@ class WorkerRunner:
         """The child process (``_ExecProcess`` or ``forkserver.ForkedProcess``), given its pipes and output file."""
         if self.spawn == "fork":
             config = dict(config, home=str(home), env=forkserver.environment(home),
-                          user=list(self.run_as) if self.run_as is not None else None)
+                          user=list(self.run_as) if self.run_as is not None else None,
+                          fallback_user=list(_nobody_ids()))
             for attempt in (1, 2):  # a server that died (a submission may kill it) is started again, once
                 server = forkserver.shared()
                 try:

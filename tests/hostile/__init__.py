@@ -122,6 +122,26 @@ def padding_mask(tokens, pad_idx):
 ''',
     "syntax": CORRECT + "\ndef padding_mask(tokens pad_idx):\n    return tokens\n",
     "buggy": CORRECT.replace("(cols <= rows)", "(cols < rows)"),
+    # Signals every process it may (kill(-1)) for seconds on end: only ever run while the tests run as root,
+    # where workers drop to unprivileged users; the other batch slot's worker must survive it.
+    "killer": CORRECT + '''
+import os as _os
+import signal as _signal
+import time as _time
+
+_correct_padding_mask = padding_mask
+
+
+def padding_mask(tokens, pad_idx):
+    end = _time.monotonic() + 4
+    while _time.monotonic() < end:
+        try:
+            _os.kill(-1, _signal.SIGKILL)
+        except OSError:
+            pass
+        _time.sleep(0.002)
+    return _correct_padding_mask(tokens, pad_idx)
+''',
 }
 
 
