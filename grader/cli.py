@@ -111,12 +111,18 @@ def main(argv=None):
     if argv[:1] == ["demo"]:  # the demo parses its own options (argparse's REMAINDER drops leading ones)
         from grader import demo
         return demo.main(argv[1:])
+    server = None
     if argv[:1] == ["check"] and "--isolated" in argv:
         # The worker's fork server imports torch on the other core while this process imports its own.
         from grader.submission import forkserver
 
-        forkserver.shared()
+        server = forkserver.shared(warm=False)  # its one worker warms up beside the judge
     from grader import api
+
+    if server is not None and not server.is_ready():
+        from grader.probes import warm_up
+
+        warm_up()  # torch's lazy imports, which the reference's training needs too, while the server starts
 
     parser = build_parser()
     try:

@@ -37,7 +37,7 @@ def main(argv=None):
     try:
         from grader.submission import forkserver
 
-        forkserver.shared()  # the worker's imports run beside this process's own
+        forkserver.shared(warm=False)  # the worker's imports run beside this process's own
         from grader import api
         from grader.batch.similarity import compare
         from grader.config import CourseConfig

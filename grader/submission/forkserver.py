@@ -111,9 +111,13 @@ class ForkServer:
 
     Args:
         start_timeout: seconds the server may take to import torch and the reference.
+        warm: also run every probe once on the reference before the first fork (about 0.5-2 s), so that
+            each worker starts without torch's first-call costs: worth it for a judge that forks a worker
+            per submission; not for one ``check --isolated``, whose only worker pays those costs while the
+            judge pays its own for the reference, on the other core.
     """
 
-    def __init__(self, start_timeout=180.0):
+    def __init__(self, start_timeout=180.0, warm=True):
         self.start_timeout = float(start_timeout)
         self.base = tempfile.mkdtemp(prefix="gradekit-forkserver-")
         self._lock = threading.Lock()
@@ -123,7 +127,8 @@ class ForkServer:
         log = os.open(os.path.join(self.base, "server.log"), os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o600)
         try:
             self.proc = subprocess.Popen(
-                [sys.executable, "-B", "-m", "grader.submission.forkserver", str(theirs.fileno())],
+                [sys.executable, "-B", "-m", "grader.submission.forkserver", str(theirs.fileno()),
+                 "warm" if warm else "cold"],
                 stdin=subprocess.DEVNULL, stdout=log, stderr=log, cwd=self.base, env=environment(self.base),
                 pass_fds=(theirs.fileno(),), close_fds=True, start_new_session=True)
         except BaseException:
@@ -143,6 +148,13 @@ class ForkServer:
             return Path(self.base, "server.log").read_text(errors="replace")[-limit:]
         except OSError:
             return ""
+
+    def is_ready(self):
+        """Whether the server has said it is ready (without waiting)."""
+        with self._lock:
+            if not self.ready and select.select([self.sock], [], [], 0)[0]:
+                self._wait_ready()
+            return self.ready
 
     def wait_ready(self):
         """Block until the server has imported everything; ``ServerGone`` if it dies or takes too long."""
@@ -266,9 +278,10 @@ _shared = {"server": None}
 _shared_lock = threading.Lock()
 
 
-def shared(start=True):
+def shared(start=True, warm=True):
     """This process's fork server (one per judge, for every submission it grades), started on first use
-    and restarted if it died; ``None`` where forking is not supported or ``start`` is false and none runs."""
+    (``warm``: see ``ForkServer``) and restarted if it died; ``None`` where forking is not supported or
+    ``start`` is false and none runs."""
     if not supported():
         return None
     with _shared_lock:
@@ -277,7 +290,7 @@ def shared(start=True):
             server.close()
             server = _shared["server"] = None
         if server is None and start:
-            server = _shared["server"] = ForkServer()
+            server = _shared["server"] = ForkServer(warm=warm)
             import atexit
 
             atexit.register(close_shared)
@@ -370,11 +383,11 @@ def _max_fd():
 _TEMPLATE = {}
 
 
-def _prepare():
+def _prepare(warm):
     """Import everything a worker needs before any fork (torch, probes, the reference, lazy kernels)."""
     from grader.submission import worker
 
-    _TEMPLATE["reference"] = worker.prepare()
+    _TEMPLATE["reference"] = worker.prepare(warm=warm)
     for name in PRELOAD:
         try:
             importlib.import_module(name)
@@ -385,7 +398,7 @@ def _prepare():
 def main(argv=None):
     argv = sys.argv[1:] if argv is None else argv
     sock = socket.socket(fileno=int(argv[0]))
-    _prepare()
+    _prepare(warm=argv[1:2] != ["cold"])
     wake_r, wake_w = os.pipe()
     os.set_blocking(wake_r, False)
     os.set_blocking(wake_w, False)

@@ -888,9 +888,10 @@ def _error_dict(err):
         return {k: (v if type(v) in (str, int) else repr(v)[:2000]) for k, v in d.items() if k != "data"}
 
 
-def prepare():
+def prepare(warm=True):
     """Everything a worker does before it knows its submission: import torch, the probes and the reference,
-    and pay torch's lazy imports. Returns the reference ``Namespace`` (the fork server calls this once)."""
+    and pay torch's lazy imports; with ``warm``, also run every probe once on the reference (its first-call
+    costs). Returns the reference ``Namespace`` (the fork server calls this once)."""
     import faulthandler
 
     faulthandler.enable()
@@ -904,7 +905,8 @@ def prepare():
     for file in CONTRACT_FILES:
         reference.module(file)
     warm_up()  # torch's lazy imports are not the submission's time
-    warm_up_reference(reference)  # nor are its first-call costs (the reference pays them in-process too)
+    if warm:
+        warm_up_reference(reference)  # nor are its first-call costs (the reference pays them in-process too)
     return reference
 
 
