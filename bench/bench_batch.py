@@ -58,6 +58,14 @@ def _fmt(values):
     return "(" + ", ".join(f"{v:.2f}" for v in values) + ")"
 
 
+def _children_cpu():
+    """CPU seconds of every finished descendant (judges, fork servers, workers)."""
+    import resource
+
+    usage = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return usage.ru_utime + usage.ru_stime
+
+
 def load():
     return "load average %.2f %.2f %.2f" % os.getloadavg()
 
@@ -79,11 +87,13 @@ def main(argv=None):
         times = {}
         for jobs in (2, 1):
             before = load()
+            cpu0 = _children_cpu()
             t0 = time.perf_counter()
             res = runner.batch(submissions=work / "class", out=work / f"out{jobs}", jobs=jobs, **opts)
             times[jobs] = time.perf_counter() - t0
+            cores = (_children_cpu() - cpu0) / times[jobs]
             print(f"-j {jobs}: {times[jobs]:7.1f} s  {60 * args.n / times[jobs]:6.1f} submissions/min  "
-                  f"(graded {res.graded}; before: {before}; after: {load()})")
+                  f"{cores:.2f} cores busy on average (graded {res.graded}; before: {before}; after: {load()})")
         print(f"parallel efficiency time_j1 / (2 * time_j2) = {times[1] / (2 * times[2]):.0%} (target >= 85%)")
         sample = sorted((work / "class").iterdir())[:args.sample]
         from grader.submission import forkserver

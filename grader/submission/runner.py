@@ -3,7 +3,7 @@
 ``InProcessRunner`` runs probes in this process (the default for a student's
 self-check: breakpoints and tracebacks in their own code work).
 ``WorkerRunner`` (in ``worker.py``) runs them in a child process and hands
-back only plain tensors through ``torch.load(weights_only=True)``.
+back only plain data and raw tensor buffers (``grader.submission.wire``), never a pickle.
 
 Both answer ``run(probe, variant, **args)`` with the probe's result dict or
 raise ``SubmissionError``. ``variant`` is ``"integrated"`` (the submission as
