@@ -357,8 +357,9 @@ class WorkerRunner:
         run_as: ``"auto"`` (the user ``nobody`` when the judge runs as root), ``None`` or a user name.
         spawn: ``"fork"`` (fork each child from this process's fork server: milliseconds, see
             ``forkserver``), ``"exec"`` (start ``python -m grader.submission.worker``: seconds) or
-            ``"auto"``: fork on Linux without CUDA (a CUDA process must not be forked; the server never
-            touches CUDA, but that is not tested on a GPU yet), else exec.
+            ``"auto"``: fork on Linux without CUDA, else exec (a process must not fork once it has
+            initialised CUDA, and the server's warm-up asks ``torch.cuda.is_available()``; a fork server
+            for GPU machines would have to avoid every CUDA call, to be tried on a GPU).
     """
 
     def __init__(self, root, *, banned=DEFAULT_BANNED, call_timeout=60.0, total_timeout=600.0,
