@@ -52,15 +52,22 @@ def contract_params(ctx, name, kwargs):
     return got
 
 
-def float32_close(ctx, *, name, kwargs, state, inputs, method="forward", example=None):
-    """float32 on every available device agrees with the float64 reference, float32 tolerances."""
-    ref_args = dict(name=name, kwargs=kwargs, state=state, inputs=inputs, method=method)
+def float32_runs(ctx, probe, args):
+    """``(device, reference result, submission result)`` for each of ``ctx.devices``: the submission's run of
+    ``probe`` in float32 on that device, the reference's once in float64 (beside the first device's run)."""
     ref = None
     for device in ctx.devices:
         if ref is None:
-            ref, got = ctx.both("forward", ref_args=ref_args, **ref_args, dtype="float32", device=device)
+            ref, got = ctx.both(probe, ref_args=args, **args, dtype="float32", device=device)
         else:
-            got = ctx.sub("forward", **ref_args, dtype="float32", device=device)
+            got = ctx.sub(probe, **args, dtype="float32", device=device)
+        yield device, ref, got
+
+
+def float32_close(ctx, *, name, kwargs, state, inputs, method="forward", example=None):
+    """float32 on every available device agrees with the float64 reference, float32 tolerances."""
+    ref_args = dict(name=name, kwargs=kwargs, state=state, inputs=inputs, method=method)
+    for device, ref, got in float32_runs(ctx, "forward", ref_args):
         ex = dict(example or {}, device=device, dtype="float32")
         if got["out"].dtype != torch.float32:
             raise Fail("fail.dtype", what=f"{name}.{method} on float32 input", expected="float32",

@@ -4,7 +4,7 @@ import torch
 from hypothesis import strategies as st
 
 from grader.checks.base import Fail, check
-from grader.checks.common import no_inplace, run_low_precision
+from grader.checks.common import float32_runs, no_inplace, run_low_precision
 from grader.compare import check_tensor
 from grader.strategies import attention_sizes, make_mask, mask_kinds, randn, seeds
 
@@ -103,13 +103,7 @@ def float32(ctx):
     def prop(c):
         q, k, v, mask = sdpa_inputs(c)
         ex = describe(c, q, k, v, mask)
-        ref = None
-        for device in ctx.devices:
-            if ref is None:
-                ref, got = ctx.both("sdpa", ref_args=dict(query=q, key=k, value=v, mask=mask), query=q, key=k,
-                                    value=v, mask=mask, dtype="float32", device=device)
-            else:
-                got = ctx.sub("sdpa", query=q, key=k, value=v, mask=mask, dtype="float32", device=device)
+        for device, ref, got in float32_runs(ctx, "sdpa", dict(query=q, key=k, value=v, mask=mask)):
             check_tensor(got["out"].cpu(), ref["out"].float(), what="output (float32)", dtype="float32",
                          example=dict(ex, device=device))
 

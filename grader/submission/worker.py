@@ -959,7 +959,7 @@ def serve(config, reference):
 def main(argv=None):
     """``python -m grader.submission.worker CONFIG_JSON``: a worker started by exec."""
     argv = sys.argv[1:] if argv is None else argv
-    serve(json.loads(argv[0]), prepare())
+    serve(json.loads(argv[0]), prepare(warm=False))  # one worker per process: it warms up beside the judge
 
 
 def _frame(blob):
