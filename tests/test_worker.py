@@ -481,3 +481,30 @@ def test_a_killed_fork_server_is_started_again(hostile_root):
         assert first.starts == starts + 1
     finally:
         first.close()
+
+
+# The checks compare through ctx.both: in a worker the two sides run at once, in-process one after the other.
+# Whatever the order, every check must reach the same verdict: full marks for a correct submission in another
+# style, and the same lost points for catalogued bugs in the tasks that compare that way.
+BOTH_TASKS = ["sdpa", "mha", "positional", "masks", "greedy", "training", "param_count"]
+
+
+@pytest.mark.parametrize("case", ["alt_einsum", "training.gradients_not_zeroed", "greedy.no_early_stop",
+                                  "positional.sin_cos_swapped", "param_count.no_biases"])
+def test_isolated_and_in_process_verdicts_agree(tmp_path, case):
+    from grader import api
+    from grader.bugs.catalogue import BUG_BY_ID, write_mutant
+
+    if case in BUG_BY_ID:
+        root = write_mutant(BUG_BY_ID[case], tmp_path / "sub")
+    else:
+        root = Path(__file__).resolve().parent / "submissions" / case
+    results = [api.check(path=root, tasks=BOTH_TASKS, profile="quick", isolated=isolated) for isolated in (False, True)]
+    verdicts = [{c.id: (c.status, c.score) for t in r.tasks for c in t.checks} for r in results]
+    assert verdicts[0] == verdicts[1]
+    scores = {t.id: (t.score, t.max_score) for t in results[1].tasks}
+    if case in BUG_BY_ID:
+        own = scores[BUG_BY_ID[case].task]
+        assert own[0] < own[1], scores
+    else:
+        assert all(got == most for got, most in scores.values()), scores

@@ -7,24 +7,8 @@ from pathlib import Path
 
 BASE = Path(__file__).resolve().parent.parent / "submissions" / "alt_loops"
 
-CORRECT = '''
-import torch
-
-
-def padding_mask(tokens, pad_idx):
-    b, length = tokens.shape
-    return tokens.ne(pad_idx).reshape(b, 1, 1, length)
-
-
-def causal_mask(size, device=None):
-    rows = torch.arange(size, device=device).view(size, 1)
-    cols = torch.arange(size, device=device).view(1, size)
-    return (cols <= rows).view(1, 1, size, size)
-
-
-def target_mask(tgt, pad_idx):
-    return causal_mask(tgt.shape[1], tgt.device) & padding_mask(tgt, pad_idx)
-'''
+CORRECT = (BASE / "masks.py").read_text(encoding="utf-8")
+"""The base's own correct masks; each hostile text adds to or changes it."""
 
 WRONG_PADDING = '''
 
