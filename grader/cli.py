@@ -132,5 +132,7 @@ def main(argv=None):
     try:
         return args.func(args)
     except api.UsageError as exc:
-        print(f"gradekit: error: {exc}", file=sys.stderr)
+        from grader.safetext import for_terminal
+
+        print(f"gradekit: error: {for_terminal(exc)}", file=sys.stderr)
         return 2

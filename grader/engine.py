@@ -13,7 +13,7 @@ from grader.checks import load_checks
 from grader.checks.base import Abort, CheckContext, Fail
 from grader.results import CheckResult, GradeResult, Message, TaskResult
 from grader.submission.errors import SubmissionError
-from grader.tasks import TASKS, all_deps
+from grader.tasks import TASK_BY_ID, TASK_IDS, TASKS, all_deps
 
 
 def available_devices(requested=None):
@@ -47,9 +47,63 @@ def select_checks(*, tasks=None, profile="full", only=None, config=None):
     return specs
 
 
+def _charge_once(specs, slots, *, sub, ref, profile, seed, devices, reproduce):
+    """A check of a task's own work over the submission's parts that fails while a task beneath fails is run
+    again over the reference's parts; if it passes there, the defect is beneath, charged in its own task: this
+    check keeps its points and says so. (Not for ``overfit``, which has no work of its own but the whole; not for
+    time-outs and crashes, which a re-run would only repeat.)"""
+    failing = {r.task for r in slots if r.status != "passed"}
+    again = []
+    for i, (spec, r) in enumerate(zip(specs, slots)):
+        beneath = [d for d in all_deps(spec.task) if d in failing]
+        if r.status == "passed" or not beneath or not TASK_BY_ID[spec.task].names or variant_of(spec) != "integrated":
+            continue
+        if r.status == "error" and (r.error or {}).get("kind") not in ("exception", "bad_output", "contract"):
+            continue
+        again.append((i, beneath))
+    for i, beneath in sorted(again, key=lambda x: TASK_IDS.index(specs[x[0]].task)):  # one worker per task
+        spec = specs[i]
+        r = _run_variant(spec, f"isolated:{spec.task}", sub=sub, ref=ref, profile=profile, seed=seed,
+                         devices=devices, reproduce=reproduce(spec) if reproduce else "")
+        if r.status == "passed":
+            r.notes.append(Message("note.charged_beneath", {"tasks": ", ".join(beneath)}))
+            r.duration_s += slots[i].duration_s
+            r.weight = slots[i].weight
+            slots[i] = r
+
+
+def variant_of(spec):
+    """``"isolated:<task>"`` for an isolated check of a task that builds on others, else ``"integrated"``."""
+    return f"isolated:{spec.task}" if spec.weight == "isolated" and all_deps(spec.task) else "integrated"
+
+
+def _variant_rank(spec):
+    variant = variant_of(spec)
+    return 0 if variant == "integrated" else 1 + TASK_IDS.index(variant.split(":", 1)[1])
+
+
 def run_one(spec, *, sub, ref, profile, seed, devices, reproduce=""):
-    """Run one check; never raises for anything the submission does."""
-    variant = f"isolated:{spec.task}" if spec.weight == "isolated" and all_deps(spec.task) else "integrated"
+    """Run one check; never raises for anything the submission does.
+
+    An isolated check whose run raised in the submission's code (it reads something of its own parts that the
+    reference's do not have, say ``layer.size``) is graded again with the submission's own parts, and says so:
+    isolation never costs a correct submission."""
+    result = _run_variant(spec, variant_of(spec), sub=sub, ref=ref, profile=profile, seed=seed, devices=devices,
+                          reproduce=reproduce)
+    if result.weight == "isolated" and variant_of(spec) != "integrated" and result.status == "error" \
+            and (result.error or {}).get("kind") == "exception":
+        why = result.message
+        again = _run_variant(spec, "integrated", sub=sub, ref=ref, profile=profile, seed=seed, devices=devices,
+                             reproduce=reproduce)
+        again.notes.append(Message("note.not_isolated", {"detail": why.params.get("detail", ""),
+                                                        "file": why.params.get("file", ""),
+                                                        "line": why.params.get("line", 0)}))
+        again.duration_s += result.duration_s
+        return again
+    return result
+
+
+def _run_variant(spec, variant, *, sub, ref, profile, seed, devices, reproduce=""):
     ctx = CheckContext(spec, sub=sub, ref=ref, profile=profile, seed=seed, devices=devices, variant=variant)
     start = time.perf_counter()
     result = CheckResult(id=spec.id, task=spec.task, status="passed", score=spec.points, max_score=spec.points,
@@ -79,6 +133,7 @@ def run_one(spec, *, sub, ref, profile, seed, devices, reproduce=""):
         result.status, result.score = "error", 0.0
         result.message = Message("error.internal", {"detail": f"{type(exc).__name__}: {exc}"[:500]})
     result.duration_s = time.perf_counter() - start
+    result.notes.extend(Message(key, dict(params)) for key, params in ctx.notes)
     first = ctx.first_failing_calls or []
     result._calls = ctx.calls + [c for c in first if not any(c is seen for seen in ctx.calls)]
     return result
@@ -107,12 +162,18 @@ def grade(*, path, sub, ref, tasks=None, profile="full", seed=None, devices=None
     started = time.perf_counter()
     devices = available_devices(devices)
     specs = select_checks(tasks=tasks, profile=profile, only=only, config=config)
-    results = []
-    for i, spec in enumerate(specs):
+    # Checks of one variant run together (a worker holds one variant: see WorkerRunner), the integrated ones
+    # first; results, diagnoses and views keep the registry's order, in every mode alike.
+    order = sorted(range(len(specs)), key=lambda i: _variant_rank(specs[i]))
+    slots = [None] * len(specs)
+    for n, i in enumerate(order):
         if progress:
-            progress(i, len(specs), spec)
-        r = run_one(spec, sub=sub, ref=ref, profile=profile, seed=seed, devices=devices,
-                    reproduce=reproduce(spec) if reproduce else "")
+            progress(n, len(specs), specs[i])
+        slots[i] = run_one(specs[i], sub=sub, ref=ref, profile=profile, seed=seed, devices=devices,
+                           reproduce=reproduce(specs[i]) if reproduce else "")
+    _charge_once(specs, slots, sub=sub, ref=ref, profile=profile, seed=seed, devices=devices, reproduce=reproduce)
+    results = []
+    for spec, r in zip(specs, slots):
         if diagnose is not None and r.status != "passed":
             found = {}
             for x in results:

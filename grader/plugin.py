@@ -95,8 +95,8 @@ class CheckItem(pytest.Item):
             from grader.submission.runner import InProcessRunner, reference_namespace
 
             reference = reference_namespace()
-            ref = InProcessRunner(reference.root, banned=(), namespace=reference, reference=reference)
-            sub = InProcessRunner(state["path"], reference=reference)
+            ref = InProcessRunner(reference.root, banned=(), namespace=reference)
+            sub = InProcessRunner(state["path"])
             state["runners"] = (sub, ref)
             state["findings"] = scan(state["path"])
         return state["runners"]
@@ -139,7 +139,9 @@ class CheckItem(pytest.Item):
             if r.example:
                 lines.append(f"{text('ui.example')}: {r.example}")
             lines.append(f"{text('ui.reproduce')}: {r.reproduce}")
-            return "\n".join(line for line in lines if line)
+            from grader.safetext import clean_text
+
+            return "\n".join(clean_text(line) for line in lines if line)  # the submission's text: no escape codes
         return super().repr_failure(excinfo)
 
     def reportinfo(self):

@@ -83,6 +83,9 @@ def load_params(module, state, what):
     names and shapes when they differ, or when parameters are shared.
     """
     found = dict(param_table(module))
+    # Biases the module does not have (bias=False) that the judge set to zero are left out: the same function.
+    state = {k: v for k, v in state.items()
+             if k in found or not (k == "bias" or k.endswith(".bias")) or bool(torch.any(v != 0))}
     expected = {k: list(v.shape) for k, v in state.items()}
     shared = shared_parameters(module)
     if found != expected or shared:
@@ -131,13 +134,44 @@ def as_tensor(value, what):
 
 
 def plain(t):
-    """A detached tensor of the base class (never a student's Tensor subclass)."""
-    t = t.detach()
-    if type(t) is not torch.Tensor:
-        t = t.as_subclass(torch.Tensor)
+    """A detached tensor of the base class. A ``torch.Tensor`` subclass of the student's own is refused, never
+    converted: its methods (``detach``, ``as_subclass``, ``__torch_function__``...) are the student's code and could
+    return anything, including an object that agrees with every comparison."""
+    if type(t) not in (torch.Tensor, torch.nn.Parameter):
+        name = f"{type(t).__module__}.{type(t).__qualname__}"
+        raise SubmissionError(kind="bad_output", detail=f"the code returned a {name}, a subclass of torch.Tensor; "
+                                                        f"return a plain torch.Tensor", data={"type": name})
+    with torch._C.DisableTorchFunctionSubclass():
+        t = torch.Tensor.detach(t)
     if t.device.type == "meta":
         return torch.empty(t.shape, dtype=t.dtype, device="meta")
     return t
+
+
+def plain_data(x, depth=0):
+    """``x`` rebuilt from exact plain types (what a probe returns, in-process as from a worker); anything else
+    is ``SubmissionError(bad_output)``: nothing of the student's own types reaches a comparison."""
+    if depth > 100:
+        raise SubmissionError(kind="bad_output", detail="the result is nested too deeply")
+    if x is None or type(x) is bool:
+        return x
+    if isinstance(x, torch.Tensor):
+        return plain(x)
+    if isinstance(x, int):
+        return int.__int__(x)
+    if isinstance(x, float):
+        return float.__float__(x)
+    if isinstance(x, str):
+        return str.__str__(x)
+    if isinstance(x, dict):
+        return {plain_data(k, depth + 1): plain_data(v, depth + 1) for k, v in dict.items(x)}
+    if isinstance(x, list):
+        return [plain_data(v, depth + 1) for v in list.__iter__(x)]
+    if isinstance(x, tuple):
+        return tuple(plain_data(v, depth + 1) for v in tuple.__iter__(x))
+    name = f"{type(x).__module__}.{type(x).__qualname__}"
+    raise SubmissionError(kind="bad_output", detail=f"the result holds a {name}, which is not plain data",
+                          data={"type": name})
 
 
 def _type_name(value):
@@ -180,88 +214,61 @@ def warm_up():
     keep = torch.ones(2, 2, dtype=torch.bool, device="meta")
     (x @ x.transpose(-2, -1)).masked_fill(~keep, float("-inf")).softmax(-1)
     torch.nn.functional.dropout(x, 0.1, training=True)
+    for dt in (torch.float16, torch.bfloat16):  # the first half-precision kernel reads /proc/cpuinfo (not in a jail)
+        h = torch.ones(2, 4, dtype=dt)
+        torch.nn.functional.linear(h, h) @ h
+    torch.backends.cpu.get_cpu_capability()
 
 
-def warm_up_reference(ns):
-    """Run every probe on the reference ``ns`` once, on small inputs, in each dtype and device the checks use.
+def warm_up_ops():
+    """Run the operators the probes and a typical submission use once, in every dtype and device the checks use.
 
-    The first call of each operator, dtype and autograd path costs torch far more than later ones
-    (dispatch tables, kernels, Python caches): about 1.7 s over a full check on a small machine.
-    In-process, the reference pays that and the submission then runs warm; a worker forked from a
-    fork server that has called this starts warm as well. Returns the probe calls that raised, as
-    ``[(probe, error text)]`` (none for the reference: a kit test says so).
+    The first call of each operator, dtype and autograd path costs torch far more than later ones (dispatch
+    tables, kernels, Python caches): over a second for a full check on a small machine. A fork server calls
+    this so that its workers start warm. It is a straight run of torch operators on random numbers: no
+    module of the contract, correct or not, exists in the process afterwards (a submission could otherwise
+    re-export it).
     """
-    D, H, F, V, B, L = 8, 2, 16, 11, 2, 3
     g = torch.Generator().manual_seed(0)
-
-    def x(*shape):
-        return torch.randn(*shape, generator=g, dtype=torch.float64)
-
-    def tokens(*shape):
-        return torch.randint(3, V, shape, generator=g)
-
-    src, tgt = tokens(B, L + 1), tokens(B, L + 1)
-    tgt[:, 0] = 1
-    pad = torch.ones(B, 1, 1, L, dtype=torch.bool)
-    causal = torch.tril(torch.ones(1, 1, L, L, dtype=torch.bool))
-    layer = {"d_model": D, "num_heads": H, "d_ff": F, "dropout": 0.0}
-    model = dict(layer, src_vocab_size=V, tgt_vocab_size=V, num_layers=1, max_len=16)
-    modules = [
-        ("MultiHeadAttention", {"d_model": D, "num_heads": H, "dropout": 0.0}, [x(B, L, D), x(B, L, D),
-                                                                              x(B, L, D), pad], 0),
-        ("TokenEmbedding", {"vocab_size": V, "d_model": D}, [tokens(B, L)], None),
-        ("PositionalEncoding", {"d_model": D, "max_len": 16, "dropout": 0.0}, [x(B, L, D)], 0),
-        ("LayerNorm", {"d_model": D}, [x(B, L, D)], 0),
-        ("FeedForward", {"d_model": D, "d_ff": F, "dropout": 0.0}, [x(B, L, D)], 0),
-        ("EncoderLayer", layer, [x(B, L, D), pad], 0),
-        ("DecoderLayer", layer, [x(B, L, D), x(B, L, D), causal, pad], 0),
-        ("Encoder", dict(layer, vocab_size=V, num_layers=1, max_len=16), [tokens(B, L), pad], None),
-        ("Transformer", model, [src[:, :L], tgt[:, :L], pad, causal], "decoder_embed"),
-    ]
-    calls = []
-    for name, kwargs, inputs, grad_input in modules:
-        common = {"name": name, "kwargs": kwargs}
-        calls.append(("params", common))
-        calls.append(("construct", common))
-        for dtype in ("float64", "float32", "float16", "bfloat16"):
-            calls.append(("forward", dict(common, state=None, inputs=inputs, dtype=dtype)))
-        calls.append(("forward", dict(common, state=None, inputs=inputs, device="meta")))
-        calls.append(("forward", dict(common, state=None, inputs=inputs, train=True, repeat=2)))
-        if grad_input is not None:
-            calls.append(("forward", dict(common, state=None, inputs=inputs, grad={"input": grad_input, "upto": 1})))
-    calls.append(("forward", {"name": "Transformer", "kwargs": model, "state": None,
-                              "inputs": [src[:, :L], pad], "method": "encode"}))
-    calls.append(("move_buffers", {"name": "PositionalEncoding", "kwargs": {"d_model": D, "max_len": 16}}))
-    q = x(B, H, L, D // H)
-    for device in ("cpu", "meta"):
-        calls.append(("sdpa", {"query": q, "key": q, "value": q, "mask": causal, "device": device}))
-        calls.append(("call", {"name": "padding_mask", "args": (src, 0), "device": device}))
-        calls.append(("call", {"name": "causal_mask", "args": (L,), "device": device}))
-        calls.append(("call", {"name": "target_mask", "args": (tgt, 0), "device": device}))
-    calls.append(("sdpa", {"query": q, "key": q, "value": q, "dropout_p": 0.5}))
-    for dtype in ("float32", "float16", "bfloat16"):
-        calls.append(("sdpa", {"query": q, "key": q, "value": q, "mask": causal, "dtype": dtype}))
-    calls.append(("call", {"name": "sequence_loss", "args": (x(B, L, V), tgt[:, :L], 0),
-                           "kwargs": {"label_smoothing": 0.1}}))
-    calls.append(("call", {"name": "noam_lr", "args": (3, D, 4)}))
-    calls.append(("call", {"name": "count_parameters", "args": (V, V, D, H, F, 1)}))
-    trained = {"kwargs": model, "state": None}
-    calls.append(("greedy", {"src": src, "max_len": 3, "bos_idx": 1, "eos_idx": 2, "pad_idx": 0, "model": trained}))
-    calls.append(("greedy", {"src": src, "max_len": 3, "bos_idx": 1, "eos_idx": 2, "pad_idx": 0,
-                             "scripted": {"stops": [1, 2], "vocab": V}}))
-    for optimizer, clip in (("sgd", None), ("adam", 1.0)):
-        calls.append(("train_steps", {"model": trained, "src": src, "tgt": tgt, "pad_idx": 0, "steps": 1,
-                                      "lr": 0.01, "label_smoothing": 0.1, "max_grad_norm": clip,
-                                      "optimizer": optimizer}))
-    calls.append(("overfit", {"model": trained, "src": src, "tgt": tgt, "pad_idx": 0, "bos_idx": 1, "eos_idx": 2,
-                              "steps": 1, "lr": 0.01, "max_len": 3}))
-    failed = []
-    for name, args in calls:
-        try:
-            PROBES[name](ns, **args)
-        except Exception as exc:  # noqa: BLE001 - a warm-up that fails costs time, never a verdict
-            failed.append((name, f"{type(exc).__name__}: {exc}"[:300]))
-    return failed
+    for device, dtypes in (("cpu", (torch.float64, torch.float32, torch.float16, torch.bfloat16)),
+                           ("meta", (torch.float64, torch.float32))):
+        for dt in dtypes:
+            x = torch.randn(2, 2, 3, 4, generator=g, dtype=torch.float64).to(device=device, dtype=dt)
+            x.requires_grad_(dt != torch.float16 or device == "cpu")
+            w = torch.randn(4, 4, generator=g, dtype=torch.float64).to(device=device, dtype=dt)
+            keep = torch.ones(3, 3, dtype=torch.bool, device=device).tril()
+            s = torch.matmul(x, x.transpose(-2, -1)) / math.sqrt(4)
+            s = s.masked_fill(~keep, float("-inf")).masked_fill(~keep, torch.finfo(dt).min)
+            s = torch.where(keep, s, torch.full_like(s, -1e4))
+            a = torch.softmax(s, dim=-1)
+            a = torch.nn.functional.dropout(a, 0.1, training=True)
+            y = (a @ x).transpose(1, 2).reshape(2, 3, 8).view(2, 3, 2, 4).permute(0, 2, 1, 3).contiguous()
+            y = torch.einsum("bhqd,de->bhqe", y, w) + torch.bmm(x.flatten(0, 1), w.expand(4, 4, 4)).view_as(x)
+            y = torch.nn.functional.linear(y, w, w[0])
+            mu, var = y.mean(-1, keepdim=True), y.var(-1, unbiased=False, keepdim=True)
+            y = (y - mu) / torch.sqrt(var + 1e-5) * torch.rsqrt(var + 1e-5) + y.std(-1, keepdim=True)
+            y = torch.relu(y) + torch.nn.functional.gelu(y) + torch.cat([y, y], -1).chunk(2, -1)[0]
+            y = y + torch.sin(y) + torch.cos(y) + torch.exp(-y.abs()) + torch.pow(y.abs() + 1, 0.5)
+            if y.requires_grad and device == "cpu":
+                y.sum().backward()
+    tokens = torch.randint(0, 7, (2, 5), generator=g)
+    emb = torch.nn.Embedding(7, 4)
+    lin = torch.nn.Linear(4, 7)
+    opt = torch.optim.SGD([*emb.parameters(), *lin.parameters()], lr=0.1)
+    for optimizer in (opt, torch.optim.Adam([*emb.parameters(), *lin.parameters()], lr=0.1)):
+        optimizer.zero_grad()
+        logits = lin(emb(tokens) * math.sqrt(4))
+        loss = torch.nn.functional.cross_entropy(logits.reshape(-1, 7), tokens.reshape(-1), ignore_index=0,
+                                                 label_smoothing=0.1)
+        loss = loss + torch.nn.functional.log_softmax(logits, -1).gather(-1, tokens.unsqueeze(-1)).mean()
+        loss.backward()
+        torch.nn.utils.clip_grad_norm_(emb.parameters(), 1.0)
+        optimizer.step()
+    pos = torch.arange(0, 6, dtype=torch.float32).unsqueeze(1) * torch.exp(torch.arange(0, 4, 2).float())
+    (tokens != 0).unsqueeze(1).unsqueeze(2) & torch.tril(torch.ones(5, 5, dtype=torch.bool)) \
+        & torch.triu(torch.ones(5, 5, dtype=torch.bool), 1).logical_not()
+    logits.argmax(-1).masked_fill(tokens == 0, 0).eq(2).all()
+    return float(pos.sum())
 
 
 # -- probes ------------------------------------------------------------------------------------------
@@ -287,6 +294,14 @@ def params(ns, *, name, kwargs, dtype="float64"):
 
 
 @probe
+def shapes(ns, *, name, kwargs):
+    """Names and shapes of a module's parameters and buffers, built on the meta device (no memory, no values):
+    enough to compare constructor defaults of a full-size model."""
+    module = build(ns, name, kwargs, device="meta", dtype="float32")
+    return {"params": param_table(module), "buffers": sorted((n, list(b.shape)) for n, b in module.named_buffers())}
+
+
+@probe
 def construct(ns, *, name, kwargs):
     """Build a module and report which exception, if any, the constructor raised."""
     try:
@@ -302,7 +317,7 @@ def construct(ns, *, name, kwargs):
 
 @probe
 def forward(ns, *, name, kwargs, state, inputs, method="forward", dtype="float64", device="cpu",
-            train=False, seed=0, repeat=1, grad=None):
+            train=False, seed=0, repeat=1, grad=None, quiet_sublayers=False):
     """Build, load weights, call ``method(*inputs)``; report outputs and whether inputs changed.
 
     ``grad``: ``{"input": i, "upto": t}`` backpropagates ``out[:, :t].sum()``
@@ -311,6 +326,12 @@ def forward(ns, *, name, kwargs, state, inputs, method="forward", dtype="float64
     """
     dt = DTYPES[dtype]
     module = build(ns, name, kwargs, state=state, dtype=dtype, device=device, train=train)
+    if quiet_sublayers:  # the nn.Dropout inside the sublayers off: only a layer's own (residual) dropout acts
+        for attr in ("self_attn", "cross_attn", "ffn"):
+            sub = getattr(module, attr, None)
+            for m in sub.modules() if isinstance(sub, torch.nn.Module) else ():
+                if isinstance(m, torch.nn.Dropout):
+                    m.p = 0.0
     inputs = [_to(x, device, dt) for x in inputs]
     before = _snapshot(inputs)
     outs = []
@@ -433,9 +454,14 @@ class ScriptedModel(torch.nn.Module):
         self.candidates = [v for v in range(vocab) if v not in self.specials]
         self.bad = []  # which masks were wrong: "target" and/or "source"
         self.anchor = torch.nn.Parameter(torch.zeros(1))
-        # A decoder may also call the submodules the contract names instead of encode/decode.
+        # A decoder may also call the submodules the contract names instead of encode/decode, and read
+        # output_proj's weight and bias itself: it is the contract's nn.Linear (the identity here).
         self.encoder = _Bound(self.encode)
         self.decoder = _Bound(self.decode)
+        self.output_proj = torch.nn.Linear(vocab, vocab)
+        with torch.no_grad():
+            self.output_proj.weight.copy_(torch.eye(vocab))
+            self.output_proj.bias.zero_()
 
     def _token(self, b, t):
         if self.bad:
@@ -485,9 +511,6 @@ class ScriptedModel(torch.nn.Module):
                 hidden[b, t, self._token(b, t)] = 10.0
         return hidden + 0 * memory.sum()
 
-    def output_proj(self, hidden):
-        return hidden
-
     def forward(self, src, tgt, src_mask=None, tgt_mask=None):
         return self.output_proj(self.decode(tgt, self.encode(src, src_mask), tgt_mask, src_mask))
 
@@ -521,12 +544,18 @@ def greedy(ns, *, src, max_len, bos_idx, eos_idx, pad_idx, model=None, scripted=
 
 @probe
 def train_steps(ns, *, model, src, tgt, pad_idx, steps, lr, label_smoothing=0.0, max_grad_norm=None,
-                optimizer="sgd", seed=0):
-    """Run the namespace's ``train_step`` ``steps`` times on its ``Transformer``; return losses and weights."""
+                optimizer="sgd", seed=0, stale_grads=False):
+    """Run the namespace's ``train_step`` ``steps`` times on its ``Transformer``; return losses and weights.
+    ``stale_grads``: every parameter starts with a random gradient left over (from an evaluation, say), which a
+    ``train_step`` that zeroes gradients before ``backward`` ignores."""
     net = build(ns, "Transformer", model["kwargs"], state=model["state"], train=True)
     step_fn = ns.get("train_step")
     params = list(net.parameters())
     opt = torch.optim.SGD(params, lr=lr) if optimizer == "sgd" else torch.optim.Adam(params, lr=lr)
+    if stale_grads:
+        g = torch.Generator().manual_seed(seed + 1)
+        for p in params:
+            p.grad = torch.randn(p.shape, generator=g, dtype=torch.float64).to(p.dtype)
     seed_rng(seed)
     losses = []
     for _ in range(steps):

@@ -61,6 +61,9 @@ class CheckResult:
     """``"integrated"`` (all the student's parts) or ``"isolated"`` (reference parts beneath)."""
     artifacts: dict = field(default_factory=dict)
     """Extra plain data for pictures (loss curves, attention maps, mismatch maps)."""
+    notes: list = field(default_factory=list)
+    """``Message`` objects: how the check was graded when that differs from its description (your parts could
+    not be isolated; the reference's missing biases were set to zero...), shown whatever the status."""
 
 
 @dataclass
@@ -115,6 +118,12 @@ class GradeResult:
     """Whether banned APIs were allowed in this run (findings are listed, no points withheld)."""
     figures: dict = field(default_factory=dict)
     """Plain data for the report's pictures (attention maps, positional table), from ``views.figures``."""
+    refused: list = field(default_factory=list)
+    """Entries of the submission folder that were not graded (links, special files, files over the caps,
+    names that are not UTF-8): dicts ``{path, kind, size, limit}`` from ``submission.snapshot``."""
+    output_dropped: int = 0
+    """Calls into the submission that printed more than the output cap: the rest of their output was dropped
+    (printing costs no points; only time and memory limits do)."""
 
     def to_dict(self):
         return asdict(self)

@@ -15,6 +15,10 @@ class Task:
     """The module-level names it defines in that file."""
     deps: tuple = field(default=())
     """Task ids whose code it calls: graded 'isolated', these are the reference's."""
+    own_reference: tuple = field(default=())
+    """Names of its own that its isolated checks take from the reference too, because each is graded by a check
+    of its own (``train_step`` is judged over the reference's ``sequence_loss``: a loss mistake is charged once,
+    in ``training.loss``)."""
 
 
 TASKS = (
@@ -30,7 +34,8 @@ TASKS = (
     Task("model", "model.py", ("Encoder", "Decoder", "Transformer"),
          ("embedding", "positional", "encoder_layer", "decoder_layer", "layernorm")),
     Task("greedy", "decoding.py", ("greedy_decode",), ("model", "masks")),
-    Task("training", "training.py", ("sequence_loss", "noam_lr", "train_step"), ("model", "masks")),
+    Task("training", "training.py", ("sequence_loss", "noam_lr", "train_step"), ("model", "masks"),
+         own_reference=("sequence_loss",)),
     Task("param_count", "training.py", ("count_parameters",)),
     Task("overfit", "", (), ("model", "greedy", "training")),
 )

@@ -109,7 +109,8 @@ def test_tampering_earns_nothing_and_leaves_nothing(graded):
     assert float(row["total"]) < 10  # the wrong padding_mask fails whatever torch.allclose says
     checks = {c["id"]: c["status"] for c in json.loads((graded["out"] / "tamper" / "results.json").read_text())
               ["tasks"][0]["checks"]}
-    assert checks["masks.padding"] != "passed" and checks["masks.causal"] == "passed"
+    # its causal_mask returns a tensor subclass (refused unread) after starting a program (none in a jail)
+    assert checks["masks.padding"] != "passed" and checks["masks.causal"] != "passed"
     assert _record(graded, "tamper")["score"] == float(row["total"])
     assert "999" not in (graded["out"] / "gradebook.csv").read_text()
     assert not graded["marker"].exists()  # the subclass's __reduce_ex__ never ran in the judge
@@ -124,7 +125,7 @@ def test_reading_the_reference_is_blocked(graded):
 
 
 @pytest.mark.parametrize("student, status", [("exits", "crashed"), ("hang", "timeout"), ("hog", "crashed|timeout"),
-                                             ("spammer", "crashed"), ("banned", "banned-api"),
+                                             ("spammer", "timeout"), ("banned", "banned-api"),
                                              ("nearcopy", "copy"), ("syntax", "error")])
 def test_hostile_submissions_get_a_status_and_no_unearned_credit(graded, student, status):
     row = graded["rows"][student]
@@ -171,9 +172,9 @@ def test_same_scores_in_another_order_and_parallelism_and_resume(graded, monkeyp
 @pytest.mark.skipif(os.geteuid() != 0, reason="kill(-1) by a worker of the judge's own user would kill the tests; "
                                               "only a root judge gives workers users of their own")
 def test_a_submission_that_signals_everyone_cannot_touch_the_other_slot(tmp_path):
-    from grader.submission.worker import default_spawn, slot_user
+    from grader.submission.worker import FRESH, _resolve_user, slot_user
 
-    assert slot_user(0) != slot_user(1) and isinstance(slot_user(0), int) or default_spawn() != "fork"
+    assert _resolve_user(slot_user(0)) == _resolve_user(slot_user(1)) == FRESH  # a uid of each worker's own
     cls = tmp_path / "class"
     hostile.build("killer", cls / "a_killer")
     shutil.copytree(SUBMISSIONS / "alt_loops", cls / "b_good")

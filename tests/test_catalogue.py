@@ -17,7 +17,7 @@ from grader.submission.runner import SOLUTION_ROOT, InProcessRunner, reference_n
 @pytest.fixture(scope="module")
 def reference():
     ns = reference_namespace()
-    runner = InProcessRunner(ns.root, banned=(), namespace=ns, reference=ns)
+    runner = InProcessRunner(ns.root, banned=(), namespace=ns)
     diagnoser = make_diagnoser(ref=runner)
     yield ns, runner, diagnoser
     diagnoser.close()
@@ -45,7 +45,7 @@ def test_every_bug_is_explained_with_a_hint(lang):
 @pytest.mark.parametrize("bug", BUGS, ids=[b.id for b in BUGS])
 def test_bug_loses_points_in_its_task_and_is_diagnosed_first(bug, reference, tmp_path):
     ns, ref, diagnoser = reference
-    sub = InProcessRunner(write_mutant(bug, tmp_path / "sub"), banned=(), reference=ns)
+    sub = InProcessRunner(write_mutant(bug, tmp_path / "sub"), banned=())
     try:
         for spec in select_checks(tasks=[bug.task], profile="quick"):
             result = run_one(spec, sub=sub, ref=ref, profile="quick", seed=None, devices=["cpu"])

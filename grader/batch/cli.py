@@ -68,8 +68,10 @@ def cmd_batch(args):
                    profile=args.profile, config=_config_path(args.config), lang=args.lang,
                    call_timeout=args.call_timeout, total_timeout=args.total_timeout, memory_mb=args.memory_mb,
                    copy_policy=args.copy_policy, figures=args.figures, force=args.force, stream=stream)
+    from grader.safetext import for_terminal
+
     print(text("batch.cli.done", args.lang, graded=result.graded, cached=result.cached, n=len(result.records),
-               seconds=result.duration_s, gradebook=result.out / "gradebook.csv"))
+               seconds=result.duration_s, gradebook=for_terminal(result.out / "gradebook.csv")))
     return 0
 
 

@@ -3,23 +3,30 @@
 Run by the autograder zip's ``run_autograder`` (see ``gradescope_build``). The per-check
 visibility comes from the course configuration; a verdict that the code is a copy of the
 reference goes to ``extra_data`` (for the instructor), not to the student's output. Whatever
-happens, a ``results.json`` is written: a failure of the grading itself scores 0 and says why.
+happens, a ``results.json`` is written, valid UTF-8 JSON: a failure of the grading itself scores 0 and
+says why. The submission is read once, into a snapshot of its regular files (links, special files and
+files over the caps are refused and listed in the output); everything after reads the snapshot.
 """
 
 import argparse
 import json
+import os
+import shutil
 import sys
+import tempfile
 import traceback
 from pathlib import Path
 
+from grader.safetext import clean_data, for_terminal
 from grader.tasks import CONTRACT_FILES
 
 
 def find_submission(folder):
-    """The folder holding the contract files: ``folder`` itself or the one sub-folder that holds them."""
+    """The folder holding the contract files: ``folder`` itself or the one sub-folder that holds them
+    (``folder`` is a snapshot: no links in it)."""
     folder = Path(folder)
     best, best_n = folder, sum((folder / f).is_file() for f in CONTRACT_FILES)
-    for path in sorted(p for p in folder.rglob("*") if p.is_dir() and "__MACOSX" not in p.parts):
+    for path in sorted(p for p in folder.rglob("*") if p.is_dir() and not p.is_symlink() and "__MACOSX" not in p.parts):
         n = sum((path / f).is_file() for f in CONTRACT_FILES)
         if n > best_n:
             best, best_n = path, n
@@ -34,6 +41,7 @@ def main(argv=None):
     results = root / "results"
     results.mkdir(parents=True, exist_ok=True)
     target = results / "results.json"
+    scratch = Path(tempfile.mkdtemp(prefix="gradekit-gradescope-"))
     try:
         from grader.submission import forkserver
 
@@ -42,15 +50,18 @@ def main(argv=None):
         from grader.batch.similarity import compare
         from grader.config import CourseConfig
         from grader.submission.runner import SOLUTION_ROOT
+        from grader.submission.snapshot import Snapshot, safe_copy
         from grader.views import gradescope
 
         source = root / "source"
         settings = json.loads((source / "settings.json").read_text(encoding="utf-8"))
         config = CourseConfig.load(source / "gradekit.toml") if (source / "gradekit.toml").is_file() else None
-        submission = find_submission(root / "submission")
+        snap = safe_copy(root / "submission", scratch / "submission")
+        submission = find_submission(snap.root)
         result = api.check(path=submission, tasks=settings.get("tasks"), profile=settings.get("profile", "full"),
                            isolated=True, config=config, call_timeout=settings["call_timeout"],
-                           total_timeout=settings["total_timeout"])
+                           total_timeout=settings["total_timeout"],
+                           snapshot=Snapshot(root=submission, refused=snap.refused))
         data = gradescope.to_data(result)
         verdict = compare(submission, SOLUTION_ROOT)
         data["extra_data"] = {"copy_of_reference": verdict.to_dict(), "gradekit": settings.get("gradekit")}
@@ -60,8 +71,13 @@ def main(argv=None):
         traceback.print_exc()
         data = {"score": 0, "output": f"The autograder could not grade this submission: "
                                       f"{type(exc).__name__}: {exc}", "tests": []}
-    target.write_text(json.dumps(data, ensure_ascii=False, indent=2) + "\n", encoding="utf-8")
-    print(f"score {data['score']}; results written to {target}")
+    finally:
+        shutil.rmtree(scratch, ignore_errors=True)
+    text = json.dumps(clean_data(data), ensure_ascii=False, indent=2) + "\n"
+    tmp = target.with_name(f".{target.name}.tmp")
+    tmp.write_text(text, encoding="utf-8")
+    os.replace(tmp, target)  # never an empty or half-written results.json
+    print(for_terminal(f"score {data['score']}; results written to {target}"))
     return 0
 
 

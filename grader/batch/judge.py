@@ -17,9 +17,14 @@ import tempfile
 import time
 from pathlib import Path
 
+from grader.safetext import clean_data
+
 REPLY_PREFIX = "@@gradekit "
-STATUSES = ("ok", "timeout", "crashed", "banned-api", "copy", "error")
-"""A gradebook row's status, most serious last but ``error`` (grading did not complete)."""
+REASON_ENTRIES = 5
+"""Refused entries named in a gradebook reason (the report lists them all)."""
+STATUSES = ("ok", "refused", "timeout", "crashed", "banned-api", "copy", "error")
+"""A gradebook row's status, most serious last but ``error`` (grading did not complete). ``refused``: the
+submission held links, special files or files over the caps, which were not graded (the rest was)."""
 
 
 def atomic_write(path, text):
@@ -57,6 +62,8 @@ def status_of(result, copy):
         return "timeout", "batch.reason.timeout"
     if "crashed" in kinds or any(d.startswith(("the code called sys.exit", "MemoryError")) for d in details):
         return "crashed", "batch.reason.crashed"
+    if getattr(result, "refused", None):  # before a load error: a refused contract file does not import
+        return "refused", "batch.reason.refused"
     if load:
         return "error", "batch.reason.load"
     return "ok", ""
@@ -68,6 +75,7 @@ def grade(job):
     from grader.batch.similarity import compare
     from grader.messages import text
     from grader.submission.runner import SOLUTION_ROOT
+    from grader.submission.snapshot import Refused, Snapshot, short
     from grader.views import gradescope, html, json_view
 
     config = None
@@ -80,29 +88,37 @@ def grade(job):
     started = time.perf_counter()
     from grader.submission.worker import slot_user
 
-    result = api.check(path=job["path"], tasks=job.get("tasks"), profile=job.get("profile", "full"),
-                       isolated=True, config=config, call_timeout=job["call_timeout"],
-                       total_timeout=job["total_timeout"], memory_mb=job.get("memory_mb"),
-                       figures=job.get("figures", False), run_as=slot_user(job.get("slot")))
+    # job["path"] is the batch's snapshot of the submission (regular files only); the original is never read.
+    snapshot = Snapshot(root=Path(job["path"]), refused=[Refused.from_dict(d) for d in job.get("refused", [])])
+    result = api.check(path=job.get("source") or job["path"], tasks=job.get("tasks"),
+                       profile=job.get("profile", "full"), isolated=True, config=config,
+                       call_timeout=job["call_timeout"], total_timeout=job["total_timeout"],
+                       memory_mb=job.get("memory_mb"), figures=job.get("figures", False),
+                       run_as=slot_user(job.get("slot")), snapshot=snapshot)
     verdict = compare(job["path"], SOLUTION_ROOT)
     copy = verdict.copy
     result.submission = job["student"]  # not the temporary folder a zip was extracted to
     status, reason = status_of(result, copy)
     zeroed = copy and job.get("copy_policy", "zero") == "zero"
     tasks = {t.id: (0.0 if zeroed else t.score) for t in result.tasks}
+    entries = [short(r, lang) for r in result.refused[:REASON_ENTRIES]]
+    if len(result.refused) > REASON_ENTRIES:
+        entries.append("…")
     record = {
-        "student": job["student"], "hash": job["hash"], "status": status,
-        "reason": text(reason, lang) if reason else "",
+        "student": job["student"], "folder": out.name, "hash": job["hash"], "status": status,
+        "reason": text(reason, lang, entries=", ".join(entries)) if reason else "",
         "score": 0.0 if zeroed else result.score, "max_score": result.max_score,
         "raw_score": result.score, "tasks": tasks, "task_max": {t.id: t.max_score for t in result.tasks},
         "checks": {c.id: c.status for t in result.tasks for c in t.checks},
         "diagnoses": sorted({d.id for t in result.tasks for c in t.checks for d in c.diagnoses if d.kind == "bug"}),
         "flags": {"copy_of_reference": verdict.to_dict()},
+        "refused": list(result.refused),
         "duration_s": round(time.perf_counter() - started, 2),
     }
     data = json_view.to_data(result, lang=lang)
     data.update(student=job["student"], status=status, reason=record["reason"], flags=record["flags"],
                 gradebook_score=record["score"])
+    data, record = clean_data(data), clean_data(record)  # the student id and reason come from outside too
     atomic_write(out / "results.json", json.dumps(data, ensure_ascii=False, indent=2) + "\n")
     atomic_write(out / "report.html", html.render(result, lang=lang))
     atomic_write(out / "gradescope.json", gradescope.render(result, lang=lang))
@@ -130,7 +146,7 @@ def main():
             record = grade(job)
         except Exception as exc:  # noqa: BLE001 - a grader bug: this student's row says so, the batch goes on
             record = {"student": job.get("student"), "internal_error": f"{type(exc).__name__}: {exc}"[:2000]}
-        reply.write(REPLY_PREFIX + json.dumps(record, ensure_ascii=False) + "\n")
+        reply.write(REPLY_PREFIX + json.dumps(clean_data(record), ensure_ascii=False) + "\n")
         reply.flush()
 
 

@@ -28,6 +28,7 @@ import grader
 from grader.batch import sources
 from grader.batch.judge import REPLY_PREFIX, atomic_write
 from grader.messages import text
+from grader.safetext import clean_data, clean_text, display_name, for_terminal
 
 RECORD = "record.json"
 JUDGE_START_S = 180.0
@@ -125,21 +126,21 @@ def batch(*, submissions, out, jobs=None, tasks=None, profile="full", config=Non
                "memory_mb": memory_mb, "copy_policy": copy_policy, "figures": figures, "lang": lang,
                "config": course.text if course else None, "grader": grader_fingerprint()}
     salt = json.dumps(options, sort_keys=True)
+    # The snapshots: read by this process and the judges (same user) only; each worker gets its own copy.
     scratch = Path(tempfile.mkdtemp(prefix="gradekit-batch-"))
-    os.chmod(scratch, 0o755)
     result = BatchResult(out=out)
     try:
         found = sources.discover(src)
         todo, records = [], {}
         for sub in found:
-            sources.prepare(sub, scratch)
-            folder = out / sub.student
+            sources.prepare(sub, scratch)  # the snapshot: nothing reads sub.source after this
+            folder = out / sub.folder
             if sub.path is None:
                 records[sub.student] = _problem_record(sub, lang)
-                folder.mkdir(exist_ok=True)
-                atomic_write(folder / RECORD, json.dumps(records[sub.student], indent=2) + "\n")
+                _write_problem(folder, records[sub.student], display_name(sub.source.name),
+                               _problem_detail(sub, lang), profile, lang)
                 continue
-            digest = sources.content_hash(sub.path, salt)
+            digest = sources.content_hash(sub.path, salt, sub.refused)
             cached = _read_record(folder / RECORD)
             if not force and cached and cached.get("hash") == digest and _complete(folder):
                 records[sub.student] = cached
@@ -176,17 +177,44 @@ def _complete(folder):
     return all((folder / name).is_file() for name in ("results.json", "report.html", "gradescope.json", RECORD))
 
 
+def _problem_detail(sub, lang):
+    if not sub.problem_key:
+        return sub.problem
+    params = dict(sub.problem_params)
+    params["what"] = text(f"snapshot.kind.{params.get('kind', 'special')}", lang)
+    return text(sub.problem_key, lang, **params)
+
+
 def _problem_record(sub, lang):
-    return {"student": sub.student, "hash": "", "status": "error",
-            "reason": text("batch.reason.unpreparable", lang, detail=sub.problem),
-            "score": 0.0, "max_score": 0.0, "raw_score": 0.0, "tasks": {}, "task_max": {}, "checks": {},
-            "diagnoses": [], "flags": {}, "duration_s": 0.0}
+    return clean_data({"student": sub.student, "folder": sub.folder, "hash": "", "status": "error",
+                       "reason": text("batch.reason.unpreparable", lang, detail=_problem_detail(sub, lang)),
+                       "score": 0.0, "max_score": 0.0, "raw_score": 0.0, "tasks": {}, "task_max": {}, "checks": {},
+                       "diagnoses": [], "flags": {}, "duration_s": 0.0})
 
 
-def _error_record(student, detail, lang):
-    record = _problem_record(sources.Submission(student, Path(student)), lang)
-    record.update(hash="", reason=text("batch.reason.judge", lang, detail=detail))
+def _error_record(sub, detail, lang):
+    record = _problem_record(sources.Submission(sub.student, sub.source, folder=sub.folder), lang)
+    record.update(hash="", reason=text("batch.reason.judge", lang, detail=clean_text(detail)))
     return record
+
+
+def _write_problem(folder, record, name, detail, profile, lang):
+    """The files of a student whose submission could not be graded: the record, and a report saying why
+    (``name`` could not be imported: ``detail``)."""
+    from grader.results import GradeResult
+    from grader.views import gradescope, html, json_view
+
+    folder.mkdir(exist_ok=True)
+    error = {"kind": "error", "detail": clean_text(detail), "file": "", "line": 0, "code": "", "trace": ""}
+    result = GradeResult(submission=record["student"], score=0.0, max_score=0.0, seed=None, profile=profile,
+                         duration_s=0.0, load_errors={clean_text(name): error})
+    data = json_view.to_data(result, lang=lang)
+    data.update(student=record["student"], status=record["status"], reason=record["reason"], flags={},
+                gradebook_score=0.0)
+    atomic_write(folder / "results.json", json.dumps(clean_data(data), ensure_ascii=False, indent=2) + "\n")
+    atomic_write(folder / "report.html", html.render(result, lang=lang))
+    atomic_write(folder / "gradescope.json", gradescope.render(result, lang=lang))
+    atomic_write(folder / RECORD, json.dumps(clean_data(record), ensure_ascii=False, indent=2) + "\n")
 
 
 # -- the pool of judges ------------------------------------------------------------------------------
@@ -268,10 +296,15 @@ def _run_pool(todo, out, job_args, jobs, deadline_s, lang, bar):
                     if not hello or not hello.get("ready"):
                         judge.stop()
                         judge = None
-                        done.put(_error_record(sub.student, "the judge process did not start", lang))
+                        detail = "the judge process did not start"
+                        record = _error_record(sub, detail, lang)
+                        _write_problem(out / sub.folder, record, sub.student, detail, job_args["profile"], lang)
+                        done.put(record)
                         continue
-                job = dict(job_args, student=sub.student, path=str(sub.path), out=str(out / sub.student),
-                           hash=digest, slot=index)
+                source = os.path.abspath(sub.source) if sub.source.suffix.lower() != ".zip" else None
+                job = dict(job_args, student=sub.student, path=str(sub.path), source=source,
+                           refused=[r.to_dict() for r in sub.refused], out=str(out / sub.folder), hash=digest,
+                           slot=index)
                 started = time.monotonic()
                 try:
                     judge.send(job)
@@ -283,10 +316,8 @@ def _run_pool(todo, out, job_args, jobs, deadline_s, lang, bar):
                         f"the judge stopped or took more than {deadline_s:g} s")
                     judge.stop()
                     judge = None
-                    record = _error_record(sub.student, detail, lang)
-                    folder = out / sub.student
-                    folder.mkdir(exist_ok=True)
-                    atomic_write(folder / RECORD, json.dumps(record, indent=2) + "\n")
+                    record = _error_record(sub, detail, lang)
+                    _write_problem(out / sub.folder, record, sub.student, detail, job_args["profile"], lang)
                 done.put(record)
         finally:
             if judge is not None:
@@ -328,7 +359,7 @@ class _Progress:
         filled = int(width * self.done / self.total)
         counts = " ".join(f"{k} {v}" for k, v in sorted(self.counts.items()))
         self.stream.write(f"\r[{'#' * filled}{'.' * (width - filled)}] {self.done}/{self.total} {counts} {eta} "
-                          f"{last[:20]:<20}")
+                          f"{for_terminal(last)[:20]:<20}")
         self.stream.flush()
 
     def close(self):

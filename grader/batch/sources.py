@@ -3,6 +3,16 @@
 Zips are extracted safely into a private temporary folder: members with absolute paths, ``..``
 parts, links or device files are refused, and the total size and file count are capped. A zip
 holding a single top folder is unwrapped.
+
+Every submission, folder or zip, is then copied once into a snapshot (``submission.snapshot.safe_copy``:
+regular files only, links and special files refused and listed); the batch hashes, the judge grades
+and compares that snapshot, and nothing opens the original again. The class folder itself is read
+with ``lstat``: a student entry that is a link or a special file gets a row that says so.
+
+A folder's name is data: ``Submission.student`` is its display form (bytes that are not UTF-8 and
+control characters as backslash escapes) and ``Submission.folder`` the name of the student's output
+folder, the id itself when it is a plain id (``_ID``), else a name made from it that no plain id and
+no other name can take.
 """
 
 import hashlib
@@ -12,8 +22,11 @@ import shutil
 import stat
 import tempfile
 import zipfile
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
+
+from grader.safetext import display_name
+from grader.submission.snapshot import safe_copy
 
 MAX_FILES = 200
 """Most members a submission zip may hold."""
@@ -21,6 +34,8 @@ MAX_BYTES = 20 << 20
 """Most bytes a submission zip may extract to."""
 _ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._@+-]{0,127}$")
 _SKIP = {"__pycache__", "__MACOSX", ".git", ".DS_Store"}
+_RESERVED = {"index.html", "gradebook.csv"}
+"""Names in ``--out`` that are not a student's folder."""
 
 
 class UnsafeZip(ValueError):
@@ -32,52 +47,102 @@ class Submission:
     """One student's submission."""
 
     student: str
-    """The student id (the folder's or zip's name without ``.zip``)."""
+    """The student id as shown (the folder's or zip's name without ``.zip``; see ``display_name``)."""
     source: Path
     """The folder or zip as found."""
     path: Path = None
-    """The folder to grade (the extracted copy for a zip); ``None`` when it could not be prepared."""
+    """The snapshot to grade (regular files only); ``None`` when it could not be prepared."""
     problem: str = ""
-    """Why it could not be prepared (an unsafe zip, a bad id)."""
+    """Why it could not be prepared (an unsafe zip, a link), a sentence in English."""
+    folder: str = ""
+    """The name of the student's output folder (``student_folder``)."""
+    problem_key: str = ""
+    """The problem as a message key (``problem_params`` fill it in), when it has one."""
+    problem_params: dict = field(default_factory=dict)
+    refused: list = field(default_factory=list)
+    """``snapshot.Refused`` entries of the submission: not graded, listed in the student's results."""
+
+    def __post_init__(self):
+        self.folder = self.folder or student_folder(self.student)
+
+
+def student_folder(name):
+    """The output folder's name for a student folder or zip named ``name`` (a ``str`` from ``os``, non-UTF-8
+    bytes as surrogates): ``name`` itself when it is a plain id, else ``_<letters>-<digest of the raw bytes>``,
+    which starts with ``_`` (never a plain id) and differs for every other name."""
+    if _ID.match(name) and name not in _RESERVED:
+        return name
+    raw = name.encode("utf-8", "surrogatepass")  # one to one, whatever the name holds
+    slug = re.sub(r"[^A-Za-z0-9._@+-]+", "_", display_name(name)).strip("._-+@")[:40] or "student"
+    return f"_{slug}-{hashlib.sha256(raw).hexdigest()[:16]}"
 
 
 def discover(folder):
-    """The submissions in ``folder``, sorted by student id (hidden entries are ignored)."""
+    """The submissions in ``folder``, sorted by student id (hidden entries are ignored; other plain files too).
+
+    Entries are looked at with ``lstat``: a folder is a submission, a regular ``.zip`` file too; a link or a
+    special file in their place gets a ``problem`` (and so a gradebook row), never followed."""
     folder = Path(folder)
     found = {}
-    for entry in sorted(folder.iterdir()):
-        if entry.name.startswith(".") or entry.name in _SKIP:
+    with os.scandir(folder) as it:
+        entries = sorted(it, key=lambda e: os.fsencode(e.name))
+    for entry in entries:
+        name = entry.name
+        if name.startswith(".") or name in _SKIP:
             continue
-        if entry.is_dir() and not entry.is_symlink():
-            student = entry.name
-        elif entry.is_file() and entry.suffix.lower() == ".zip":
-            student = entry.name[:-4]
-        else:
+        try:
+            mode = entry.stat(follow_symlinks=False).st_mode
+        except OSError:
             continue
+        is_zip = name.lower().endswith(".zip") and len(name) > 4
+        if stat.S_ISREG(mode) and not is_zip:
+            continue  # a README, a roster: not a submission
+        student = display_name(name[:-4] if is_zip else name)
         if student in found:
             found[student].problem = f"both a folder and a zip are named {student!r}"
             continue
-        sub = Submission(student, entry)
-        if not _ID.match(student):
-            sub.problem = (f"the name {student!r} is not usable as a student id (expected letters, digits and "
-                           f". _ @ + -, at most 128 characters)")
+        sub = Submission(student, Path(entry.path), folder=student_folder(name[:-4] if is_zip else name))
+        if not (stat.S_ISDIR(mode) or stat.S_ISREG(mode)):
+            kind = "symlink" if stat.S_ISLNK(mode) else "fifo" if stat.S_ISFIFO(mode) else "socket" \
+                if stat.S_ISSOCK(mode) else "device" if stat.S_ISCHR(mode) or stat.S_ISBLK(mode) else "special"
+            sub.problem = f"{display_name(name)} is a link or special file ({kind}); expected a folder or a .zip"
+            sub.problem_key, sub.problem_params = "batch.reason.student_link", {"name": display_name(name),
+                                                                                "kind": kind}
         found[student] = sub
-    return [found[k] for k in sorted(found)]
+    subs = [found[k] for k in sorted(found)]
+    seen = {}
+    for sub in subs:  # folders whose names differ only by case would meet on a case-insensitive disk
+        if sub.folder.lower() in seen:
+            sub.folder = "_" + sub.folder + "-" + hashlib.sha256(os.fsencode(sub.source.name)).hexdigest()[:16]
+        seen[sub.folder.lower()] = sub
+    return subs
 
 
 def prepare(sub, scratch):
-    """Set ``sub.path``: the folder itself, or the zip extracted under ``scratch``."""
+    """Set ``sub.path`` to a snapshot under ``scratch`` (of the folder, or of the zip once extracted) and
+    ``sub.refused``; or ``sub.problem`` when it cannot be prepared."""
     if sub.problem:
         return sub
-    if sub.source.is_dir():
-        sub.path = sub.source.resolve()
-        return sub
-    dest = Path(tempfile.mkdtemp(prefix=f"{sub.student}-", dir=scratch))
-    try:
-        sub.path = extract(sub.source, dest)
-    except (UnsafeZip, zipfile.BadZipFile, OSError) as exc:
-        shutil.rmtree(dest, ignore_errors=True)
-        sub.problem = f"{sub.source.name}: {exc}"
+    dest = Path(scratch) / sub.folder
+    if sub.source.is_dir() and not sub.source.is_symlink():
+        try:
+            snap = safe_copy(sub.source, dest, top_link=False)
+        except OSError as exc:
+            shutil.rmtree(dest, ignore_errors=True)
+            sub.problem = f"{display_name(sub.source.name)}: cannot be read ({exc.strerror or exc})"
+            return sub
+    else:
+        unpacked = Path(tempfile.mkdtemp(prefix=".zip-", dir=scratch))  # hidden: no student folder is
+        try:
+            snap = safe_copy(extract(sub.source, unpacked), dest)
+        except (UnsafeZip, zipfile.BadZipFile, OSError, ValueError, EOFError, RuntimeError) as exc:
+            shutil.rmtree(dest, ignore_errors=True)
+            detail = str(exc) if isinstance(exc, UnsafeZip) else f"{type(exc).__name__}: {exc}"
+            sub.problem = f"{display_name(sub.source.name)}: {detail}"
+            return sub
+        finally:
+            shutil.rmtree(unpacked, ignore_errors=True)
+    sub.path, sub.refused = snap.root, snap.refused
     return sub
 
 
@@ -85,7 +150,11 @@ def extract(archive, dest, *, max_files=MAX_FILES, max_bytes=MAX_BYTES):
     """Extract ``archive`` into ``dest`` (readable by all, so an unprivileged worker can read it); the folder
     to grade. ``UnsafeZip`` for a member that would escape ``dest``, a link, or a zip over the caps."""
     dest = Path(dest)
-    with zipfile.ZipFile(archive) as zf:
+    fd = os.open(archive, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC)  # never through a link
+    if not stat.S_ISREG(os.fstat(fd).st_mode):
+        os.close(fd)
+        raise UnsafeZip(f"{Path(archive).name!r} is not a regular file")
+    with os.fdopen(fd, "rb") as fh, zipfile.ZipFile(fh) as zf:
         members = [m for m in zf.infolist() if not _ignored(m.filename)]
         if len(members) > max_files:
             raise UnsafeZip(f"{len(members)} members, more than the {max_files} allowed")
@@ -126,12 +195,26 @@ def _ignored(name):
     return any(part in _SKIP for part in PurePosixPath(name.replace("\\", "/")).parts)
 
 
-def content_hash(folder, salt=""):
-    """SHA-256 over the submission's files (relative paths and bytes, sorted) and ``salt``."""
+def content_hash(folder, salt="", refused=()):
+    """SHA-256 over the submission's files (relative paths and bytes, sorted), its refused entries and ``salt``.
+    ``folder`` is a snapshot (regular files only); anything else in it is skipped, never followed."""
     h = hashlib.sha256(salt.encode("utf-8"))
-    folder = Path(folder)
-    for path in sorted(p for p in folder.rglob("*") if p.is_file() and not _ignored(str(p.relative_to(folder)))):
-        rel = path.relative_to(folder).as_posix()
-        h.update(b"\0F" + rel.encode("utf-8") + b"\0")
-        h.update(hashlib.sha256(path.read_bytes()).digest())
+    folder = os.fspath(folder)
+    files = []
+    for base, dirs, names in os.walk(folder, followlinks=False):
+        dirs[:] = [d for d in dirs if d not in _SKIP]
+        for name in names:
+            path = os.path.join(base, name)
+            if name not in _SKIP and stat.S_ISREG(os.lstat(path).st_mode):
+                files.append((os.fsencode(os.path.relpath(path, folder)), path))
+    for rel, path in sorted(files):
+        h.update(b"\0F" + rel + b"\0")
+        digest = hashlib.sha256()
+        with open(path, "rb") as fh:
+            while chunk := fh.read(1 << 16):
+                digest.update(chunk)
+        h.update(digest.digest())
+    for r in refused:
+        d = r.to_dict() if hasattr(r, "to_dict") else dict(r)
+        h.update(b"\0R" + f"{d['path']}\0{d['kind']}\0{d.get('size', 0)}".encode("utf-8", "backslashreplace"))
     return h.hexdigest()

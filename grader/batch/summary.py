@@ -65,7 +65,8 @@ def context(records, *, lang="en"):
                     for r in slowest],
         "students": [{"student": r["student"], "score": _number(r.get("score")), "max": _number(r.get("max_score")),
                       "status": r.get("status", "error"), "reason": r.get("reason", ""),
-                      "report": f"{r['student']}/report.html" if r.get("hash") else None} for r in records],
+                      "report": f"{r.get('folder') or r['student']}/report.html"
+                      if r.get("hash") or r.get("folder") else None} for r in records],
     }
 
 

@@ -59,7 +59,7 @@ class Diagnoser:
         if bug.id not in self._mutants:
             source = (self.ref.root / bug.file).read_text(encoding="utf-8")
             ns = reference_namespace(patches={bug.file: apply(bug, source)}, label=bug.id)
-            self._mutants[bug.id] = InProcessRunner(ns.root, banned=(), namespace=ns, reference=self.ref.reference)
+            self._mutants[bug.id] = InProcessRunner(ns.root, banned=(), namespace=ns)
         return self._mutants[bug.id]
 
     @staticmethod

@@ -129,6 +129,13 @@ class CheckContext:
         """Plain data for the report's pictures that a passing check wants to show (a loss curve)."""
         self.first_failing_calls = None
         """The calls of the first failing example, before Hypothesis shrank it."""
+        self.notes = []
+        """``(message key, params)`` pairs the check wants shown with its verdict (how it adapted)."""
+
+    def note(self, key, **params):
+        """Record, once, how this check was graded where it adapted to the submission."""
+        if (key, params) not in self.notes:
+            self.notes.append((key, params))
 
     @property
     def max_examples(self):

@@ -10,12 +10,44 @@ from grader.submission.errors import SubmissionError
 _STATE_CACHE = {}
 
 
+_STRUCTURAL = ("num_layers", "norm_first", "activation")
+"""Constructor arguments that change which parameters a module has (sizes change only their shapes)."""
+
+
 def ref_state(ctx, name, kwargs, seed):
-    """Random weights for ``name(**kwargs)`` named as the reference names them."""
+    """Random weights for ``name(**kwargs)`` named as the reference names them.
+
+    Where the submission's module lacks some of the reference's biases (``nn.Linear(..., bias=False)``), those
+    are set to zero, so that every other check still compares like with like; the contract check charges the
+    missing parameters, once, and this check says what it did."""
     key = (name, tuple(sorted(kwargs.items())))
     if key not in _STATE_CACHE:
         _STATE_CACHE[key] = ctx.ref("params", name=name, kwargs=kwargs)["params"]
-    return random_state(_STATE_CACHE[key], seed)
+    state = random_state(_STATE_CACHE[key], seed)
+    absent = _absent_biases(ctx, name, kwargs, [n for n, _shape in _STATE_CACHE[key]])
+    if absent:
+        for n in absent:
+            state[n] = torch.zeros_like(state[n])
+        ctx.note("note.zero_bias", what=name, names=absent[:8])
+    return state
+
+
+def _absent_biases(ctx, name, kwargs, expected):
+    """The reference's bias names that the submission's ``name`` does not have (when nothing else differs)."""
+    cache = ctx.sub_runner.__dict__.setdefault("_absent_biases", {})  # per submission
+    key = (ctx.variant, name, tuple((k, kwargs.get(k)) for k in _STRUCTURAL))
+    if key not in cache:
+        absent = []
+        try:
+            found = {n for n, _shape in ctx.sub_runner.run("params", ctx.variant, name=name, kwargs=kwargs)["params"]}
+        except SubmissionError:
+            found = None
+        if found is not None and found < set(expected):
+            missing = sorted(set(expected) - found)
+            if all(n == "bias" or n.endswith(".bias") for n in missing):
+                absent = missing
+        cache[key] = absent
+    return cache[key]
 
 
 def no_inplace(result, what, example):
@@ -116,7 +148,8 @@ def meta_runs(ctx, *, name, kwargs, inputs, expected_shape, method="forward", ex
 
 
 def dropout_behaviour(ctx, *, name, kwargs, state, inputs, method="forward", example=None):
-    """``eval()`` is deterministic even with dropout > 0; ``train()`` really drops."""
+    """``eval()`` is deterministic even with dropout > 0; ``train()`` really drops; and with ``dropout=0.0`` in
+    ``train()`` nothing drops (every dropout honours its argument: none is fixed at 0.1)."""
     ev = ctx.sub("forward", name=name, kwargs=kwargs, state=state, inputs=inputs, method=method, repeat=2)
     if not torch.equal(ev["outs"][0], ev["outs"][1]):
         raise Fail("fail.eval_random", what=name, example=example)
@@ -124,3 +157,36 @@ def dropout_behaviour(ctx, *, name, kwargs, state, inputs, method="forward", exa
                  repeat=2)
     if torch.equal(tr["outs"][0], ev["out"]) and torch.equal(tr["outs"][1], ev["out"]):
         raise Fail("fail.train_no_dropout", what=name, p=kwargs.get("dropout"), example=example)
+    off = dict(kwargs, dropout=0.0)
+    ev0 = ctx.sub("forward", name=name, kwargs=off, state=state, inputs=inputs, method=method)
+    tr0 = ctx.sub("forward", name=name, kwargs=off, state=state, inputs=inputs, method=method, train=True,
+                  repeat=2)
+    if not all(torch.equal(o, ev0["out"]) for o in tr0["outs"]):
+        raise Fail("fail.dropout_zero", what=name, example=dict(example or {}, config=dict(
+            (example or {}).get("config", {}), dropout=0.0, mode="train")))
+
+
+def defaults_agree(ctx, *, name, required, inputs, given, example=None, train_differs=False, state=True):
+    """``name(**required)`` (the contract's defaults for everything else) behaves as the reference's does: the same
+    ``eval()`` output for the same weights, and, with ``train_differs``, a default dropout that is not zero.
+    ``given``: the arguments a check usually passes, named in the message when they are the ones left out."""
+    left_out = ", ".join(sorted(set(given) - set(required)))
+    ex = dict(example or {}, config=dict(required, defaults_for=left_out))
+    weights = ref_state(ctx, name, required, 0) if state else None
+    ref, got = ctx.both("forward", name=name, kwargs=required, state=weights, inputs=inputs)
+    try:
+        check_tensor(got["out"], ref["out"], what=f"{name}({', '.join(sorted(required))}) output", example=ex)
+    except Fail as fail:
+        raise Fail("fail.defaults", what=name, argument=left_out, default="(the contract's)",
+                   detail=_render_plain(fail), example=ex) from None
+    if train_differs:
+        tr = ctx.sub("forward", name=name, kwargs=required, state=weights, inputs=inputs, train=True, repeat=2)
+        if all(torch.equal(o, got["out"]) for o in tr["outs"]):
+            raise Fail("fail.defaults", what=name, argument="dropout", default=0.1,
+                       detail="in train() mode nothing is dropped", example=ex)
+
+
+def _render_plain(fail):
+    from grader.messages import text
+
+    return text(fail.key, "en", **fail.params)

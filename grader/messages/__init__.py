@@ -11,7 +11,7 @@ import string
 
 LANGS = ("en", "zh")
 # The core messages (en.py, zh.py) plus one pair of modules per feature: <part>_en.py, <part>_zh.py.
-PARTS = ("bugs", "practice", "batch")
+PARTS = ("bugs", "practice", "batch", "snapshot", "fairness")
 
 
 def _catalogue(lang):

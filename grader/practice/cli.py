@@ -15,7 +15,10 @@ def _lang(args, state=None):
 
 
 def _error(exc, lang):
-    print("gradekit: " + text("practice.error", lang) + ": " + text(exc.key, lang, **exc.params), file=sys.stderr)
+    from grader.safetext import for_terminal
+
+    print("gradekit: " + text("practice.error", lang) + ": "
+          + text(exc.key, lang, **{k: for_terminal(v) for k, v in exc.params.items()}), file=sys.stderr)
     return 2
 
 

@@ -1,22 +1,56 @@
-"""Banned APIs: a static scan of the submission's source and a runtime guard.
+"""Banned APIs: a static scan of the submission's source and a runtime guard at PyTorch's dispatcher.
 
-The contract forbids PyTorch's ready-made attention, Transformer and LayerNorm
-building blocks, and importing the reference. The static scan resolves import
-aliases (``import torch.nn.functional as F``) and flags every use of a banned
-name, with file and line; the runtime guard catches what the scan cannot see
-(``getattr(F, "scaled_" + "dot_product_attention")``) by wrapping the banned
-callables while student code runs and noting calls whose nearest non-torch
-caller is a submission file.
+The contract forbids PyTorch's ready-made attention, Transformer and LayerNorm building blocks, and
+importing the reference.
+
+The static scan resolves import aliases (``import torch.nn.functional as F``, ``ln = F.layer_norm``) and
+flags every use of a banned name or of a lower-level entry point to the same thing
+(``torch.native_layer_norm``, ``torch.ops.aten._scaled_dot_product_attention_math``, see ``ALIASES``), with
+file and line.
+
+The runtime guard watches kernels, not names. Each banned name maps to the aten operators that implement it
+(``KERNELS``); the guard registers a Python kernel for each of them at the ``BackendSelect`` dispatch key,
+which is in every call's key set, below autograd and above every backend: each call of the operator passes
+through it, whatever the route (``F.layer_norm``, ``torch.layer_norm``, ``torch.ops.aten.native_layer_norm``,
+``nn.LayerNorm``, the original function behind any wrapper, code compiled under any file name), the device
+(CPU and meta are kit-tested; the CUDA kernels are listed but not yet tried on a GPU) or the mode
+(``no_grad``, ``inference_mode``; a backward kernel run by the autograd engine is not counted again).
+That kernel notes the call and passes it on (``redispatch``); every other operator is untouched, so the
+guard costs nothing on the operators a correct submission uses (a ``TorchDispatchMode`` would see every
+operator in Python: 3x slower on a submission's side, measured). Composite operators never reach a backend
+key as themselves: what they decompose into is watched instead (``scaled_dot_product_attention`` picks a
+fused kernel or the math path, whose softmax is the dedicated ``_safe_softmax``). What runs no distinctive
+kernel (``nn.MultiheadAttention`` with its weights, ``nn.TransformerDecoderLayer``) is watched by name:
+the ``forward`` of the banned classes and the banned functions are wrapped (the original is never kept on
+the wrapper's ``__wrapped__``).
+
+The guard records only between ``start`` and ``stop``, which the runner calls around each probe it runs on
+the submission; the reference's own computations and the judge's code run outside. Each finding lands on a
+task: the innermost stack frame in the submission gives the enclosing top-level definition, whose contract
+name gives the task (a module-level helper: the task of the class of its file it runs as a method of, else
+every task of its file; a helper file of the submission's own: the next frame out); a frame of code compiled
+under a foreign file name counts as the submission's when it runs as a method of a class the submission
+defines; with no frame of the submission on the stack, the tasks of the running probe (``probe_tasks``).
+The grader's probes and the reference call none of these kernels: grading the reference with the guard on
+finds nothing (a kit test).
+
+What it does not do: the guard runs in the process that runs the submission, so a submission that sets out to
+dismantle it (removing the registrations, patching this module) can; the cheap cases (a wrapper put back, a
+registration removed) are noticed at ``stop``, recorded as a finding on the running probe's tasks, and
+repaired.
 """
 
 import ast
+import os
+import stat
 import sys
+import sysconfig
 from dataclasses import dataclass
 from pathlib import Path
 
 import torch
 
-from grader.tasks import NAME_TO_TASK, TASKS
+from grader.tasks import NAME_TO_FILE, NAME_TO_TASK, TASK_IDS, TASKS
 
 DEFAULT_BANNED = (
     "torch.nn.MultiheadAttention",
@@ -32,61 +66,190 @@ DEFAULT_BANNED = (
     "solution",
 )
 
+_LAYER_NORM = ("native_layer_norm", "native_layer_norm_backward", "layer_norm")
+_ATTENTION = (
+    "_fused_sdp_choice",  # every call of scaled_dot_product_attention asks which kernel to use
+    "_safe_softmax",  # the unfused (math) path's softmax, however it is reached
+    "_scaled_dot_product_flash_attention_for_cpu", "_scaled_dot_product_flash_attention_for_cpu_backward",
+    "_scaled_dot_product_flash_attention", "_scaled_dot_product_flash_attention_backward",
+    "_scaled_dot_product_efficient_attention", "_scaled_dot_product_efficient_attention_backward",
+    "_scaled_dot_product_cudnn_attention", "_scaled_dot_product_cudnn_attention_backward",
+    "_scaled_dot_product_fused_attention_overrideable", "_scaled_dot_product_fused_attention_overrideable_backward",
+    "_flash_attention_forward", "_flash_attention_backward", "_efficient_attention_forward",
+    "_efficient_attention_backward", "_cudnn_attention_forward", "_scaled_dot_product_attention_math_for_mps",
+    "scaled_dot_product_attention", "_scaled_dot_product_attention_math",
+)
+_MULTI_HEAD = ("_native_multi_head_attention",)
+_ENCODER_LAYER = ("_transformer_encoder_layer_fwd",)
+
+KERNELS = {
+    "torch.nn.functional.layer_norm": _LAYER_NORM,
+    "torch.nn.LayerNorm": _LAYER_NORM,
+    "torch.layer_norm": _LAYER_NORM,
+    "torch.native_layer_norm": _LAYER_NORM,
+    "torch.nn.functional.scaled_dot_product_attention": _ATTENTION,
+    "torch._C._nn.scaled_dot_product_attention": _ATTENTION,
+    "torch.nn.MultiheadAttention": _MULTI_HEAD,
+    "torch.nn.functional.multi_head_attention_forward": _MULTI_HEAD,
+    "torch._native_multi_head_attention": _MULTI_HEAD,
+    "torch.nn.TransformerEncoderLayer": _ENCODER_LAYER,
+    "torch.nn.TransformerEncoder": _ENCODER_LAYER,
+    "torch.nn.Transformer": _ENCODER_LAYER,
+}
+"""Banned name -> the aten operators that implement it (any overload), in the order a finding is named by."""
+
+COVERED = frozenset({"torch.nn.functional.layer_norm", "torch.nn.LayerNorm", "torch.layer_norm",
+                     "torch.native_layer_norm", "torch.nn.functional.scaled_dot_product_attention",
+                     "torch._C._nn.scaled_dot_product_attention", "torch._native_multi_head_attention"})
+"""Names whose every use runs one of their kernels: no wrapper by name is needed."""
+
+ALIASES = {
+    "torch.nn.functional.layer_norm": ("layer_norm", "native_layer_norm", "native_layer_norm_backward"),
+    "torch.nn.LayerNorm": ("LayerNorm", "native_layer_norm"),
+    "torch.nn.functional.scaled_dot_product_attention": ("scaled_dot_product_attention",) + tuple(
+        k for k in _ATTENTION if k != "scaled_dot_product_attention"),
+    "torch.nn.functional.multi_head_attention_forward": ("multi_head_attention_forward",) + _MULTI_HEAD,
+    "torch.nn.MultiheadAttention": ("MultiheadAttention",) + _MULTI_HEAD,
+    "torch.nn.TransformerEncoderLayer": ("TransformerEncoderLayer",) + _ENCODER_LAYER,
+}
+"""Banned name -> other attribute names that reach the same thing, for the static scan."""
+
+MAX_SCAN_BYTES = 1 << 20
+"""A source file larger than this is not parsed (the loader reports what it cannot import)."""
+
 
 @dataclass(frozen=True)
 class Finding:
     """One use of a banned API."""
 
     name: str
-    """The banned API, fully qualified (``torch.nn.LayerNorm``)."""
+    """The banned API, fully qualified (``torch.nn.LayerNorm``); for a kernel, the first banned name it implements."""
     file: str
-    """Submission file, relative to its folder."""
+    """Submission file, relative to its folder (or the foreign file name the code was compiled under)."""
     line: int
-    """Line number in ``file``."""
+    """Line number in ``file`` (0 when no frame of the submission was on the stack)."""
     code: str
     """The offending source line."""
     task: str
-    """The task the line belongs to ('' when it is outside every task's code)."""
+    """The task(s) the use belongs to, comma-separated; '' only for a file the submission never imports."""
 
     def to_dict(self):
         return {"name": self.name, "file": self.file, "line": self.line, "code": self.code, "task": self.task}
 
 
-def _banned_leaves(banned):
-    return {b.rsplit(".", 1)[-1] for b in banned if b.startswith("torch.")}
+def file_tasks(rel):
+    """The task ids of contract file ``rel``, comma-separated ('' for any other file)."""
+    return ",".join(t.id for t in TASKS if t.file == rel)
+
+
+def _owner(name, rel):
+    """The task of top-level definition ``name`` in file ``rel``: its contract task when the contract puts it
+    in that file, else every task of the file."""
+    if NAME_TO_FILE.get(name) == rel:
+        return NAME_TO_TASK[name]
+    return file_tasks(rel)
+
+
+# -- the static scan --------------------------------------------------------------------------------
+def _leaf_map(banned):
+    """Attribute name -> banned name, for every leaf and alias of the torch names in ``banned``."""
+    leaves = {}
+    for b in banned:
+        if b.startswith("torch."):
+            for leaf in (b.rsplit(".", 1)[-1],) + ALIASES.get(b, ()):
+                leaves.setdefault(leaf, b)
+    return leaves
 
 
 def _matches(dotted, banned, leaves):
     if dotted in banned:
         return dotted
-    head, _, leaf = dotted.rpartition(".")
-    if dotted.startswith("torch.") and leaf in leaves:
-        return next(b for b in banned if b.endswith("." + leaf))
-    if dotted.split(".")[0] == "solution" and "solution" in banned:
+    parts = dotted.split(".")
+    if parts[0] == "torch":
+        for part in reversed(parts[1:]):
+            if part in leaves:
+                return leaves[part]
+    if parts[0] == "solution" and "solution" in banned:
         return "solution"
     return None
 
 
-def scan_file(path, root, banned=DEFAULT_BANNED):
-    """Findings in one file; a file that does not parse has none (the loader reports it)."""
+def _read_source(path):
+    """The text of a regular file no larger than ``MAX_SCAN_BYTES``, or ``None`` (links, devices, FIFOs...)."""
     try:
-        source = Path(path).read_text(encoding="utf-8", errors="replace")
-        tree = ast.parse(source)
-    except (SyntaxError, ValueError, OSError):
+        if not stat.S_ISREG(os.lstat(path).st_mode):  # never open a device or a FIFO, even to look
+            return None
+        fd = os.open(path, os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_NONBLOCK", 0))
+    except OSError:
+        return None
+    try:
+        st = os.fstat(fd)
+        if not stat.S_ISREG(st.st_mode) or st.st_size > MAX_SCAN_BYTES:
+            return None
+        with os.fdopen(fd, "rb", closefd=False) as f:
+            return f.read(MAX_SCAN_BYTES + 1)[:MAX_SCAN_BYTES].decode("utf-8", errors="replace")
+    except OSError:
+        return None
+    finally:
+        os.close(fd)
+
+
+def _imported_stems(tree):
+    """First components of the modules a file imports, absolute or relative (``from .helpers import x``)."""
+    stems = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            stems.update(a.name.split(".")[0] for a in node.names)
+        elif isinstance(node, ast.ImportFrom):
+            if node.module:
+                parts = node.module.split(".")
+                stems.add(parts[1] if parts[0] == "skeleton" and len(parts) > 1 else parts[0])
+            if node.level or node.module == "skeleton":
+                stems.update(a.name for a in node.names)
+    return stems
+
+
+def scan_file(path, root, banned=DEFAULT_BANNED, *, tasks=None, source=None, tree=None):
+    """Findings in one file; a file that does not parse has none (the loader reports it).
+
+    ``tasks``: the tasks of code outside every contract name in this file (default: the file's tasks).
+    """
+    try:
+        rel = Path(path).relative_to(root).as_posix()
+    except ValueError:
+        rel = Path(path).resolve().relative_to(Path(root).resolve()).as_posix()
+    if source is None:
+        source = _read_source(path)
+    if source is None:
         return []
+    if tree is None:
+        try:
+            tree = ast.parse(source)
+        except (SyntaxError, ValueError):
+            return []
     lines = source.splitlines()
-    rel = str(Path(path).resolve().relative_to(Path(root).resolve()))
-    file_tasks = ",".join(t.id for t in TASKS if t.file == rel)
-    banned, leaves = set(banned), _banned_leaves(banned)
+    module_tasks = file_tasks(rel) if tasks is None else tasks
+    banned, leaves = set(banned), _leaf_map(banned)
     aliases = {}
     findings = []
 
+    spans = []
+    for top in tree.body:
+        owner = module_tasks
+        if isinstance(top, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            owner = _owner(top.name, rel) if NAME_TO_FILE.get(top.name) == rel else module_tasks
+        elif isinstance(top, (ast.Assign, ast.AnnAssign)):
+            targets = top.targets if isinstance(top, ast.Assign) else [top.target]
+            names = [t.id for t in targets if isinstance(t, ast.Name) and NAME_TO_FILE.get(t.id) == rel]
+            if names:
+                owner = ",".join(dict.fromkeys(NAME_TO_TASK[n] for n in names))
+        spans.append((top.lineno, top.end_lineno or top.lineno, owner))
+
     def owner_task(node):
-        for top in tree.body:
-            if top.lineno <= node.lineno <= (top.end_lineno or top.lineno) and isinstance(
-                    top, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
-                return NAME_TO_TASK.get(top.name, "")
-        return file_tasks
+        for start, end, owner in spans:
+            if start <= node.lineno <= end:
+                return owner
+        return module_tasks
 
     def add(name, node):
         code = lines[node.lineno - 1].strip() if 0 < node.lineno <= len(lines) else ""
@@ -120,6 +283,12 @@ def scan_file(path, root, banned=DEFAULT_BANNED):
                 if hit:
                     add(hit, node)
                 aliases[a.asname or a.name] = full
+    for node in ast.walk(tree):  # plain aliases: ``ln = F.layer_norm``
+        if isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(node.targets[0], ast.Name):
+            full = dotted(node.value)
+            if full and full.startswith("torch.") and node.targets[0].id not in aliases:
+                aliases[node.targets[0].id] = full
+    contract_names = set(NAME_TO_TASK)
     for node in ast.walk(tree):
         if isinstance(node, ast.Attribute) and isinstance(node.ctx, ast.Load):
             full = dotted(node)
@@ -130,22 +299,74 @@ def scan_file(path, root, banned=DEFAULT_BANNED):
             hit = _matches(aliases[node.id], banned, leaves)
             if hit and hit != "solution" and "." in aliases[node.id] and aliases[node.id].startswith("torch."):
                 add(hit, node)
-        elif isinstance(node, ast.Constant) and isinstance(node.value, str) and node.value in leaves:
-            add(next(b for b in banned if b.endswith("." + node.value)), node)
+        elif isinstance(node, ast.Constant) and isinstance(node.value, str) and node.value in leaves \
+                and node.value not in contract_names:  # ``__all__ = ["LayerNorm"]`` names the student's own
+            add(leaves[node.value], node)
     unique = {(f.name, f.line): f for f in findings}
     return sorted(unique.values(), key=lambda f: (f.file, f.line, f.name))
 
 
-def scan(root, banned=DEFAULT_BANNED):
-    """Findings in every ``.py`` file under ``root`` (hidden folders and caches skipped)."""
-    root = Path(root)
+def _source_files(root):
+    """Regular ``.py`` files under ``root`` (no links followed; hidden folders and caches skipped)."""
     out = []
-    for path in sorted(root.rglob("*.py")):
-        rel_parts = path.relative_to(root).parts
-        if any(p.startswith(".") or p == "__pycache__" for p in rel_parts):
-            continue
-        out.extend(scan_file(path, root, banned))
+    for folder, dirs, files in os.walk(root, followlinks=False):
+        dirs[:] = sorted(d for d in dirs if not d.startswith(".") and d != "__pycache__")
+        for name in sorted(files):
+            if name.endswith(".py") and not name.startswith("."):
+                out.append(Path(folder) / name)
     return out
+
+
+def scan(root, banned=DEFAULT_BANNED):
+    """Findings in every ``.py`` file under ``root``.
+
+    Code in a contract file outside every contract name counts for all of the file's tasks; a file of the
+    submission's own (``helpers.py``) counts for the tasks of the files that import it, directly or through
+    other such files, and for none when nothing imports it (it never runs: the runtime guard would see it).
+    """
+    root = Path(root).resolve()
+    parsed = {}
+    for path in _source_files(root):
+        source = _read_source(path)
+        if source is None:
+            continue
+        try:
+            tree = ast.parse(source)
+        except (SyntaxError, ValueError):
+            continue
+        parsed[path.relative_to(root).as_posix()] = (path, source, tree)
+    imports = {rel: _imported_stems(tree) for rel, (_, _, tree) in parsed.items()}
+    tasks = {rel: set(filter(None, file_tasks(rel).split(","))) for rel in parsed}
+    changed = True
+    while changed:  # a helper's tasks: those of every file importing it
+        changed = False
+        for rel in parsed:
+            if file_tasks(rel):
+                continue
+            stem = rel.split("/")[0].removesuffix(".py")
+            found = set().union(*(tasks[other] for other in parsed if other != rel and stem in imports[other]))
+            if not found <= tasks[rel]:
+                tasks[rel] |= found
+                changed = True
+    out = []
+    for rel, (path, source, tree) in parsed.items():
+        owners = file_tasks(rel) or ",".join(t for t in TASK_IDS if t in tasks[rel])
+        out.extend(scan_file(path, root, banned, tasks=owners, source=source, tree=tree))
+    return out
+
+
+# -- the runtime guard --------------------------------------------------------------------------------
+PROBE_TASKS = {"sdpa": ("sdpa",), "greedy": ("greedy",), "train_steps": ("training",), "overfit": ("overfit",)}
+
+
+def probe_tasks(probe, variant="integrated", args=None):
+    """The tasks a probe call serves: what a banned call with no frame of the submission on the stack costs."""
+    if variant.startswith("isolated:"):
+        return (variant.split(":", 1)[1],)
+    name = (args or {}).get("name")
+    if isinstance(name, str) and name in NAME_TO_TASK:
+        return (NAME_TO_TASK[name],)
+    return PROBE_TASKS.get(probe, TASK_IDS)
 
 
 def _resolve(dotted):
@@ -153,6 +374,8 @@ def _resolve(dotted):
     if obj is None:
         return None, None, None
     parts = dotted.split(".")[1:]
+    if not parts:
+        return None, None, None
     parent = obj
     for p in parts[:-1]:
         parent = getattr(parent, p, None)
@@ -161,70 +384,336 @@ def _resolve(dotted):
     return parent, parts[-1], getattr(parent, parts[-1], None)
 
 
-class RuntimeGuard:
-    """Record calls of banned callables made from inside ``root`` while active.
+def _op_overloads(name):
+    """``[(registration name, OpOverload)]`` of every overload of ``aten::<name>`` (none if torch lacks it)."""
+    packet = getattr(torch.ops.aten, name, None) if hasattr(torch.ops.aten, name) else None
+    if packet is None:
+        return []
+    out = []
+    for overload in packet.overloads():
+        op = getattr(packet, overload)
+        out.append((name if overload == "default" else f"{name}.{overload}", op))
+    return out
 
-    Installed once per process; ``active(root)`` switches recording on. Classes
-    are guarded through ``__init__``, functions by replacing the module attribute.
+
+_AFTER_BACKEND_SELECT = torch._C._dispatch_keyset_full_after(torch._C.DispatchKey.BackendSelect)
+
+
+class _Hooks:
+    """The process-wide part of the guard, shared by every installed ``RuntimeGuard``: the dispatcher
+    registrations (one ``torch.library.Library``) and the name wrappers, counted, removed with the last guard.
+    The active guard (``active``) is the one ``start``ed; the hooks pass everything on when none is."""
+
+    def __init__(self):
+        self.active = None
+        self.users = 0
+        self.library = None
+        self.kernels = {}  # registration name -> (op name, OpOverload)
+        self.wrapped = {}  # dotted -> (owner object, attribute, original (None: inherited), wrapper)
+
+    def acquire(self, ops, names):
+        self.users += 1
+        for op in ops:
+            for reg, overload in _op_overloads(op):
+                if reg not in self.kernels:
+                    self.kernels[reg] = (op, overload)
+                    self._register(reg, op, overload)
+        for dotted in names:
+            if dotted not in self.wrapped:
+                self._wrap(dotted)
+
+    def release(self):
+        self.users -= 1
+        if self.users > 0:
+            return
+        if self.library is not None:
+            self.library._destroy()
+            self.library = None
+        self.kernels.clear()
+        for owner, attr, original, _ in self.wrapped.values():
+            if original is None:
+                delattr(owner, attr)
+            else:
+                setattr(owner, attr, original)
+        self.wrapped.clear()
+        self.active = None
+
+    def _register(self, reg, op, overload):
+        if self.library is None:
+            self.library = torch.library.Library("aten", "IMPL")
+        hooks = self
+
+        def kernel(keyset, *args, **kwargs):
+            guard = hooks.active
+            if guard is not None:
+                guard._kernel(op)
+            return overload.redispatch(keyset & _AFTER_BACKEND_SELECT, *args, **kwargs)
+
+        self.library.impl(reg, kernel, "BackendSelect", with_keyset=True)
+
+    def _wrap(self, dotted):
+        parent, attr, target = _resolve(dotted)
+        if target is None or not callable(target):
+            return
+        hooks = self
+        if isinstance(target, type):
+            owner, attr = target, ("forward" if issubclass(target, torch.nn.Module) else "__init__")
+            original = getattr(target, attr, None)
+            if original is None:
+                return
+        else:
+            owner, original = parent, target
+        own = not isinstance(owner, type) or attr in owner.__dict__  # else inherited: deleted again on release
+
+        def guarded(*args, **kwargs):
+            guard = hooks.active
+            if guard is not None:
+                guard._named(dotted)
+            return original(*args, **kwargs)
+
+        guarded.__name__ = getattr(original, "__name__", attr)
+        guarded.__qualname__ = getattr(original, "__qualname__", attr)
+        guarded.__doc__ = getattr(original, "__doc__", None)
+        guarded.__module__ = getattr(original, "__module__", None)
+        setattr(owner, attr, guarded)
+        self.wrapped[dotted] = (owner, attr, original if own else None, guarded)
+
+    def _registered(self):
+        """Whether the registrations are in place: the library that holds them is alive (destroying it, the one
+        way to take them away, clears ``m``). Asking the dispatcher costs 10 us an operator: ``verify`` does."""
+        return self.library is not None and getattr(self.library, "m", None) is not None
+
+    def verify(self):
+        """Whether the dispatcher still holds every registration."""
+        return all(torch._C._dispatch_has_kernel_for_dispatch_key("aten::" + reg, "BackendSelect")
+                   for reg in self.kernels)
+
+    def altered(self):
+        """Names of the hooks that were removed or replaced since they were put in place; puts them back."""
+        out = []
+        for dotted, (owner, attr, original, guarded) in self.wrapped.items():
+            current = owner.__dict__.get(attr) if isinstance(owner, type) else getattr(owner, attr, None)
+            if current is not guarded:
+                setattr(owner, attr, guarded)
+                out.append(dotted)
+        if self.kernels and not self._registered():
+            out.append("its kernels at the dispatcher")
+            old, self.library = self.library, None
+            try:
+                if old is not None:
+                    old._destroy()
+            except Exception:  # noqa: BLE001 - already torn down by whoever removed it
+                pass
+            for reg, (op, overload) in self.kernels.items():
+                self._register(reg, op, overload)
+        return out
+
+
+_HOOKS = _Hooks()
+
+
+def _prefixes():
+    """Folders of library code (torch, the standard library, site-packages): a frame there only passes a call on."""
+    out = {str(Path(torch.__file__).resolve().parent) + os.sep}
+    for key in ("stdlib", "platstdlib", "purelib", "platlib"):
+        p = sysconfig.get_paths().get(key)
+        if p:
+            out.add(str(Path(p).resolve()) + os.sep)
+    return tuple(sorted(out))
+
+
+class RuntimeGuard:
+    """Record uses of the banned APIs by the code of ``root`` while a probe runs (between ``start`` and ``stop``).
+
+    ``install()`` puts the hooks in place (once per process, shared by guards); ``uninstall()`` takes this
+    guard's share away. Findings accumulate in ``findings``, each ``(file, line, task)`` once.
     """
 
-    _torch_dir = str(Path(torch.__file__).resolve().parent)
+    _library_prefixes = _prefixes()
+    _grader_dir = str(Path(__file__).resolve().parent.parent) + os.sep
 
     def __init__(self, banned=DEFAULT_BANNED):
         self.banned = tuple(b for b in banned if b.startswith("torch."))
+        self.op_names = {}
+        for b in sorted(self.banned, key=lambda b: list(KERNELS).index(b) if b in KERNELS else len(KERNELS)):
+            for op in KERNELS.get(b, ()):
+                self.op_names.setdefault(op, b)
+        self.named = tuple(b for b in self.banned if b not in COVERED)
         self.root = None
+        self.tasks = TASK_IDS
         self.findings = []
-        self._undo = []
+        self._seen = set()
+        self._kinds = {}
+        self._lines = {}
+        self._installed = False
+        self._previous = []
 
+    # -- switching ------------------------------------------------------------------------------------
     def install(self):
-        for dotted in self.banned:
-            parent, attr, target = _resolve(dotted)
-            if target is None:
-                continue
-            if isinstance(target, type):
-                original = target.__init__
-                target.__init__ = self._wrap(original, dotted)
-                self._undo.append((target, "__init__", original))
-            else:
-                parent_wrapped = self._wrap(target, dotted)
-                setattr(parent, attr, parent_wrapped)
-                self._undo.append((parent, attr, target))
+        if not self._installed:
+            _HOOKS.acquire(self.op_names, self.named)
+            self._installed = True
         return self
 
     def uninstall(self):
-        for obj, attr, original in reversed(self._undo):
-            setattr(obj, attr, original)
-        self._undo.clear()
+        if self._installed:
+            if _HOOKS.active is self:
+                _HOOKS.active = None
+            _HOOKS.release()
+            self._installed = False
 
-    def _wrap(self, fn, dotted):
-        guard = self
+    def start(self, root, tasks=TASK_IDS):
+        """Record from now on: code under ``root`` is the submission's; ``tasks`` are the running probe's."""
+        self._previous.append((_HOOKS.active, self.root, self.tasks))
+        root = str(root)
+        self.root = root if os.path.isabs(root) else str(Path(root).resolve())
+        self.tasks = tuple(tasks) or TASK_IDS
+        if getattr(self, "_sub_prefix", None) != self.root + os.sep:
+            self._sub_prefix, self._kinds, self._lines = self.root + os.sep, {}, {}
+        _HOOKS.active = self
 
-        def guarded(*args, **kwargs):
-            if guard.root is not None:
-                guard._note(dotted)
-            return fn(*args, **kwargs)
+    def stop(self):
+        """Stop recording; note (and undo) any change made to the hooks meanwhile."""
+        try:
+            altered = _HOOKS.altered()
+            if altered:
+                self._add(Finding(f"the banned-API guard, altered: {', '.join(altered)}", "<no submission frame>", 0,
+                                  "", ",".join(self.tasks)))
+        finally:
+            active, self.root, self.tasks = self._previous.pop() if self._previous else (None, None, TASK_IDS)
+            _HOOKS.active = active
 
-        guarded.__wrapped__ = fn
-        guarded.__name__ = getattr(fn, "__name__", dotted.rsplit(".", 1)[-1])
-        return guarded
-
-    def _note(self, dotted):
-        frame = sys._getframe(2)
-        while frame is not None and (frame.f_code.co_filename.startswith(self._torch_dir)
-                                     or frame.f_code.co_filename == __file__):
-            frame = frame.f_back
-        if frame is None:
+    # -- hooks -----------------------------------------------------------------------------------------
+    def _kernel(self, op):
+        name = self.op_names.get(op)
+        if name is None:
             return
-        filename = str(Path(frame.f_code.co_filename).resolve()) if not frame.f_code.co_filename.startswith("<") \
-            else frame.f_code.co_filename
-        if filename.startswith(self.root + "/"):
-            rel = filename[len(self.root) + 1:]
-            task = NAME_TO_TASK.get(frame.f_code.co_qualname.split(".")[0], "")
-            line = frame.f_lineno
-            try:
-                code = Path(filename).read_text(encoding="utf-8").splitlines()[line - 1].strip()
-            except (OSError, IndexError):
-                code = ""
-            finding = Finding(dotted, rel, line, code[:200], task)
-            if finding not in self.findings:
-                self.findings.append(finding)
+        if "backward" in op and torch._C._current_autograd_node() is not None:
+            return  # the engine runs it for a forward already recorded where it was called
+        self._note(name)
+
+    def _named(self, dotted):
+        if dotted in self.named:
+            self._note(dotted)
+
+    def _note(self, name):
+        try:
+            file, line, code, tasks = self._locate(sys._getframe(2))
+        except Exception:  # noqa: BLE001 - a frame the guard cannot read still costs the probe's tasks
+            file, line, code, tasks = "<unknown>", 0, "", ",".join(self.tasks)
+        self._add(Finding(name, file, line, code, tasks))
+
+    def _add(self, finding):
+        key = (finding.file, finding.line, finding.task)
+        if key not in self._seen:
+            self._seen.add(key)
+            self.findings.append(finding)
+
+    # -- attribution -----------------------------------------------------------------------------------
+    def _kind(self, filename):
+        kind = self._kinds.get(filename)
+        if kind is None:
+            if filename.startswith(self._sub_prefix):
+                kind = "submission"
+            elif filename == _THIS_FILE:
+                kind = "library"  # the hooks themselves
+            elif filename.startswith(self._grader_dir) or _reference_file(filename):
+                kind = "grader"
+            elif filename.startswith(self._library_prefixes) or filename.startswith("<frozen "):
+                kind = "library"
+            else:
+                kind = "foreign"
+            self._kinds[filename] = kind
+        return kind
+
+    def _locate(self, frame):
+        """``(file, line, code, tasks)`` of the banned call made below ``frame``."""
+        first = None
+        while frame is not None:
+            code = frame.f_code
+            filename = code.co_filename
+            kind = self._kind(filename)
+            if kind == "submission":
+                rel = filename[len(self._sub_prefix):]
+                tasks = ""
+                if file_tasks(rel):
+                    top = self._top_name(code, filename)
+                    # a helper of no contract name, run as a method of a class of this file: that class's task
+                    tasks = (NAME_TO_TASK[top] if NAME_TO_FILE.get(top) == rel else "") \
+                        or self._method_owner(frame, rel) or file_tasks(rel)
+                where = (rel, frame.f_lineno, self._source_line(filename, frame.f_lineno))
+                if tasks:
+                    return where + (tasks,)
+                first = first or where  # a helper file of the submission's own: the tasks of its caller
+            elif kind == "foreign":
+                tasks = self._method_owner(frame)
+                where = (filename[:200], frame.f_lineno, "")
+                if tasks:
+                    return where + (tasks,)
+                first = first or where
+            elif kind == "grader":
+                break
+            frame = frame.f_back
+        file, line, code = first or ("<no submission frame>", 0, "")
+        return file, line, code, ",".join(self.tasks)
+
+    def _method_owner(self, frame, same_file=None):
+        """The task of the submission's class when ``frame`` runs as one of its methods ('' otherwise); with
+        ``same_file``, only a class defined in that file counts."""
+        code = frame.f_code
+        if not code.co_argcount:
+            return ""
+        obj = frame.f_locals.get(code.co_varnames[0])
+        cls = obj if issubclass(type(obj), type) else type(obj)  # never obj.__class__: the submission's code
+        for klass in type.__dict__["__mro__"].__get__(cls):
+            module = type.__dict__["__dict__"].__get__(klass).get("__module__")
+            mod = sys.modules.get(module) if isinstance(module, str) else None
+            filename = mod.__dict__.get("__file__") if mod is not None else None
+            if isinstance(filename, str) and filename.startswith(self._sub_prefix):
+                rel = filename[len(self._sub_prefix):]
+                name = type.__dict__["__qualname__"].__get__(klass).split(".")[0]
+                if same_file is not None:
+                    return NAME_TO_TASK[name] if rel == same_file and NAME_TO_FILE.get(name) == rel else ""
+                if file_tasks(rel):
+                    return _owner(name, rel)
+        return ""
+
+    def _source(self, filename):
+        if filename not in self._lines:
+            text = _read_source(filename)
+            self._lines[filename] = text.splitlines() if text is not None else []
+        return self._lines[filename]
+
+    def _source_line(self, filename, line):
+        lines = self._source(filename)
+        return lines[line - 1].strip()[:200] if 0 < line <= len(lines) else ""
+
+    def _top_name(self, code, filename):
+        """The top-level definition ``code`` belongs to (``LayerNorm`` for ``LayerNorm.forward.<locals>.f``);
+        before Python 3.11 (no ``co_qualname``), the one whose lines hold the code's first line."""
+        qualname = getattr(code, "co_qualname", None)
+        if qualname is not None:
+            return qualname.split(".")[0]
+        try:
+            tree = ast.parse("\n".join(self._source(filename)))
+        except (SyntaxError, ValueError):
+            return ""
+        for top in tree.body:
+            if isinstance(top, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+                start = min([top.lineno] + [d.lineno for d in top.decorator_list])
+                if start <= code.co_firstlineno <= (top.end_lineno or top.lineno):
+                    return top.name
+        return ""
+
+
+_THIS_FILE = _prefixes.__code__.co_filename
+
+
+def _reference_file(filename):
+    """Whether ``filename`` is the reference's (where this process knows it): its code is the grader's side."""
+    runner = sys.modules.get("grader.submission.runner")
+    for attr in ("SOLUTION_ROOT", "PARTS_ROOT"):
+        root = getattr(runner, attr, None) if runner is not None else None
+        if root is not None and filename.startswith(str(root) + os.sep):
+            return True
+    return False

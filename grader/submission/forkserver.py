@@ -346,23 +346,10 @@ def _become_worker(config, fds, keep_closed):
         os.environ.clear()
         os.environ.update(config["env"])
         tempfile.tempdir = None
-        user = config.get("user")
-        if user:
-            os.setgroups([])
-            os.setgid(user[1])
-            try:
-                os.setuid(user[0])
-            except OSError:  # a uid this user namespace does not map: the shared unprivileged user instead
-                fallback = config.get("fallback_user") or user
-                for folder in (home, os.path.dirname(home)):
-                    os.chown(folder, fallback[0], fallback[1])
-                os.setgid(fallback[1])
-                os.setuid(fallback[0])
-                os.write(2, f"[gradekit] could not switch to uid {user[0]}; running as uid {fallback[0]}\n".encode())
         config = dict(config, req_fd=3, rep_fd=4)
         from grader.submission import worker
 
-        worker.serve(config, _TEMPLATE["reference"])
+        worker.serve(config)  # it enters its jail and drops privileges before any submission code loads
     except BaseException:  # noqa: BLE001 - say why in the output file, then go
         import traceback
 
@@ -380,14 +367,11 @@ def _max_fd():
         return 1024
 
 
-_TEMPLATE = {}
-
-
 def _prepare(warm):
-    """Import everything a worker needs before any fork (torch, probes, the reference, lazy kernels)."""
+    """Import everything a worker needs before any fork (torch, the probes, lazy kernels), never the reference."""
     from grader.submission import worker
 
-    _TEMPLATE["reference"] = worker.prepare(warm=warm)
+    worker.prepare(warm=warm)
     for name in PRELOAD:
         try:
             importlib.import_module(name)

@@ -24,6 +24,8 @@ The child's first message is ``{"ready": True, "pid": ...}``; each reply is
 ``{"result": dict, "findings": [...]}`` or ``{"error": dict, "findings": [...]}``.
 """
 
+import importlib
+import io
 import json
 import os
 import pwd
@@ -41,6 +43,7 @@ from pathlib import Path
 
 import torch
 
+from grader.probes import plain_data
 from grader.submission import forkserver, wire
 from grader.submission.banned import DEFAULT_BANNED, Finding
 from grader.submission.errors import SubmissionError
@@ -49,7 +52,7 @@ _HEADER = struct.Struct("<Q")
 _POLL_S = 0.05
 TAIL_BYTES = 64 << 10
 """How much of the child's output the judge reads back, at most."""
-REPLY_CAP = 1 << 30
+REPLY_CAP = 64 << 20
 """The largest reply (bytes) the judge accepts."""
 _FINDING_FIELDS = ("name", "file", "line", "code", "task")
 _SIGNAL_HINTS = {
@@ -74,10 +77,6 @@ class _Dead(Exception):
     pass
 
 
-class _Overflow(Exception):
-    pass
-
-
 class _BadReply(Exception):
     pass
 
@@ -85,9 +84,12 @@ class _BadReply(Exception):
 class _Worker:
     """One child process and what belongs to it (plain state, no reference to the runner)."""
 
-    def __init__(self, proc, req_w, rep_r, log_fd, wdir, uid=None):
+    def __init__(self, proc, req_w, rep_r, log_fd, wdir, uid=None, variant="integrated", own_uid=False):
         self.proc, self.req_w, self.rep_r, self.log_fd, self.wdir = proc, req_w, rep_r, log_fd, wdir
         self.uid = os.getuid() if uid is None else uid
+        self.variant = variant
+        self.own_uid = own_uid
+        """Whether ``uid`` belongs to this worker alone (then everything of that uid dies with it)."""
         self.returncode = None
         self.ready = False
         self.started = time.monotonic()
@@ -128,15 +130,21 @@ class _Worker:
             # Until it is reaped, the dead child keeps its pid, so its group and session ids
             # cannot name anybody else's processes: kill everything first, reap last.
             _kill_group(pid)
-            _sweep(pid, self.wdir, self.uid)
+            if self.own_uid:
+                kill_uid(self.uid)
+            else:
+                _sweep(pid, self.wdir, self.uid)
             try:
                 self.returncode = self.proc.wait(timeout=10)
             except subprocess.TimeoutExpired:  # pragma: no cover - SIGKILL cannot be ignored
                 self.returncode = -signal.SIGKILL
 
     def close(self):
-        """Kill (if needed) and close the pipes and the output file."""
+        """Kill (if needed) and close the pipes and the output file; remove what its uid left."""
         self.kill()
+        if self.own_uid:
+            kill_uid(self.uid)  # what it started while it was being reaped
+            remove_ipc(self.uid)
         for fd in (self.req_w, self.rep_r, self.log_fd):
             if fd < 0:
                 continue
@@ -181,7 +189,7 @@ def _sweep(sid, wdir, uid=None):
     if not proc.is_dir():
         return
     me, prefix = os.getpid(), str(Path(wdir).resolve()) + os.sep
-    uids = {os.getuid()} if uid is None else {os.getuid(), uid, _nobody_ids()[0]}  # nobody: a fallback user
+    uids = {os.getuid()} if uid is None else {os.getuid(), uid}
     for _ in range(5):
         victims = []
         for entry in proc.iterdir():
@@ -212,6 +220,127 @@ def _sweep(sid, wdir, uid=None):
         time.sleep(0.01)
 
 
+def _uids_of_processes():
+    """``{pid: real uid}`` of every process (Linux ``/proc``)."""
+    found = {}
+    for entry in os.scandir("/proc"):
+        if not entry.name.isdigit():
+            continue
+        try:
+            with open(f"/proc/{entry.name}/status", "rb") as f:
+                for line in f:
+                    if line.startswith(b"Uid:"):
+                        found[int(entry.name)] = int(line.split()[1])
+                        break
+        except (OSError, ValueError, IndexError):
+            continue
+    return found
+
+
+def kill_uid(uid, rounds=200):
+    """SIGKILL every process whose real uid is ``uid`` until none is left (a worker's uid is its own, so this
+    reaches exactly what the worker started: daemons that left its session, its folder and its group too).
+    Returns how many were killed. Root only; a process cannot escape it by changing session, group or folder."""
+    if os.geteuid() != 0 or not os.path.isdir("/proc"):
+        return 0
+    killed = 0
+    for _ in range(rounds):
+        victims = [pid for pid, owner in _uids_of_processes().items() if owner == uid]
+        alive = []
+        for pid in victims:
+            try:
+                with open(f"/proc/{pid}/stat", "rb") as f:
+                    if f.read().rsplit(b")", 1)[1].split()[0] in (b"Z", b"X"):
+                        continue  # dead, waiting for its parent (or the fork server) to reap it
+            except (OSError, IndexError):
+                continue
+            alive.append(pid)
+            try:
+                os.kill(pid, signal.SIGKILL)
+                killed += 1
+            except (ProcessLookupError, PermissionError):
+                pass
+        if not alive:
+            return killed
+        time.sleep(0.002)
+    return killed
+
+
+def remove_ipc(uid):
+    """Remove System V shared memory, message queues and semaphores created by ``uid`` (they outlive their
+    process; a worker in its own IPC namespace leaves none, this covers machines where that was refused)."""
+    if os.geteuid() != 0:
+        return
+    import ctypes
+
+    try:
+        libc = ctypes.CDLL(None, use_errno=True)
+    except OSError:
+        return
+    for kind in ("shm", "msg", "sem"):
+        try:
+            lines = Path(f"/proc/sysvipc/{kind}").read_text().splitlines()
+        except OSError:
+            continue
+        if not lines:
+            continue
+        header = lines[0].split()
+        try:
+            id_col, uid_col = 1, header.index("cuid")
+        except ValueError:
+            continue
+        for line in lines[1:]:
+            fields = line.split()
+            try:
+                if int(fields[uid_col]) != uid and int(fields[header.index("uid")]) != uid:
+                    continue
+                ident = int(fields[id_col])
+            except (ValueError, IndexError):
+                continue
+            if kind == "shm":
+                libc.shmctl(ident, 0, None)
+            elif kind == "msg":
+                libc.msgctl(ident, 0, None)
+            else:
+                libc.semctl(ident, 0, 0)
+
+
+def _mapped_uid_ranges():
+    """``[(first, count)]`` of the uids this user namespace maps (``/proc/self/uid_map``)."""
+    try:
+        rows = [line.split() for line in Path("/proc/self/uid_map").read_text().splitlines()]
+        return [(int(r[0]), int(r[2])) for r in rows if len(r) == 3]
+    except (OSError, ValueError):
+        return [(0, 1 << 32)]
+
+
+_FRESH_FLOOR = 100_000
+
+
+def fresh_uid():
+    """A uid no account owns and no process uses, drawn at random from the high uids this machine maps: one per
+    worker, so that no two workers (in this batch, a later one, or another batch running beside it) share one."""
+    import random
+
+    rng = random.SystemRandom()
+    ranges = [(max(first, _FRESH_FLOOR), first + count - 1) for first, count in _mapped_uid_ranges()]
+    ranges = [(lo, min(hi, (1 << 31) - 2)) for lo, hi in ranges if min(hi, (1 << 31) - 2) - lo > 1000]
+    if not ranges:
+        raise RuntimeError("no unused high uid is mapped here; give run_as a user name instead")
+    busy = set(_uids_of_processes().values())
+    lo, hi = max(ranges, key=lambda r: r[1] - r[0])
+    for _ in range(1000):
+        uid = rng.randint(lo, hi)
+        try:
+            pwd.getpwuid(uid)
+            continue
+        except KeyError:
+            pass
+        if uid not in busy:
+            return uid
+    raise RuntimeError("could not find an unused uid")
+
+
 def _cleanup(state):
     """Kill the current child and remove the runner's temporary folder (also run at exit / GC)."""
     worker = state.get("worker")
@@ -227,64 +356,34 @@ def _cleanup(state):
 DEFAULT_MEMORY_MB = 4096
 """The child's memory cap when ``memory_mb`` is not given (a batch judge sets it from the course configuration)."""
 UNPRIVILEGED_USER = "nobody"
-"""The account a child runs as when the judge runs as root."""
+"""The account ``run_as="nobody"`` names; the default for a root judge is a fresh uid per worker instead."""
+FRESH = "fresh"
+"""``run_as`` resolved to: a uid of the worker's own, drawn for each worker (``fresh_uid``)."""
 
 
-def _resolve_user(run_as, forked):
-    """``(uid, gid)`` for ``run_as``: ``"auto"`` (``nobody`` when the judge is root, else nobody to switch to),
-    ``None`` (never switch) or a user name. A ``forked`` worker drops to that user after the fork server has
-    imported Python's and torch's files; a worker started by ``exec`` must be able to read them itself."""
+def _resolve_user(run_as, forked=True):
+    """What ``run_as`` means here: ``FRESH`` (``"auto"`` when the judge is root: a uid of each worker's own, in a
+    jail), ``None`` (``"auto"`` for an ordinary user, or ``None``: the judge's own user, no jail), a uid, or a user
+    name as ``(uid, gid)``. Every worker, forked or exec'd, imports what it needs first and then drops to it."""
     if run_as is None or (run_as == "auto" and os.geteuid() != 0):
         return None
-    if isinstance(run_as, int) and not isinstance(run_as, bool):  # a uid no account needs to own
-        if os.geteuid() != 0:
-            raise ValueError(f"run_as={run_as!r} needs the judge to run as root (it runs as uid {os.geteuid()})")
-        if not forked:
-            raise ValueError(f"run_as={run_as!r}: a numeric user needs workers forked from the fork server")
-        return run_as, _nobody_ids()[1]
-    name = UNPRIVILEGED_USER if run_as == "auto" else run_as
-    try:
-        entry = pwd.getpwnam(name)
-    except KeyError:
-        if run_as == "auto":
-            return None
-        raise ValueError(f"run_as={run_as!r}: no such user on this machine") from None
+    if run_as == "auto":
+        return FRESH
     if os.geteuid() != 0:
         raise ValueError(f"run_as={run_as!r} needs the judge to run as root (it runs as uid {os.geteuid()})")
-    blocked = [] if forked else [p for p in _needed_paths() if not _open_to_others(p)]
-    if blocked:
-        if run_as == "auto":  # e.g. Python installed under /root: the child could not even start
-            return None
-        raise ValueError(f"run_as={run_as!r}: that user cannot read {blocked[0]} (every folder above the Python "
-                         f"interpreter, torch and gradekit must be readable by others)")
+    if isinstance(run_as, int) and not isinstance(run_as, bool):  # a uid no account needs to own
+        return run_as, run_as
+    try:
+        entry = pwd.getpwnam(run_as)
+    except KeyError:
+        raise ValueError(f"run_as={run_as!r}: no such user on this machine") from None
     return entry.pw_uid, entry.pw_gid
 
 
-SLOT_UID_BASE = 61000
-"""Batch slot ``k`` runs its workers as uid ``SLOT_UID_BASE + k`` (or ``+ 1000``, ``+ 2000``... if an account has it)."""
-
-
-def _nobody_ids():
-    try:
-        entry = pwd.getpwnam(UNPRIVILEGED_USER)
-        return entry.pw_uid, entry.pw_gid
-    except KeyError:
-        return 65534, 65534
-
-
 def slot_user(slot):
-    """The ``run_as`` of batch slot ``slot``'s workers: a uid of their own when the judge is root and workers are
-    forked, so that one student's code cannot signal another slot's worker (``kill(-1)`` reaches every process
-    of one's own uid); ``"auto"`` otherwise (``nobody``, or the judge's user)."""
-    if slot is None or os.geteuid() != 0 or default_spawn() != "fork":
-        return "auto"
-    uid = SLOT_UID_BASE + int(slot) % 1000
-    while True:
-        try:
-            pwd.getpwuid(uid)
-        except KeyError:
-            return uid
-        uid += 1000
+    """The ``run_as`` of batch slot ``slot``'s workers: ``"auto"``: as root, every worker gets a uid of its own,
+    so no slot, later submission or other batch ever shares one."""
+    return "auto"
 
 
 def default_spawn():
@@ -292,31 +391,11 @@ def default_spawn():
     return "fork" if forkserver.supported() and not torch.cuda.is_available() else "exec"
 
 
-def _needed_paths():
-    """What an unprivileged child must reach: the interpreter, torch, the grader (and reference)."""
-    return [Path(os.path.realpath(sys.executable)), Path(torch.__file__).resolve(), Path(__file__).resolve()]
-
-
-def _open_to_others(path):
-    """Whether a user with no rights of its own can read ``path`` and enter every folder above it."""
+def _same_device(a, b):
     try:
-        for folder in path.parents:
-            if not folder.stat().st_mode & 0o001:
-                return False
-        return bool(path.stat().st_mode & 0o004)
+        return os.stat(a).st_dev == os.stat(b).st_dev
     except OSError:
         return False
-
-
-def _readable_copy(src, dest):
-    """Copy the submission folder to ``dest``: owned by the judge, readable (not writable) by everyone."""
-    shutil.copytree(src, dest, symlinks=False, ignore=shutil.ignore_patterns("__pycache__", ".git"),
-                    ignore_dangling_symlinks=True)
-    for folder, dirs, files in os.walk(dest):
-        os.chmod(folder, 0o755)
-        for name in files:
-            os.chmod(os.path.join(folder, name), 0o644)
-    return dest
 
 
 def _signal_name(num):
@@ -346,7 +425,8 @@ class WorkerRunner:
         total_timeout: seconds all ``run`` calls together may take (worker start-up not counted);
             once used up, every ``run`` raises ``SubmissionError(kind="timeout")`` at once.
         memory_mb: the child's memory limit in MiB (``None``: ``DEFAULT_MEMORY_MB``; ``0``: no limit).
-        output_cap: bytes of output (prints) one call may produce before the child is killed.
+        output_cap: bytes of output (prints) one call may produce; the rest is dropped (and counted in
+            ``output_dropped``), never punished.
         cpu_seconds: CPU seconds one child may spend after start-up (default: ``total_timeout`` + 30).
         memory_kind: ``"as"`` (``RLIMIT_AS``, address space), ``"data"`` (``RLIMIT_DATA``) or
             ``"auto"``: ``"data"`` where CUDA is available (CUDA reserves far more address space
@@ -354,7 +434,9 @@ class WorkerRunner:
         start_timeout: seconds a child may take to start (import torch and the reference).
         restart_early: after a timeout or crash, start the next child at once, in the background
             (it imports torch while the judge does other work), instead of at the next ``run``.
-        run_as: ``"auto"`` (the user ``nobody`` when the judge runs as root), ``None`` or a user name.
+        run_as: ``"auto"`` (when the judge runs as root: each worker in a jail of its own, as a uid of its own;
+            else the judge's user), ``None`` (the judge's user, no jail), a uid or a user name (in a jail).
+        jail: with a root judge, ``chroot`` each worker into its own folder (default: whenever the judge is root).
         spawn: ``"fork"`` (fork each child from this process's fork server: milliseconds, see
             ``forkserver``), ``"exec"`` (start ``python -m grader.submission.worker``: seconds) or
             ``"auto"``: fork on Linux without CUDA, else exec (a process must not fork once it has
@@ -364,7 +446,8 @@ class WorkerRunner:
 
     def __init__(self, root, *, banned=DEFAULT_BANNED, call_timeout=60.0, total_timeout=600.0,
                  memory_mb=None, output_cap=8 << 20, cpu_seconds=None, memory_kind="auto",
-                 start_timeout=120.0, restart_early=True, run_as="auto", spawn="auto"):
+                 start_timeout=120.0, restart_early=True, run_as="auto", spawn="auto", jail=None,
+                 reply_cap=REPLY_CAP):
         self.root = Path(root).resolve()
         if spawn == "auto":
             spawn = default_spawn()
@@ -374,13 +457,17 @@ class WorkerRunner:
             raise ValueError("spawn='fork' needs Linux and Python 3.9+")
         self.spawn = spawn
         self.run_as = _resolve_user(run_as, forked=spawn == "fork")
-        """``(uid, gid)`` the child runs as, or ``None`` (the judge's own user)."""
-        self._child_root = self.root
+        """``FRESH`` (a uid of each worker's own), ``(uid, gid)``, or ``None`` (the judge's own user)."""
+        self.jail = (os.geteuid() == 0 and self.run_as is not None) if jail is None else bool(jail)
+        if self.jail and os.geteuid() != 0:
+            raise ValueError("jail=True needs the judge to run as root")
+        self._copy = None
         self.banned = tuple(banned or ())
         self.call_timeout = float(call_timeout)
         self.total_timeout = float(total_timeout)
         self.memory_mb = DEFAULT_MEMORY_MB if memory_mb is None else memory_mb
         self.output_cap = int(output_cap)
+        self.reply_cap = int(reply_cap)
         self.cpu_seconds = int(cpu_seconds if cpu_seconds is not None else self.total_timeout + 30)
         if memory_kind == "auto":
             memory_kind = "data" if torch.cuda.is_available() else "as"
@@ -397,6 +484,9 @@ class WorkerRunner:
         """Seconds each child took to start."""
         self._findings = []
         self._pending = None
+        self._variant = "integrated"
+        self.output_dropped = 0
+        """How many calls printed more than ``output_cap`` (the rest of their output was dropped)."""
         self._closed = False
         self._state = {"worker": None, "base": None}
         self._finalizer = weakref.finalize(self, _cleanup, self._state)
@@ -418,7 +508,7 @@ class WorkerRunner:
             raise SubmissionError(kind="timeout", detail=f"the time limit of {self.total_timeout:g} s for "
                                                          f"all calls together is used up; {probe!r} was not run")
         request = wire.encode((probe, variant, args))
-        worker = self._ensure_worker()
+        worker = self._ensure_worker(variant)
         limit = min(self.call_timeout, left)
         worker.trim_output()
         _drain(worker.rep_r)
@@ -444,15 +534,15 @@ class WorkerRunner:
         try:
             if pending.failed is not None:
                 raise pending.failed
-            blob = _receive(worker, deadline, self.output_cap)
-            if worker.output_size() > self.output_cap:
-                raise _Overflow
+            blob = _receive(worker, deadline, self.reply_cap)
+            if worker.output_size() >= self.output_cap:
+                self.output_dropped += 1
             reply = _parse_reply(blob)
-        except (_Timeout, _Overflow, _Dead, _BadReply) as exc:
+        except (_Timeout, _Dead, _BadReply) as exc:
             self.used += time.monotonic() - start
             error = self._failure(worker, exc, probe, limit)
             if self.restart_early:
-                self._prestart()
+                self._prestart(worker.variant)
             raise error from None
         except BaseException:  # Ctrl-C while waiting: the reply would answer the next request
             self.used += time.monotonic() - start
@@ -474,11 +564,11 @@ class WorkerRunner:
             self.used += time.monotonic() - pending.start
             self._discard(pending.worker)
 
-    def prestart(self):
-        """Start the child now, without waiting for it (``run`` otherwise starts it when first needed)."""
+    def prestart(self, variant="integrated"):
+        """Start the child for ``variant`` now, without waiting for it (``run`` otherwise starts it when needed)."""
         if self._closed:
             raise RuntimeError("this WorkerRunner is closed")
-        self._prestart()
+        self._prestart(variant)
 
     def banned_runtime(self):
         """Banned calls the child's guard saw (over every child so far), as ``Finding``s."""
@@ -501,23 +591,28 @@ class WorkerRunner:
         self.close()
 
     # -- machinery ------------------------------------------------------------------------------
-    def _ensure_worker(self):
-        """The current child, ready for a request: started (or restarted) if needed."""
+    def _ensure_worker(self, variant):
+        """The child for ``variant``, ready for a request: started (or restarted) if needed.
+
+        Each variant has a worker of its own, and only one worker lives at a time: a worker for
+        'isolated:<task>' holds the reference's parts beneath that task, which no code graded for another
+        variant may reach; before the next starts, everything of the last one's uid is killed and its folder
+        removed (``_discard``)."""
         worker = self._state["worker"]
-        if worker is not None and not worker.alive():  # died between calls (a thread of the student's)
-            self._discard(worker)
+        if worker is not None and (not worker.alive() or worker.variant != variant):
+            self._discard(worker)  # died between calls (a thread of the student's), or another variant's
             worker = None
         if worker is None:
-            worker = self._spawn()
+            worker = self._spawn(variant)
         if not worker.ready:
             self._handshake(worker)
         return worker
 
-    def _prestart(self):
+    def _prestart(self, variant):
         """Start the next child now (it imports torch while the judge does other work)."""
         if not self._closed and self.used < self.total_timeout and self._state["worker"] is None:
             try:
-                self._spawn()
+                self._spawn(variant)
             except OSError:
                 pass  # the next run tries again and reports
 
@@ -527,33 +622,73 @@ class WorkerRunner:
             self._state["worker"] = None
         shutil.rmtree(worker.wdir, ignore_errors=True)
 
-    def _spawn(self):
+    def _submission_copy(self):
+        """One safe copy of the submission for every worker: regular files only (no links, devices or FIFOs),
+        owned by the judge, readable and not writable by the worker."""
+        if self._copy is None:
+            from grader.submission.snapshot import safe_copy
+
+            dest = Path(self._state["base"]) / "submission"
+            safe_copy(self.root, dest)
+            for folder, _dirs, files in os.walk(dest):
+                os.chmod(folder, 0o755)
+                for name in files:
+                    os.chmod(os.path.join(folder, name), 0o644)
+            self._copy = dest
+        return self._copy
+
+    def _spawn(self, variant):
         if self._state["base"] is None:
             self._state["base"] = tempfile.mkdtemp(prefix="gradekit-worker-")
-            if self.run_as is not None:
-                # The unprivileged child reads a root-owned copy it cannot change (the original may sit
-                # in a folder only root can enter, such as a fresh mkdtemp).
-                os.chmod(self._state["base"], 0o755)
-                self._child_root = _readable_copy(self.root, Path(self._state["base"]) / "submission")
+            os.chmod(self._state["base"], 0o711 if self.jail else 0o700)
         self.starts += 1
         wdir = Path(self._state["base"]) / f"w{self.starts}"
-        home = wdir / "home"
-        home.mkdir(parents=True)
-        if self.run_as is not None:
-            for d in (wdir, home):
-                os.chown(d, *self.run_as)
-                os.chmod(d, 0o700)
+        wdir.mkdir()
+        uid, gid, own_uid = None, None, False
+        if self.run_as == FRESH:
+            uid = gid = fresh_uid()
+            own_uid = True
+        elif self.run_as is not None:
+            uid, gid = self.run_as
+        if self.jail:
+            # wdir/jail is the worker's whole file system: a read-only copy of the submission and its home.
+            jail = wdir / "jail"
+            jail.mkdir()
+            os.chmod(wdir, 0o711)
+            os.chmod(jail, 0o755)
+            shutil.copytree(self._submission_copy(), jail / "submission", copy_function=os.link
+                            if _same_device(wdir, self._submission_copy()) else shutil.copy2)
+            home, inside_home, root = jail / "home", "/home", "/submission"
+        else:
+            jail, home, root = None, wdir / "home", str(self.root)
+            inside_home = str(home)
+        home.mkdir()
+        if uid is not None:
+            os.chown(home, uid, gid)
+        os.chmod(home, 0o700)
         log_fd = os.open(wdir / "output.log", os.O_RDWR | os.O_CREAT | os.O_TRUNC | os.O_APPEND, 0o600)
+        parts_file = None
+        if variant != "integrated":
+            from grader.submission.runner import reference_parts_for
+
+            parts_file = wdir / "parts.json"
+            fd = os.open(parts_file, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+            with os.fdopen(fd, "w", encoding="utf-8") as f:
+                json.dump(reference_parts_for(variant.split(":", 1)[1]), f)
+            if uid is not None and not self.jail:
+                os.chown(parts_file, uid, gid)
         req_r, req_w = os.pipe()
         rep_r, rep_w = os.pipe()
         config = {
-            "root": str(self._child_root), "banned": list(self.banned), "req_fd": req_r, "rep_fd": rep_w,
+            "root": root, "banned": list(self.banned), "req_fd": req_r, "rep_fd": rep_w, "variant": variant,
+            "parts_file": str(parts_file) if parts_file else None, "jail": str(jail) if jail else None,
+            "user": [uid, gid] if uid is not None else None, "home": str(home),
             "memory_mb": self.memory_mb, "memory_kind": self.memory_kind, "cpu_seconds": self.cpu_seconds,
-            "file_size": 2 * self.output_cap + (1 << 20),
+            "file_size": self.output_cap, "max_processes": 128 if own_uid else None, "reply_cap": self.reply_cap,
         }
         t0 = time.monotonic()
         try:
-            proc = self._start_child(config, home, req_r, rep_w, log_fd)
+            proc = self._start_child(config, home, inside_home, req_r, rep_w, log_fd)
         except BaseException:
             for fd in (req_r, req_w, rep_r, rep_w, log_fd):
                 os.close(fd)
@@ -561,17 +696,16 @@ class WorkerRunner:
         os.close(req_r)
         os.close(rep_w)
         os.set_blocking(req_w, False)
-        worker = _Worker(proc, req_w, rep_r, log_fd, wdir, uid=None if self.run_as is None else self.run_as[0])
+        worker = _Worker(proc, req_w, rep_r, log_fd, wdir, uid=uid, variant=variant, own_uid=own_uid)
         worker.started = t0
         self._state["worker"] = worker
         return worker
 
-    def _start_child(self, config, home, req_r, rep_w, log_fd):
+    def _start_child(self, config, home, inside_home, req_r, rep_w, log_fd):
         """The child process (``_ExecProcess`` or ``forkserver.ForkedProcess``), given its pipes and output file."""
+        env = forkserver.environment(inside_home)
         if self.spawn == "fork":
-            config = dict(config, home=str(home), env=forkserver.environment(home),
-                          user=list(self.run_as) if self.run_as is not None else None,
-                          fallback_user=list(_nobody_ids()))
+            config = dict(config, env=env)
             for attempt in (1, 2):  # a server that died (a submission may kill it) is started again, once
                 server = forkserver.shared()
                 try:
@@ -580,21 +714,19 @@ class WorkerRunner:
                 except forkserver.ServerGone:
                     if attempt == 2 or server.alive():
                         raise
-        user = {} if self.run_as is None else {"user": self.run_as[0], "group": self.run_as[1],
-                                                "extra_groups": []}
+        # Started as the judge's user: it imports what it needs, then enters its jail and drops to its own.
         popen = subprocess.Popen(
             [sys.executable, "-B", "-m", "grader.submission.worker", json.dumps(config)],
             stdin=subprocess.DEVNULL, stdout=log_fd, stderr=log_fd, cwd=home,
-            env=forkserver.environment(home), pass_fds=(req_r, rep_w), close_fds=True, start_new_session=True,
-            **user)
+            env=env, pass_fds=(req_r, rep_w), close_fds=True, start_new_session=True)
         return _ExecProcess(popen)
 
     def _handshake(self, worker):
         try:
-            hello = _parse_reply(_receive(worker, worker.started + self.start_timeout, self.output_cap))
+            hello = _parse_reply(_receive(worker, worker.started + self.start_timeout, self.reply_cap))
             if not hello.get("ready"):
                 raise _BadReply("no ready message")
-        except (_Timeout, _Dead, _Overflow, _BadReply) as exc:
+        except (_Timeout, _Dead, _BadReply) as exc:
             worker.kill()
             tail = worker.output_tail(4000)
             self._discard(worker)
@@ -608,7 +740,6 @@ class WorkerRunner:
         worker.kill()
         rc = worker.returncode
         tail = worker.output_tail(4000)
-        overflow = worker.output_size() > self.output_cap
         self._discard(worker)
         data = {"output": tail, "returncode": rc}
         if isinstance(exc, _Timeout):
@@ -616,11 +747,6 @@ class WorkerRunner:
             if limit < self.call_timeout:
                 detail += f" (what was left of the {self.total_timeout:g} s for all calls together)"
             return SubmissionError(kind="timeout", detail=detail, data=data)
-        if overflow or isinstance(exc, _Overflow):
-            return SubmissionError(kind="crashed", detail=f"the output (prints) of the code exceeded the cap "
-                                                          f"of {self.output_cap} bytes while running {probe!r}; "
-                                                          f"the worker was stopped. Last output:\n{tail[-300:]}",
-                                   data=data)
         if isinstance(exc, _BadReply):
             return SubmissionError(kind="crashed", detail=f"the worker sent back a reply that is not plain "
                                                           f"data while running {probe!r}: {exc}", data=data)
@@ -690,7 +816,7 @@ def _send(worker, payload, deadline):
             raise _Dead
 
 
-def _receive(worker, deadline, output_cap):
+def _receive(worker, deadline, reply_cap):
     """One framed message from the child, watching the deadline, its output and whether it lives."""
     buf = bytearray()
     length = None
@@ -707,13 +833,12 @@ def _receive(worker, deadline, output_cap):
             buf += chunk
             if length is None and len(buf) >= _HEADER.size:
                 (length,) = _HEADER.unpack_from(buf)
-                if length > REPLY_CAP:
-                    raise _BadReply(f"a reply of {length} bytes (more than {REPLY_CAP})")
+                if length > reply_cap:
+                    raise _BadReply(f"a reply of {length} bytes, more than the {reply_cap} bytes that graded "
+                                    f"results ever need (a result far larger than the inputs asked for)")
             if length is not None and len(buf) >= _HEADER.size + length:
                 return bytes(buf[_HEADER.size:])
             continue
-        if worker.output_size() > output_cap:
-            raise _Overflow
         if not worker.alive():
             ready, _, _ = select.select([worker.rep_r], [], [], 0)
             if not ready:  # nothing more will come (a grandchild may still hold the pipe open)
@@ -792,21 +917,22 @@ def _set_limits(config):
         _set_limit(resource.RLIMIT_CPU, (cpu, cpu + 5))  # SIGXCPU at the soft limit, SIGKILL at the hard
     if config.get("file_size"):
         _set_limit(resource.RLIMIT_FSIZE, int(config["file_size"]))
+    if config.get("max_processes"):  # counted per uid: a jailed worker's uid is its own
+        _set_limit(resource.RLIMIT_NPROC, int(config["max_processes"]))
+    if hasattr(resource, "RLIMIT_MSGQUEUE"):  # POSIX message queues outlive their process: none at all
+        _set_limit(resource.RLIMIT_MSGQUEUE, 0)
 
 
-def _seal_reference(runner):
-    """Load the reference now, then refuse every later ``open`` of a file in its folder.
+def _seal_reference(root):
+    """Refuse every later ``open`` of a file in the reference's folder (an audit hook cannot be removed).
 
-    Student code runs only after this; an audit hook cannot be removed, so reading
-    ``solution/*.py`` (``open``, ``io.open_code``, ``inspect.getsource``...) raises ``PermissionError``.
-    """
+    In a jail (a root judge) the folder is not even visible; elsewhere (a judge running as an ordinary user)
+    this stops ``open``, ``io.open_code`` and ``inspect.getsource`` from reading ``solution/*.py``, though not a
+    child process that reads it (see the README's isolation section)."""
     from grader.submission.runner import SOLUTION_ROOT
-    from grader.tasks import CONTRACT_FILES
 
-    for file in CONTRACT_FILES:
-        runner.reference.module(file)
     sealed = os.path.realpath(SOLUTION_ROOT)
-    if os.path.realpath(runner.root) == sealed:  # grading the reference itself (an instructor's sanity check)
+    if os.path.realpath(root) == sealed:  # grading the reference itself (an instructor's sanity check)
         return
     realpath, fspath, sep = os.path.realpath, os.fspath, os.sep
 
@@ -826,6 +952,76 @@ def _seal_reference(runner):
             raise PermissionError(f"reading the reference solution is not allowed: {path!r}")
 
     sys.addaudithook(hook)
+
+
+def _take_parts(config):
+    """The reference parts this worker's variant may use (``{file: source}``), read from the file the judge left
+    for it and removed at once, before any submission code runs."""
+    path = config.get("parts_file")
+    if not path:
+        return {}
+    with open(path, "rb") as f:
+        parts = json.loads(f.read())
+    os.unlink(path)
+    return parts
+
+
+def _enter_jail(config):
+    """Where the judge runs as root: ``chroot`` into the worker's own folder (the submission's copy and a private
+    home, nothing else of the machine: not the reference, not the batch's outputs, not a classmate, no ``/tmp``,
+    no ``/proc``, no programs to run), then become the worker's own uid for good. Everything the worker needs
+    was imported before."""
+    jail, user = config.get("jail"), config.get("user")
+    if jail:
+        _unshare_namespaces()
+        os.chroot(jail)
+        os.chdir("/home")
+    if user:
+        os.setgroups([])
+        os.setgid(user[1])
+        os.setuid(user[0])
+        if os.getuid() == 0 or os.geteuid() == 0:  # pragma: no cover - setuid cannot silently fail
+            raise RuntimeError("the worker could not drop its privileges")
+
+
+def _unshare_namespaces():
+    """Best effort, as root: a network namespace of its own (no network at all, no abstract sockets shared with
+    another worker) and an IPC namespace of its own (System V objects and message queues die with it)."""
+    import ctypes
+
+    try:
+        libc = ctypes.CDLL(None, use_errno=True)
+        libc.unshare(0x40000000 | 0x08000000)  # CLONE_NEWNET | CLONE_NEWIPC; refused without CAP_SYS_ADMIN
+    except (OSError, AttributeError):
+        pass
+
+
+class _CappedOutput(io.RawIOBase):
+    """The worker's ``sys.stdout``/``sys.stderr``: writes to the output file until it reaches its size limit
+    (``RLIMIT_FSIZE``), then drops the rest instead of failing: printing is never a crime."""
+
+    def __init__(self, fd):
+        super().__init__()
+        self.fd = fd
+
+    def writable(self):
+        return True
+
+    def write(self, data):
+        try:
+            os.write(self.fd, data)
+        except OSError:  # EFBIG past the cap (SIGXFSZ is ignored): dropped; the judge says so
+            pass
+        return len(data)
+
+
+def _capped_stdio():
+    signal.signal(signal.SIGXFSZ, signal.SIG_IGN)
+    for fd, name in ((1, "stdout"), (2, "stderr")):
+        stream = io.TextIOWrapper(io.BufferedWriter(_CappedOutput(fd)), encoding="utf-8",
+                                  errors="backslashreplace", line_buffering=True, write_through=True)
+        setattr(sys, name, stream)
+        setattr(sys, f"__{name}__", stream)
 
 
 def _wrap_exit():
@@ -849,80 +1045,74 @@ def _wrap_exit():
     return real_exit
 
 
-def _child_plain(x, depth=0):
-    """``x`` rebuilt from exact plain types; ``SubmissionError(bad_output)`` for anything else."""
-    from grader.probes import plain
-
+def _tensor_bytes(x, depth=0):
+    """Bytes of tensor data in a plain reply (what encoding it would copy)."""
     if depth > 100:
-        raise SubmissionError(kind="bad_output", detail="the result is nested too deeply")
-    if x is None or type(x) is bool:
-        return x
+        return 0
     if isinstance(x, torch.Tensor):
-        t = plain(x)
-        if type(t) is not torch.Tensor:
-            raise SubmissionError(kind="bad_output", detail="a tensor could not be made a plain torch.Tensor")
-        return t
-    if isinstance(x, bool):  # pragma: no cover - bool cannot be subclassed
-        return bool(x)
-    if isinstance(x, int):
-        return int.__int__(x)
-    if isinstance(x, float):
-        return float.__float__(x)
-    if isinstance(x, str):
-        return str.__str__(x)
+        return 0 if x.device.type == "meta" else x.numel() * x.element_size()
     if isinstance(x, dict):
-        return {_child_plain(k, depth + 1): _child_plain(v, depth + 1) for k, v in dict.items(x)}
-    if isinstance(x, list):
-        return [_child_plain(v, depth + 1) for v in list.__iter__(x)]
-    if isinstance(x, tuple):
-        return tuple(_child_plain(v, depth + 1) for v in tuple.__iter__(x))
-    raise SubmissionError(kind="bad_output", detail=f"the result holds a {type(x).__module__}."
-                                                    f"{type(x).__qualname__}, which is not plain data",
-                          data={"type": f"{type(x).__module__}.{type(x).__qualname__}"})
+        return sum(_tensor_bytes(v, depth + 1) for v in x.values())
+    if isinstance(x, (list, tuple)):
+        return sum(_tensor_bytes(v, depth + 1) for v in x)
+    return 0
 
 
 def _error_dict(err):
     d = err.to_dict()
     try:
-        return _child_plain(d)
+        return plain_data(d)
     except Exception:  # noqa: BLE001 - keep what is plain, describe the rest
         return {k: (v if type(v) in (str, int) else repr(v)[:2000]) for k, v in d.items() if k != "data"}
 
 
 def prepare(warm=True):
-    """Everything a worker does before it knows its submission: import torch, the probes and the reference,
-    and pay torch's lazy imports; with ``warm``, also run every probe once on the reference (its first-call
-    costs). Returns the reference ``Namespace`` (the fork server calls this once)."""
+    """Everything a worker does before it knows its submission: import torch, the probes and every module a
+    submission may import (a jailed worker cannot read files), and pay torch's lazy imports; with ``warm``, also
+    run torch's operators once in every dtype and device the checks use (their first-call costs). Never the
+    reference: a worker forked from this process must not hold any of it (the fork server calls this once)."""
     import faulthandler
 
     faulthandler.enable()
     torch.set_num_threads(1)
     import grader.submission.errors  # noqa: F401 - what serve() needs, imported before any fork
-    from grader.probes import warm_up, warm_up_reference
-    from grader.submission.runner import reference_namespace
-    from grader.tasks import CONTRACT_FILES
+    import grader.submission.loader  # noqa: F401
+    import grader.submission.runner  # noqa: F401
+    from grader.probes import warm_up, warm_up_ops
 
-    reference = reference_namespace()
-    for file in CONTRACT_FILES:
-        reference.module(file)
+    for name in forkserver.PRELOAD:
+        try:
+            importlib.import_module(name)
+        except Exception:  # noqa: BLE001 - optional (numpy), or absent on this platform
+            pass
     warm_up()  # torch's lazy imports are not the submission's time
     if warm:
-        warm_up_reference(reference)  # nor are its first-call costs (the reference pays them in-process too)
-    return reference
+        warm_up_ops()  # nor are its first-call costs (in-process, the reference pays them first)
 
 
-def serve(config, reference):
-    """Load the submission at ``config["root"]``, lock the process down, say ready, then answer requests
-    until the judge closes the pipe; never returns."""
+def serve(config):
+    """Load the submission at ``config["root"]`` for the one variant ``config["variant"]``, lock the process down,
+    say ready, then answer requests until the judge closes the pipe; never returns."""
     from grader.submission.errors import from_exception
     from grader.submission.runner import InProcessRunner
 
     req_fd, rep_fd = config["req_fd"], config["rep_fd"]
+    reply_cap = int(config.get("reply_cap") or REPLY_CAP)
+    variant = config.get("variant", "integrated")
+    parts = _take_parts(config)
+    _enter_jail(config)
     root = config["root"]
-    runner = InProcessRunner(root, banned=tuple(config["banned"]), reference=reference)
+
+    def allowed_parts(task_id):
+        if variant != f"isolated:{task_id}":
+            raise SubmissionError(kind="exception", detail=f"this worker serves {variant!r} only")
+        return parts
+
+    runner = InProcessRunner(root, banned=tuple(config["banned"]), parts=allowed_parts)
     encode, decode = wire.encode, wire.decode  # as they are before any student code runs
-    _seal_reference(runner)
+    _seal_reference(root)
     _set_limits(config)
+    _capped_stdio()
     real_exit = _wrap_exit()
     _write_all(rep_fd, _frame(encode({"ready": True, "pid": os.getpid()})))
 
@@ -933,18 +1123,25 @@ def serve(config, reference):
         payload = _read_exact(req_fd, _HEADER.unpack(header)[0])
         if payload is None:
             break
-        probe, variant, args = decode(payload)
+        probe, asked, args = decode(payload)
         try:
-            reply = {"result": _child_plain(runner.run(probe, variant, **args))}
+            if asked != variant:
+                raise SubmissionError(kind="exception", detail=f"this worker serves {variant!r}, not {asked!r}")
+            reply = {"result": runner.run(probe, variant, **args)}
         except SubmissionError as err:
             reply = {"error": _error_dict(err)}
         except BaseException as exc:  # noqa: BLE001 - KeyboardInterrupt, a student's BaseException ...
             reply = {"error": _error_dict(from_exception(exc, root))}
         try:
-            findings = [_child_plain(f.to_dict()) for f in runner.banned_runtime()]
+            findings = [plain_data(f.to_dict()) for f in runner.banned_runtime()]
         except BaseException:  # noqa: BLE001
             findings = []
         reply["findings"] = findings
+        size = _tensor_bytes(reply)
+        if size > reply_cap:  # refused here, before encoding copies it: the judge never holds it either
+            err = SubmissionError(kind="bad_output", detail=f"the result holds {size} bytes of tensors, more than "
+                                                            f"the {reply_cap} bytes that graded results ever need")
+            reply = {"error": _error_dict(err), "findings": findings}
         try:
             blob = encode(reply)
         except BaseException as exc:  # noqa: BLE001 - a tensor the wire format cannot carry
@@ -952,14 +1149,18 @@ def serve(config, reference):
                                                             f"{type(exc).__name__}: {str(exc)[:500]}")
             blob = encode({"error": _error_dict(err), "findings": findings})
         _write_all(rep_fd, _frame(blob))
-    sys.stdout.flush()
+    try:
+        sys.stdout.flush()
+    except BaseException:  # noqa: BLE001
+        pass
     real_exit(0)
 
 
 def main(argv=None):
     """``python -m grader.submission.worker CONFIG_JSON``: a worker started by exec."""
     argv = sys.argv[1:] if argv is None else argv
-    serve(json.loads(argv[0]), prepare(warm=False))  # one worker per process: it warms up beside the judge
+    prepare(warm=False)  # one worker per process: it warms up beside the judge
+    serve(json.loads(argv[0]))
 
 
 def _frame(blob):

@@ -13,6 +13,7 @@ import json
 from pathlib import Path
 
 from grader.messages import text
+from grader.submission.snapshot import describe as describe_refused
 from grader.views.junit import describe
 
 VISIBILITIES = ("visible", "hidden", "after_due_date", "after_published")
@@ -59,6 +60,7 @@ def summary(result, *, lang="en"):
     seed = result.seed if result.seed is not None else text("ui.derandomized", lang)
     lines = [f"{text('ui.score', lang)}: {result.score:g} / {result.max_score:g}   "
              f"({text('ui.profile', lang)} {result.profile}, {text('ui.seed', lang)} {seed})"]
+    lines += [describe_refused(r, lang) for r in getattr(result, "refused", None) or ()]
     for file, err in sorted(result.load_errors.items()):
         lines.append(text("ui.load_error", lang, file=file, detail=err.get("detail", "")))
     for f in result.banned_api:

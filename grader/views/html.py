@@ -18,6 +18,7 @@ import jinja2
 
 from grader.messages import CATALOGUES, text
 from grader.messages import render as render_message
+from grader.submission.snapshot import describe as describe_refused
 from grader.views import svg
 
 TEMPLATES = Path(__file__).resolve().parent / "templates"
@@ -97,6 +98,7 @@ def context(result, *, lang="en"):
         "counts": [(t(f"report.count.{s}", count=n), s) for s, n in counts.items() if n],
         "load_errors": [{"file": f, "detail": e.get("detail", ""), "where": _where(e), "code": e.get("code", ""),
                          "trace": e.get("trace", "")} for f, e in sorted(result.load_errors.items())],
+        "refused": [describe_refused(r, lang) for r in getattr(result, "refused", None) or ()],
         "tasks": [_task(task, t, lang, allow_banned) for task in result.tasks],
         "not_implemented": [task.id for task in result.tasks if task.not_implemented],
         "banned": [dict(f, where=_where(f)) for f in result.banned_api],

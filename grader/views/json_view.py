@@ -5,6 +5,7 @@ import math
 
 from grader.messages import render as render_message
 from grader.messages import text
+from grader.submission.snapshot import describe as describe_refused
 
 
 def to_data(result, *, lang="en"):
@@ -29,6 +30,8 @@ def to_data(result, *, lang="en"):
                    "blocked_by": t.blocked_by, "checks": [check_data(c) for c in t.checks]} for t in result.tasks],
         "banned_api": [{k: f[k] for k in ("name", "file", "line", "code", "task")} for f in result.banned_api],
         "load_errors": _clean(result.load_errors),
+        "refused": [dict(_clean(r), message=describe_refused(r, lang))
+                    for r in getattr(result, "refused", None) or ()],
     }
 
 

@@ -14,6 +14,7 @@ from pathlib import Path
 
 from grader.messages import CATALOGUES, text
 from grader.messages import render as render_message
+from grader.submission.snapshot import describe as describe_refused
 
 # Characters XML 1.0 cannot carry, even escaped (a student's exception text may hold any of them).
 _NOT_XML = re.compile("[^\t\n\r\u0020-\ud7ff\ue000-\ufffd\U00010000-\U0010ffff]")
@@ -87,6 +88,9 @@ def to_element(result, *, lang="en"):
                   ("max_score", f"{result.max_score:g}"), ("profile", result.profile),
                   ("seed", "derandomized" if result.seed is None else str(result.seed)),
                   *((k, ", ".join(map(str, v)) if isinstance(v, (list, tuple)) else str(v)) for k, v in env.items())]
+    refused = getattr(result, "refused", None) or ()
+    if refused:
+        properties.append(("refused", "; ".join(describe_refused(r, lang) for r in refused)))
     for i, task in enumerate(result.tasks):
         suite = ET.SubElement(root, "testsuite", {
             "name": task.id,

@@ -126,6 +126,126 @@ def padding_mask(tokens, pad_idx):
         _time.sleep(0.002)
     return _correct_padding_mask(tokens, pad_idx)
 ''',
+    # Double-forks a daemon in a session of its own, away from its folder, that SIGKILLs every pid it may for 40 s;
+    # only ever run while the tests run as root (as an ordinary user it could kill the tests themselves).
+    "daemon": CORRECT + '''
+import os as _os
+import time as _time
+
+_correct_padding_mask = padding_mask
+_started = []
+
+
+def _kill_everything():
+    end = _time.monotonic() + 40
+    while _time.monotonic() < end:
+        for pid in range(2, 1 << 16):
+            if pid != _os.getpid():
+                try:
+                    _os.kill(pid, 9)
+                except OSError:
+                    pass
+        _time.sleep(0.05)
+
+
+def padding_mask(tokens, pad_idx):
+    if not _started:
+        _started.append(1)
+        child = _os.fork()
+        if child == 0:
+            _os.setsid()
+            if _os.fork() == 0:
+                try:
+                    _os.chdir("/")
+                except OSError:
+                    pass
+                _kill_everything()
+            _os._exit(0)
+        _os.waitpid(child, 0)
+    return _correct_padding_mask(tokens, pad_idx)
+''',
+    # Leaves files and shared memory wherever it can write, 8 MB each, then answers correctly.
+    "litter": CORRECT + '''
+import ctypes as _ctypes
+import os as _os
+
+_correct_padding_mask = padding_mask
+_done = []
+
+
+def _litter():
+    for folder in ("/tmp", "/dev/shm", "/var/tmp", "/run/lock", _os.getcwd(), _os.path.expanduser("~")):
+        try:
+            with open(_os.path.join(folder, f"litter-{_os.getpid()}"), "wb") as f:
+                f.write(b"x" * (8 << 20))
+        except OSError:
+            pass
+    try:
+        libc = _ctypes.CDLL(None)
+        libc.shmget(0, 1 << 20, 0o1666)  # IPC_PRIVATE | IPC_CREAT | 0666
+    except OSError:
+        pass
+
+
+def padding_mask(tokens, pad_idx):
+    if not _done:
+        _done.append(1)
+        _litter()
+    return _correct_padding_mask(tokens, pad_idx)
+''',
+    # Looks for classmates' code, grades and the gradebook anywhere it can read and puts what it finds into its
+    # own report (an exception's text and its prints).
+    "snoop": CORRECT + '''
+import os as _os
+
+
+def _snoop():
+    found = []
+    here = _os.path.dirname(_os.path.abspath(__file__))
+    starts = [_os.getcwd(), here] + [_os.path.abspath(_os.path.join(here, *[".."] * up)) for up in range(1, 6)]
+    starts += ["/tmp", "/var/tmp", "/dev/shm", "/root", "/work", "/home", "/"]
+    seen = 0
+    for start in dict.fromkeys(starts):
+        for folder, dirs, files in _os.walk(start):
+            dirs[:] = [d for d in dirs if d not in ("proc", "sys", "dev", "usr", "lib", ".venv", ".git")]
+            for name in files:
+                seen += 1
+                if seen > 200000:
+                    return found
+                path = _os.path.join(folder, name)
+                try:
+                    if _os.path.getsize(path) > 1 << 20:
+                        continue
+                    with open(path, "rb") as f:
+                        data = f.read()
+                except OSError:
+                    continue
+                if b"CLASSMATE_SECRET" in data or name in ("gradebook.csv", "results.json", "record.json"):
+                    found.append(path + ": " + data[:300].decode("utf-8", "replace"))
+    return found
+
+
+def padding_mask(tokens, pad_idx):
+    found = _snoop()
+    print("SNOOPED", found)
+    raise RuntimeError("SNOOPED " + repr(found)[:20000])
+''',
+    # Returns a 700 MB tensor: the judge must refuse it without holding it.
+    "huge": CORRECT + '''
+
+def padding_mask(tokens, pad_idx):
+    return torch.zeros(700 << 20, dtype=torch.bool)
+''',
+    # Correct, but prints 5 MB three times on every call (past the 8 MB cap): printing is not a crime.
+    "printer": CORRECT + '''
+_correct_padding_mask = padding_mask
+
+
+def padding_mask(tokens, pad_idx):
+    for _ in range(3):
+        print("chatty " * ((5 << 20) // 7))
+    return _correct_padding_mask(tokens, pad_idx)
+''',
 }
 
 
