@@ -8,7 +8,7 @@ from grader.strategies import randn
 NAME = "DecoderLayer"
 
 
-@check("decoder_layer", "contract", points=1, examples=(1, 1))
+@check("decoder_layer", "contract", points=1, weight="isolated", examples=(1, 1))
 def contract(ctx):
     """Submodules self_attn, cross_attn, ffn, norm1, norm2, norm3 with the contract's parameters."""
     layer_contract(ctx, NAME)

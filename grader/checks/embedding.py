@@ -24,7 +24,12 @@ def setup(ctx, c):
 @check("embedding", "contract", points=2, examples=(1, 1))
 def contract(ctx):
     """One parameter, embed.weight of shape [V, D]."""
-    contract_params(ctx, "TokenEmbedding", {"vocab_size": 11, "d_model": 6})
+    got = contract_params(ctx, "TokenEmbedding", {"vocab_size": 11, "d_model": 6})
+    weight = got["values"]["embed.weight"]
+    zero_rows = [i for i in range(weight.shape[0]) if bool((weight[i] == 0).all())]
+    if zero_rows:  # nn.Embedding(..., padding_idx=k) starts row k at zero and never trains it
+        raise Fail("fail.padding_row", what="TokenEmbedding", token=zero_rows[0],
+                   detail="starts as all zeros (padding_idx?)", example={"config": {"vocab_size": 11, "d_model": 6}})
 
 
 @check("embedding", "equivalence", points=6, examples=(3, 20))

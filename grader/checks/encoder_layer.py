@@ -7,7 +7,7 @@ from grader.checks.layers_common import (layer_case, layer_contract, layer_devic
 NAME = "EncoderLayer"
 
 
-@check("encoder_layer", "contract", points=1, examples=(1, 1))
+@check("encoder_layer", "contract", points=1, weight="isolated", examples=(1, 1))
 def contract(ctx):
     """Submodules self_attn, ffn, norm1, norm2 with the contract's parameters (both norm_first)."""
     layer_contract(ctx, NAME)

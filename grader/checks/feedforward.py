@@ -3,8 +3,8 @@
 from hypothesis import strategies as st
 
 from grader.checks.base import check
-from grader.checks.common import (contract_params, dropout_behaviour, equivalent, float32_close, low_precision,
-                                  meta_runs, ref_state)
+from grader.checks.common import (contract_params, defaults_agree, dropout_behaviour, equivalent, float32_close,
+                                  low_precision, meta_runs, ref_state)
 from grader.strategies import distinct_ints, randn, seeds
 
 
@@ -26,6 +26,8 @@ def setup(ctx, c, dropout=0.0):
 def contract(ctx):
     """Parameters linear1: Linear(D, F) and linear2: Linear(F, D)."""
     contract_params(ctx, "FeedForward", {"d_model": 5, "d_ff": 9, "dropout": 0.0, "activation": "relu"})
+    defaults_agree(ctx, name="FeedForward", required={"d_model": 5, "d_ff": 9}, inputs=[randn([2, 3, 5], 4)],
+                   given=("d_model", "d_ff", "dropout", "activation"), train_differs=True)
 
 
 @check("feedforward", "equivalence", points=6, examples=(4, 30))

@@ -4,7 +4,8 @@ import torch
 from hypothesis import strategies as st
 
 from grader.checks.base import Fail, check
-from grader.checks.common import contract_params, equivalent, float32_close, low_precision, meta_runs, ref_state
+from grader.checks.common import (contract_params, defaults_agree, equivalent, float32_close, low_precision,
+                                  meta_runs, ref_state)
 from grader.strategies import randn, seeds
 
 
@@ -33,6 +34,9 @@ def contract(ctx):
     w, b = got["values"]["weight"], got["values"]["bias"]
     if not (torch.all(w == 1) and torch.all(b == 0)):
         raise Fail("fail.ln_init", example={"config": kw})
+    # the default eps is 1e-5: on inputs of tiny variance a default of 1e-6 or 1e-12 gives another output
+    defaults_agree(ctx, name="LayerNorm", required=kw, inputs=[randn([2, 3, 7], 11, scale=1e-3)],
+                   given=("d_model", "eps"))
 
 
 @check("layernorm", "equivalence", points=6, examples=(5, 40))

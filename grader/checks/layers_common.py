@@ -4,8 +4,9 @@ import torch
 from hypothesis import strategies as st
 
 from grader.checks.base import Fail
-from grader.checks.common import (contract_params, dropout_behaviour, equivalent, float32_close, meta_runs,
-                                  ref_state)
+from grader.checks.common import (contract_params, defaults_agree, dropout_behaviour, equivalent, float32_close,
+                                  meta_runs, ref_state)
+from grader.compare import check_tensor
 from grader.strategies import layer_config, make_mask, mask_kinds, randn, seeds
 
 
@@ -92,16 +93,31 @@ def layer_equivalence(ctx, name, *, decoder):
 
 
 def layer_contract(ctx, name):
-    """The contract's submodules and parameters, for both norm placements."""
+    """The contract's submodules and parameters, for both norm placements; the constructor's defaults."""
     for norm_first in (False, True):
         contract_params(ctx, name, {"d_model": 6, "num_heads": 2, "d_ff": 10, "dropout": 0.0,
                                     "norm_first": norm_first})
+    x = randn([2, 3, 6], 8)
+    inputs = [x, randn([2, 4, 6], 9), None, None] if name == "DecoderLayer" else [x, None]
+    defaults_agree(ctx, name=name, required={"d_model": 6, "num_heads": 2, "d_ff": 10}, inputs=inputs,
+                   given=("d_model", "num_heads", "d_ff", "dropout", "norm_first", "activation"), train_differs=True)
 
 
 def layer_dropout(ctx, name, case, *, decoder):
-    """eval() is deterministic with dropout 0.5; train() really drops."""
+    """eval() is deterministic with dropout 0.5; train() really drops; and the residual dropout is there: with
+    dropout=1.0 and the (reference) sublayers' own dropout off, every sublayer's output is dropped before its
+    residual add, exactly as in the reference."""
     kw, state, inputs, ex = setup(ctx, name, case, decoder, dropout=0.5)
     dropout_behaviour(ctx, name=name, kwargs=kw, state=state, inputs=inputs, example=ex)
+    if ctx.variant == "integrated":
+        return  # the sublayers' dropout can be switched off only where they are the reference's
+    full = dict(kw, dropout=1.0)
+    ref, got = ctx.both("forward", name=name, kwargs=full, state=state, inputs=inputs, train=True, quiet_sublayers=True)
+    try:
+        check_tensor(got["out"], ref["out"], what=f"{name} output in train() with dropout=1.0", example=ex)
+    except Fail:
+        raise Fail("fail.residual_dropout", what=name, example=dict(ex, config=dict(ex.get("config", {}),
+                                                                                    dropout=1.0, mode="train")))
 
 
 def layer_devices(ctx, name, *, decoder):

@@ -4,8 +4,8 @@ import torch
 from hypothesis import strategies as st
 
 from grader.checks.base import Fail, check
-from grader.checks.common import (contract_params, dropout_behaviour, equivalent, float32_close, low_precision,
-                                  meta_runs, ref_state)
+from grader.checks.common import (contract_params, defaults_agree, dropout_behaviour, equivalent, float32_close,
+                                  low_precision, meta_runs, ref_state)
 from grader.strategies import attention_sizes, make_mask, mask_kinds, randn, seeds
 
 
@@ -53,6 +53,9 @@ def _equivalence(ctx):
 def contract(ctx):
     """Parameters w_q, w_k, w_v, w_o are Linear(D, D) with bias; a head count that does not divide D is refused."""
     contract_params(ctx, "MultiHeadAttention", {"d_model": 12, "num_heads": 3, "dropout": 0.0})
+    x = randn([2, 4, 8], 5)
+    defaults_agree(ctx, name="MultiHeadAttention", required={"d_model": 8, "num_heads": 2}, inputs=[x, x, x, None],
+                   given=("d_model", "num_heads", "dropout"), train_differs=True)
     for d_model, heads in ((6, 4), (10, 3)):
         got = ctx.sub("construct", name="MultiHeadAttention", kwargs={"d_model": d_model, "num_heads": heads})
         if got["raised"] != "ValueError":

@@ -64,7 +64,7 @@ def _equivalence(ctx):
     prop()
 
 
-@check("model", "contract", points=1, examples=(1, 1))
+@check("model", "contract", points=1, weight="isolated", examples=(1, 1))
 def contract(ctx):
     """encoder, decoder, output_proj with the contract's submodules; a final norm only with norm_first; no sharing."""
     for norm_first in (False, True):
@@ -74,6 +74,18 @@ def contract(ctx):
     for name in ("Encoder", "Decoder"):
         contract_params(ctx, name, {"vocab_size": 7, "d_model": 6, "num_heads": 2, "d_ff": 10, "num_layers": 2,
                                     "max_len": 16, "dropout": 0.0, "norm_first": True})
+    # the defaults (d_model=512, 8 heads, d_ff=2048, 6 layers, max_len=5000, Post-LN): built on the meta device
+    for name, required in (("Transformer", {"src_vocab_size": 7, "tgt_vocab_size": 9}),
+                           ("Encoder", {"vocab_size": 7}), ("Decoder", {"vocab_size": 9})):
+        ref, got = ctx.both("shapes", name=name, kwargs=required)
+        if got != ref:
+            expected, found = dict(ref["params"] + ref["buffers"]), dict(got["params"] + got["buffers"])
+            differ = sorted(k for k in set(expected) | set(found) if expected.get(k) != found.get(k))
+            raise Fail("fail.defaults", what=name, argument="d_model, num_heads, d_ff, num_layers, max_len, norm_first",
+                       default="512, 8, 2048, 6, 5000, False",
+                       detail=f"{len(differ)} parameters or buffers differ, e.g. "
+                              + "; ".join(f"{k}: {found.get(k)} (expected {expected.get(k)})" for k in differ[:3]),
+                       example={"config": required})
 
 
 @check("model", "init", points=1, examples=(1, 1))

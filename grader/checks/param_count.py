@@ -5,8 +5,9 @@ from grader.checks.base import Fail, check
 GRID = [
     (11, 13, 8, 2, 16, 1, False), (11, 13, 8, 2, 16, 1, True), (7, 7, 12, 3, 20, 2, False),
     (50, 60, 16, 4, 64, 3, True), (1000, 1200, 64, 8, 256, 2, False), (37000, 37000, 512, 8, 2048, 6, False),
-    (37000, 37000, 512, 8, 2048, 6, True), (5, 9, 6, 1, 6, 4, True),
+    (37000, 37000, 512, 8, 2048, 6, True), (5, 9, 6, 1, 6, 4, True), (9, 9, 8, 2, 16, 2, None),
 ]
+"""``None``: ``norm_first`` not passed (its default, False)."""
 
 
 @check("param_count", "grid", points=10, examples=(1, 1))
@@ -14,7 +15,7 @@ def grid(ctx):
     """count_parameters equals the real Transformer's parameter count over a grid of configurations."""
     names = ("src_vocab_size", "tgt_vocab_size", "d_model", "num_heads", "d_ff", "num_layers", "norm_first")
     for row in GRID:
-        kwargs = dict(zip(names, row))
+        kwargs = {k: v for k, v in zip(names, row) if v is not None}
         ref, got = ctx.both("call", name="count_parameters", kwargs=kwargs)
         expected = ref["number"]
         value = got.get("number")

@@ -4,7 +4,7 @@ import torch
 from hypothesis import strategies as st
 
 from grader.checks.base import Fail, check
-from grader.checks.common import dropout_behaviour, equivalent, meta_runs
+from grader.checks.common import defaults_agree, dropout_behaviour, equivalent, meta_runs
 from grader.compare import check_tensor
 from grader.strategies import distinct_ints, randn, seeds
 
@@ -38,6 +38,13 @@ def buffer(ctx):
         raise Fail("fail.pe_missing", found=sorted(buffers), example=ex)
     if buffers["pe"] != [1, 11, 6]:
         raise Fail("fail.shape", what="pe", expected=[1, 11, 6], got=buffers["pe"], example=ex)
+    plain = {"d_model": 6}
+    default = dict(ctx.sub("shapes", name="PositionalEncoding", kwargs=plain)["buffers"]).get("pe")
+    if default != [1, 5000, 6]:
+        raise Fail("fail.defaults", what="PositionalEncoding", argument="max_len", default=5000,
+                   detail=f"the buffer pe has shape {default}, expected [1, 5000, 6]", example={"config": plain})
+    defaults_agree(ctx, name="PositionalEncoding", required=plain, inputs=[randn([2, 5, 6], 3)],
+                   given=("d_model", "max_len", "dropout"), train_differs=True, state=False)
     moved = ctx.sub("move_buffers", name="PositionalEncoding", kwargs=kw)
     if moved["dtypes"].get("pe") != "float64" or moved["devices"].get("pe") != "meta":
         raise Fail("fail.pe_not_moved", example=ex)

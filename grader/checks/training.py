@@ -2,6 +2,7 @@
 
 import math
 
+import torch
 from hypothesis import strategies as st
 
 from grader.checks.base import Fail, check
@@ -40,25 +41,38 @@ def loss(ctx):
         if "out" not in got:
             raise Fail("fail.not_tensor", what="sequence_loss", got=got.get("other") or got.get("number_type"),
                        example=ex)
-        check_tensor(got["out"].reshape(()) if got["out"].numel() == 1 else got["out"], ref["out"],
-                     what="sequence_loss", example=ex)
+        out = got["out"].reshape(()) if got["out"].numel() == 1 else got["out"]
+        if out.dtype == torch.float32 and ref["out"].dtype == torch.float64:
+            # a loss computed in float32 from float64 logits is a common, sound choice: float32 tolerances
+            check_tensor(out, ref["out"].float(), what="sequence_loss", dtype="float32", example=ex)
+        else:
+            check_tensor(out, ref["out"], what="sequence_loss", example=ex)
 
     prop()
+    # label_smoothing defaults to 0.0
+    logits, targets = randn([2, 3, 5], 1, scale=2.0), random_tokens([2, 3], 5, 2)
+    targets[0, 0] = 1
+    ref, got = ctx.both("call", name="sequence_loss", args=[logits, targets, 0])
+    if "out" not in got or got["out"].numel() != 1 or not math.isclose(float(got["out"].reshape(())),
+                                                                        float(ref["out"]), rel_tol=1e-4):
+        raise Fail("fail.defaults", what="sequence_loss", argument="label_smoothing", default=0.0,
+                   detail="the loss differs from the one without smoothing", example={"config": {"pad_idx": 0}})
 
 
 @check("training", "noam", points=2, examples=(1, 1))
 def noam(ctx):
     """noam_lr: warm-up then 1/√step decay, step 0 counted as 1."""
-    for d_model, warmup, factor in ((16, 4, 1.0), (512, 4000, 2.0)):
+    for d_model, warmup, factor in ((16, 4, 1.0), (512, 4000, 2.0), (64, 10, None)):
         for step in (0, 1, 2, warmup - 1, warmup, warmup + 1, 10 * warmup):
             args = [step, d_model, warmup]
-            kwargs = {"factor": factor}
+            kwargs = {"factor": factor} if factor is not None else {}  # None: the default factor, 1.0
             ref, got = ctx.both("call", name="noam_lr", args=args, kwargs=kwargs)
             expected = ref["number"]
             value = got.get("number")
             if value is None and "out" in got and got["out"].numel() == 1:
                 value = float(got["out"])
-            ex = {"config": {"step": step, "d_model": d_model, "warmup_steps": warmup, "factor": factor}}
+            ex = {"config": {"step": step, "d_model": d_model, "warmup_steps": warmup,
+                             "factor": factor if factor is not None else "(default)"}}
             if value is None or not math.isclose(value, expected, rel_tol=1e-9, abs_tol=1e-15):
                 raise Fail("fail.noam", step=step, d_model=d_model, warmup=warmup,
                            got=f"{value:.6g}" if value is not None else got.get("other"), example=ex)
@@ -71,7 +85,7 @@ def step_case(draw):
             "seed": draw(seeds())}
 
 
-def _steps(ctx, c, *, max_grad_norm=None, steps=3):
+def _steps(ctx, c, *, max_grad_norm=None, steps=3, stale_grads=True):
     kw = {"src_vocab_size": 8, "tgt_vocab_size": 9, "d_model": 8, "num_heads": 2, "d_ff": 12, "num_layers": 1,
           "max_len": 16, "dropout": 0.0, "norm_first": c["norm_first"]}
     state = ref_state(ctx, "Transformer", kw, c["seed"])
@@ -83,9 +97,10 @@ def _steps(ctx, c, *, max_grad_norm=None, steps=3):
         tgt[-1, -2:] = PAD  # a padded row: the loss must skip it
         src[-1, -1] = PAD
     args = dict(model={"kwargs": kw, "state": state}, src=src, tgt=tgt, pad_idx=PAD, steps=steps, lr=0.5,
-                label_smoothing=c["smoothing"], max_grad_norm=max_grad_norm)
+                label_smoothing=c["smoothing"], max_grad_norm=max_grad_norm, stale_grads=stale_grads)
     ex = {"config": dict(kw, steps=steps, optimizer="SGD(lr=0.5)", label_smoothing=c["smoothing"],
-                         max_grad_norm=max_grad_norm),
+                         max_grad_norm=max_grad_norm,
+                         gradients_before_the_first_step="left over (random)" if stale_grads else "none"),
           "shapes": {"src": list(src.shape), "tgt": list(tgt.shape)}}
     ref, got = ctx.both("train_steps", **args)
     for i, (a, b) in enumerate(zip(got["losses"], ref["losses"])):
@@ -97,7 +112,8 @@ def _steps(ctx, c, *, max_grad_norm=None, steps=3):
 
 @check("training", "train_step", points=4, weight="isolated", examples=(2, 12))
 def train_step(ctx):
-    """train_step: shifted targets, masks, zeroed gradients, one step: same losses and weights as the reference."""
+    """train_step: shifted targets, masks, gradients zeroed before backward (some are left over before the first
+    call), one step: same losses and weights as the reference, over the reference's sequence_loss."""
 
     @ctx.given(step_case())
     def prop(c):
@@ -112,7 +128,7 @@ def clipping(ctx):
 
     @ctx.given(step_case())
     def prop(c):
-        _steps(ctx, c, max_grad_norm=0.05, steps=2)
+        _steps(ctx, c, max_grad_norm=0.05, steps=2, stale_grads=False)  # stale gradients: train_step's check
 
     prop()
 

@@ -1,0 +1,19 @@
+"""Layer normalisation."""
+
+import torch
+from torch import nn
+
+
+class LayerNorm(nn.Module):
+    "Construct a layernorm module (biased variance, eps inside the root)."
+
+    def __init__(self, d_model, eps=1e-5):
+        super().__init__()
+        self.weight = nn.Parameter(torch.ones(d_model))
+        self.bias = nn.Parameter(torch.zeros(d_model))
+        self.eps = eps
+
+    def forward(self, x):
+        mean = x.mean(-1, keepdim=True)
+        var = x.var(-1, keepdim=True, unbiased=False)
+        return self.weight.to(x.dtype) * (x - mean) / torch.sqrt(var + self.eps) + self.bias.to(x.dtype)

@@ -1,0 +1,17 @@
+import torch.nn.functional as F
+from torch import nn
+
+
+class FeedForward(nn.Module):
+    def __init__(self, d_model, d_ff, dropout=0.1, activation="gelu"):
+        super().__init__()
+        self.linear1 = nn.Linear(d_model, d_ff)
+        self.linear2 = nn.Linear(d_ff, d_model)
+        self.drop = nn.Dropout(dropout)
+        acts = {"relu": F.relu, "gelu": F.gelu}
+        if activation not in acts:
+            raise ValueError("activation must be 'relu' or 'gelu'")
+        self.act = acts[activation]
+
+    def forward(self, x):
+        return self.linear2(self.drop(self.act(self.linear1(x))))
