@@ -50,26 +50,28 @@ def select_checks(*, tasks=None, profile="full", only=None, config=None):
 def _charge_once(specs, slots, *, sub, ref, profile, seed, devices, reproduce):
     """A check of a task's own work over the submission's parts that fails while a task beneath fails is run
     again over the reference's parts; if it passes there, the defect is beneath, charged in its own task: this
-    check keeps its points and says so. (Not for ``overfit``, which has no work of its own but the whole; not for
-    time-outs and crashes, which a re-run would only repeat.)"""
+    check keeps its points and names the task beneath. Tasks are taken bottom-up, so that a task failing only
+    because of one beneath it is not named in turn. (Not for ``overfit``, which has no work of its own but the
+    whole; not for time-outs and crashes, which a re-run would only repeat.)"""
     failing = {r.task for r in slots if r.status != "passed"}
-    again = []
-    for i, (spec, r) in enumerate(zip(specs, slots)):
-        beneath = [d for d in all_deps(spec.task) if d in failing]
-        if r.status == "passed" or not beneath or not TASK_BY_ID[spec.task].names or variant_of(spec) != "integrated":
+    for task in TASK_IDS:
+        if not TASK_BY_ID[task].names or task not in failing:
             continue
-        if r.status == "error" and (r.error or {}).get("kind") not in ("exception", "bad_output", "contract"):
-            continue
-        again.append((i, beneath))
-    for i, beneath in sorted(again, key=lambda x: TASK_IDS.index(specs[x[0]].task)):  # one worker per task
-        spec = specs[i]
-        r = _run_variant(spec, f"isolated:{spec.task}", sub=sub, ref=ref, profile=profile, seed=seed,
-                         devices=devices, reproduce=reproduce(spec) if reproduce else "")
-        if r.status == "passed":
-            r.notes.append(Message("note.charged_beneath", {"tasks": ", ".join(beneath)}))
-            r.duration_s += slots[i].duration_s
-            r.weight = slots[i].weight
-            slots[i] = r
+        for i, (spec, r) in enumerate(zip(specs, slots)):
+            beneath = [d for d in all_deps(task) if d in failing]
+            if spec.task != task or r.status == "passed" or not beneath or variant_of(spec) != "integrated":
+                continue
+            if r.status == "error" and (r.error or {}).get("kind") not in ("exception", "bad_output", "contract"):
+                continue
+            again = _run_variant(spec, f"isolated:{task}", sub=sub, ref=ref, profile=profile, seed=seed,
+                                 devices=devices, reproduce=reproduce(spec) if reproduce else "")
+            if again.status == "passed":
+                again.notes.append(Message("note.charged_beneath", {"tasks": ", ".join(beneath)}))
+                again.duration_s += r.duration_s
+                again.weight = r.weight
+                slots[i] = again
+        if all(r.status == "passed" for r in slots if r.task == task):
+            failing.discard(task)
 
 
 def variant_of(spec):

@@ -83,9 +83,13 @@ def test_three_bugs_lose_points_only_where_they_are_and_above(make_submission):
     assert all(t in bugs or bugs & set(all_deps(t)) for t in failing), failing
     for task in ("embedding", "positional", "feedforward", "masks", "param_count"):
         assert task not in failing
-    # Isolated credit: the layers over the reference's parts keep their isolated points.
+    # Charged once: the layer's own work is right over the reference's parts, so it keeps its points, and its
+    # integrated check names the tasks beneath where the defects are (not mha, which fails only through sdpa).
     enc = next(t for t in result.tasks if t.id == "encoder_layer")
-    assert enc.score > 0 and {"sdpa", "layernorm"} <= set(enc.blocked_by)
+    assert enc.score == enc.max_score
+    integrated = next(c for c in enc.checks if c.id == "encoder_layer.integrated")
+    assert [n.key for n in integrated.notes] == ["note.charged_beneath"]
+    assert set(integrated.notes[0].params["tasks"].split(", ")) == {"sdpa", "layernorm"}
     diagnosed = {d.id for t in result.tasks for c in t.checks for d in c.diagnoses}
     assert {"sdpa.fill_zero", "layernorm.unbiased_variance", "greedy.reads_first_position"} <= diagnosed
 

@@ -166,10 +166,12 @@ def test_html_explains_each_failure(reports):
     # Minimal failing example, mismatch picture, and the note on tasks failing only through others.
     assert text("report.example.first_index") in page and text("report.example.max_abs_error") in page
     assert 'class="mismatch"' in page
-    blocked = [t for t in result.tasks if t.blocked_by]
-    assert blocked
-    for task in blocked:
-        assert esc(text("ui.blocked_by", tasks=", ".join(task.blocked_by))) in page
+    # ... and on checks that keep their points because the defect is beneath, charged there (a defect is
+    # charged once)
+    noted = [(c, n) for c in _checks(result) for n in c.notes if n.key == "note.charged_beneath"]
+    assert noted
+    for c, n in noted:
+        assert esc(text(n.key, **n.params)) in page
 
 
 def test_html_lists_not_implemented_tasks_compactly(reports):

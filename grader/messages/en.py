@@ -80,6 +80,7 @@ MESSAGES = {
     "error.banned": "{detail}.",
     "error.internal": "the grader itself failed on this check ({detail}); please report it.",
     # -- interface ---------------------------------------------------------------------------------
+    "ui.note": "note",
     "ui.title": "gradekit report",
     "ui.score": "Score",
     "ui.task": "Task",

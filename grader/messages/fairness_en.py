@@ -3,7 +3,6 @@
 MESSAGES = {
     "fail.residual_dropout": "{what}: with dropout=1.0 in train() mode (and the sublayers' own dropout off) the output is not the reference's: each sublayer's output must pass through a dropout with the layer's probability before the residual add (missing, or a fixed probability?).",
     "note.charged_beneath": "failed with your own parts beneath and passes over the reference's: the defect is in {tasks}, charged there, not here.",
-    "ui.note": "note",
     "note.not_isolated": "graded with your own parts: run over the reference's parts, your code raised "
                          "({detail}; {file}:{line}), because it relies on something of its own parts that the "
                          "contract does not fix. A mistake in a part beneath would show here too; its own task "

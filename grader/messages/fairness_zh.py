@@ -3,7 +3,6 @@
 MESSAGES = {
     "fail.residual_dropout": "{what}：train() 模式下 dropout=1.0（且子层自身的 dropout 关闭）时输出与参考实现不同：每个子层的输出在残差相加前都要经过概率为该层 dropout 参数的 dropout（缺失，或写死了概率？）。",
     "note.charged_beneath": "使用你自己的下层部件时失败，换成参考实现的部件后通过：问题出在 {tasks}，已在那里扣分，这里不再扣分。",
-    "ui.note": "说明",
     "note.not_isolated": "改用你自己的各部分评分：在参考实现的部件之上运行时，你的代码报错"
                          "（{detail}；{file}:{line}），因为它依赖自己部件上某个约定之外的属性。下层部件中的错误也会"
                          "在这里显现；该错误由其所属任务指出。",

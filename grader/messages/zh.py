@@ -54,6 +54,7 @@ MESSAGES = {
     "error.crashed": "{detail}。",
     "error.banned": "{detail}。",
     "error.internal": "评分器自身在此检查上出错（{detail}），请反馈给我们。",
+    "ui.note": "说明",
     "ui.title": "gradekit 评分报告",
     "ui.score": "得分",
     "ui.task": "任务",

@@ -137,6 +137,7 @@ def _task(task, t, lang, allow_banned):
     else:
         state, note = "fail", ""
     failing = [c for c in task.checks if c.status != "passed"]
+    notes = [(c.id, n) for c in task.checks if c.status == "passed" for n in _notes(c, lang)]
     return {
         "id": task.id,
         "score": _score(task.score),
@@ -145,9 +146,10 @@ def _task(task, t, lang, allow_banned):
                                                           f"{_score(task.max_score)}"),
         "state": state,
         "note": note,
-        "detailed": not task.not_implemented and (bool(failing) or bool(task.banned)),
+        "detailed": not task.not_implemented and (bool(failing) or bool(task.banned) or bool(notes)),
         "failing": [_check(c, t, lang) for c in failing],
         "passed": [c.id for c in task.checks if c.status == "passed"],
+        "notes": notes,
         "banned": [dict(f, where=_where(f)) for f in task.banned],
     }
 
@@ -166,7 +168,21 @@ def _check(c, t, lang):
         "mismatch": _mismatch(c, t),
         "reproduce": c.reproduce,
         "visibility": "" if c.visibility == "visible" else t(f"report.visibility.{c.visibility}"),
+        "notes": _notes(c, lang),
     }
+
+
+def _notes(c, lang):
+    """How the check was graded where it adapted (one sentence each, rendered from the catalogue)."""
+    from grader.results import Message
+
+    out = []
+    for n in getattr(c, "notes", None) or []:
+        n = n if isinstance(n, Message) else Message(n.get("key", ""), n.get("params", {}))
+        sentence = render_message(n, lang)
+        if sentence not in out:
+            out.append(sentence)
+    return out
 
 
 def _diagnosis(d, t):
