@@ -74,6 +74,39 @@ def _charge_once(specs, slots, *, sub, ref, profile, seed, devices, reproduce):
             failing.discard(task)
 
 
+def consolidate_diagnoses(results):
+    """A name only on evidence that holds across the task. Each failing check names the catalogued mistakes (one
+    bug, or two together) whose mutant reproduced all its failing calls; within one task, an explanation is kept
+    only if every check of the task that named any named it too (a check whose calls two mistakes explain alike
+    is settled by the task's other failing checks), and where two or more explanations still fit equally, none is
+    named (hints stay)."""
+    def explanations(r):
+        found = set()
+        for d in r.diagnoses:
+            if d.kind == "bug":
+                found.add(tuple(d.params.get("compound") or (d.id,)))
+        return found
+
+    by_task = {}
+    for r in results:
+        found = explanations(r)
+        if found:
+            by_task.setdefault(r.task, []).append(found)
+    for task, sets in by_task.items():
+        common = set.intersection(*sets)
+        for r in results:
+            if r.task != task:
+                continue
+            found = explanations(r)
+            keep = found & common if common else found
+            if len(keep) > 1:
+                keep = set()
+            names = {n for e in keep for n in e}
+            r.diagnoses = [d for d in r.diagnoses if d.kind != "bug" or (d.id in names and
+                                                                        tuple(d.params.get("compound") or (d.id,))
+                                                                        in keep)]
+
+
 def variant_of(spec):
     """``"isolated:<task>"`` for an isolated check of a task that builds on others, else ``"integrated"``."""
     return f"isolated:{spec.task}" if spec.weight == "isolated" and all_deps(spec.task) else "integrated"
@@ -181,9 +214,12 @@ def grade(*, path, sub, ref, tasks=None, profile="full", seed=None, devices=None
             for x in results:
                 found.setdefault(x.task, []).extend(d.id for d in x.diagnoses if d.kind == "bug")
             r.diagnoses = diagnose(spec, r._calls, found)
-        if config is not None:
-            config.apply(spec, r)
         results.append(r)
+    if diagnose is not None:
+        consolidate_diagnoses(results)
+    if config is not None:
+        for spec, r in zip(specs, results):
+            config.apply(spec, r)
     if progress:
         progress(len(specs), len(specs), None)
     findings = list(banned_findings)

@@ -24,10 +24,21 @@ class Bug:
     """The reference file it edits."""
     edits: tuple
     """``((find, replace), ...)``: each ``find`` occurs exactly once in the file."""
+    variants: tuple = ()
+    """Other spellings of the same mistake, each a tuple of edits like ``edits`` (a causal mask that blocks the
+    diagonal but keeps position 0 visible is still "the diagonal is blocked"). Where ``edits`` has several
+    edits, every non-empty part of them is a spelling too (attention biases left out, but not the FFN's)."""
+
+    def spellings(self):
+        """Every edit set that shows this mistake: the catalogued one, its parts, then the variants."""
+        import itertools
+
+        parts = [tuple(c) for k in range(len(self.edits) - 1, 0, -1) for c in itertools.combinations(self.edits, k)]
+        return [self.edits, *parts, *self.variants]
 
 
-def _bug(bug_id, file, *edits):
-    return Bug(bug_id, bug_id.split(".")[0], file, tuple(edits))
+def _bug(bug_id, file, *edits, variants=()):
+    return Bug(bug_id, bug_id.split(".")[0], file, tuple(edits), tuple(tuple(v) for v in variants))
 
 
 A, E, N, FF, M, LY, MD, DEC, TR = ("attention.py", "embedding.py", "norm.py", "feedforward.py", "masks.py",
@@ -86,7 +97,9 @@ BUGS = (
     _bug("mha.value_uses_key_projection", A, (MHA_V, "v = self.w_k(value).view(B, Lk, H, Dh).transpose(1, 2)")),
     _bug("mha.value_from_key_input", A, (MHA_V, "v = self.w_v(key).view(B, Lk, H, Dh).transpose(1, 2)")),
     _bug("mha.no_divisibility_check", A,
-         ('raise ValueError(f"d_model={d_model} must be divisible by num_heads={num_heads}")', "pass")),
+         ('raise ValueError(f"d_model={d_model} must be divisible by num_heads={num_heads}")', "pass"),
+         variants=[[('raise ValueError(f"d_model={d_model} must be divisible by num_heads={num_heads}")',
+                     "assert False")]]),  # an assert in place of the contract's ValueError
     _bug("mha.mask_extra_unsqueeze", A,
          (MHA_CALL, "mask = mask.unsqueeze(1) if mask is not None else None\n        " + MHA_CALL)),
     # -- embedding ------------------------------------------------------------------------------------
@@ -127,7 +140,10 @@ BUGS = (
     # -- masks ----------------------------------------------------------------------------------------
     _bug("masks.causal_blocks_diagonal", M,
          ("keep = torch.ones(size, size, dtype=torch.bool, device=device).tril()",
-          "keep = torch.ones(size, size, dtype=torch.bool, device=device).tril(-1)")),
+          "keep = torch.ones(size, size, dtype=torch.bool, device=device).tril(-1)"),
+         variants=[[("keep = torch.ones(size, size, dtype=torch.bool, device=device).tril()",
+                     "keep = torch.ones(size, size, dtype=torch.bool, device=device).tril(-1)\n"
+                     "    keep[0, 0] = True")]]),  # diagonal blocked, first position kept visible
     _bug("masks.causal_shows_future", M,
          ("keep = torch.ones(size, size, dtype=torch.bool, device=device).tril()",
           "keep = torch.ones(size, size, dtype=torch.bool, device=device).triu()")),
@@ -222,7 +238,8 @@ BUGS = (
     _bug("param_count.no_biases", TR, ("attn = 4 * (D * D + D)", "attn = 4 * D * D"),
          ("ffn = D * F_ + F_ + F_ * D + D", "ffn = D * F_ + F_ * D")),
     _bug("param_count.no_norms", TR, ("norm = 2 * D", "norm = 0")),
-    _bug("param_count.no_final_norm", TR, ("final_norms = 2 * norm if norm_first else 0", "final_norms = 0")),
+    _bug("param_count.no_final_norm", TR, ("final_norms = 2 * norm if norm_first else 0", "final_norms = 0"),
+         variants=[[("final_norms = 2 * norm if norm_first else 0", "final_norms = norm if norm_first else 0")]]),
     _bug("param_count.one_embedding", TR,
          ("embeddings = (src_vocab_size + tgt_vocab_size) * D", "embeddings = src_vocab_size * D")),
     _bug("param_count.no_output_bias", TR,
@@ -244,9 +261,10 @@ EQUIVALENT = {
 }
 
 
-def apply(bug, source):
-    """``source`` (the reference file's text) with ``bug``'s edits; ``ValueError`` if a find is not unique."""
-    for find, replace in bug.edits:
+def apply(bug, source, edits=None):
+    """``source`` (the reference file's text) with ``bug``'s edits (or the spelling ``edits``); ``ValueError`` if a
+    find is not unique."""
+    for find, replace in bug.edits if edits is None else edits:
         n = source.count(find)
         if n != 1:
             raise ValueError(f"bug {bug.id}: expected the text {find!r} exactly once in {bug.file}, found it {n} times")

@@ -10,6 +10,7 @@ rows not summing to 1, only some positions, heads or rows wrong).
 """
 
 import math
+import re
 
 import torch
 
@@ -24,11 +25,38 @@ ATOL, RTOL = 1e-5, 1e-5
 UNEXPLAINABLE = frozenset({"not_implemented", "missing_file", "missing_name", "import_error", "timeout", "crashed"})
 
 
+def same_error(a, b):
+    """Two errors agree in kind and meaning: a contract error by what is missing, unexpected, misshapen or
+    shared; any other by the exception's type and its whole message, wherever it was raised (never by a prefix:
+    every parameter mismatch is not the same mistake)."""
+    if a.kind != b.kind:
+        return False
+    if a.kind == "contract":
+        keys = ("missing", "unexpected", "wrong_shape", "shared")
+        return all((a.data or {}).get(k) == (b.data or {}).get(k) for k in keys)
+    return _meaning(a.detail) == _meaning(b.detail)
+
+
+def _meaning(detail):
+    """An error's first line without where it happened (file paths, line numbers, object addresses)."""
+    line = (detail or "").split("\n", 1)[0]
+    line = re.sub(r"\([^()]*\.py:\d+[^()]*\)", "", line)
+    line = re.sub(r"0x[0-9a-fA-F]+", "0x", line)
+    return " ".join(line.split())
+
+
+def _evidence(probe, result):
+    """What of a probe's result a diagnosis compares: for a constructor, which exception it raised (its message is
+    the student's own words)."""
+    if probe == "construct" and isinstance(result, dict):
+        return {"raised": result.get("raised")}
+    return result
+
+
 def same(a, b):
     """Whether two probe results (or errors) agree: tensors within tolerance, everything else equal."""
     if isinstance(a, SubmissionError) or isinstance(b, SubmissionError):
-        return isinstance(a, SubmissionError) and isinstance(b, SubmissionError) and a.kind == b.kind \
-            and a.detail.split(":")[0] == b.detail.split(":")[0]
+        return isinstance(a, SubmissionError) and isinstance(b, SubmissionError) and same_error(a, b)
     if isinstance(a, torch.Tensor) or isinstance(b, torch.Tensor):
         if not (isinstance(a, torch.Tensor) and isinstance(b, torch.Tensor)) or a.shape != b.shape:
             return False
@@ -55,12 +83,31 @@ class Diagnoser:
         self.ref = ref
         self._mutants = {}
 
-    def mutant(self, bug):
-        if bug.id not in self._mutants:
-            source = (self.ref.root / bug.file).read_text(encoding="utf-8")
-            ns = reference_namespace(patches={bug.file: apply(bug, source)}, label=bug.id)
-            self._mutants[bug.id] = InProcessRunner(ns.root, banned=(), namespace=ns)
-        return self._mutants[bug.id]
+    def mutant(self, bug, spelling=None, also=None):
+        """A runner on the reference with ``bug`` (one of its ``spellings``; ``also``: a second bug of the same
+        task, for a compound mistake)."""
+        key = (bug.id, spelling, also.id if also is not None else None)
+        if key not in self._mutants:
+            patches = {}
+            for b, edits in ((bug, bug.spellings()[spelling] if spelling is not None else None),
+                             (also, None)):
+                if b is None:
+                    continue
+                source = patches.get(b.file) or (self.ref.root / b.file).read_text(encoding="utf-8")
+                patches[b.file] = apply(b, source, edits)
+            ns = reference_namespace(patches=patches, label="+".join(k for k in key[::2] if k))
+            self._mutants[key] = InProcessRunner(ns.root, banned=(), namespace=ns)
+        return self._mutants[key]
+
+    def _explains(self, runner, calls, refs):
+        """Whether the mutant reproduces every call of the submission while the reference does not."""
+        differs_from_ref = False
+        for (probe, args, got), ref in zip(calls, refs):
+            mine = _evidence(probe, self._run(runner, probe, args))
+            if not same(mine, _evidence(probe, got)):
+                return False
+            differs_from_ref = differs_from_ref or not same(mine, _evidence(probe, ref))
+        return differs_from_ref
 
     @staticmethod
     def _run(runner, probe, args):
@@ -91,24 +138,42 @@ class Diagnoser:
         if any(isinstance(got, SubmissionError) and got.kind in UNEXPLAINABLE for _, _, got in calls):
             return []  # no mutant of the reference raises NotImplementedError or fails to import
         refs = [self._run(self.ref, probe, args) for probe, args, _ in calls]
-        matches = []
+        matches, variants = [], []
         for bug in self.candidates(spec, found or {}):
-            runner = self.mutant(bug)
-            differs_from_ref = False
-            for (probe, args, got), ref in zip(calls, refs):
-                mine = self._run(runner, probe, args)
-                if not same(mine, got):
+            for k in range(len(bug.spellings())):
+                try:
+                    runner = self.mutant(bug, k)
+                except ValueError:  # a spelling whose edits do not apply to this reference
+                    continue
+                if self._explains(runner, calls, refs):
+                    (matches if k == 0 else variants).append(Diagnosis(id=bug.id, kind="bug"))
                     break
-                differs_from_ref = differs_from_ref or not same(mine, ref)
-            else:
-                if differs_from_ref:
-                    matches.append(Diagnosis(id=bug.id, kind="bug"))
+        matches += variants  # the catalogued spelling first, then the other spellings
+        if not matches:
+            matches = self._compounds(spec, calls, refs)
         if matches:
             return matches
         probe, args, got = calls[0]
         ref = refs[0]
         if isinstance(got, dict) and isinstance(ref, dict):
             return pattern_hints(got, ref)
+        return []
+
+    def _compounds(self, spec, calls, refs):
+        """Two catalogued mistakes of the task in one file, named together when together they explain the calls."""
+        own = [b for b in bugs_for(spec.task)]
+        for i, first in enumerate(own):
+            for second in own[i + 1:]:
+                if first.file != second.file:
+                    continue
+                try:
+                    runner = self.mutant(first, None, also=second)
+                except ValueError:  # the two edit the same text
+                    continue
+                if self._explains(runner, calls, refs):
+                    pair = [first.id, second.id]
+                    return [Diagnosis(id=first.id, kind="bug", params={"compound": pair}),
+                            Diagnosis(id=second.id, kind="bug", params={"compound": pair})]
         return []
 
     def close(self):

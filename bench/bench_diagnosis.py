@@ -1,0 +1,110 @@
+"""How well the diagnosis names mistakes it has never seen: the blind bug set (tests/blind_bugs).
+
+96 buggy submissions, each one file of an independent writer's correct implementation with one mistake written
+from a plain description (the writers never saw the catalogue, grader/bugs/ or the reference); each is labelled
+with the catalogue id a teacher would name, or "none". Every one is graded on the task(s) of its file and the
+tasks built on them (quick profile, in-process, with diagnosis), and the named bugs are compared with the label:
+
+- named right: the label is named, and nothing else (for a compound mistake, one of its two ids or both); for a
+  mistake the catalogue does not have ("none"), no name at all;
+- wrong name: some catalogued bug other than the label is named (for "none": any name at all);
+- unnamed: no catalogued bug is named.
+
+Prints the three figures and, with --details, a line per case. Goals (issue 13): 0 wrong names, >= 90% named
+right. Also prints the time of grading with diagnosis against grading without it.
+
+    python bench/bench_diagnosis.py [--details] [--only m001,m002]
+"""
+
+import argparse
+import json
+import shutil
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+
+from grader import api  # noqa: E402
+from grader.tasks import NAME_TO_FILE, TASK_BY_ID, TASK_IDS, all_deps  # noqa: E402
+
+DATA = ROOT / "tests" / "blind_bugs"
+
+
+def tasks_of(file):
+    own = {TASK_BY_ID[t].id for t in TASK_IDS if TASK_BY_ID[t].file == file}
+    above = {t for t in TASK_IDS if own & set(all_deps(t))}
+    return sorted(own | above, key=TASK_IDS.index)
+
+
+def named(result):
+    """Catalogued bug ids the grade names, per task: {task: [ids]} (first diagnosis of each failing check)."""
+    found = {}
+    for t in result.tasks:
+        for c in t.checks:
+            for d in c.diagnoses:
+                if d.kind == "bug":
+                    found.setdefault(t.id, [])
+                    if d.id not in found[t.id]:
+                        found[t.id].append(d.id)
+    return found
+
+
+def grade_case(case, *, diagnose=True):
+    with tempfile.TemporaryDirectory() as tmp:
+        sub = Path(tmp) / "sub"
+        shutil.copytree(DATA / "bases" / case["base"], sub)
+        shutil.copy(DATA / "cases" / case["key"] / case["file"], sub / case["file"])
+        t0 = time.perf_counter()
+        result = api.check(path=sub, profile="quick", tasks=tasks_of(case["file"]), diagnose=diagnose)
+        return result, time.perf_counter() - t0
+
+
+def verdict(case, found):
+    names = {n for ids in found.values() for n in ids}
+    labels = {case["label"], case.get("label2")} - {None, "none"}
+    if not names:
+        return "right" if case["label"] == "none" else "unnamed"  # nothing catalogued to name: none is right
+    if case["label"] == "none" or names - labels:
+        return "wrong"
+    return "right"
+
+
+def main(argv=None):
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--details", action="store_true")
+    ap.add_argument("--only", default="")
+    ap.add_argument("--timing", type=int, default=12, help="cases whose grade is also timed without diagnosis")
+    args = ap.parse_args(argv)
+    cases = json.loads((DATA / "labels.json").read_text(encoding="utf-8"))
+    if args.only:
+        keep = set(args.only.split(","))
+        cases = [c for c in cases if c["key"] in keep]
+    counts = {"right": 0, "wrong": 0, "unnamed": 0}
+    with_d, without_d = 0.0, 0.0
+    for i, case in enumerate(cases):
+        result, seconds = grade_case(case)
+        found = named(result)
+        v = verdict(case, found)
+        counts[v] += 1
+        if i < args.timing:
+            with_d += seconds
+            without_d += grade_case(case, diagnose=False)[1]
+        if args.details or v == "wrong":
+            print(f"{case['key']} {v:8} label={case['label']}{'+' + case['label2'] if case.get('label2') else ''} "
+                  f"named={found} score={result.score:g}", flush=True)
+    n = len(cases)
+    named_any = counts["right"] + counts["wrong"]
+    print(f"cases: {n}")
+    print(f"named right: {counts['right']}/{n} = {100 * counts['right'] / max(n, 1):.1f}%")
+    print(f"wrong names: {counts['wrong']}/{named_any} named = {100 * counts['wrong'] / max(named_any, 1):.1f}%")
+    print(f"unnamed: {counts['unnamed']}/{n}")
+    if without_d:
+        print(f"time with diagnosis / without, first {min(args.timing, n)} cases: {with_d:.1f} s / {without_d:.1f} s "
+              f"= {with_d / without_d:.2f}x")
+
+
+if __name__ == "__main__":
+    main()

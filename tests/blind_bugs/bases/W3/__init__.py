@@ -1,0 +1,1 @@
+"""W3's hand-written Transformer."""

@@ -1,0 +1,20 @@
+"""Greedy decoding: one token at a time, always the most likely."""
+
+import torch
+
+from .masks import padding_mask, target_mask
+
+
+@torch.no_grad()
+def greedy_decode(model, src, *, max_len, bos_idx, eos_idx, pad_idx):
+    src_mask = padding_mask(src, pad_idx)
+    memory = model.encode(src, src_mask)
+    B = src.size(0)
+    ys = torch.full((B, 1), bos_idx, dtype=torch.long, device=src.device)
+    for _ in range(max_len):
+        tgt_mask = target_mask(ys, pad_idx)
+        hidden = model.decode(ys, memory, tgt_mask, src_mask)
+        logits = model.output_proj(hidden[:, -1])
+        next_tok = logits.argmax(dim=-1)
+        ys = torch.cat([ys, next_tok.unsqueeze(1)], dim=1)
+    return ys
