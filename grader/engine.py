@@ -169,6 +169,11 @@ def _run_variant(spec, variant, *, sub, ref, profile, seed, devices, reproduce="
         result.message = Message("error.internal", {"detail": f"{type(exc).__name__}: {exc}"[:500]})
     result.duration_s = time.perf_counter() - start
     result.notes.extend(Message(key, dict(params)) for key, params in ctx.notes)
+    if variant != "integrated" and ctx.isolated_calls and result.status != "skipped":
+        direct = [n for d in TASK_BY_ID[spec.task].deps for n in TASK_BY_ID[d].names]
+        unused = [n for n in direct if n not in ctx.parts_used]
+        if unused and len(unused) == len(direct):  # nothing beneath was the reference's: say what was graded
+            result.notes.append(Message("note.partly_isolated", {"task": spec.task, "names": ", ".join(unused)}))
     first = ctx.first_failing_calls or []
     result._calls = ctx.calls + [c for c in first if not any(c is seen for seen in ctx.calls)]
     return result

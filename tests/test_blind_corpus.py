@@ -81,3 +81,23 @@ def test_deviation_is_charged_in_its_own_checks(name, isolated, tmp_path):
         shutil.copy(f, sub / f.name)
     result = api.check(path=sub, profile="quick", isolated=isolated, diagnose=False)
     assert _failing(result) == EXPECTED[name]
+
+
+def test_a_part_that_cannot_be_isolated_is_graded_and_said_so():
+    """An attention module of the student's own inside MultiHeadAttention: the isolated checks cannot put the
+    reference's scaled_dot_product_attention beneath it, so they grade the student's own and say so; where the
+    student's MultiHeadAttention calls the contract's function, nothing is said."""
+    own = api.check(path=BLIND / "correct" / "internal_attention", profile="quick", tasks=["mha"], diagnose=False)
+    notes = {n.key for t in own.tasks for c in t.checks for n in c.notes}
+    assert "note.partly_isolated" in notes and own.score == 10
+    calls = api.check(path=BLIND / "correct" / "einsum", profile="quick", tasks=["mha"], diagnose=False)
+    assert not {n.key for t in calls.tasks for c in t.checks for n in c.notes}
+
+
+def test_an_encoder_reading_its_own_layers_attributes_is_graded_with_its_own_parts_and_said_so():
+    """extra_attributes' Encoder reads layer.size, which the reference's EncoderLayer does not have: the isolated
+    model checks fall back to the student's own parts and keep their points (before: 5 points lost)."""
+    result = api.check(path=BLIND / "correct" / "extra_attributes", profile="quick", tasks=["model"], diagnose=False)
+    assert result.score == 10
+    notes = [n for t in result.tasks for c in t.checks for n in c.notes if n.key == "note.not_isolated"]
+    assert notes and "size" in notes[0].params["detail"]

@@ -16,7 +16,7 @@ from hypothesis import HealthCheck, Phase, Verbosity, given, settings
 from hypothesis import seed as hypothesis_seed
 
 from grader.submission.errors import SubmissionError
-from grader.submission.runner import Deferred
+from grader.submission.runner import PARTS_USED, Deferred
 
 
 @dataclass(frozen=True)
@@ -129,6 +129,9 @@ class CheckContext:
         """Plain data for the report's pictures that a passing check wants to show (a loss curve)."""
         self.first_failing_calls = None
         """The calls of the first failing example, before Hypothesis shrank it."""
+        self.parts_used = set()
+        """Reference parts the submission's code used in this check's isolated calls."""
+        self.isolated_calls = 0
         self.notes = []
         """``(message key, params)`` pairs the check wants shown with its verdict (how it adapted)."""
 
@@ -178,6 +181,9 @@ class CheckContext:
             if err.kind in ABORT_KINDS:
                 raise Abort(err) from None
             raise
+        if isinstance(result, dict) and PARTS_USED in result:
+            self.parts_used.update(result.pop(PARTS_USED))
+            self.isolated_calls += 1
         self.calls.append((probe, args, result))
         return result
 

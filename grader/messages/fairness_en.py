@@ -1,6 +1,7 @@
 """English messages for how a check adapted to a submission (notes) and the fairness checks (issue 12)."""
 
 MESSAGES = {
+    "note.partly_isolated": "your {task} code does not use the contract's {names} (it has its own): this check graded your own version of it too, not the reference's.",
     "fail.residual_dropout": "{what}: with dropout=1.0 in train() mode (and the sublayers' own dropout off) the output is not the reference's: each sublayer's output must pass through a dropout with the layer's probability before the residual add (missing, or a fixed probability?).",
     "note.charged_beneath": "failed with your own parts beneath and passes over the reference's: the defect is in {tasks}, charged there, not here.",
     "note.not_isolated": "graded with your own parts: run over the reference's parts, your code raised "

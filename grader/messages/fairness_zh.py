@@ -1,6 +1,7 @@
 """中文：检查如何适应提交（说明），以及公平性检查（issue 12）。"""
 
 MESSAGES = {
+    "note.partly_isolated": "你的 {task} 代码没有使用约定中的 {names}（它有自己的实现）：本项检查也评了你自己的这部分，而不是参考实现。",
     "fail.residual_dropout": "{what}：train() 模式下 dropout=1.0（且子层自身的 dropout 关闭）时输出与参考实现不同：每个子层的输出在残差相加前都要经过概率为该层 dropout 参数的 dropout（缺失，或写死了概率？）。",
     "note.charged_beneath": "使用你自己的下层部件时失败，换成参考实现的部件后通过：问题出在 {tasks}，已在那里扣分，这里不再扣分。",
     "note.not_isolated": "改用你自己的各部分评分：在参考实现的部件之上运行时，你的代码报错"

@@ -24,6 +24,8 @@ from grader.tasks import CONTRACT_FILES, NAME_TO_FILE, NAME_TO_TASK, TASK_BY_ID,
 
 SOLUTION_ROOT = Path(importlib.util.find_spec("solution").origin).resolve().parent
 """The reference's folder, found without importing the package (a worker must never hold the reference)."""
+PARTS_USED = "_reference_parts_used"
+"""Key of an isolated probe's result: the reference parts the submission's code called or built."""
 PARTS_ROOT = Path("/nonexistent-gradekit-reference-parts")
 """Where reference parts loaded from source text claim to live: no such folder, so nothing is read from disk."""
 
@@ -81,12 +83,30 @@ def parts_namespace(parts, label="reference"):
     return Namespace(PARTS_ROOT, label=label, patches=parts, block_solution=False)
 
 
+def _watched(obj, name, used):
+    """``obj`` (a reference function or class) that notes in ``used`` when it is called or built."""
+    if isinstance(obj, type):
+        def __init__(self, *args, **kwargs):
+            used.add(name)
+            obj.__init__(self, *args, **kwargs)
+        return type(obj.__name__, (obj,), {"__init__": __init__, "__module__": obj.__module__,
+                                           "__qualname__": obj.__qualname__, "__doc__": obj.__doc__})
+
+    @functools.wraps(obj)
+    def call(*args, **kwargs):
+        used.add(name)
+        return obj(*args, **kwargs)
+    return call
+
+
 def isolated_namespace(root, task_id, parts, label="isolated"):
     """The submission's code for ``task_id`` over the reference's for the tasks beneath it; ``parts`` is a
-    ``Namespace`` of the reference parts allowed for ``task_id`` (``reference_parts``)."""
+    ``Namespace`` of the reference parts allowed for ``task_id`` (``reference_parts``). ``namespace.parts_used``
+    collects the names of the reference parts the submission's code called or built (see ``InProcessRunner``)."""
     beneath = {name for name, task in NAME_TO_TASK.items() if task in all_deps(task_id)}
     beneath |= set(TASK_BY_ID[task_id].own_reference)
-    overrides = {name: parts.get(name) for name in NAME_TO_FILE if name in beneath}
+    used = set()
+    overrides = {name: _watched(parts.get(name), name, used) for name in NAME_TO_FILE if name in beneath}
     own_file = TASK_BY_ID[task_id].file
     fallback = {}
     for file in CONTRACT_FILES:
@@ -96,7 +116,9 @@ def isolated_namespace(root, task_id, parts, label="isolated"):
             fallback[file] = parts.module(file)
         except SubmissionError:  # a file whose every name is excluded: the submission's own or nothing
             pass
-    return Namespace(root, label=f"{label}:{task_id}", overrides=overrides, fallback=fallback)
+    ns = Namespace(root, label=f"{label}:{task_id}", overrides=overrides, fallback=fallback)
+    ns.parts_used = used
+    return ns
 
 
 class Deferred:
@@ -146,8 +168,14 @@ class InProcessRunner:
         ns = self.namespace(variant)
         if self.guard is not None:
             self.guard.start(self.root, probe_tasks(probe, variant, args))
+        used = getattr(ns, "parts_used", None)
+        if used is not None:
+            used.clear()
         try:
-            return plain_data(PROBES[probe](ns, **args))
+            result = plain_data(PROBES[probe](ns, **args))
+            if used is not None and isinstance(result, dict):
+                result[PARTS_USED] = sorted(used)  # which reference parts the submission's code used
+            return result
         except SubmissionError:
             raise
         except Exception as exc:  # noqa: BLE001 - anything the student's code raised
