@@ -40,6 +40,9 @@ def _first(label):
     "m064",  # a parameter count missing only the attention biases
     "m030",  # an assert instead of the contract's ValueError
     "m029",  # one final LayerNorm counted instead of two
+    "m002",  # two mistakes in one LayerNorm (unbiased variance, eps outside the root), named together
+    "m017",  # a summed loss... with smoothing ignored: two mistakes of sequence_loss
+    "m096",  # greedy that neither stops early nor pads after EOS
 ])
 def test_variants_are_named(key):
     case = BY_KEY[key]
@@ -72,3 +75,21 @@ def test_a_mask_bug_is_charged_to_masks_and_greedy_keeps_its_points():
     assert any(n.key == "note.charged_beneath" and "masks" in n.params["tasks"] for c in greedy.checks
                for n in c.notes)
     assert tasks["masks"].score < tasks["masks"].max_score
+
+
+def test_errors_compare_by_kind_and_meaning_not_by_their_first_words():
+    from grader.bugs.diagnose import same
+    from grader.submission.errors import SubmissionError
+
+    def contract(missing):
+        return SubmissionError(kind="contract", detail="the parameters of X do not match the contract",
+                               data={"missing": missing, "unexpected": [], "wrong_shape": [], "shared": []})
+
+    # every parameter mismatch starts with the same words; what differs is what is missing
+    assert not same(contract(["norm.weight", "norm.bias"]), contract(["w_q.bias"]))
+    assert same(contract(["w_q.bias"]), contract(["w_q.bias"]))
+    a = SubmissionError(kind="exception", detail="RuntimeError: The size of tensor a (4) must match (b.py:3: x)")
+    b = SubmissionError(kind="exception", detail="RuntimeError: The size of tensor a (4) must match (c.py:9: y)")
+    c = SubmissionError(kind="exception", detail="RuntimeError: shape '[2, 3]' is invalid for input of size 5")
+    assert same(a, b)  # the same error raised elsewhere
+    assert not same(a, c)  # the same type, another meaning
