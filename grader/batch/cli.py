@@ -58,12 +58,8 @@ def cmd_batch(args):
     from grader.messages import text
 
     stream = None if args.quiet or not sys.stderr.isatty() else sys.stderr
-    if os.geteuid() == 0:
-        from grader.submission.worker import UNPRIVILEGED_USER, _resolve_user, default_spawn
-
-        if _resolve_user("auto", forked=default_spawn() == "fork") is None:
-            print(text("batch.cli.root_worker", args.lang, user=UNPRIVILEGED_USER, python=sys.executable),
-                  file=sys.stderr)
+    if os.geteuid() != 0:
+        print(text("batch.cli.not_sealed", args.lang), file=sys.stderr)
     result = batch(submissions=args.submissions, out=args.out, jobs=args.jobs, tasks=args.tasks,
                    profile=args.profile, config=_config_path(args.config), lang=args.lang,
                    call_timeout=args.call_timeout, total_timeout=args.total_timeout, memory_mb=args.memory_mb,

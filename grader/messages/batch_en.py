@@ -35,8 +35,8 @@ MESSAGES = {
     "batch.page.seconds": "Seconds",
     "batch.page.none": "No known bug was diagnosed.",
     "batch.cli.done": "{graded} graded, {cached} unchanged (cached), {n} in all, in {seconds} s; gradebook: {gradebook}",
-    "batch.cli.root_worker": "warning: the graded code runs as root: user {user!r} cannot run {python} (a folder "
-                             "above it is closed to other users); install Python where every user can read it "
-                             "to run student code unprivileged",
+    "batch.cli.not_sealed": "warning: running as an ordinary user, the graded code runs as you, without a jail: it "
+                            "can read what you can read (the reference included) and signal your processes. Grade "
+                            "for the record as root or in a container (README, isolation).",
     "batch.cli.built": "autograder written to {path} ({size} bytes)",
 }
