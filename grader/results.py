@@ -16,6 +16,11 @@ class Message:
     params: dict = field(default_factory=dict)
     """Values substituted into the sentence (shapes, numbers, names; never reference values)."""
 
+    @classmethod
+    def of(cls, value):
+        """``value`` as a ``Message``: itself, or one read back from its dict form (a result from JSON)."""
+        return value if isinstance(value, cls) else cls(value.get("key", ""), value.get("params", {}))
+
 
 @dataclass
 class Diagnosis:

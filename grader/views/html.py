@@ -18,6 +18,7 @@ import jinja2
 
 from grader.messages import CATALOGUES, text
 from grader.messages import render as render_message
+from grader.results import Message
 from grader.submission.snapshot import describe as describe_refused
 from grader.views import svg
 
@@ -174,12 +175,9 @@ def _check(c, t, lang):
 
 def _notes(c, lang):
     """How the check was graded where it adapted (one sentence each, rendered from the catalogue)."""
-    from grader.results import Message
-
     out = []
     for n in getattr(c, "notes", None) or []:
-        n = n if isinstance(n, Message) else Message(n.get("key", ""), n.get("params", {}))
-        sentence = render_message(n, lang)
+        sentence = render_message(Message.of(n), lang)
         if sentence not in out:
             out.append(sentence)
     return out

@@ -73,8 +73,7 @@ def summary(result, *, lang="en", verbose=False, color=False):
             continue
         shown = set()  # a note the task's checks share is printed once
         for c in task.checks:
-            notes = [n if isinstance(n, Message) else Message(n.get("key", ""), n.get("params", {}))
-                     for n in getattr(c, "notes", None) or []]
+            notes = [Message.of(n) for n in getattr(c, "notes", None) or []]
             notes = [n for n in notes if _message(n, lang) not in shown]
             if c.status == "passed" and not verbose and not notes:
                 continue
