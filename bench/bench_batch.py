@@ -5,7 +5,7 @@
 Defaults: 40 submissions, every task, the quick profile (about 7 minutes on a 2-core machine).
 
 Grades ``--n`` submissions cycling through correct alternatives (``tests/submissions``), catalogued
-bugs (``grader.bugs.catalogue.write_mutant``), the skeleton (nothing implemented) and a syntax
+bugs (``Catalogue.write_mutant``), the skeleton (nothing implemented) and a syntax
 error; once with ``-j 2`` and once with ``-j 1`` (fresh output folders, so nothing is cached).
 Then grades a few of them with ``api.check`` in this process, isolated and not, to price the
 worker. Prints the figures with the load average (the machine may be shared).
@@ -25,8 +25,13 @@ sys.path.insert(0, str(ROOT))
 
 from grader import api  # noqa: E402
 from grader.batch import runner  # noqa: E402
-from grader.bugs.catalogue import BUGS, write_mutant  # noqa: E402
-from grader.tasks import TASK_IDS  # noqa: E402
+from grader.assignment import load  # noqa: E402
+from grader.bugs.catalogue import Catalogue  # noqa: E402
+
+ASSIGNMENT = load()
+CATALOGUE = Catalogue(ASSIGNMENT)
+BUGS = CATALOGUE.bugs
+TASK_IDS = ASSIGNMENT.task_ids
 
 
 def make_class(folder, n, tasks):
@@ -41,7 +46,7 @@ def make_class(folder, n, tasks):
             shutil.copytree(alts[i // 4 % len(alts)], dest)
             kinds.append("correct")
         elif kind == 1:
-            write_mutant(bugs[i // 4 % len(bugs)], dest)
+            CATALOGUE.write_mutant(bugs[i // 4 % len(bugs)], dest)
             kinds.append("buggy")
         elif kind == 2:
             shutil.copytree(ROOT / "skeleton", dest, ignore=shutil.ignore_patterns("__pycache__"))

@@ -17,9 +17,13 @@ import time
 from pathlib import Path
 
 from grader import api
-from grader.bugs.catalogue import BUG_BY_ID, apply
-from grader.submission.runner import SOLUTION_ROOT
-from grader.tasks import CONTRACT_FILES
+from grader.assignment import load
+from grader.bugs.catalogue import Catalogue, apply
+
+ASSIGNMENT = load()
+BUG_BY_ID = Catalogue(ASSIGNMENT).by_id
+SOLUTION_ROOT = ASSIGNMENT.reference
+CONTRACT_FILES = ASSIGNMENT.contract_files
 
 THREE_BUGS = ("sdpa.fill_zero", "layernorm.unbiased_variance", "greedy.reads_first_position")
 

@@ -28,7 +28,11 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 from grader import api  # noqa: E402
-from grader.tasks import NAME_TO_FILE, TASK_BY_ID, TASK_IDS, all_deps  # noqa: E402
+from grader.assignment import load  # noqa: E402
+
+ASSIGNMENT = load()
+NAME_TO_FILE, TASK_BY_ID, TASK_IDS, all_deps = (ASSIGNMENT.name_to_file, ASSIGNMENT.task_by_id, ASSIGNMENT.task_ids,
+                                                ASSIGNMENT.all_deps)
 
 DATA = ROOT / "tests" / "blind_bugs"
 

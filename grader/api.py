@@ -1,45 +1,61 @@
-"""The keyword-only API under the CLI: ``check(*, path, ...)`` grades one submission."""
+"""The keyword-only API under the CLI: ``check(*, path, assignment=None, options=None, **options)`` grades one
+submission of an assignment."""
 
 import shlex
 import shutil
 import tempfile
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import torch
 
 from grader import engine
-from grader.submission.banned import DEFAULT_BANNED, scan
+from grader.assignment import DEFAULT, AssignmentError, load
+from grader.errors import SubmissionError
+from grader.options import CheckOptions
 from grader.safetext import clean_result
-from grader.submission.errors import SubmissionError
-from grader.submission.snapshot import safe_copy
+from grader.submission.banned import scan
 from grader.submission.runner import InProcessRunner, reference_namespace
-from grader.tasks import CONTRACT_FILES, TASK_IDS
+from grader.submission.snapshot import safe_copy
+
+if TYPE_CHECKING:
+    from grader.submission.worker import WorkerRunner
 
 
 class UsageError(ValueError):
     """Bad arguments: the CLI prints the message and exits with status 2."""
 
 
-def validate_path(path):
+def resolve_assignment(spec):
+    """``grader.assignment.load(spec)``, its errors as ``UsageError``."""
+    try:
+        return load(spec)
+    except AssignmentError as exc:
+        raise UsageError(str(exc)) from None
+
+
+def validate_path(path, assignment=None):
     """The submission folder as a ``Path``; ``UsageError`` saying what is wrong otherwise."""
+    files = ", ".join(resolve_assignment(assignment).contract_files)
     p = Path(path)
     try:
         p.is_dir()
     except (OSError, ValueError) as exc:  # a NUL in the name, a name too long...
-        raise UsageError(f"submission path {str(path)!r} cannot be used ({exc}); expected a folder holding "
-                         f"{', '.join(CONTRACT_FILES)}") from None
+        raise UsageError(
+            f"submission path {str(path)!r} cannot be used ({exc}); expected a folder holding {files}"
+        ) from None
     if not p.exists():
-        raise UsageError(f"submission path {str(path)!r} does not exist; expected a folder holding "
-                         f"{', '.join(CONTRACT_FILES)}")
+        raise UsageError(f"submission path {str(path)!r} does not exist; expected a folder holding {files}")
     if not p.is_dir():
-        raise UsageError(f"submission path {str(path)!r} is a file; expected a folder holding "
-                         f"{', '.join(CONTRACT_FILES)}")
+        raise UsageError(f"submission path {str(path)!r} is a file; expected a folder holding {files}")
     return p.resolve()
 
 
-def reproduce_command(path, spec, *, seed=None, isolated=False):
+def reproduce_command(path, spec, *, seed=None, isolated=False, assignment=None):
     """The one-line command that reruns exactly one check."""
     parts = ["gradekit", "check", str(path), "--only", spec.id]
+    if assignment is not None and assignment.name != DEFAULT:
+        parts += ["--assignment", assignment.package]
     if seed is not None:
         parts += ["--seed", str(seed)]
     if isolated:
@@ -47,30 +63,15 @@ def reproduce_command(path, spec, *, seed=None, isolated=False):
     return " ".join(shlex.quote(p) for p in parts)
 
 
-def check(*, path, tasks=None, profile="full", seed=None, device=None, only=None, isolated=False,
-          allow_banned=False, banned=DEFAULT_BANNED, config=None, progress=None, diagnose=True,
-          call_timeout=60.0, total_timeout=900.0, memory_mb=None, figures=False, run_as="auto", snapshot=None):
-    """Grade the submission at ``path``; returns a ``GradeResult``.
+def check(*, path, assignment=None, options=None, **overrides):
+    """Grade the submission at ``path`` against ``assignment``; returns a ``GradeResult``.
 
     Args:
-        path: folder with the contract's files.
-        tasks: task ids to grade (default: all).
-        profile: ``"quick"`` (fewer examples) or ``"full"``.
-        seed: ``None`` for the same examples every run, else a Hypothesis seed.
-        device: grade on this device only (default: cpu plus any GPU found).
-        only: check ids to run (``"mha.equivalence"``).
-        isolated: run student code in a worker process with time limits.
-        allow_banned: do not withhold points for banned APIs.
-        banned: the banned API names.
-        config: a course configuration (``grader.config.CourseConfig``) or ``None``.
-        progress: ``progress(i, n, spec)`` callback.
-        diagnose: replay failures through the known-bug catalogue.
-        call_timeout, total_timeout: with ``isolated``, seconds per probe call and for the whole run.
-        memory_mb: with ``isolated``, the worker's memory cap in MiB (``None``: the worker's default).
-        figures: also gather the data for the HTML report's pictures (``result.figures``).
-        run_as: with ``isolated``, the worker's user (see ``WorkerRunner``; a batch judge gives each slot its own).
-        snapshot: a ``submission.snapshot.Snapshot`` already made of the submission (the batch makes one per
-            submission): graded as it is, and ``path`` only names the submission in the results.
+        path: folder with the assignment's contract files.
+        assignment: an ``Assignment``, a spec for ``grader.assignment.load`` (a built-in name, an import path, a
+            folder), or ``None``: the course configuration's, else ``grader.assignment.DEFAULT``.
+        options: a ``CheckOptions`` (default: its defaults); ``overrides`` set single fields of it
+            (``profile="quick"``, ``isolated=True``, ...: see ``CheckOptions`` for each).
 
     The submission is read through a snapshot made once (``submission.snapshot.safe_copy``): regular files only;
     links, special files, files over the caps and names that are not UTF-8 are refused and listed in
@@ -80,16 +81,21 @@ def check(*, path, tasks=None, profile="full", seed=None, device=None, only=None
     files; with anything refused it runs from the snapshot, as it would be graded. Every string in the result
     that came from the submission is cleaned (``safetext.clean_result``): valid UTF-8, no control characters.
     """
-    root = validate_path(path) if snapshot is None else Path(path)
-    if profile not in ("quick", "full"):
-        raise UsageError(f"--profile must be 'quick' or 'full', got {profile!r}")
-    tasks = tuple(tasks) if tasks else None
+    o = CheckOptions.of(options, **overrides)
+    config = o.config
+    a = resolve_assignment(assignment if assignment is not None else getattr(config, "assignment", None))
+    snapshot = o.snapshot
+    root = validate_path(path, a) if snapshot is None else Path(path)
+    if o.profile not in ("quick", "full"):
+        raise UsageError(f"--profile must be 'quick' or 'full', got {o.profile!r}")
+    tasks = tuple(o.tasks) if o.tasks else None
     if tasks:
-        unknown = [t for t in tasks if t not in TASK_IDS]
-        if unknown:
-            raise UsageError(f"unknown task id(s) {', '.join(unknown)}; expected some of: {', '.join(TASK_IDS)}")
-    if config is not None:
-        banned = config.banned or banned
+        try:
+            a.require_tasks(tasks)
+        except ValueError as exc:
+            raise UsageError(str(exc)) from None
+    banned = tuple((config.banned if config is not None else None) or o.banned or a.banned)
+    isolated = o.isolated
     made = None
     if snapshot is None:
         made = Path(tempfile.mkdtemp(prefix="gradekit-check-"))
@@ -97,42 +103,70 @@ def check(*, path, tasks=None, profile="full", seed=None, device=None, only=None
             snapshot = safe_copy(root, made / "submission")
         except OSError as exc:
             shutil.rmtree(made, ignore_errors=True)
-            raise UsageError(f"submission path {str(path)!r} cannot be read ({exc}); expected a folder holding "
-                             f"{', '.join(CONTRACT_FILES)}") from None
+            raise UsageError(
+                f"submission path {str(path)!r} cannot be read ({exc}); expected a folder holding "
+                f"{', '.join(a.contract_files)}"
+            ) from None
     graded = root if made is not None and not isolated and not snapshot.refused else snapshot.root
     # The tensors graded are tiny: a second thread only adds synchronisation (10x slower under load).
     threads = torch.get_num_threads()
     torch.set_num_threads(1)
-    reference = reference_namespace()
-    ref = InProcessRunner(reference.root, banned=(), namespace=reference)
+    reference = reference_namespace(a)
+    ref = InProcessRunner(reference.root, assignment=a, banned=(), namespace=reference)
+    sub: InProcessRunner | WorkerRunner
     if isolated:
-        from grader.submission.worker import WorkerRunner
-        sub = WorkerRunner(graded, banned=banned, call_timeout=call_timeout, total_timeout=total_timeout,
-                           memory_mb=memory_mb, run_as=run_as)
+        from grader.submission import worker  # the worker's machinery only where it is used
+
+        sub = worker.WorkerRunner(
+            graded,
+            assignment=a,
+            banned=banned,
+            call_timeout=o.call_timeout,
+            total_timeout=o.total_timeout,
+            memory_mb=o.memory_mb,
+            run_as=o.run_as,
+        )
     else:
-        sub = InProcessRunner(graded, banned=banned)
+        sub = InProcessRunner(graded, assignment=a, banned=banned)
     try:
         try:
             load_errors = sub.run("load_report")
         except SubmissionError as err:  # the worker itself crashed or timed out while importing
             load_errors = {"*": err.to_dict()}
-        findings = scan(snapshot.root, banned)
+        findings = scan(snapshot.root, a, banned)
         diagnoser = None
-        if diagnose:
+        if o.diagnose:
             from grader.bugs.diagnose import make_diagnoser
-            diagnoser = make_diagnoser(ref=ref)
+
+            diagnoser = make_diagnoser(a, ref=ref)
+        g = engine.Grading(
+            a,
+            sub,
+            ref,
+            profile=o.profile,
+            seed=o.seed,
+            devices=engine.available_devices(o.device),
+            reproduce=lambda spec: reproduce_command(path, spec, seed=o.seed, isolated=isolated, assignment=a),
+        )
         result = engine.grade(
-            path=root, sub=sub, ref=ref, tasks=tasks, profile=profile, seed=seed, devices=device, only=only,
-            config=config, banned_findings=findings, allow_banned=allow_banned, load_errors=load_errors,
-            isolated=isolated, progress=progress,
-            reproduce=lambda spec: reproduce_command(path, spec, seed=seed, isolated=isolated),
-            diagnose=diagnoser, runtime_findings=sub.banned_runtime,
+            g,
+            path=root,
+            tasks=tasks,
+            only=o.only,
+            config=config,
+            banned_findings=findings,
+            allow_banned=o.allow_banned,
+            load_errors=load_errors,
+            isolated=isolated,
+            progress=o.progress,
+            diagnose=diagnoser,
+            runtime_findings=sub.banned_runtime,
         )
         if diagnoser is not None:
             diagnoser.close()
         result.output_dropped = getattr(sub, "output_dropped", 0)
-        if figures:
-            from grader.views.figures import collect
+        collect = a.function(a.figures) if o.figures else None
+        if collect is not None:  # the pictures are probe results too: drawn from what the runners return
             result.figures = collect(sub=sub, ref=ref)
         result.refused = snapshot.refused_dicts
         return clean_result(result)

@@ -6,21 +6,22 @@ import importlib
 import importlib.util
 import sys
 
-from grader.tasks import TASK_IDS, parse_task_list
+from grader.assignment import DEFAULT
 
-HELP_TASKS = f"comma-separated task ids to grade (default: all): {','.join(TASK_IDS)}"
+HELP_TASKS = "comma-separated task ids to grade (default: all of the assignment's)"
+HELP_ASSIGNMENT = (f"the assignment: a built-in name, an import path or a folder (default: the course "
+                   f"configuration's, else {DEFAULT})")
 
 
 def _task_list(text):
-    try:
-        return parse_task_list(text)
-    except ValueError as exc:
-        raise argparse.ArgumentTypeError(str(exc)) from None
+    """``"mha, masks"`` -> ``("mha", "masks")``; the ids are checked against the assignment by ``api.check``."""
+    return tuple(part.strip() for part in text.split(",") if part.strip())
 
 
 def _check_parser(sub):
     p = sub.add_parser("check", help="grade one submission folder")
     p.add_argument("path", help="the submission folder (a filled-in copy of skeleton/)")
+    p.add_argument("--assignment", default=None, help=HELP_ASSIGNMENT)
     p.add_argument("--tasks", type=_task_list, default=None, help=HELP_TASKS)
     p.add_argument("--only", default=None, help="comma-separated check ids, e.g. mha.equivalence")
     p.add_argument("--profile", choices=("quick", "full"), default="full",
@@ -69,7 +70,7 @@ def cmd_check(args):
     if config is not None and not args.all_checks:
         config = config.students()
     limits = config.limits if config is not None else {}
-    result = api.check(path=args.path, tasks=args.tasks, profile=args.profile, seed=args.seed, device=args.device,
+    result = api.check(path=args.path, assignment=args.assignment, tasks=args.tasks, profile=args.profile, seed=args.seed, device=args.device,
                        only=only, isolated=args.isolated, allow_banned=args.allow_banned, progress=progress,
                        config=config, call_timeout=limits.get("call_timeout", 60.0),
                        total_timeout=limits.get("total_timeout", 900.0), memory_mb=limits.get("memory_mb"),
@@ -83,9 +84,24 @@ def cmd_check(args):
     return 0 if result.passed else 1
 
 
+def run_demo(argv):
+    """``gradekit demo [--assignment SPEC] ...``: the assignment's own demo, given the other arguments."""
+    from grader import api
+
+    spec = None
+    if argv[:1] == ["--assignment"] and len(argv) > 1:
+        spec, argv = argv[1], argv[2:]
+    elif argv[:1] and argv[0].startswith("--assignment="):
+        spec, argv = argv[0].split("=", 1)[1], argv[1:]
+    assignment = api.resolve_assignment(spec)
+    demo = assignment.function(assignment.demo)
+    if demo is None:
+        raise api.UsageError(f"assignment {assignment.name!r} has no demo")
+    return demo(argv)
+
+
 def cmd_demo(args):
-    from grader import demo
-    return demo.main(args.rest)
+    return run_demo(args.rest)
 
 
 # Sub-commands that live with their feature; each module has ``register(subparsers)`` setting ``func``.
@@ -93,11 +109,12 @@ FEATURE_COMMANDS = ("grader.practice.cli", "grader.batch.cli")
 
 
 def build_parser():
-    parser = argparse.ArgumentParser(prog="gradekit", description="Grade hand-written Transformer implementations.")
+    parser = argparse.ArgumentParser(prog="gradekit", description="Grade students' hand-written implementations "
+                                                                   "(built in: a Transformer).")
     sub = parser.add_subparsers(dest="command", required=True)
     _check_parser(sub).set_defaults(func=cmd_check)
-    d = sub.add_parser("demo", help="train the reference on the pinyin task and print its translations",
-                       add_help=False)
+    d = sub.add_parser("demo", help="the assignment's reference at work (the Transformer: trained on the pinyin "
+                                    "task, printing its translations); --assignment SPEC first", add_help=False)
     d.add_argument("rest", nargs=argparse.REMAINDER)
     d.set_defaults(func=cmd_demo)
     for name in FEATURE_COMMANDS:
@@ -106,17 +123,39 @@ def build_parser():
     return parser
 
 
+def _option(argv, name):
+    """The value of ``name VALUE`` or ``name=VALUE`` in ``argv`` (``None`` when absent), before parsing."""
+    for i, arg in enumerate(argv):
+        if arg == name and i + 1 < len(argv):
+            return argv[i + 1]
+        if arg.startswith(name + "="):
+            return arg.split("=", 1)[1]
+    return None
+
+
 def main(argv=None):
     argv = sys.argv[1:] if argv is None else list(argv)
     if argv[:1] == ["demo"]:  # the demo parses its own options (argparse's REMAINDER drops leading ones)
-        from grader import demo
-        return demo.main(argv[1:])
+        from grader import api
+
+        try:
+            return run_demo(argv[1:])
+        except api.UsageError as exc:
+            print(f"gradekit: error: {exc}", file=sys.stderr)
+            return 2
     server = None
     if argv[:1] == ["check"] and "--isolated" in argv:
         # The worker's fork server imports torch on the other core while this process imports its own.
         from grader.submission import forkserver
 
-        server = forkserver.shared(warm=False)  # its one worker warms up beside the judge
+        try:
+            from grader.assignment import load
+
+            assignment = load(_option(argv, "--assignment"))
+        except ValueError:  # an unknown assignment: the parsed command says so
+            assignment = None
+        if assignment is not None:
+            server = forkserver.shared(warm=False, assignment=assignment)  # its worker warms up beside the judge
     from grader import api
 
     if server is not None and not server.is_ready():

@@ -1,8 +1,10 @@
 """The course configuration: one ``gradekit.toml`` (or ``[tool.gradekit]`` in ``pyproject.toml``).
 
 ```toml
-tasks = ["sdpa", "mha", "masks"]          # tasks included (default: all)
-banned = ["torch.nn.MultiheadAttention"]  # replaces the default banned list
+assignment = "transformer"                # a built-in name, an import path or a folder (relative to this file);
+                                          # default: grader.assignment.DEFAULT
+tasks = ["sdpa", "mha", "masks"]          # tasks included (default: all of the assignment's)
+banned = ["torch.nn.MultiheadAttention"]  # replaces the assignment's banned list
 copy_policy = "zero"                      # a copy of the reference scores 0 ("zero") or is only flagged ("flag")
 
 [points]                                  # a task's checks are scaled to add up to the task's points
@@ -20,8 +22,10 @@ memory_mb = 4096                          # the worker's memory cap
 "*.low_precision" = "hidden"
 ```
 
-The engine calls ``filter_checks(specs)``, ``apply(spec, result)``, ``hidden_count(specs)`` and reads
-``banned``. ``for_students=True`` (a student's self-check) drops the checks that are not visible.
+Task ids (in ``tasks``, ``[points]`` and ``[visibility]``) are validated against the assignment the file names,
+or against the one the caller grades (``load(path, assignment=...)``). The engine calls ``filter_checks(specs)``,
+``apply(spec, result)``, ``hidden_count(specs)`` and reads ``banned``. ``for_students=True`` (a student's
+self-check) drops the checks that are not visible.
 """
 
 import fnmatch
@@ -29,11 +33,12 @@ import sys
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
-from grader.tasks import TASK_IDS
+from grader.assignment import DEFAULT, AssignmentError
+from grader.assignment import load as load_assignment
 
 FILE_NAME = "gradekit.toml"
 VISIBILITIES = ("visible", "hidden", "after_due_date", "after_published")
-TOP_KEYS = ("tasks", "banned", "points", "limits", "visibility", "copy_policy")
+TOP_KEYS = ("assignment", "tasks", "banned", "points", "limits", "visibility", "copy_policy")
 LIMIT_KEYS = ("call_timeout", "total_timeout", "memory_mb")
 COPY_POLICIES = ("zero", "flag")
 
@@ -58,10 +63,12 @@ def _tomllib():
 class CourseConfig:
     """A validated course configuration."""
 
+    assignment: str | None = None
+    """The assignment it names (a spec for ``grader.assignment.load``; a folder made absolute), or ``None``."""
     tasks: tuple = ()
     """Task ids included (empty: all)."""
     banned: tuple = ()
-    """Banned API names (empty: the default list)."""
+    """Banned API names (empty: the assignment's list)."""
     task_points: dict = field(default_factory=dict)
     """Task id -> total points of its checks."""
     check_points: dict = field(default_factory=dict)
@@ -81,8 +88,12 @@ class CourseConfig:
 
     # -- loading ------------------------------------------------------------------------------
     @classmethod
-    def load(cls, path):
-        """Read ``gradekit.toml`` or a ``pyproject.toml``'s ``[tool.gradekit]``; ``ConfigError`` if invalid."""
+    def load(cls, path, *, assignment=None):
+        """Read ``gradekit.toml`` or a ``pyproject.toml``'s ``[tool.gradekit]``; ``ConfigError`` if invalid.
+
+        ``assignment`` (an ``Assignment`` or a spec): validate the task ids against it rather than against the
+        assignment the file names (the one a caller grades; inside the Gradescope container, the one shipped);
+        ``grader.assignment.AssignmentError`` if it cannot be loaded."""
         path = Path(path)
         try:
             raw = path.read_bytes()
@@ -99,17 +110,18 @@ class CourseConfig:
             if data is None:
                 raise ConfigError(f"{path}: no [tool.gradekit] table; expected the course configuration there")
             where += " [tool.gradekit]"
-        return cls.from_dict(data, source=where, text=raw.decode("utf-8"))
+        return cls.from_dict(data, source=where, text=raw.decode("utf-8"), base=path.resolve().parent,
+                             assignment=assignment)
 
     @classmethod
-    def discover(cls, start_dir="."):
+    def discover(cls, start_dir=".", *, assignment=None):
         """The nearest ``gradekit.toml`` (or ``pyproject.toml`` with ``[tool.gradekit]``) in ``start_dir`` or
-        above it, loaded; ``None`` if there is none."""
+        above it, loaded (``assignment``: as in ``load``); ``None`` if there is none."""
         start = Path(start_dir).resolve()
         for folder in (start, *start.parents):
             candidate = folder / FILE_NAME
             if candidate.is_file():
-                return cls.load(candidate)
+                return cls.load(candidate, assignment=assignment)
             pyproject = folder / "pyproject.toml"
             if pyproject.is_file():
                 try:
@@ -117,21 +129,30 @@ class CourseConfig:
                 except Exception:  # noqa: BLE001 - somebody else's pyproject; not ours to judge
                     continue
                 if "gradekit" in data.get("tool", {}):
-                    return cls.load(pyproject)
+                    return cls.load(pyproject, assignment=assignment)
         return None
 
     @classmethod
-    def from_dict(cls, data, *, source="<dict>", text=""):
+    def from_dict(cls, data, *, source="<dict>", text="", base=None, assignment=None):
+        """Validate ``data`` (the table); ``base``: the folder a relative assignment folder is found in (the
+        file's; default: the current folder); ``assignment``: as in ``load``."""
         if not isinstance(data, dict):
             raise ConfigError(f"{source}: expected a table, got {type(data).__name__}")
         unknown = [k for k in data if k not in TOP_KEYS]
         if unknown:
             raise ConfigError(f"{source}: unknown key {unknown[0]!r}; expected one of {', '.join(TOP_KEYS)}")
+        spec = _assignment_spec(data.get("assignment"), source, Path(base or "."))
+        if assignment is None:
+            try:
+                assignment = load_assignment(spec)
+            except AssignmentError as exc:
+                raise ConfigError(f"{source}: assignment: {exc}") from None
+        task_ids = load_assignment(assignment).task_ids
         tasks = data.get("tasks", [])
         if not isinstance(tasks, list) or not all(isinstance(t, str) for t in tasks):
             raise ConfigError(f"{source}: 'tasks' must be a list of task ids, got {tasks!r}")
         for t in tasks:
-            _task_id(t, f"{source}: tasks")
+            _task_id(t, f"{source}: tasks", task_ids)
         banned = data.get("banned", [])
         if not isinstance(banned, list) or not all(isinstance(b, str) and b for b in banned):
             raise ConfigError(f"{source}: 'banned' must be a list of dotted names "
@@ -145,10 +166,10 @@ class CourseConfig:
             if value < 0:
                 raise ConfigError(f"{where}: expected points >= 0, got {value!r}")
             if "." in key:
-                _task_id(key.split(".", 1)[0], where)
+                _task_id(key.split(".", 1)[0], where, task_ids)
                 check_points[key] = float(value)
             else:
-                _task_id(key, where)
+                _task_id(key, where, task_ids)
                 task_points[key] = float(value)
         limits = _table(data, "limits", source)
         for key, value in limits.items():
@@ -162,14 +183,15 @@ class CourseConfig:
             where = f"{source}: visibility.{key}"
             if value not in VISIBILITIES:
                 raise ConfigError(f"{where}: expected one of {', '.join(VISIBILITIES)}, got {value!r}")
-            if not any(ch in key for ch in "*?[") and key.split(".", 1)[0] not in TASK_IDS:
+            if not any(ch in key for ch in "*?[") and key.split(".", 1)[0] not in task_ids:
                 raise ConfigError(f"{where}: unknown task id {key.split('.', 1)[0]!r}; expected a task id "
-                                  f"({', '.join(TASK_IDS)}), a check id or a glob pattern")
+                                  f"({', '.join(task_ids)}), a check id or a glob pattern")
         policy = data.get("copy_policy", "zero")
         if policy not in COPY_POLICIES:
             raise ConfigError(f"{source}: copy_policy must be one of {', '.join(COPY_POLICIES)}, got {policy!r}")
-        return cls(tasks=tuple(tasks), banned=tuple(banned), task_points=task_points, check_points=check_points,
-                   limits=dict(limits), visibility=dict(visibility), copy_policy=policy, source=source, text=text)
+        return cls(assignment=spec, tasks=tuple(tasks), banned=tuple(banned), task_points=task_points,
+                   check_points=check_points, limits=dict(limits), visibility=dict(visibility), copy_policy=policy,
+                   source=source, text=text)
 
     def students(self):
         """This configuration for a student's self-check: hidden checks are not run."""
@@ -242,6 +264,20 @@ def _table(data, key, source):
     return value
 
 
-def _task_id(task, where):
-    if task not in TASK_IDS:
-        raise ConfigError(f"{where}: unknown task id {task!r}; expected one of {', '.join(TASK_IDS)}")
+def _assignment_spec(value, source, base):
+    """The ``assignment`` key as a spec ``load`` finds from anywhere: a folder (a path, or a package folder
+    beside the file) made absolute; a built-in name or an import path as written; ``None`` when absent."""
+    if value is None:
+        return None
+    if not isinstance(value, str) or not value.strip():
+        raise ConfigError(f"{source}: 'assignment' must be an assignment's name, import path or folder "
+                          f"(e.g. \"{DEFAULT}\"), got {value!r}")
+    folder = base / value
+    if "/" in value or "\\" in value or (folder / "__init__.py").is_file():
+        return str(folder.resolve())
+    return value
+
+
+def _task_id(task, where, task_ids):
+    if task not in task_ids:
+        raise ConfigError(f"{where}: unknown task id {task!r}; expected one of {', '.join(task_ids)}")

@@ -1,7 +1,14 @@
-"""Run the registered checks against a submission and collect a ``GradeResult``."""
+"""Run an assignment's checks against a submission and collect a ``GradeResult``.
+
+``grade(grading, ...)`` takes a ``Grading``: the assignment, the two runners and the options of this run. The
+probe calls each check made (what diagnosis replays) stay inside the engine: ``run_one`` returns them beside
+the result, never on it.
+"""
 
 import platform
 import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
 from datetime import datetime, timezone
 
 import hypothesis
@@ -9,11 +16,30 @@ import hypothesis.errors
 import torch
 
 import grader
-from grader.checks import load_checks
-from grader.checks.base import Abort, CheckContext, Fail
+from grader.assignment import AssignmentError
+from grader.checks.base import Abort, CheckContext, CheckSpec, Fail, specs_of
+from grader.errors import SubmissionError
 from grader.results import CheckResult, GradeResult, Message, TaskResult
-from grader.submission.errors import SubmissionError
-from grader.tasks import TASK_BY_ID, TASK_IDS, TASKS, all_deps
+
+
+@dataclass
+class Grading:
+    """What one grading run needs besides the checks: the assignment, the runners, and how to run."""
+
+    assignment: object
+    """The ``grader.assignment.Assignment`` graded."""
+    sub: object
+    """The runner for the submission (``InProcessRunner`` or ``WorkerRunner``)."""
+    ref: object
+    """The runner for the reference."""
+    profile: str = "full"
+    seed: int | None = None
+    devices: list = field(default_factory=lambda: ["cpu"])
+    reproduce: Callable[[CheckSpec], str] | None = None
+    """``reproduce(spec)`` -> the command that reruns one check (or ``None``)."""
+
+    def command(self, spec: CheckSpec) -> str:
+        return self.reproduce(spec) if self.reproduce else ""
 
 
 def available_devices(requested=None):
@@ -29,15 +55,33 @@ def available_devices(requested=None):
 
 
 def environment(devices):
-    return {"python": platform.python_version(), "torch": torch.__version__, "platform": platform.platform(),
-            "devices": devices, "gradekit": grader.__version__,
-            "hypothesis": hypothesis.__version__,
-            "when": datetime.now(timezone.utc).isoformat(timespec="seconds")}
+    return {
+        "python": platform.python_version(),
+        "torch": torch.__version__,
+        "platform": platform.platform(),
+        "devices": devices,
+        "gradekit": grader.__version__,
+        "hypothesis": hypothesis.__version__,
+        "when": datetime.now(timezone.utc).isoformat(timespec="seconds"),
+    }
 
 
-def select_checks(*, tasks=None, profile="full", only=None, config=None):
-    """The ``CheckSpec``s to run, in registry order."""
-    specs = [s for s in load_checks() if profile in s.profiles]
+def checks_of(assignment):
+    """The ``CheckSpec`` of every check of ``assignment``, in task order, then in definition order."""
+    specs = specs_of(assignment.import_checks())
+    order = {t: i for i, t in enumerate(assignment.task_ids)}
+    unknown = sorted({s.task for s in specs} - set(order))
+    if unknown:
+        raise AssignmentError(
+            f"assignment {assignment.name!r}: checks name unknown task(s) {', '.join(unknown)}; "
+            f"expected some of: {', '.join(assignment.task_ids)}"
+        )
+    return sorted(specs, key=lambda s: order[s.task])  # stable: definition order within a task
+
+
+def select_checks(assignment, *, tasks=None, profile="full", only=None, config=None):
+    """The ``CheckSpec``s of ``assignment`` to run, in task order."""
+    specs = [s for s in checks_of(assignment) if profile in s.profiles]
     if tasks:
         specs = [s for s in specs if s.task in tasks]
     if only:
@@ -47,29 +91,29 @@ def select_checks(*, tasks=None, profile="full", only=None, config=None):
     return specs
 
 
-def _charge_once(specs, slots, *, sub, ref, profile, seed, devices, reproduce):
+def _charge_once(g, specs, slots, calls):
     """A check of a task's own work over the submission's parts that fails while a task beneath fails is run
     again over the reference's parts; if it passes there, the defect is beneath, charged in its own task: this
     check keeps its points and names the task beneath. Tasks are taken bottom-up, so that a task failing only
     because of one beneath it is not named in turn. (Not for ``overfit``, which has no work of its own but the
     whole; not for time-outs and crashes, which a re-run would only repeat.)"""
+    a = g.assignment
     failing = {r.task for r in slots if r.status != "passed"}
-    for task in TASK_IDS:
-        if not TASK_BY_ID[task].names or task not in failing:
+    for task in a.task_ids:
+        if not a.task_by_id[task].names or task not in failing:
             continue
         for i, (spec, r) in enumerate(zip(specs, slots)):
-            beneath = [d for d in all_deps(task) if d in failing]
-            if spec.task != task or r.status == "passed" or not beneath or variant_of(spec) != "integrated":
+            beneath = [d for d in a.all_deps(task) if d in failing]
+            if spec.task != task or r.status == "passed" or not beneath or variant_of(a, spec) != "integrated":
                 continue
             if r.status == "error" and (r.error or {}).get("kind") not in ("exception", "bad_output", "contract"):
                 continue
-            again = _run_variant(spec, f"isolated:{task}", sub=sub, ref=ref, profile=profile, seed=seed,
-                                 devices=devices, reproduce=reproduce(spec) if reproduce else "")
+            again, again_calls = _run_variant(g, spec, f"isolated:{task}")
             if again.status == "passed":
                 again.notes.append(Message("note.charged_beneath", {"tasks": ", ".join(beneath)}))
                 again.duration_s += r.duration_s
-                again.weight = r.weight
-                slots[i] = again
+                again.variant = r.variant
+                slots[i], calls[i] = again, again_calls
         if all(r.status == "passed" for r in slots if r.task == task):
             failing.discard(task)
 
@@ -80,6 +124,7 @@ def consolidate_diagnoses(results):
     only if every check of the task that named any named it too (a check whose calls two mistakes explain alike
     is settled by the task's other failing checks), and where two or more explanations still fit equally, none is
     named (hints stay)."""
+
     def explanations(r):
         found = set()
         for d in r.diagnoses:
@@ -87,7 +132,7 @@ def consolidate_diagnoses(results):
                 found.add(tuple(d.params.get("compound") or (d.id,)))
         return found
 
-    by_task = {}
+    by_task: dict[str, list] = {}
     for r in results:
         found = explanations(r)
         if found:
@@ -102,47 +147,67 @@ def consolidate_diagnoses(results):
             if len(keep) > 1:
                 keep = set()
             names = {n for e in keep for n in e}
-            r.diagnoses = [d for d in r.diagnoses if d.kind != "bug" or (d.id in names and
-                                                                        tuple(d.params.get("compound") or (d.id,))
-                                                                        in keep)]
+            r.diagnoses = [
+                d
+                for d in r.diagnoses
+                if d.kind != "bug" or (d.id in names and tuple(d.params.get("compound") or (d.id,)) in keep)
+            ]
 
 
-def variant_of(spec):
+def variant_of(assignment, spec):
     """``"isolated:<task>"`` for an isolated check of a task that builds on others, else ``"integrated"``."""
-    return f"isolated:{spec.task}" if spec.weight == "isolated" and all_deps(spec.task) else "integrated"
+    return f"isolated:{spec.task}" if spec.variant == "isolated" and assignment.all_deps(spec.task) else "integrated"
 
 
-def _variant_rank(spec):
-    variant = variant_of(spec)
-    return 0 if variant == "integrated" else 1 + TASK_IDS.index(variant.split(":", 1)[1])
+def _variant_rank(assignment, spec):
+    variant = variant_of(assignment, spec)
+    return 0 if variant == "integrated" else 1 + assignment.task_ids.index(variant.split(":", 1)[1])
 
 
-def run_one(spec, *, sub, ref, profile, seed, devices, reproduce=""):
+def run_one(g, spec):
     """Run one check; never raises for anything the submission does.
 
     An isolated check whose run raised in the submission's code (it reads something of its own parts that the
     reference's do not have, say ``layer.size``) is graded again with the submission's own parts, and says so:
-    isolation never costs a correct submission."""
-    result = _run_variant(spec, variant_of(spec), sub=sub, ref=ref, profile=profile, seed=seed, devices=devices,
-                          reproduce=reproduce)
-    if result.weight == "isolated" and variant_of(spec) != "integrated" and result.status == "error" \
-            and (result.error or {}).get("kind") == "exception":
+    isolation never costs a correct submission.
+
+    Returns ``(result, calls)``: the ``CheckResult`` and the submission's probe calls (what diagnosis replays)."""
+    result, calls = _run_variant(g, spec, variant_of(g.assignment, spec))
+    if (
+        result.variant == "isolated"
+        and variant_of(g.assignment, spec) != "integrated"
+        and result.status == "error"
+        and (result.error or {}).get("kind") == "exception"
+    ):
         why = result.message
-        again = _run_variant(spec, "integrated", sub=sub, ref=ref, profile=profile, seed=seed, devices=devices,
-                             reproduce=reproduce)
-        again.notes.append(Message("note.not_isolated", {"detail": why.params.get("detail", ""),
-                                                        "file": why.params.get("file", ""),
-                                                        "line": why.params.get("line", 0)}))
+        again, calls = _run_variant(g, spec, "integrated")
+        again.notes.append(
+            Message(
+                "note.not_isolated",
+                {
+                    "detail": why.params.get("detail", ""),
+                    "file": why.params.get("file", ""),
+                    "line": why.params.get("line", 0),
+                },
+            )
+        )
         again.duration_s += result.duration_s
-        return again
-    return result
+        return again, calls
+    return result, calls
 
 
-def _run_variant(spec, variant, *, sub, ref, profile, seed, devices, reproduce=""):
-    ctx = CheckContext(spec, sub=sub, ref=ref, profile=profile, seed=seed, devices=devices, variant=variant)
+def _run_variant(g, spec, variant):
+    ctx = CheckContext(spec, sub=g.sub, ref=g.ref, profile=g.profile, seed=g.seed, devices=g.devices, variant=variant)
     start = time.perf_counter()
-    result = CheckResult(id=spec.id, task=spec.task, status="passed", score=spec.points, max_score=spec.points,
-                         reproduce=reproduce, weight=spec.weight)
+    result = CheckResult(
+        id=spec.id,
+        task=spec.task,
+        status="passed",
+        score=spec.points,
+        max_score=spec.points,
+        reproduce=g.command(spec),
+        variant=spec.variant,
+    )
     try:
         spec.fn(ctx)
         result.artifacts = dict(ctx.artifacts)
@@ -160,6 +225,7 @@ def _run_variant(spec, variant, *, sub, ref, profile, seed, devices, reproduce="
             _errored(result, inner)
         else:
             _errored(result, SubmissionError(kind="exception", detail=f"{type(inner).__name__}: {inner}"))
+        assert result.message is not None  # set by _failed / _errored
         result.message.params["flaky"] = True
     except hypothesis.errors.Flaky as flaky:
         result.status, result.score = "failed", 0.0
@@ -170,13 +236,13 @@ def _run_variant(spec, variant, *, sub, ref, profile, seed, devices, reproduce="
     result.duration_s = time.perf_counter() - start
     result.notes.extend(Message(key, dict(params)) for key, params in ctx.notes)
     if variant != "integrated" and ctx.isolated_calls and result.status != "skipped":
-        direct = [n for d in TASK_BY_ID[spec.task].deps for n in TASK_BY_ID[d].names]
+        by_id = g.assignment.task_by_id
+        direct = [n for d in by_id[spec.task].deps for n in by_id[d].names]
         unused = [n for n in direct if n not in ctx.parts_used]
         if unused and len(unused) == len(direct):  # nothing beneath was the reference's: say what was graded
             result.notes.append(Message("note.partly_isolated", {"task": spec.task, "names": ", ".join(unused)}))
     first = ctx.first_failing_calls or []
-    result._calls = ctx.calls + [c for c in first if not any(c is seen for seen in ctx.calls)]
-    return result
+    return result, ctx.calls + [c for c in first if not any(c is seen for seen in ctx.calls)]
 
 
 def _failed(result, fail):
@@ -195,30 +261,41 @@ def _errored(result, err):
     result.message = Message(f"error.{err.kind}", params)
 
 
-def grade(*, path, sub, ref, tasks=None, profile="full", seed=None, devices=None, only=None, config=None,
-          banned_findings=(), allow_banned=False, load_errors=None, isolated=False, progress=None,
-          reproduce=None, diagnose=None, runtime_findings=None):
-    """Run the selected checks and assemble the ``GradeResult``."""
+def grade(
+    g,
+    *,
+    path,
+    tasks=None,
+    only=None,
+    config=None,
+    banned_findings=(),
+    allow_banned=False,
+    load_errors=None,
+    isolated=False,
+    progress=None,
+    diagnose=None,
+    runtime_findings=None,
+):
+    """Run the selected checks of ``g.assignment`` and assemble the ``GradeResult``."""
     started = time.perf_counter()
-    devices = available_devices(devices)
-    specs = select_checks(tasks=tasks, profile=profile, only=only, config=config)
+    specs = select_checks(g.assignment, tasks=tasks, profile=g.profile, only=only, config=config)
     # Checks of one variant run together (a worker holds one variant: see WorkerRunner), the integrated ones
-    # first; results, diagnoses and views keep the registry's order, in every mode alike.
-    order = sorted(range(len(specs)), key=lambda i: _variant_rank(specs[i]))
-    slots = [None] * len(specs)
+    # first; results, diagnoses and views keep the assignment's order, in every mode alike.
+    order = sorted(range(len(specs)), key=lambda i: _variant_rank(g.assignment, specs[i]))
+    slots: list[CheckResult] = [None] * len(specs)  # type: ignore[list-item]  # each filled below
+    calls: list[list] = [[] for _ in specs]
     for n, i in enumerate(order):
         if progress:
             progress(n, len(specs), specs[i])
-        slots[i] = run_one(specs[i], sub=sub, ref=ref, profile=profile, seed=seed, devices=devices,
-                           reproduce=reproduce(specs[i]) if reproduce else "")
-    _charge_once(specs, slots, sub=sub, ref=ref, profile=profile, seed=seed, devices=devices, reproduce=reproduce)
-    results = []
-    for spec, r in zip(specs, slots):
+        slots[i], calls[i] = run_one(g, specs[i])
+    _charge_once(g, specs, slots, calls)
+    results: list[CheckResult] = []
+    for spec, r, c in zip(specs, slots, calls):
         if diagnose is not None and r.status != "passed":
-            found = {}
+            found: dict[str, list[str]] = {}
             for x in results:
                 found.setdefault(x.task, []).extend(d.id for d in x.diagnoses if d.kind == "bug")
-            r.diagnoses = diagnose(spec, r._calls, found)
+            r.diagnoses = diagnose(spec, c, found)
         results.append(r)
     if diagnose is not None:
         consolidate_diagnoses(results)
@@ -231,27 +308,34 @@ def grade(*, path, sub, ref, tasks=None, profile="full", seed=None, devices=None
     if runtime_findings is not None:
         seen = {(f.file, f.line) for f in findings}
         findings += [f for f in runtime_findings() if (f.file, f.line) not in seen]
-    task_results = assemble_tasks(results, findings, allow_banned)
+    task_results = assemble_tasks(g.assignment, results, findings, allow_banned)
     total = sum(t.score for t in task_results)
     max_total = sum(t.max_score for t in task_results)
-    for r in results:
-        r.__dict__.pop("_calls", None)
     return GradeResult(
-        submission=str(path), score=round(total, 4), max_score=round(max_total, 4), seed=seed, profile=profile,
-        duration_s=round(time.perf_counter() - started, 3), tasks=task_results,
-        banned_api=[f.to_dict() for f in findings], load_errors=load_errors or {},
-        environment=environment(devices), isolated=isolated, allow_banned=allow_banned,
+        submission=str(path),
+        score=round(total, 4),
+        max_score=round(max_total, 4),
+        seed=g.seed,
+        profile=g.profile,
+        duration_s=round(time.perf_counter() - started, 3),
+        tasks=task_results,
+        banned_api=[f.to_dict() for f in findings],
+        load_errors=load_errors or {},
+        environment=environment(g.devices),
+        isolated=isolated,
+        allow_banned=allow_banned,
         hidden_checks=config.hidden_count(specs) if config is not None else 0,
+        assignment=g.assignment.name,
     )
 
 
-def assemble_tasks(results, findings, allow_banned):
+def assemble_tasks(assignment, results, findings, allow_banned):
     """Group check results by task; apply banned-API penalties; note failing dependencies."""
-    by_task = {}
+    by_task: dict[str, list] = {}
     for r in results:
         by_task.setdefault(r.task, []).append(r)
     tasks = []
-    for task in TASKS:
+    for task in assignment.tasks:
         checks = by_task.get(task.id)
         if not checks:
             continue
@@ -262,13 +346,20 @@ def assemble_tasks(results, findings, allow_banned):
             score = 0.0
         failing = [c for c in checks if c.status != "passed"]
         not_impl = bool(failing) and all((c.error or {}).get("kind") == "not_implemented" for c in failing)
-        tasks.append(TaskResult(id=task.id, score=round(score, 4), max_score=max_score, checks=checks,
-                                not_implemented=not_impl, banned=banned))
+        tasks.append(
+            TaskResult(
+                id=task.id,
+                score=round(score, 4),
+                max_score=max_score,
+                checks=checks,
+                not_implemented=not_impl,
+                banned=banned,
+            )
+        )
     status = {t.id: all(c.status == "passed" for c in t.checks) for t in tasks}
     for t in tasks:
-        iso_ok = all(c.status == "passed" for c in t.checks if c.weight == "isolated")
-        integ_fail = any(c.status != "passed" for c in t.checks if c.weight == "integrated")
+        iso_ok = all(c.status == "passed" for c in t.checks if c.variant == "isolated")
+        integ_fail = any(c.status != "passed" for c in t.checks if c.variant == "integrated")
         if integ_fail and iso_ok:
-            t.blocked_by = [d for d in all_deps(t.id) if status.get(d) is False]
+            t.blocked_by = [d for d in assignment.all_deps(t.id) if status.get(d) is False]
     return tasks
-

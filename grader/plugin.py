@@ -1,8 +1,8 @@
-"""The pytest plugin: ``pytest --submission PATH`` runs gradekit's checks as pytest items.
+"""The pytest plugin: ``pytest --submission PATH`` runs an assignment's checks as pytest items.
 
-Each check becomes one item named by its check id, marked with its task id
-(``pytest --submission sub -m mha``). Without ``--submission`` the plugin does
-nothing, so it is safe to have installed.
+A thin adapter over the engine: each check becomes one item named by its check id, marked with its task id
+(``pytest --submission sub -m mha``), and runs as ``gradekit check`` runs it (``engine.run_one`` on the same
+runners). Without ``--submission`` the plugin does nothing, so it is safe to have installed.
 """
 
 from pathlib import Path
@@ -13,10 +13,9 @@ HELP_SUBMISSION = "grade the submission folder at PATH with gradekit's checks (i
 HELP_PROFILE = "gradekit profile: quick or full (default: full)"
 HELP_SEED = "gradekit Hypothesis seed (default: the same examples every run)"
 HELP_ALLOW_BANNED = "do not fail checks of tasks that use banned APIs"
+HELP_ASSIGNMENT = "gradekit assignment: a built-in name, an import path or a folder (default: transformer)"
 
 _STATE = pytest.StashKey[dict]()
-TASK_IDS = ("sdpa", "mha", "embedding", "positional", "layernorm", "feedforward", "masks", "encoder_layer",
-            "decoder_layer", "model", "greedy", "training", "param_count", "overfit")
 
 
 def pytest_addoption(parser):
@@ -25,6 +24,7 @@ def pytest_addoption(parser):
     group.addoption("--gradekit-profile", default="full", choices=("quick", "full"), help=HELP_PROFILE)
     group.addoption("--gradekit-seed", type=int, default=None, help=HELP_SEED)
     group.addoption("--gradekit-allow-banned", action="store_true", help=HELP_ALLOW_BANNED)
+    group.addoption("--gradekit-assignment", default=None, help=HELP_ASSIGNMENT)
 
 
 def _validate_submission(value):
@@ -36,12 +36,18 @@ def _validate_submission(value):
 
 
 def pytest_configure(config):
-    for task in TASK_IDS:
-        config.addinivalue_line("markers", f"{task}: gradekit checks of task {task}")
     config.addinivalue_line("markers", "gradekit: a gradekit check")
     value = config.getoption("--submission", default=None)
     if value:
-        config.stash[_STATE] = {"path": _validate_submission(value)}
+        from grader.api import UsageError, resolve_assignment
+
+        try:
+            assignment = resolve_assignment(config.getoption("--gradekit-assignment", default=None))
+        except UsageError as exc:
+            raise pytest.UsageError(f"--gradekit-assignment: {exc}") from None
+        for task in assignment.task_ids:
+            config.addinivalue_line("markers", f"{task}: gradekit checks of task {task}")
+        config.stash[_STATE] = {"path": _validate_submission(value), "assignment": assignment}
 
 
 def pytest_ignore_collect(collection_path, config):
@@ -57,7 +63,8 @@ def pytest_collection_modifyitems(session, config, items):
 
     collector = GradekitCollector.from_parent(session, name="gradekit")
     profile = config.getoption("--gradekit-profile")
-    items[:] = [CheckItem.from_parent(collector, name=spec.id, spec=spec) for spec in select_checks(profile=profile)]
+    specs = select_checks(config.stash[_STATE]["assignment"], profile=profile)
+    items[:] = [CheckItem.from_parent(collector, name=spec.id, spec=spec) for spec in specs]
     for item in items:
         item.add_marker(item.spec.task)
         item.add_marker("gradekit")
@@ -94,28 +101,31 @@ class CheckItem(pytest.Item):
             from grader.submission.banned import scan
             from grader.submission.runner import InProcessRunner, reference_namespace
 
-            reference = reference_namespace()
-            ref = InProcessRunner(reference.root, banned=(), namespace=reference)
-            sub = InProcessRunner(state["path"])
+            a = state["assignment"]
+            reference = reference_namespace(a)
+            ref = InProcessRunner(reference.root, assignment=a, banned=(), namespace=reference)
+            sub = InProcessRunner(state["path"], assignment=a)
             state["runners"] = (sub, ref)
-            state["findings"] = scan(state["path"])
+            state["findings"] = scan(state["path"], a)
         return state["runners"]
 
     def runtest(self):
         import torch
 
         from grader.api import reproduce_command
-        from grader.engine import available_devices, run_one
+        from grader.engine import Grading, available_devices, run_one
 
         sub, ref = self._runners()
         config = self.config
+        state = config.stash[_STATE]
         seed = config.getoption("--gradekit-seed")
         threads = torch.get_num_threads()
         torch.set_num_threads(1)
         try:
-            result = run_one(self.spec, sub=sub, ref=ref, profile=config.getoption("--gradekit-profile"), seed=seed,
-                             devices=available_devices(),
-                             reproduce=reproduce_command(config.stash[_STATE]["path"], self.spec, seed=seed))
+            g = Grading(state["assignment"], sub, ref, profile=config.getoption("--gradekit-profile"), seed=seed,
+                        devices=available_devices(),
+                        reproduce=lambda spec: reproduce_command(state["path"], spec, seed=seed))
+            result, _calls = run_one(g, self.spec)
         finally:
             torch.set_num_threads(threads)
         findings = [f for f in config.stash[_STATE]["findings"] if self.spec.task in f.task.split(",")]

@@ -4,6 +4,8 @@ Messages are stored as a key into the message catalogue plus parameters, so
 each view renders them in the language it was asked for.
 """
 
+from __future__ import annotations
+
 from dataclasses import asdict, dataclass, field
 
 
@@ -48,11 +50,11 @@ class CheckResult:
     """Points earned."""
     max_score: float
     """Points available."""
-    message: Message = None
+    message: Message | None = None
     """Why it failed (``None`` when passed)."""
     example: dict = field(default_factory=dict)
     """The minimal failing example: config, shapes, first differing position, max abs/rel error."""
-    error: dict = None
+    error: dict | None = None
     """A ``SubmissionError`` as a dict when student code raised or broke the contract."""
     diagnoses: list = field(default_factory=list)
     """``Diagnosis`` objects, most likely first."""
@@ -62,8 +64,9 @@ class CheckResult:
     """Wall time of the check."""
     visibility: str = "visible"
     """``"visible"``, ``"hidden"`` or ``"after_published"`` (course configuration)."""
-    weight: str = "integrated"
-    """``"integrated"`` (all the student's parts) or ``"isolated"`` (reference parts beneath)."""
+    variant: str = "integrated"
+    """``"integrated"`` (all the student's parts) or ``"isolated"`` (reference parts beneath): the check's
+    ``CheckSpec.variant``."""
     artifacts: dict = field(default_factory=dict)
     """Extra plain data for pictures (loss curves, attention maps, mismatch maps)."""
     notes: list = field(default_factory=list)
@@ -122,7 +125,9 @@ class GradeResult:
     allow_banned: bool = False
     """Whether banned APIs were allowed in this run (findings are listed, no points withheld)."""
     figures: dict = field(default_factory=dict)
-    """Plain data for the report's pictures (attention maps, positional table), from ``views.figures``."""
+    """Plain data for the report's pictures (attention maps, positional table), from the assignment's ``figures``."""
+    assignment: str = ""
+    """The name of the assignment graded (``"transformer"``)."""
     refused: list = field(default_factory=list)
     """Entries of the submission folder that were not graded (links, special files, files over the caps,
     names that are not UTF-8): dicts ``{path, kind, size, limit}`` from ``submission.snapshot``."""

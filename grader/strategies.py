@@ -9,9 +9,6 @@ drawn seed with a ``torch.Generator``, never element by element.
 import torch
 from hypothesis import strategies as st
 
-MASK_KINDS = ("none", "padding", "causal", "combined", "2d")
-
-
 @st.composite
 def distinct_ints(draw, n, *, min_value, max_value, avoid=()):
     """``n`` distinct ints in ``[min_value, max_value]``, also distinct from ``avoid`` when room allows."""
@@ -21,36 +18,9 @@ def distinct_ints(draw, n, *, min_value, max_value, avoid=()):
     return draw(st.permutations(pool))[:n]
 
 
-@st.composite
-def attention_sizes(draw, *, self_attention=False, max_len=7):
-    """``{"B", "Lq", "Lk", "H", "Dh", "D"}`` with B, Lq, Lk, H, Dh pairwise distinct where possible."""
-    B, Lq, Lk = draw(distinct_ints(3, min_value=1, max_value=max_len))
-    if self_attention:
-        Lk = Lq
-    H, Dh = draw(distinct_ints(2, min_value=1, max_value=4, avoid=(B, Lq)))
-    D = H * Dh
-    return {"B": B, "Lq": Lq, "Lk": Lk, "H": H, "Dh": Dh, "D": D}
-
-
-@st.composite
-def layer_config(draw, *, decoder=False, max_len=6):
-    """Sizes and options for an encoder or decoder layer."""
-    s = draw(attention_sizes(self_attention=not decoder, max_len=max_len))
-    s["F"] = draw(st.integers(2, 12).filter(lambda f: f not in (s["D"], s["Lq"], s["Lk"])))
-    s["norm_first"] = draw(st.booleans())
-    s["activation"] = draw(st.sampled_from(["relu", "gelu"]))
-    return s
-
-
 def seeds():
     """A seed for the tensors of one example."""
     return st.integers(0, 2**31 - 1)
-
-
-def mask_kinds(*, causal_ok=True):
-    """A mask form; ``causal`` and ``combined`` only where queries and keys are the same sequence."""
-    kinds = MASK_KINDS if causal_ok else ("none", "padding", "2d")
-    return st.sampled_from(kinds)
 
 
 def randn(shape, seed, *, scale=1.0, dtype=torch.float64):
@@ -63,33 +33,6 @@ def random_tokens(shape, vocab, seed, *, low=0):
     """Seeded token ids in ``[low, vocab)``."""
     g = torch.Generator().manual_seed(seed)
     return torch.randint(low, vocab, shape, generator=g)
-
-
-def make_mask(kind, B, Lq, Lk, seed):
-    """A bool keep-mask of the given contract form, never blocking every key of a query row.
-
-    ``padding`` ``[B, 1, 1, Lk]``, ``causal`` ``[1, 1, L, L]``, ``combined``
-    ``[B, 1, Lq, Lk]``, ``2d`` ``[Lq, Lk]``; ``none`` gives ``None``.
-    """
-    g = torch.Generator().manual_seed(seed)
-    if kind == "none":
-        return None
-    if kind in ("padding", "combined"):
-        lengths = torch.randint(1, Lk + 1, (B,), generator=g)
-        lengths[0] = max(1, Lk - 1) if Lk > 1 else 1  # at least one row with real padding
-        pad = torch.arange(Lk).unsqueeze(0) < lengths.unsqueeze(1)  # [B, Lk]
-        pad = pad.view(B, 1, 1, Lk)
-        if kind == "padding":
-            return pad
-        causal = torch.ones(Lq, Lk, dtype=torch.bool).tril().view(1, 1, Lq, Lk)
-        return pad & causal
-    if kind == "causal":
-        return torch.ones(Lq, Lk, dtype=torch.bool).tril().view(1, 1, Lq, Lk)
-    if kind == "2d":
-        keep = torch.rand(Lq, Lk, generator=g) > 0.4
-        keep[:, 0] = True  # every query keeps at least one key
-        return keep
-    raise ValueError(f"unknown mask kind {kind!r}; expected one of {MASK_KINDS}")
 
 
 def random_state(table, seed, *, scale=0.5):

@@ -6,8 +6,12 @@ from pathlib import Path
 import pytest
 import torch
 
-from grader.submission.runner import SOLUTION_ROOT
-from grader.tasks import CONTRACT_FILES
+from grader.assignment import load
+
+TRANSFORMER = load("transformer")
+"""The first assignment, which most of the kit's tests grade."""
+SOLUTION_ROOT = TRANSFORMER.reference
+CONTRACT_FILES = TRANSFORMER.contract_files
 
 ROOT = Path(__file__).resolve().parent.parent
 SUBMISSIONS = Path(__file__).resolve().parent / "submissions"
@@ -46,3 +50,29 @@ def make_submission(tmp_path):
     def make(edits=None, name="sub", files=None):
         return edited_copy(tmp_path / name, edits, files=files)
     return make
+
+
+# -- slow tests: marked from tests/slow_tests.txt (scripts/test --fast runs pytest -m "not slow") ---------------
+SLOW_TESTS = Path(__file__).resolve().parent / "slow_tests.txt"
+
+
+def slow_prefixes():
+    """The node-id prefixes listed in slow_tests.txt (blank lines and lines starting with # left out)."""
+    if not SLOW_TESTS.is_file():
+        return []
+    lines = (line.strip() for line in SLOW_TESTS.read_text(encoding="utf-8").splitlines())
+    return [line for line in lines if line and not line.startswith("#")]
+
+
+def is_slow(nodeid, prefixes):
+    """A file, a test or one parametrization of it: ``tests/a.py`` covers ``tests/a.py::t[x]``; ``tests/a.py::t``
+    covers ``tests/a.py::t[x]`` but not ``tests/a.py::t_other``; a folder ends with ``/``."""
+    return any(nodeid == p or nodeid.startswith((p + "::", p + "[")) or (p.endswith("/") and nodeid.startswith(p))
+               for p in prefixes)
+
+
+def pytest_collection_modifyitems(config, items):
+    prefixes = slow_prefixes()
+    for item in items:
+        if is_slow(item.nodeid, prefixes):
+            item.add_marker(pytest.mark.slow)

@@ -15,6 +15,7 @@ from pathlib import Path
 
 import pytest
 
+from grader.assignment import load
 from grader.batch import gradebook, runner, sources
 from tests import hostile
 
@@ -147,7 +148,7 @@ def test_the_summary_lists_diagnosed_bugs(graded):
 
 
 def test_same_scores_in_another_order_and_parallelism_and_resume(graded, monkeypatch):
-    monkeypatch.setattr(runner, "grader_fingerprint", lambda: "fixed")
+    monkeypatch.setattr(runner, "grader_fingerprint", lambda assignment: "fixed")
     cls = graded["base"] / "class2"
     cls.mkdir()
     # Other ids: sorted (and so dispatched) in the opposite order; one job instead of two.
@@ -172,7 +173,7 @@ def test_same_scores_in_another_order_and_parallelism_and_resume(graded, monkeyp
 @pytest.mark.skipif(os.geteuid() != 0, reason="kill(-1) by a worker of the judge's own user would kill the tests; "
                                               "only a root judge gives workers users of their own")
 def test_a_submission_that_signals_everyone_cannot_touch_the_other_slot(tmp_path):
-    from grader.submission.worker import FRESH, _resolve_user, slot_user
+    from grader.submission.sandbox import FRESH, _resolve_user, slot_user
 
     assert _resolve_user(slot_user(0)) == _resolve_user(slot_user(1)) == FRESH  # a uid of each worker's own
     cls = tmp_path / "class"
@@ -208,16 +209,41 @@ def test_zip_extraction_refuses_links_and_caps(tmp_path):
 def test_gradebook_quotes_and_defuses_formulas():
     records = [{"student": "s1", "score": 2.5, "max_score": 10, "status": "ok", "tasks": {"masks": 2.5},
                 "reason": '=HYPERLINK("x"), and "quotes"\nnewline'}]
-    text = gradebook.render(records)
+    text = gradebook.render(records, load())
     row = next(csv.DictReader(text.splitlines()))
     assert row["reason"].startswith("'=HYPERLINK") and text.endswith("\r\n")
     assert row["total"] == "2.5"
 
 
+def test_gradebook_columns_follow_the_assignment():
+    tiny = load(Path(__file__).resolve().parent / "data" / "tiny_assignment")
+    records = [{"student": "s1", "score": 1, "max_score": 5, "status": "ok", "tasks": {"attend": 0, "softmax": 1}},
+               {"student": "s2", "score": 0, "max_score": 0, "status": "error", "tasks": {}}]
+    head = next(csv.reader(gradebook.render(records, tiny).splitlines()))
+    assert head == ["student_id", "total", "max", "status", "softmax", "attend", "reason"]
+
+
+def test_the_fingerprint_covers_the_assignment_folder(tmp_path):
+    # A copy under a name of its own (a module name not imported yet), changed file by file.
+    folder = tmp_path / "fingerprinted_hw"
+    shutil.copytree(Path(__file__).resolve().parent / "data" / "tiny_assignment", folder,
+                    ignore=shutil.ignore_patterns("__pycache__"))
+    assignment = load(folder)
+    before = runner.grader_fingerprint(assignment)
+    assert runner.grader_fingerprint(assignment) == before
+    for changed in ("bugs.py", "reference/ops.py", "messages/en.py"):
+        with open(folder / changed, "a", encoding="utf-8") as fh:
+            fh.write("\n# changed\n")
+        after = runner.grader_fingerprint(assignment)
+        assert after != before, changed
+        before = after
+    assert runner.grader_fingerprint(load()) != before
+
+
 def test_similarity_tells_alternatives_from_copies(tmp_path):
     from grader.batch.similarity import compare
-    from grader.submission.runner import SOLUTION_ROOT
 
-    assert compare(SOLUTION_ROOT, SOLUTION_ROOT).copy
+    assignment = load()
+    assert compare(assignment.reference, assignment).copy
     for alt in ("alt_annotated", "alt_einsum", "alt_functional", "alt_loops"):
-        assert not compare(SUBMISSIONS / alt, SOLUTION_ROOT).copy, alt
+        assert not compare(SUBMISSIONS / alt, assignment).copy, alt

@@ -7,18 +7,22 @@ must be the bug itself.
 
 import pytest
 
-from grader.bugs.catalogue import BUGS, EQUIVALENT, apply, write_mutant
+from grader.bugs.catalogue import Catalogue, apply
 from grader.bugs.diagnose import make_diagnoser
-from grader.engine import run_one, select_checks
+from grader.engine import Grading, run_one, select_checks
 from grader.messages import CATALOGUES
-from grader.submission.runner import SOLUTION_ROOT, InProcessRunner, reference_namespace
+from grader.submission.runner import InProcessRunner, reference_namespace
+from tests.conftest import SOLUTION_ROOT, TRANSFORMER
+
+CATALOGUE = Catalogue(TRANSFORMER)
+BUGS, EQUIVALENT = CATALOGUE.bugs, CATALOGUE.equivalent
 
 
 @pytest.fixture(scope="module")
 def reference():
-    ns = reference_namespace()
-    runner = InProcessRunner(ns.root, banned=(), namespace=ns)
-    diagnoser = make_diagnoser(ref=runner)
+    ns = reference_namespace(TRANSFORMER)
+    runner = InProcessRunner(ns.root, assignment=TRANSFORMER, banned=(), namespace=ns)
+    diagnoser = make_diagnoser(TRANSFORMER, ref=runner)
     yield ns, runner, diagnoser
     diagnoser.close()
     runner.close()
@@ -45,12 +49,13 @@ def test_every_bug_is_explained_with_a_hint(lang):
 @pytest.mark.parametrize("bug", BUGS, ids=[b.id for b in BUGS])
 def test_bug_loses_points_in_its_task_and_is_diagnosed_first(bug, reference, tmp_path):
     ns, ref, diagnoser = reference
-    sub = InProcessRunner(write_mutant(bug, tmp_path / "sub"), banned=())
+    sub = InProcessRunner(CATALOGUE.write_mutant(bug, tmp_path / "sub"), assignment=TRANSFORMER, banned=())
     try:
-        for spec in select_checks(tasks=[bug.task], profile="quick"):
-            result = run_one(spec, sub=sub, ref=ref, profile="quick", seed=None, devices=["cpu"])
+        g = Grading(TRANSFORMER, sub, ref, profile="quick", devices=["cpu"])
+        for spec in select_checks(TRANSFORMER, tasks=[bug.task], profile="quick"):
+            result, calls = run_one(g, spec)
             if result.status != "passed":
-                diagnoses = diagnoser(spec, result._calls)
+                diagnoses = diagnoser(spec, calls)
                 assert diagnoses and diagnoses[0].id == bug.id, (spec.id, [d.id for d in diagnoses])
                 return
         pytest.fail(f"no check of task {bug.task} fails with {bug.id}: the grader cannot see this bug")

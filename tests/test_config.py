@@ -11,11 +11,15 @@ from pathlib import Path
 import pytest
 
 from grader import api
-from grader.checks import load_checks
+from grader.engine import checks_of
+from grader.assignment import AssignmentError, load
 from grader.config import ConfigError, CourseConfig
+from tests.conftest import TRANSFORMER
 
 ROOT = Path(__file__).resolve().parent.parent
 SUBMISSIONS = Path(__file__).resolve().parent / "submissions"
+TINY = Path(__file__).resolve().parent / "data" / "tiny_assignment"
+"""A second assignment (tasks softmax and attend)."""
 
 TOML = '''
 tasks = ["masks", "sdpa"]
@@ -61,6 +65,9 @@ def test_load_and_discover(tmp_path):
     ("[limits]\ncall_timeout = 0", "limits.call_timeout: expected a positive number, got 0"),
     ("[limits]\nwall = 3", "limits.wall: unknown limit"),
     ("tasks = [", "not valid TOML"),
+    ('assignment = "nope"', "assignment: no assignment 'nope'"),
+    ("assignment = 3", "'assignment' must be an assignment's name, import path or folder"),
+    ('assignment = "no/such/folder"', "has no __init__.py"),
 ])
 def test_validation_says_where_what_was_expected_and_what_came(tmp_path, text, says):
     with pytest.raises(ConfigError, match="gradekit.toml") as info:
@@ -70,7 +77,7 @@ def test_validation_says_where_what_was_expected_and_what_came(tmp_path, text, s
 
 def test_points_scale_to_the_task_and_visibility_patterns(tmp_path):
     config = _config(tmp_path)
-    specs = config.filter_checks([s for s in load_checks() if "quick" in s.profiles])
+    specs = config.filter_checks([s for s in checks_of(TRANSFORMER) if "quick" in s.profiles])
     masks = [s for s in specs if s.task == "masks"]
     assert {s.task for s in specs} == {"masks", "sdpa"}
     assert sum(config.points_of(s) for s in masks) == pytest.approx(20)
@@ -80,6 +87,26 @@ def test_points_scale_to_the_task_and_visibility_patterns(tmp_path):
     assert config.visibility_of(by_id["sdpa.weights"]) == "after_published"
     assert config.visibility_of(by_id["sdpa.equivalence"]) == "visible"
     assert config.visibility_of(by_id["masks.padding"]) == "visible"
+
+
+def test_the_assignment_it_names_is_the_one_task_ids_are_checked_against(tmp_path):
+    assert _config(tmp_path, 'tasks = ["mha"]').assignment is None  # the default, transformer
+    assert _config(tmp_path, 'assignment = "transformer"\ntasks = ["mha"]').assignment == "transformer"
+    # A folder, relative to the file: made absolute, so that any process can load it.
+    relative = os.path.relpath(TINY, tmp_path)
+    config = _config(tmp_path, f'assignment = "{relative}"\ntasks = ["softmax"]\n[points]\nattend = 5\n')
+    assert config.assignment == str(TINY) and load(config.assignment).task_ids == ("softmax", "attend")
+    with pytest.raises(ConfigError, match="gradekit.toml: tasks: unknown task id 'mha'; expected one of softmax, "
+                                          "attend"):
+        _config(tmp_path, f'assignment = "{relative}"\ntasks = ["mha"]\n')
+    # The assignment a caller grades wins over the one the file names (whose folder need not exist there).
+    path = tmp_path / "gradekit.toml"
+    path.write_text('assignment = "elsewhere/hw"\ntasks = ["attend"]\n')
+    assert CourseConfig.load(path, assignment=load(TINY)).tasks == ("attend",)
+    with pytest.raises(ConfigError, match="unknown task id 'attend'"):
+        CourseConfig.load(path, assignment="transformer")
+    with pytest.raises(AssignmentError):
+        CourseConfig.load(path, assignment="nope")
 
 
 def test_a_student_self_check_neither_runs_nor_shows_hidden_checks(tmp_path):
@@ -96,32 +123,58 @@ def test_a_student_self_check_neither_runs_nor_shows_hidden_checks(tmp_path):
     assert text("ui.public_passed", "en", hidden=1) in summary and text("ui.all_passed", "en") not in summary
 
 
+def _run_autograder(archive, submission, tmp_path):
+    """Run the zip as Gradescope does, in a folder standing in for ``/autograder``, on the ``.py`` files of
+    ``submission``; ``(names in the zip, settings.json, results.json)``."""
+    root = tmp_path / "autograder"
+    with zipfile.ZipFile(archive) as zf:
+        names = set(zf.namelist())
+        settings = json.loads(zf.read("settings.json"))
+        zf.extractall(root / "source")
+    run = root / "run_autograder"
+    run.write_bytes((root / "source" / "run_autograder").read_bytes())
+    run.chmod(0o755)
+    (root / "submission").mkdir()
+    for f in Path(submission).glob("*.py"):
+        (root / "submission" / f.name).write_bytes(f.read_bytes())
+    env = {"PATH": os.environ["PATH"], "GRADEKIT_AUTOGRADER_ROOT": str(root), "GRADEKIT_PYTHON": sys.executable,
+           "HOME": str(tmp_path)}
+    done = subprocess.run(["bash", str(run)], cwd=root, env=env, capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0, done.stderr[-3000:]
+    return names, settings, json.loads((root / "results" / "results.json").read_text())
+
+
 def test_gradescope_autograder_zip_runs_like_in_the_container(tmp_path):
     from grader.batch.gradescope_build import build
 
     config = tmp_path / "gradekit.toml"
     config.write_text('tasks = ["masks"]\n[limits]\ncall_timeout = 20\n\n[visibility]\n"masks.device" = "hidden"\n')
     archive = build(out=tmp_path / "autograder.zip", config=config, profile="quick")
-    root = tmp_path / "autograder"
-    with zipfile.ZipFile(archive) as zf:
-        names = zf.namelist()
-        assert {"setup.sh", "run_autograder", "requirements.txt", "src/grader/api.py",
-                "src/solution/masks.py"} <= set(names)
-        zf.extractall(root / "source")
-    run = root / "run_autograder"
-    run.write_bytes((root / "source" / "run_autograder").read_bytes())
-    run.chmod(0o755)
-    (root / "submission").mkdir()
-    for f in (SUBMISSIONS / "alt_loops").glob("*.py"):
-        (root / "submission" / f.name).write_bytes(f.read_bytes())
-    env = {"PATH": os.environ["PATH"], "GRADEKIT_AUTOGRADER_ROOT": str(root), "GRADEKIT_PYTHON": sys.executable,
-           "HOME": str(tmp_path)}
-    done = subprocess.run(["bash", str(run)], cwd=root, env=env, capture_output=True, text=True, timeout=300)
-    assert done.returncode == 0, done.stderr[-3000:]
-    data = json.loads((root / "results" / "results.json").read_text())
+    names, settings, data = _run_autograder(archive, SUBMISSIONS / "alt_loops", tmp_path)
+    assert {"setup.sh", "run_autograder", "requirements.txt", "src/grader/api.py", "src/solution/masks.py",
+            "src/skeleton/masks.py", "src/assignments/__init__.py", "src/assignments/transformer/__init__.py",
+            "src/assignments/transformer/checks/masks.py", "src/assignments/transformer/data/pinyin_pairs.tsv",
+            } <= names
+    assert settings["assignment"] == "assignments.transformer"
     assert data["score"] == 10 and isinstance(data["execution_time"], int)
     tests = {t["name"]: t for t in data["tests"]}
     assert set(tests) == {"masks.padding", "masks.causal", "masks.target", "masks.device"}
     assert tests["masks.device"]["visibility"] == "hidden" and tests["masks.padding"]["visibility"] == "visible"
     assert all(set(t) >= {"name", "score", "max_score", "status", "output", "visibility"} for t in tests.values())
     assert data["extra_data"]["copy_of_reference"]["copy"] is False
+
+
+def test_gradescope_zip_of_an_assignment_in_a_folder_of_its_own(tmp_path):
+    from grader.batch.gradescope_build import build
+
+    with pytest.raises(ValueError, match="unknown task id"):
+        build(out=tmp_path / "other.zip", assignment=str(TINY), tasks=("mha",))
+    archive = build(out=tmp_path / "autograder.zip", assignment=str(TINY), tasks=("softmax",), profile="quick")
+    # The reference itself: every check passes, and the copy of the reference scores 0.
+    names, settings, data = _run_autograder(archive, TINY / "reference", tmp_path)
+    assert {"src/grader/api.py", "src/tiny_assignment/__init__.py", "src/tiny_assignment/reference/ops.py",
+            "src/tiny_assignment/skeleton/ops.py"} <= names
+    assert not any(n.startswith(("src/solution/", "src/assignments/")) for n in names)
+    assert settings["assignment"] == "src/tiny_assignment" and settings["tasks"] == ["softmax"]
+    assert data["tests"] and all(t["name"].startswith("softmax.") and t["status"] == "passed" for t in data["tests"])
+    assert data["extra_data"]["copy_of_reference"]["copy"] is True and data["score"] == 0

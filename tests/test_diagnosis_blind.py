@@ -79,7 +79,7 @@ def test_a_mask_bug_is_charged_to_masks_and_greedy_keeps_its_points():
 
 def test_errors_compare_by_kind_and_meaning_not_by_their_first_words():
     from grader.bugs.diagnose import same
-    from grader.submission.errors import SubmissionError
+    from grader.errors import SubmissionError
 
     def contract(missing):
         return SubmissionError(kind="contract", detail="the parameters of X do not match the contract",

@@ -3,8 +3,7 @@
 import pytest
 
 from grader import api
-from grader.tasks import TASK_IDS
-from tests.conftest import ROOT, SUBMISSIONS
+from tests.conftest import ROOT, SUBMISSIONS, TRANSFORMER
 
 
 def scores(result):
@@ -18,7 +17,7 @@ def solution_result():
 
 def test_solution_gets_full_marks(solution_result):
     assert solution_result.score == solution_result.max_score == 140
-    assert [t.id for t in solution_result.tasks] == list(TASK_IDS)
+    assert [t.id for t in solution_result.tasks] == list(TRANSFORMER.task_ids)
     assert not solution_result.banned_api and not solution_result.load_errors
     assert all(not c.diagnoses for t in solution_result.tasks for c in t.checks)
 
@@ -78,9 +77,8 @@ def test_three_bugs_lose_points_only_where_they_are_and_above(make_submission):
     failing = {t for t, (s, m) in scores(result).items() if s < m}
     assert {"sdpa", "layernorm", "greedy"} <= failing
     # Integrated credit may drop above a bug, but nothing unrelated fails.
-    from grader.tasks import all_deps
     bugs = {"sdpa", "layernorm", "greedy"}
-    assert all(t in bugs or bugs & set(all_deps(t)) for t in failing), failing
+    assert all(t in bugs or bugs & set(TRANSFORMER.all_deps(t)) for t in failing), failing
     for task in ("embedding", "positional", "feedforward", "masks", "param_count"):
         assert task not in failing
     # Charged once: the layer's own work is right over the reference's parts, so it keeps its points, and its
@@ -112,3 +110,32 @@ def test_functional_api_submission_passes_only_with_allow_banned():
     names = {f["name"] for f in strict.banned_api}
     assert {"torch.nn.functional.scaled_dot_product_attention", "torch.nn.functional.layer_norm"} <= names
     assert all(f["file"] and f["line"] > 0 for f in strict.banned_api)
+
+
+LN_FORWARD = ("""        mean = x.mean(dim=-1, keepdim=True)  # [..., 1]
+        var = ((x - mean) ** 2).mean(dim=-1, keepdim=True)  # [..., 1], biased
+        return (x - mean) / torch.sqrt(var + self.eps) * self.weight + self.bias  # [..., D]""", """        xf = x.float()  # statistics in float32, the result cast back
+        mean = xf.mean(dim=-1, keepdim=True)
+        var = ((xf - mean) ** 2).mean(dim=-1, keepdim=True){var}
+        return ((xf - mean) / {denominator} * self.weight.float() + self.bias.float()).to(x.dtype)""")
+
+
+@pytest.mark.parametrize("variant, fails", [
+    ({"var": "", "denominator": "torch.sqrt(var + self.eps)"}, False),  # correct, in float32 inside
+    ({"var": " * x.shape[-1] / (x.shape[-1] - 1)", "denominator": "torch.sqrt(var + self.eps)"}, True),  # unbiased
+    ({"var": "", "denominator": "(torch.sqrt(var) + self.eps)"}, True),  # eps outside the root
+    ({"var": "", "denominator": "torch.sqrt(var + 1e-6)"}, True),  # another eps
+])
+def test_statistics_in_float32_are_compared_at_float32_precision(variant, fails, make_submission):
+    """A LayerNorm that computes in float32 and casts back is correct (the contract says so): it gets full marks
+    on the ill-conditioned inputs too, with a note; the same code with a mistake still fails."""
+    find, replace = LN_FORWARD
+    sub = make_submission({"norm.py": (find, replace.format(**variant))})
+    result = api.check(path=sub, profile="full", tasks=["layernorm"], diagnose=False)
+    failing = [c.id for t in result.tasks for c in t.checks if c.status != "passed"]
+    if fails:
+        assert "layernorm.equivalence" in failing, failing
+    else:
+        assert not failing and result.score == result.max_score
+        notes = {n.key for t in result.tasks for c in t.checks for n in c.notes}
+        assert "note.float32_inside" in notes

@@ -57,7 +57,7 @@ def test_import_error_fails_only_the_tasks_that_need_the_file(make_submission):
     assert "boom at import" in err["detail"]
     # Isolated credit: the encoder layer over the reference's LayerNorm still earns its isolated points.
     enc = by_task(result)["encoder_layer"]
-    assert enc.score > 0 and any(c.status == "passed" and c.weight == "isolated" for c in enc.checks)
+    assert enc.score > 0 and any(c.status == "passed" and c.variant == "isolated" for c in enc.checks)
 
 
 def test_syntax_error_names_file_and_line(make_submission):

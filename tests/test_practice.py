@@ -1,22 +1,27 @@
 """``gradekit practice``: drills, workspaces with stubs only for the drill, checks recorded in the history, hints.
 
 The whole sessions run through the ``practice`` sub-command (registered on a bare parser, as ``grader.cli``
-registers it) with ``GRADEKIT_HOME`` in ``tmp_path``; they drill ``masks``, the fastest task to grade.
+registers it) with ``GRADEKIT_HOME`` in ``tmp_path``; they drill the Transformer's ``masks``, the fastest task
+to grade. The last tests drill a made-up assignment: the machinery knows no Transformer.
 """
 
 import argparse
 import ast
 import json
 import sqlite3
+import textwrap
 
 import pytest
 
-from grader.bugs.catalogue import BUG_BY_ID, apply
+from grader.assignment import DEFAULT, load
+from grader.bugs.catalogue import Catalogue, apply
 from grader.messages import text
-from grader.practice import drills, render, session, workspace
+from grader.practice import drills, quiz, render, session, workspace
 from grader.practice.cli import register
 from grader.practice.history import History, default_path
-from grader.tasks import CONTRACT_FILES, TASK_BY_ID, TASK_IDS
+
+A = load()
+DRILLS = drills.of(A)
 
 
 @pytest.fixture(autouse=True)
@@ -43,34 +48,34 @@ def definitions(source):
 
 def solve(root, tasks):
     """Fill the drilled stubs in ``root`` with the reference's definitions, as a student who knows them would."""
-    for file, names in workspace.drill_names(tasks).items():
+    for file, names in workspace.drill_names(tasks, A).items():
         path = root / file
-        path.write_text(workspace.splice(path.read_text(), (workspace.SOLUTION_ROOT / file).read_text(), names))
+        path.write_text(workspace.splice(path.read_text(), (A.reference / file).read_text(), names))
 
 
 # -- drills and workspaces -----------------------------------------------------------------------------------------
 
 def test_every_task_but_overfit_is_a_drill_and_sets_are_well_formed():
-    assert {d.id for d in drills.TASK_DRILLS} == set(TASK_IDS) - {"overfit"}
-    assert {"classic45", "attention20", "decoder30"} <= {d.id for d in drills.SET_DRILLS}
-    assert drills.get("classic45").tasks == ("sdpa", "mha", "positional", "layernorm", "masks")
-    assert drills.get("classic45").minutes == 45
-    for d in drills.DRILLS:
+    assert {d.id for d in DRILLS if not d.is_set} == set(A.task_ids) - {"overfit"}
+    assert {"classic45", "attention20", "decoder30"} <= {d.id for d in DRILLS if d.is_set}
+    assert drills.get(A, "classic45").tasks == ("sdpa", "mha", "positional", "layernorm", "masks")
+    assert drills.get(A, "classic45").minutes == 45
+    for d in DRILLS:
         assert d.level in drills.LEVELS and d.minutes > 0
-        assert set(d.tasks) <= set(TASK_IDS) - {"overfit"}
+        assert set(d.tasks) <= set(A.task_ids) - {"overfit"}
         assert d.is_set == (len(d.tasks) > 1)
 
 
-@pytest.mark.parametrize("drill", [d.id for d in drills.DRILLS])
+@pytest.mark.parametrize("drill", [d.id for d in DRILLS])
 def test_workspace_has_stubs_for_the_drill_only(tmp_path, drill):
-    d = drills.get(drill)
-    workspace.build(tmp_path, d.tasks)
-    drilled = {name for t in d.tasks for name in TASK_BY_ID[t].names}
-    assert sorted(p.name for p in tmp_path.iterdir()) == sorted(CONTRACT_FILES)
-    for file in CONTRACT_FILES:
+    d = drills.get(A, drill)
+    workspace.build(tmp_path, d.tasks, A)
+    drilled = {name for t in d.tasks for name in A.task_by_id[t].names}
+    assert sorted(p.name for p in tmp_path.iterdir()) == sorted(A.contract_files)
+    for file in A.contract_files:
         got = (tmp_path / file).read_text()
-        ref = (workspace.SOLUTION_ROOT / file).read_text()
-        stub = (workspace.SKELETON_ROOT / file).read_text()
+        ref = (A.reference / file).read_text()
+        stub = (A.skeleton / file).read_text()
         compile(got, file, "exec")
         if not drilled & set(definitions(ref)):
             assert got == ref, file
@@ -85,7 +90,7 @@ def test_workspace_has_stubs_for_the_drill_only(tmp_path, drill):
 def test_task_text_is_the_skeletons_docstring_and_signature():
     import skeleton.attention
     import skeleton.decoding
-    texts = {t.name: t for t in workspace.task_texts(["mha", "greedy"])}
+    texts = {t.name: t for t in workspace.task_texts(["mha", "greedy"], A)}
     assert texts["MultiHeadAttention"].signature == "class MultiHeadAttention(d_model, num_heads, dropout=0.1)"
     assert texts["greedy_decode"].signature.startswith("def greedy_decode(model, src, *, max_len")
     assert texts["MultiHeadAttention"].doc == ast.get_docstring(
@@ -98,7 +103,7 @@ def test_list_shows_every_drill_in_both_languages(capsys):
     for lang in ("en", "zh"):
         code, out, _ = gradekit(capsys, "practice", "--lang", lang)
         assert code == 0
-        for d in drills.DRILLS:
+        for d in DRILLS:
             assert d.id in out and text(f"practice.title.{d.id}", lang) in out
     assert "classic45" in out and "sdpa + mha + positional + layernorm + masks" in out
 
@@ -118,6 +123,9 @@ def test_start_refuses_a_non_empty_folder_and_bad_input(tmp_path, capsys):
     assert code == 2 and "not a practice workspace" in err
     code, _, err = gradekit(capsys, "practice", "--check", "--history")
     assert code == 2 and "one thing to do" in err
+    code, _, err = gradekit(capsys, "practice", "masks", "--assignment", "nosuch", "--dir", str(tmp_path / "x"))
+    assert code == 2 and "no assignment 'nosuch'" in err
+    assert not (tmp_path / "x").exists()
 
 
 def test_start_in_the_current_folder_and_random(tmp_path, monkeypatch, capsys):
@@ -128,6 +136,7 @@ def test_start_in_the_current_folder_and_random(tmp_path, monkeypatch, capsys):
     state = workspace.read_state(ws)
     assert state.drill == session.pick_random(3).id and ws.name.startswith(f"practice-{state.drill}-")
     assert state.lang == "zh" and "工作区" in out
+    assert state.assignment == A.package and load(state.assignment) is A
 
 
 # -- whole sessions --------------------------------------------------------------------------------------------
@@ -141,6 +150,11 @@ def test_session_stub_then_hints_then_correct_answer_is_recorded_as_passed(tmp_p
     state = json.loads((ws / workspace.STATE_FILE).read_text())
     assert state["drill"] == "masks" and state["tasks"] == ["masks"] and state["minutes"] == 10
     assert state["no_hints"] is False and state["lang"] == "en" and state["started"] > 0
+    assert state["assignment"] == "assignments.transformer"
+    # A workspace started before drills belonged to an assignment is the default assignment's.
+    del state["assignment"]
+    (ws / workspace.STATE_FILE).write_text(json.dumps(state))
+    assert workspace.read_state(ws).assignment == DEFAULT
 
     monkeypatch.chdir(ws)  # the default --dir is the current folder
     code, out, _ = gradekit(capsys, "practice", "--check")
@@ -176,9 +190,9 @@ def test_session_stub_then_hints_then_correct_answer_is_recorded_as_passed(tmp_p
 def test_wrong_answer_is_diagnosed_but_withheld_in_no_hints_mode_until_time_is_up(tmp_path, capsys):
     ws = tmp_path / "ws"
     assert gradekit(capsys, "practice", "masks", "--no-hints", "--minutes", "5", "--dir", str(ws))[0] == 0
-    bug = BUG_BY_ID["masks.padding_inverted"]
+    bug = Catalogue(A).by_id["masks.padding_inverted"]
     # Write the reference's masks with the catalogued mistake: a wrong answer to every drilled stub.
-    (ws / "masks.py").write_text(apply(bug, (workspace.SOLUTION_ROOT / "masks.py").read_text()))
+    (ws / "masks.py").write_text(apply(bug, (A.reference / "masks.py").read_text()))
     diagnosis = text("bug." + bug.id, "en")
 
     code, out, _ = gradekit(capsys, "practice", "--check", "--dir", str(ws))
@@ -246,21 +260,107 @@ def test_personal_bests_and_chart(tmp_path):
 def test_every_task_has_two_hint_levels_in_both_languages():
     from grader.messages import CATALOGUES
     for lang in ("en", "zh"):
-        for d in drills.TASK_DRILLS:
-            for level in (1, 2):
-                assert session.hint_key(d.id, level) in CATALOGUES[lang], (lang, d.id, level)
-        for d in drills.DRILLS:
+        for d in DRILLS:
+            if not d.is_set:
+                for level in (1, 2):
+                    assert session.hint_key(d.id, level, A) in CATALOGUES[lang], (lang, d.id, level)
             assert f"practice.title.{d.id}" in CATALOGUES[lang]
     with pytest.raises(ValueError, match="levels are 1..2"):
-        session.hint_key("mha", 3)
+        session.hint_key("mha", 3, A)
+    with pytest.raises(ValueError, match="no hint for task='nosuch'"):
+        session.hint_key("nosuch", 1, A)
 
 
 def test_practice_messages_exist_in_both_languages_with_the_same_fields():
     import string
 
-    from grader.messages import practice_en, practice_zh
-    assert set(practice_en.MESSAGES) == set(practice_zh.MESSAGES)
-    assert all(k.startswith(("practice.", "quiz.")) for k in practice_en.MESSAGES)
-    for key, en in practice_en.MESSAGES.items():
-        fields = {f for _, f, _, _ in string.Formatter().parse(en) if f}
-        assert fields == {f for _, f, _, _ in string.Formatter().parse(practice_zh.MESSAGES[key]) if f}, key
+    from assignments.transformer.messages import practice_en as a_en
+    from assignments.transformer.messages import practice_zh as a_zh
+    from grader.messages import practice_en as k_en
+    from grader.messages import practice_zh as k_zh
+
+    for practice_en, practice_zh in ((k_en, k_zh), (a_en, a_zh)):  # the kit's screens, the assignment's texts
+        assert set(practice_en.MESSAGES) == set(practice_zh.MESSAGES)
+        assert all(k.startswith(("practice.", "quiz.")) for k in practice_en.MESSAGES)
+        for key, en in practice_en.MESSAGES.items():
+            fields = {f for _, f, _, _ in string.Formatter().parse(en) if f}
+            assert fields == {f for _, f, _, _ in string.Formatter().parse(practice_zh.MESSAGES[key]) if f}, key
+
+
+# -- another assignment --------------------------------------------------------------------------------------------
+
+TOY = {
+    "__init__.py": '''
+        from pathlib import Path
+
+        from grader.assignment import Assignment, Task
+
+        HERE = Path(__file__).resolve().parent
+        ASSIGNMENT = Assignment(name="toy",
+                                tasks=(Task("add", "arith.py", ("add",)), Task("mul", "arith.py", ("mul",))),
+                                reference=HERE / "ref", skeleton=HERE / "stubs",
+                                practice=f"{__name__}.practice", messages=f"{__name__}.messages")
+    ''',
+    "practice.py": '''
+        from grader.practice.drills import Drill
+        from grader.practice.quiz import Question
+
+        DRILLS = (Drill("add", ("add",), 3, "easy"), Drill("arith5", ("add", "mul"), 5, "medium"))
+        QUESTIONS = (Question("toy_sum", "arith", lambda ref, a, b: ref.get("add")(a, b),
+                              lambda rng: dict(a=rng.randint(1, 9), b=rng.randint(1, 9))),)
+    ''',
+    "messages/__init__.py": "",
+    "messages/practice_en.py": '''
+        MESSAGES = {"practice.title.add": "Addition", "practice.title.arith5": "Both operations",
+                    "quiz.toy_sum.q": "{a} + {b}?", "quiz.toy_sum.why": "It is {answer}.", "quiz.topic.arith": "sums"}
+    ''',
+    "ref/arith.py": '''
+        def add(a, b):
+            """Return a + b."""
+            return a + b
+
+
+        def mul(a, b):
+            """Return a * b."""
+            return a * b
+    ''',
+    "stubs/arith.py": '''
+        def add(a, b):
+            """Return a + b."""
+            raise NotImplementedError
+
+
+        def mul(a, b):
+            """Return a * b."""
+            raise NotImplementedError
+    ''',
+}
+
+
+def test_another_assignment_has_its_own_drills_and_quiz(tmp_path, capsys):
+    folder = tmp_path / "toy_practice_hw"
+    for name, source in TOY.items():
+        (folder / name).parent.mkdir(parents=True, exist_ok=True)
+        (folder / name).write_text(textwrap.dedent(source).lstrip())
+    toy = str(folder)
+    code, out, _ = gradekit(capsys, "practice", "--assignment", toy)
+    assert code == 0 and "Addition" in out and "arith5" in out and "add + mul" in out and "classic45" not in out
+
+    ws = tmp_path / "ws"
+    code, out, _ = gradekit(capsys, "practice", "add", "--assignment", toy, "--dir", str(ws))
+    assert code == 0 and "def add(a, b)" in out and "Return a + b." in out
+    assert sorted(p.name for p in ws.glob("*.py")) == ["arith.py"]
+    assert definitions((ws / "arith.py").read_text()) == {
+        "add": definitions((folder / "stubs" / "arith.py").read_text())["add"],
+        "mul": definitions((folder / "ref" / "arith.py").read_text())["mul"]}
+    assert load(workspace.read_state(ws).assignment).name == "toy"
+    code, _, err = gradekit(capsys, "practice", "masks", "--assignment", toy, "--dir", str(tmp_path / "other"))
+    assert code == 2 and "unknown drill 'masks'" in err and "arith5" in err
+
+    # The quiz computes the answer from this assignment's reference.
+    _, [asked] = quiz.draw(load(toy), n=0, seed=3)
+    assert asked.answer == asked.params["a"] + asked.params["b"]
+    code, out, _ = gradekit(capsys, "quiz", "--assignment", toy, "--seed", "3", "--answers", str(asked.answer))
+    assert code == 0 and "Score: 1 / 1" in out and "[sums]" in out
+    code, _, err = gradekit(capsys, "quiz", "--assignment", toy, "--topic", "attention")
+    assert code == 2 and "unknown topic(s) attention; expected some of: arith" in err

@@ -1,18 +1,29 @@
-"""``gradekit quiz``: well-formed questions in both languages, answers computed from the reference, marking."""
+"""``gradekit quiz``: the Transformer's questions well-formed in both languages, answers computed from the
+reference, marking."""
 
 import argparse
 import io
 import math
+import random
 import string
 
 import pytest
 import torch
 
+from grader.assignment import load
 from grader.messages import CATALOGUES
 from grader.practice import quiz
 from grader.practice.cli import register
 
+A = load()
+QUESTIONS = quiz.questions(A)
+BY_ID = {q.id: q for q in QUESTIONS}
 SEEDS = range(6)
+
+
+@pytest.fixture(scope="module")
+def ref():
+    return quiz.reference(A)
 
 
 def gradekit(capsys, *argv):
@@ -29,24 +40,26 @@ def fields(template):
 
 
 def test_at_least_25_questions_over_every_topic():
-    assert len(quiz.QUESTIONS) >= 25
-    assert len(quiz.QUESTION_BY_ID) == len(quiz.QUESTIONS)
-    assert {q.topic for q in quiz.QUESTIONS} == set(quiz.TOPICS)
-    kinds = {q.kind for q in quiz.QUESTIONS}
+    assert len(QUESTIONS) >= 25
+    assert len(BY_ID) == len(QUESTIONS)
+    assert quiz.topics_of(QUESTIONS) == ("attention", "positions", "norm", "masks", "training", "decoding", "sizes")
+    kinds = {q.kind for q in QUESTIONS}
     assert kinds == {"choice", "number"}
-    for q in quiz.QUESTIONS:
+    for q in QUESTIONS:
         if q.kind == "choice":
             assert q.answer in quiz.LETTERS and q.params is None
         else:
             assert callable(q.params)
     # The right letters are spread out, so that "always c" does not pass.
-    letters = [q.answer for q in quiz.QUESTIONS if q.kind == "choice"]
+    letters = [q.answer for q in QUESTIONS if q.kind == "choice"]
     assert all(letters.count(x) >= 3 for x in quiz.LETTERS)
 
 
 @pytest.mark.parametrize("lang", ["en", "zh"])
-def test_every_question_has_all_its_texts_and_fields(lang):
-    for q in quiz.QUESTIONS:
+def test_every_question_has_all_its_texts_and_fields(lang, ref):
+    for topic in quiz.topics_of(QUESTIONS):
+        assert f"quiz.topic.{topic}" in CATALOGUES[lang], topic
+    for q in QUESTIONS:
         keys = [f"quiz.{q.id}.q", f"quiz.{q.id}.why"]
         if q.kind == "choice":
             keys += [f"quiz.{q.id}.{x}" for x in quiz.LETTERS]
@@ -54,7 +67,7 @@ def test_every_question_has_all_its_texts_and_fields(lang):
             assert key in CATALOGUES[lang], key
             assert fields(CATALOGUES[lang][key]) == fields(CATALOGUES["en"][key]), key
         for seed in SEEDS:
-            asked = quiz.ask(q, __import__("random").Random(seed))
+            asked = quiz.ask(q, random.Random(seed), ref)
             for key in keys:
                 assert fields(CATALOGUES[lang][key]) <= set(asked.params) | {"answer"}, key
         if q.kind == "choice":
@@ -100,7 +113,7 @@ def expected(qid, p):
 @pytest.mark.parametrize("seed", SEEDS)
 def test_computed_answers_match_the_reference(seed):
     torch.manual_seed(0)
-    _, asked = quiz.draw(n=0, seed=seed)
+    _, asked = quiz.draw(A, n=0, seed=seed)
     numeric = [a for a in asked if a.question.kind == "number"]
     assert numeric
     for a in numeric:
@@ -111,14 +124,14 @@ def test_computed_answers_match_the_reference(seed):
         assert quiz.mark(a, quiz.show_answer(a)), (a.question.id, quiz.show_answer(a))
 
 
-def test_noam_value_follows_the_formula_not_a_typed_number():
-    a = quiz.ask(quiz.QUESTION_BY_ID["noam_value"], __import__("random").Random(0))
+def test_noam_value_follows_the_formula_not_a_typed_number(ref):
+    a = quiz.ask(BY_ID["noam_value"], random.Random(0), ref)
     s, d, w = a.params["step"], a.params["d_model"], a.params["warmup"]
     assert a.answer == pytest.approx(d ** -0.5 * min(s ** -0.5, s * w ** -1.5))
 
 
-def test_marking_right_wrong_and_unreadable():
-    _, asked = quiz.draw(n=0, seed=1)
+def test_marking_right_wrong_and_unreadable(ref):
+    _, asked = quiz.draw(A, n=0, seed=1)
     for a in asked:
         right = quiz.show_answer(a)
         assert quiz.mark(a, right) and quiz.mark(a, f"  {right.upper()} ")
@@ -130,27 +143,29 @@ def test_marking_right_wrong_and_unreadable():
             assert not quiz.mark(a, str(a.answer * 2 + 1))
             assert not quiz.mark(a, "about ten")
         assert not quiz.mark(a, "") and not quiz.mark(a, None)
-    params = quiz.ask(quiz.QUESTION_BY_ID["params_mha"], __import__("random").Random(0))
+    params = quiz.ask(BY_ID["params_mha"], random.Random(0), ref)
     assert quiz.mark(params, f"{params.answer:_}") and quiz.mark(params, f"{params.answer:,}")
     assert not quiz.mark(params, str(params.answer + 1))  # integers are exact
-    noam = quiz.ask(quiz.QUESTION_BY_ID["noam_value"], __import__("random").Random(0))
+    noam = quiz.ask(BY_ID["noam_value"], random.Random(0), ref)
     assert quiz.mark(noam, f"{noam.answer * 1.004:.3e}") and not quiz.mark(noam, f"{noam.answer * 1.05}")
 
 
 def test_draw_is_repeatable_and_filters_topics():
-    s1, a1 = quiz.draw(n=5, seed=7)
-    s2, a2 = quiz.draw(n=5, seed=7)
+    s1, a1 = quiz.draw(A, n=5, seed=7)
+    s2, a2 = quiz.draw(A, n=5, seed=7)
     assert s1 == s2 == 7 and [(a.question.id, a.params) for a in a1] == [(a.question.id, a.params) for a in a2]
-    _, masks = quiz.draw(n=0, seed=7, topics=["masks"])
+    _, masks = quiz.draw(A, n=0, seed=7, topics=["masks"])
     assert masks and {a.question.topic for a in masks} == {"masks"}
-    assert len(quiz.draw(n=0, seed=1)[1]) == len(quiz.QUESTIONS)
+    assert len(quiz.draw(A, n=0, seed=1)[1]) == len(QUESTIONS)
     with pytest.raises(ValueError, match="--n"):
-        quiz.draw(n=-1)
+        quiz.draw(A, n=-1)
+    with pytest.raises(ValueError, match="unknown topic.s. shapes; expected some of: attention, positions"):
+        quiz.draw(A, topics=["masks", "shapes"])
 
 
 @pytest.mark.parametrize("lang", ["en", "zh"])
 def test_quiz_command_with_answers_all_right(capsys, lang):
-    _, asked = quiz.draw(n=8, seed=11)
+    _, asked = quiz.draw(A, n=8, seed=11)
     answers = ",".join(quiz.show_answer(a) for a in asked)
     code, out, _ = gradekit(capsys, "quiz", "--n", "8", "--seed", "11", "--answers", answers, "--lang", lang)
     assert code == 0
@@ -161,7 +176,7 @@ def test_quiz_command_with_answers_all_right(capsys, lang):
 
 
 def test_quiz_reads_piped_stdin_and_marks_each_answer(capsys, monkeypatch):
-    _, asked = quiz.draw(n=4, seed=5, topics=["sizes", "attention"])
+    _, asked = quiz.draw(A, n=4, seed=5, topics=["sizes", "attention"])
     replies = [quiz.show_answer(asked[0]), "zzz", "", quiz.show_answer(asked[3])]
     monkeypatch.setattr("sys.stdin", io.StringIO("\n".join(replies) + "\n"))
     code, out, _ = gradekit(capsys, "quiz", "--n", "4", "--seed", "5", "--topic", "sizes", "--topic", "attention")

@@ -20,10 +20,9 @@ from markupsafe import escape
 from grader import api, cli
 from grader.bugs import catalogue
 from grader.messages import text
-from grader.submission.runner import SOLUTION_ROOT
-from grader.tasks import CONTRACT_FILES, TASK_IDS
 from grader.views import gradescope, html, junit
 from tests import chromium
+from tests.conftest import CONTRACT_FILES, SOLUTION_ROOT, TRANSFORMER
 
 ROOT = Path(__file__).resolve().parent.parent
 SCREENS = ROOT / "artifacts" / "report-screens"
@@ -55,7 +54,7 @@ def esc(s):
 
 
 def _bug(bug_id):
-    return next(b for b in catalogue.BUGS if b.id == bug_id)
+    return catalogue.Catalogue(TRANSFORMER).by_id[bug_id]
 
 
 # -- the graded submissions (each graded once) --------------------------------------------------------
@@ -72,7 +71,7 @@ def skeleton():
 
 @pytest.fixture(scope="module")
 def buggy_path(tmp_path_factory):
-    dest = catalogue.write_mutant(_bug(BUGS[0]), tmp_path_factory.mktemp("buggy") / "sub")
+    dest = catalogue.write_mutant(_bug(BUGS[0]), tmp_path_factory.mktemp("buggy") / "sub", TRANSFORMER)
     for bug_id in BUGS[1:]:
         bug = _bug(bug_id)
         path = dest / bug.file
@@ -84,7 +83,7 @@ def buggy_path(tmp_path_factory):
 def buggy(buggy_path):
     # All tasks but overfit: these bugs do not stop it learning, and its 150 training steps would
     # only add ~10 s; the solution's report covers the loss curve.
-    tasks = tuple(t for t in TASK_IDS if t != "overfit")
+    tasks = tuple(t for t in TRANSFORMER.task_ids if t != "overfit")
     return api.check(path=buggy_path, profile="quick", tasks=tasks, figures=True)
 
 

@@ -5,18 +5,25 @@ import hashlib
 import json
 import math
 import re
+import subprocess
+import sys
 import xml.etree.ElementTree as ET
 from pathlib import Path
 
 import torch
 
-from grader.messages import en, text, zh
+from assignments.transformer import figures
+from grader.assignment import load
+from grader.messages import CATALOGUES, text
 from grader.results import CheckResult, Diagnosis, GradeResult, Message, TaskResult
-from grader.submission.errors import SubmissionError
-from grader.views import figures, gradescope, html, junit, svg
+from grader.errors import SubmissionError
+from grader.views import gradescope, html, json_view, junit, svg, terminal
+from tests.conftest import ROOT, TRANSFORMER
 
 VIEWS = Path(html.__file__).resolve().parent
 NASTY = "<b>bold</b> \x00\x1b[31m & 'q\""
+TINY = Path(__file__).resolve().parent / "data" / "tiny_assignment"
+"""A second assignment: two tasks, no pictures."""
 
 
 def _result():
@@ -137,15 +144,52 @@ def test_html_csp_allows_exactly_the_print_script():
 
 
 def test_every_interface_key_the_views_use_exists_in_both_languages():
+    # The kit's sentences and, for the pictures only the Transformer draws, the Transformer's (loaded).
     sources = [p.read_text(encoding="utf-8") for p in VIEWS.glob("*.py")]
     sources += [p.read_text(encoding="utf-8") for p in (VIEWS / "templates").glob("*")]
     used = {k for s in sources for k in re.findall(r"""['"]((?:ui|report)\.[\w.]*\w)['"]""", s)}
     used -= {p.name for p in (VIEWS / "templates").glob("*")}  # "report.css", "report.html.j2"
     assert len(used) > 40
-    for catalogue in (en.MESSAGES, zh.MESSAGES):
+    assert TRANSFORMER.messages
+    for catalogue in (CATALOGUES["en"], CATALOGUES["zh"]):
         assert sorted(used - set(catalogue)) == []
-    assert sorted(k for k in en.MESSAGES if k.startswith("report.")) == \
-        sorted(k for k in zh.MESSAGES if k.startswith("report."))
+    assert sorted(k for k in CATALOGUES["en"] if k.startswith("report.")) == \
+        sorted(k for k in CATALOGUES["zh"] if k.startswith("report."))
+
+
+def test_a_result_without_pictures_renders_cleanly():
+    """A second assignment's result: other task ids, no ``figures``, no loss curve; every view renders it."""
+    tiny = load(TINY)
+    checks = [CheckResult(id="softmax.equivalence", task="softmax", status="passed", score=2, max_score=2),
+              CheckResult(id="attend.equivalence", task="attend", status="failed", score=0, max_score=3,
+                          variant="isolated", message=Message("fail.mismatch", {"what": "Attend"}))]
+    result = GradeResult(submission="sub", score=2, max_score=5, seed=None, profile="quick", duration_s=0.5,
+                         tasks=[TaskResult(id=c.task, score=c.score, max_score=c.max_score, checks=[c])
+                                for c in checks], assignment=tiny.name)
+    assert [t.id for t in result.tasks] == list(tiny.task_ids)
+    page = html.render(result, lang="en")
+    assert 'id="figures"' not in page and "<svg" in page  # score bars, no pictures
+    for block in re.findall(r"<svg\b.*?</svg>", page, re.S):
+        ET.fromstring(block)
+    assert {'data-task="softmax"', 'data-task="attend"', 'id="check-attend.equivalence"'} <= set(
+        re.findall(r'(?:data-task|id)="[^"]*"', page))
+    data = json.loads(json_view.render(result))
+    assert [c["variant"] for t in data["tasks"] for c in t["checks"]] == ["integrated", "isolated"]
+    ET.fromstring(junit.render(result).encode("utf-8"))
+    assert gradescope.to_data(result)["score"] == 2
+    assert "attend" in terminal.summary(result, lang="zh")
+
+
+def test_the_views_run_no_student_code():
+    """Rendering imports nothing that calls into a submission or the reference: no runner, no probe, no
+    figure-gathering, no corpus, not even torch. The pictures are plain data, gathered by ``api.check``."""
+    views = ", ".join(f"grader.views.{m}" for m in ("html", "terminal", "junit", "json_view", "gradescope"))
+    code = f"import sys, {views}; print('\\n'.join(sorted(sys.modules)))"
+    loaded = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True,
+                            check=True).stdout.split()
+    forbidden = [m for m in loaded if m == "torch" or m.startswith(("assignments", "grader.probes", "grader.checks"))
+                 or m in ("grader.submission.runner", "grader.submission.worker", "grader.submission.loader")]
+    assert forbidden == []
 
 
 # -- junit and gradescope --------------------------------------------------------------------------------

@@ -16,10 +16,14 @@ from pathlib import Path
 import pytest
 import torch
 
+from grader.assignment import load
+from grader.errors import SubmissionError
 from grader.submission.banned import Finding
-from grader.submission.errors import SubmissionError
-from grader.submission.runner import SOLUTION_ROOT, InProcessRunner
+from grader.submission.runner import InProcessRunner
 from grader.submission.worker import WorkerRunner
+
+ASSIGNMENT = load()
+REFERENCE = ASSIGNMENT.reference
 
 MODES = {2: "loop", 3: "exit", 4: "raise", 5: "print", 6: "subclass", 7: "poison", 9: "spawn",
          10: "memory", 11: "banned", 12: "env", 13: "peek", 14: "identity", 15: "trespass"}
@@ -102,8 +106,8 @@ def _hostile_forward(self, query, key, value, mask=None):
     if mode == "env":
         raise RuntimeError(repr((sorted(_os.environ), _os.getcwd())))
     if mode == "peek":
-        import grader.submission.runner as _runner
-        return open(_runner.SOLUTION_ROOT / "attention.py").read()
+        from grader.assignment import load as _load
+        return open(_load().reference / "attention.py").read()
     if mode == "identity":
         raise RuntimeError(repr((_os.getuid(), _os.geteuid(), _os.getgid(), _os.getgroups())))
     if mode == "trespass":  # read the judge's secret, write into the judge's results: both must fail
@@ -187,8 +191,8 @@ def hostile_root(tmp_path_factory):
     judge.mkdir(mode=0o755)
     (judge / "secret").write_text("the judge's secret")
     os.chmod(judge / "secret", 0o600)
-    shutil.copytree(SOLUTION_ROOT, root, ignore=shutil.ignore_patterns("__pycache__"))
-    source = (SOLUTION_ROOT / "attention.py").read_text() + HOSTILE.format(markers=str(markers), modes=MODES)
+    shutil.copytree(REFERENCE, root, ignore=shutil.ignore_patterns("__pycache__"))
+    source = (REFERENCE / "attention.py").read_text() + HOSTILE.format(markers=str(markers), modes=MODES)
     (root / "attention.py").write_text(source)
     yield root, markers
     shutil.rmtree(markers, ignore_errors=True)
@@ -200,11 +204,11 @@ def runners(hostile_root):
     root, _ = hostile_root
     os.environ["GRADEKIT_TEST_SECRET"] = "do-not-leak"
     made = {
-        "reference": WorkerRunner(SOLUTION_ROOT, call_timeout=60),
-        "hostile": WorkerRunner(root, call_timeout=3, memory_mb=1500, output_cap=1 << 20),
-        "spawner": WorkerRunner(root, call_timeout=20),
-        "exiter": WorkerRunner(root, call_timeout=20),
-        "poisoner": WorkerRunner(root, call_timeout=20),
+        "reference": WorkerRunner(REFERENCE, assignment=ASSIGNMENT, call_timeout=60),
+        "hostile": WorkerRunner(root, assignment=ASSIGNMENT, call_timeout=3, memory_mb=1500, output_cap=1 << 20),
+        "spawner": WorkerRunner(root, assignment=ASSIGNMENT, call_timeout=20),
+        "exiter": WorkerRunner(root, assignment=ASSIGNMENT, call_timeout=20),
+        "poisoner": WorkerRunner(root, assignment=ASSIGNMENT, call_timeout=20),
     }
     try:
         for runner in made.values():
@@ -218,7 +222,7 @@ def runners(hostile_root):
 
 @pytest.fixture(scope="module")
 def pair(runners):
-    local = InProcessRunner(SOLUTION_ROOT)
+    local = InProcessRunner(REFERENCE, assignment=ASSIGNMENT)
     yield runners["reference"], local
     local.close()
 
@@ -268,7 +272,7 @@ def test_errors_match_in_process(pair):
 
 
 def test_total_timeout_used_up_starts_nothing():
-    runner = WorkerRunner(SOLUTION_ROOT, total_timeout=0)
+    runner = WorkerRunner(REFERENCE, assignment=ASSIGNMENT, total_timeout=0)
     with pytest.raises(SubmissionError) as info:
         runner.run("call", name="padding_mask", args=[torch.tensor([[1]]), 0])
     assert info.value.kind == "timeout" and runner.starts == 0
@@ -404,17 +408,17 @@ def test_reading_the_reference_solution_is_refused(hostile):
 
 
 def test_who_a_worker_runs_as():
-    from grader.submission import worker
+    from grader.submission import sandbox
 
-    assert worker._resolve_user(None) is None
+    assert sandbox._resolve_user(None) is None
     if os.geteuid() != 0:
-        assert worker._resolve_user("auto") is None
+        assert sandbox._resolve_user("auto") is None
         with pytest.raises(ValueError, match="needs the judge to run as root"):
-            worker._resolve_user("nobody")
+            sandbox._resolve_user("nobody")
     else:
-        assert worker._resolve_user("auto") == worker.FRESH
-        assert worker._resolve_user(12345) == (12345, 12345)
-        uids = {worker.fresh_uid() for _ in range(20)}
+        assert sandbox._resolve_user("auto") == sandbox.FRESH
+        assert sandbox._resolve_user(12345) == (12345, 12345)
+        uids = {sandbox.fresh_uid() for _ in range(20)}
         assert len(uids) == 20 and min(uids) >= 100_000
 
 
@@ -437,7 +441,7 @@ def test_worker_of_a_root_judge_runs_as_a_uid_of_its_own(hostile):
 
 def test_worker_started_by_exec_gives_the_same_results(pair):
     forked, local = pair
-    exec_runner = WorkerRunner(SOLUTION_ROOT, spawn="exec")
+    exec_runner = WorkerRunner(REFERENCE, assignment=ASSIGNMENT, spawn="exec")
     try:
         args = mha_args(seed=3)
         assert exec_runner.spawn == "exec"
@@ -465,16 +469,16 @@ def test_a_killed_fork_server_is_started_again(hostile_root):
     from grader.submission import forkserver
 
     root, _ = hostile_root
-    first = WorkerRunner(root, spawn="fork")
+    first = WorkerRunner(root, assignment=ASSIGNMENT, spawn="fork")
     try:
         warm(first)
-        server = forkserver.shared(start=False)
+        server = forkserver.shared(start=False, assignment=ASSIGNMENT)
         os.kill(server.pid, signal.SIGKILL)  # a worker running as the judge's user could do this
         server.proc.wait()
-        second = WorkerRunner(root, spawn="fork")
+        second = WorkerRunner(root, assignment=ASSIGNMENT, spawn="fork")
         try:
             warm(second)
-            assert forkserver.shared(start=False).pid != server.pid
+            assert forkserver.shared(start=False, assignment=ASSIGNMENT).pid != server.pid
         finally:
             second.close()
         # the first runner's worker lost its server: the runner stops it and starts another
@@ -495,18 +499,19 @@ BOTH_TASKS = ["sdpa", "mha", "positional", "masks", "greedy", "training", "param
                                   "positional.sin_cos_swapped", "param_count.no_biases"])
 def test_isolated_and_in_process_verdicts_agree(tmp_path, case):
     from grader import api
-    from grader.bugs.catalogue import BUG_BY_ID, write_mutant
+    from grader.bugs.catalogue import Catalogue
 
-    if case in BUG_BY_ID:
-        root = write_mutant(BUG_BY_ID[case], tmp_path / "sub")
+    bugs = Catalogue(ASSIGNMENT)
+    if case in bugs.by_id:
+        root = bugs.write_mutant(bugs.by_id[case], tmp_path / "sub")
     else:
         root = Path(__file__).resolve().parent / "submissions" / case
     results = [api.check(path=root, tasks=BOTH_TASKS, profile="quick", isolated=isolated) for isolated in (False, True)]
     verdicts = [{c.id: (c.status, c.score) for t in r.tasks for c in t.checks} for r in results]
     assert verdicts[0] == verdicts[1]
     scores = {t.id: (t.score, t.max_score) for t in results[1].tasks}
-    if case in BUG_BY_ID:
-        own = scores[BUG_BY_ID[case].task]
+    if case in bugs.by_id:
+        own = scores[bugs.by_id[case].task]
         assert own[0] < own[1], scores
     else:
         assert all(got == most for got, most in scores.values()), scores

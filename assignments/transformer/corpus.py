@@ -1,6 +1,6 @@
 """The pinyin -> characters toy corpus: loading, vocabularies, the train/test split, batches.
 
-The shipped file ``grader/data/pinyin_pairs.tsv`` (written by
+The shipped file ``data/pinyin_pairs.tsv`` next to this module (written by
 ``tools/make_pinyin_corpus.py``) holds short sentences as ``pinyin<TAB>characters``,
 e.g. ``wo xi huan chi ping guo<TAB>我喜欢吃苹果``: one toneless syllable per character,
 so source and target have the same length. The source tokens are the syllables, the
@@ -182,7 +182,7 @@ def make_batch(pairs: Sequence[Pair], src_vocab: Vocab, tgt_vocab: Vocab) -> tup
 def sample_pairs(n: int = 10, *, seed: int = 0) -> list[Pair]:
     """``n`` distinct pairs of the shipped corpus, the same ones for the same ``seed``.
 
-    Used by the grader's overfit check (learn these, then decode them back).
+    Used by the assignment's overfit check (learn these, then decode them back).
     """
     pairs = load_pairs()
     if not 0 <= n <= len(pairs):

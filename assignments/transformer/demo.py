@@ -1,11 +1,11 @@
 """A short end-to-end demo: train the reference Transformer on pinyin -> characters.
 
 ``run_demo()`` trains a small ``solution.model.Transformer`` on the shipped corpus
-(``grader.corpus``) with ``solution.training.train_step``, then greedy-decodes the
+(``assignments.transformer.corpus``) with ``solution.training.train_step``, then greedy-decodes the
 held-out phrases with ``solution.decoding.greedy_decode`` and reports exact-match
 accuracy. It runs on the CPU in well under a minute::
 
-    python -m grader.demo            # or: from grader.demo import main; main([])
+    python -m assignments.transformer.demo   # or: from assignments.transformer.demo import main; main([])
 """
 
 from __future__ import annotations
@@ -19,7 +19,7 @@ from dataclasses import dataclass, field
 
 import torch
 
-from grader.corpus import BOS, EOS, PAD, PinyinTask, build_task, make_batch
+from assignments.transformer.corpus import BOS, EOS, PAD, PinyinTask, build_task, make_batch
 from solution.decoding import greedy_decode
 from solution.model import Transformer
 from solution.training import train_step

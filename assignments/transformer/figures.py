@@ -18,8 +18,8 @@ import math
 
 import torch
 
-from grader.corpus import load_pairs, src_tokens, tgt_tokens
-from grader.submission.errors import SubmissionError
+from assignments.transformer.corpus import load_pairs, src_tokens, tgt_tokens
+from grader.errors import SubmissionError
 
 D_ATTENTION = 16
 """Width of the made-up query and key vectors."""

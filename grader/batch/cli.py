@@ -3,11 +3,18 @@
 import os
 import sys
 
-from grader.tasks import TASK_IDS, parse_task_list
+from grader.assignment import DEFAULT
 
-HELP_TASKS = f"comma-separated task ids to grade (default: the course configuration's, else all): {','.join(TASK_IDS)}"
+HELP_TASKS = "comma-separated task ids to grade (default: the course configuration's, else all of the assignment's)"
+HELP_ASSIGNMENT = (f"the assignment: a built-in name, an import path or a folder (default: the course "
+                   f"configuration's, else {DEFAULT})")
 HELP_CONFIG = "course configuration (gradekit.toml or a pyproject.toml with [tool.gradekit]); default: the nearest " \
               "one found from the current folder up"
+
+
+def _task_list(text):
+    """``"mha, masks"`` -> ``("mha", "masks")``; the ids are checked against the assignment by the command."""
+    return tuple(part.strip() for part in text.split(",") if part.strip())
 
 
 def register(subparsers):
@@ -16,7 +23,8 @@ def register(subparsers):
     b.add_argument("--out", required=True, help="output folder: reports, gradebook.csv, index.html (and the cache)")
     b.add_argument("-j", "--jobs", type=int, default=None,
                    help=f"submissions graded at once (default: the number of CPU cores, {os.cpu_count()})")
-    b.add_argument("--tasks", type=parse_task_list, default=None, help=HELP_TASKS)
+    b.add_argument("--assignment", default=None, help=HELP_ASSIGNMENT)
+    b.add_argument("--tasks", type=_task_list, default=None, help=HELP_TASKS)
     b.add_argument("--profile", choices=("quick", "full"), default="full", help="quick or full (default) examples")
     b.add_argument("--config", default=None, help=HELP_CONFIG)
     b.add_argument("--call-timeout", type=float, default=None, help="seconds one call into student code may take")
@@ -35,20 +43,22 @@ def register(subparsers):
     build = gs.add_parser("build", help="write the autograder zip to upload to Gradescope")
     build.add_argument("--out", default="autograder.zip", help="the zip to write (default: autograder.zip)")
     build.add_argument("--config", default=None, help=HELP_CONFIG)
-    build.add_argument("--tasks", type=parse_task_list, default=None, help=HELP_TASKS)
+    build.add_argument("--assignment", default=None, help=HELP_ASSIGNMENT)
+    build.add_argument("--tasks", type=_task_list, default=None, help=HELP_TASKS)
     build.add_argument("--profile", choices=("quick", "full"), default="full", help="quick or full (default)")
     build.set_defaults(func=cmd_gradescope_build)
 
 
-def _config_path(arg):
+def _config_path(arg, assignment):
     if arg:
         return arg
     from grader.api import UsageError
+    from grader.assignment import AssignmentError
     from grader.config import ConfigError, CourseConfig
 
     try:
-        found = CourseConfig.discover(".")
-    except ConfigError as exc:
+        found = CourseConfig.discover(".", assignment=assignment)
+    except (ConfigError, AssignmentError) as exc:
         raise UsageError(str(exc)) from None
     return found.source.split(" [", 1)[0] if found is not None else None
 
@@ -61,9 +71,10 @@ def cmd_batch(args):
     if os.geteuid() != 0:
         print(text("batch.cli.not_sealed", args.lang), file=sys.stderr)
     result = batch(submissions=args.submissions, out=args.out, jobs=args.jobs, tasks=args.tasks,
-                   profile=args.profile, config=_config_path(args.config), lang=args.lang,
+                   profile=args.profile, config=_config_path(args.config, args.assignment), lang=args.lang,
                    call_timeout=args.call_timeout, total_timeout=args.total_timeout, memory_mb=args.memory_mb,
-                   copy_policy=args.copy_policy, figures=args.figures, force=args.force, stream=stream)
+                   copy_policy=args.copy_policy, figures=args.figures, force=args.force, stream=stream,
+                   assignment=args.assignment)
     from grader.safetext import for_terminal
 
     print(text("batch.cli.done", args.lang, graded=result.graded, cached=result.cached, n=len(result.records),
@@ -72,15 +83,14 @@ def cmd_batch(args):
 
 
 def cmd_gradescope_build(args):
+    from grader.api import UsageError
     from grader.batch.gradescope_build import build
     from grader.messages import text
 
-    from grader.api import UsageError
-    from grader.config import ConfigError
-
     try:
-        path = build(out=args.out, config=_config_path(args.config), tasks=args.tasks, profile=args.profile)
-    except ConfigError as exc:
+        path = build(out=args.out, config=_config_path(args.config, args.assignment), tasks=args.tasks,
+                     profile=args.profile, assignment=args.assignment)
+    except ValueError as exc:  # the configuration (ConfigError), the assignment (AssignmentError), a task id
         raise UsageError(str(exc)) from None
     print(text("batch.cli.built", "en", path=path, size=path.stat().st_size))
     return 0

@@ -7,8 +7,8 @@ Format decisions:
   Moodle and Python's ``utf-8-sig`` read the BOM and drop it.
 - RFC 4180: comma-separated, CRLF line ends, fields quoted when they hold a comma, quote or line
   break (``csv.QUOTE_MINIMAL``), quotes doubled.
-- Stable columns: ``student_id, total, max, status``, then one column per task in contract order,
-  then ``reason``. Scores are plain decimals (``12.5``), never locale-formatted.
+- Stable columns: ``student_id, total, max, status``, then one column per task graded, in the
+  assignment's task order, then ``reason``. Scores are plain decimals (``12.5``), never locale-formatted.
 - A text cell starting with ``= + - @`` is prefixed with ``'`` so a spreadsheet never runs it as a
   formula (CSV injection).
 """
@@ -18,7 +18,6 @@ import io
 from pathlib import Path
 
 from grader.batch.judge import atomic_write
-from grader.tasks import TASK_IDS
 
 HEAD = ("student_id", "total", "max", "status")
 
@@ -33,15 +32,15 @@ def _text(s):
     return "'" + s if s[:1] in ("=", "+", "-", "@") else s
 
 
-def columns(records):
-    """The task columns: every task any record has, in contract order."""
+def columns(records, assignment):
+    """The task columns: every task of ``assignment`` any record has, in the assignment's order."""
     present = {t for r in records for t in r.get("tasks", {})}
-    return [t for t in TASK_IDS if t in present]
+    return [t for t in assignment.task_ids if t in present]
 
 
-def render(records):
+def render(records, assignment):
     """The CSV text (without the BOM)."""
-    tasks = columns(records)
+    tasks = columns(records, assignment)
     buf = io.StringIO()
     writer = csv.writer(buf, lineterminator="\r\n", quoting=csv.QUOTE_MINIMAL)
     writer.writerow(list(HEAD) + tasks + ["reason"])
@@ -53,5 +52,5 @@ def render(records):
     return buf.getvalue()
 
 
-def write(records, path):
-    atomic_write(Path(path), "\ufeff" + render(records))
+def write(records, path, assignment):
+    atomic_write(Path(path), "\ufeff" + render(records, assignment))

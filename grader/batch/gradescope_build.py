@@ -6,16 +6,21 @@ building the image, copies ``run_autograder`` to ``/autograder/run_autograder`` 
 submission, runs it with the student's files in ``/autograder/submission``; it must leave
 ``/autograder/results/results.json``.
 
-The zip carries this very grader (``src/grader``, ``src/solution``, copied from the build machine,
-so the container grades with the same checks, same examples and same points), ``requirements.txt``
-pinning the versions of torch, Hypothesis and Jinja2 that built it, ``settings.json`` (tasks,
-profile, limits) and the course configuration (``gradekit.toml``: points, banned APIs, per-check
-visibility). ``run_autograder`` runs ``python3 -m grader.batch.gradescope_run``, which grades with
-``api.check(isolated=True)`` and writes the Gradescope view.
+The zip carries this very grader and the assignment it grades, copied from the build machine so the
+container grades with the same checks, same examples and same points: ``src/grader``, the assignment's
+package under its import path (``src/assignments/transformer``, with the parent packages'
+``__init__.py``) and its reference, skeleton and data folders that lie outside that package as
+``src/<folder name>`` (``src/solution``, ``src/skeleton``: the built-in assignment finds them as
+top-level packages). With them come ``requirements.txt`` pinning the versions of torch, Hypothesis and
+Jinja2 that built it, ``settings.json`` (the assignment's spec, tasks, profile, limits) and the course
+configuration (``gradekit.toml``: points, banned APIs, per-check visibility). ``run_autograder`` runs
+``python3 -m grader.batch.gradescope_run``, which grades with ``api.check(isolated=True)`` and writes the
+Gradescope view.
 
 ``GRADEKIT_AUTOGRADER_ROOT`` relocates ``/autograder`` (for testing the zip on any machine).
 """
 
+import importlib
 import json
 import stat
 import zipfile
@@ -57,17 +62,25 @@ def _requirements():
     return f"torch=={version}\nhypothesis=={hypothesis.__version__}\njinja2=={jinja2.__version__}\n"
 
 
-def build(*, out="autograder.zip", config=None, tasks=None, profile="full", call_timeout=None, total_timeout=None):
-    """Write the autograder zip to ``out``; its ``Path``."""
+def build(*, out="autograder.zip", config=None, tasks=None, profile="full", call_timeout=None, total_timeout=None,
+          assignment=None):
+    """Write the autograder zip to ``out``; its ``Path``. ``assignment``: the ``Assignment`` or its spec (default:
+    the course configuration's, else ``grader.assignment.DEFAULT``). A ``ValueError`` (``ConfigError``,
+    ``AssignmentError``) says what is wrong with the configuration, the assignment or the task ids."""
+    from grader.assignment import load
     from grader.config import CourseConfig
-    from grader.submission.runner import SOLUTION_ROOT
 
-    course = CourseConfig.load(config) if config else None  # validated now, not in the container
+    # Validated now, not in the container.
+    course = CourseConfig.load(config, assignment=assignment) if config else None
+    assignment = load(assignment or (course.assignment if course else None))
+    if tasks:
+        assignment.require_tasks(tasks)
+    spec, shipped = _assignment_files(assignment)
     out = Path(out)
     if out.parent != Path(""):
         out.parent.mkdir(parents=True, exist_ok=True)
     limits = course.limits if course else {}
-    settings = {"tasks": list(tasks) if tasks else None, "profile": profile,
+    settings = {"assignment": spec, "tasks": list(tasks) if tasks else None, "profile": profile,
                 "call_timeout": call_timeout or limits.get("call_timeout") or 60.0,
                 "total_timeout": total_timeout or limits.get("total_timeout") or 900.0,
                 "gradekit": grader.__version__}
@@ -79,11 +92,39 @@ def build(*, out="autograder.zip", config=None, tasks=None, profile="full", call
         _add(zf, "settings.json", json.dumps(settings, indent=2) + "\n")
         if course is not None:
             _add(zf, "gradekit.toml", course.text)
-        for base, name in ((package, "src/grader"), (SOLUTION_ROOT, "src/solution")):
-            for path in sorted(base.rglob("*")):
-                if path.is_file() and not SKIP_PARTS.intersection(path.parts) and path.suffix != ".pyc":
-                    zf.write(path, f"{name}/{path.relative_to(base).as_posix()}")
+        for path, name in _tree(package, "src/grader") + shipped:
+            zf.write(path, name)
     return out
+
+
+def _tree(base, name):
+    """``(path, name in the zip)`` of every file under ``base``, caches left out."""
+    return [(path, f"{name}/{path.relative_to(base).as_posix()}") for path in sorted(base.rglob("*"))
+            if path.is_file() and not SKIP_PARTS.intersection(path.parts) and path.suffix != ".pyc"]
+
+
+def _assignment_files(assignment):
+    """``(spec, files)``: the spec that loads ``assignment`` in the container (``settings.json``) and the files
+    that carry it there, ``(path, name in the zip)``. A package is shipped under its import path, with the
+    ``__init__.py`` of each package above it, and keeps its spec; one loaded from a folder is shipped as
+    ``src/<folder name>`` and named by that folder, relative to the source folder (a spec with a ``/``)."""
+    from grader.batch.runner import assignment_folders
+
+    package, *others = assignment_folders(assignment)
+    if Path(assignment.package).is_absolute():
+        spec = f"src/{package.name}"
+        files = _tree(package, spec)
+    else:
+        spec = assignment.package
+        parts = spec.partition(":")[0].split(".")
+        files = _tree(package, "src/" + "/".join(parts))
+        for i in range(1, len(parts)):
+            init = importlib.import_module(".".join(parts[:i])).__file__
+            if init:  # a namespace package has none, and needs none
+                files.append((Path(init), "src/" + "/".join(parts[:i]) + "/__init__.py"))
+    for folder in others:
+        files += _tree(folder, f"src/{folder.name}")
+    return spec, files
 
 
 def _add(zf, name, text, executable=False):

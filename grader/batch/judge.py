@@ -1,9 +1,10 @@
 """The judge: grades one submission at a time, as asked on stdin, and writes that student's files.
 
-``python -m grader.batch.judge`` is started by the batch (one per parallel slot, kept for many
-submissions so torch is imported once). It reads one JSON job per line, grades with
+``python -m grader.batch.judge ASSIGNMENT`` is started by the batch (one per parallel slot, kept for many
+submissions so torch and the assignment's checks are imported once; ``ASSIGNMENT`` is the spec of the
+assignment graded, ``Assignment.package``). It reads one JSON job per line, grades with
 ``api.check(isolated=True)`` (the student's code runs in a ``WorkerRunner`` child, never here),
-compares the code with the reference, writes ``<out>/<id>/results.json``, ``report.html``,
+compares the code with the assignment's reference, writes ``<out>/<id>/results.json``, ``report.html``,
 ``gradescope.json`` and finally ``record.json`` (each atomically: a temporary file, then
 ``os.replace``), and answers one line ``@@gradekit {record}``. Nothing the student's code prints
 reaches this process's stdout: it goes to the worker's capped log.
@@ -72,30 +73,31 @@ def status_of(result, copy):
 def grade(job):
     """Grade one job (a dict from the batch); write the student's files; the record (a dict)."""
     from grader import api
+    from grader.assignment import load
     from grader.batch.similarity import compare
     from grader.messages import text
-    from grader.submission.runner import SOLUTION_ROOT
     from grader.submission.snapshot import Refused, Snapshot, short
     from grader.views import gradescope, html, json_view
 
+    assignment = load(job.get("assignment"))
     config = None
     if job.get("config"):
         from grader.config import CourseConfig
-        config = CourseConfig.load(job["config"])
+        config = CourseConfig.load(job["config"], assignment=assignment)
     lang = job.get("lang", "en")
     out = Path(job["out"])
     out.mkdir(parents=True, exist_ok=True)
     started = time.perf_counter()
-    from grader.submission.worker import slot_user
+    from grader.submission.sandbox import slot_user
 
     # job["path"] is the batch's snapshot of the submission (regular files only); the original is never read.
     snapshot = Snapshot(root=Path(job["path"]), refused=[Refused.from_dict(d) for d in job.get("refused", [])])
-    result = api.check(path=job.get("source") or job["path"], tasks=job.get("tasks"),
+    result = api.check(path=job.get("source") or job["path"], assignment=assignment, tasks=job.get("tasks"),
                        profile=job.get("profile", "full"), isolated=True, config=config,
                        call_timeout=job["call_timeout"], total_timeout=job["total_timeout"],
                        memory_mb=job.get("memory_mb"), figures=job.get("figures", False),
                        run_as=slot_user(job.get("slot")), snapshot=snapshot)
-    verdict = compare(job["path"], SOLUTION_ROOT)
+    verdict = compare(job["path"], assignment)
     copy = verdict.copy
     result.submission = job["student"]  # not the temporary folder a zip was extracted to
     status, reason = status_of(result, copy)
@@ -126,15 +128,21 @@ def grade(job):
     return record
 
 
-def main():
-    """Answer jobs from stdin until it closes."""
+def main(argv=None):
+    """Answer jobs from stdin until it closes; ``argv``: ``[ASSIGNMENT]`` (default: ``sys.argv[1:]``)."""
+    argv = sys.argv[1:] if argv is None else argv
     signal.signal(signal.SIGTERM, lambda *_: sys.exit(1))  # runs the runners' finalizers: workers die too
     reply = os.fdopen(os.dup(1), "w", encoding="utf-8")
     os.dup2(2, 1)  # stray prints of the grader's dependencies must not corrupt the replies
+    from grader.assignment import load
     from grader.submission import forkserver
 
-    forkserver.shared()  # one fork server for every submission this judge grades, importing beside us
-    import grader.api  # noqa: F401 - import torch and the checks before saying ready
+    assignment = load(argv[0] if argv else None)
+    # One fork server for every submission this judge grades, importing beside us.
+    forkserver.shared(assignment=assignment)
+    from grader import engine  # import torch, then the assignment's checks, before saying ready
+
+    engine.checks_of(assignment)
 
     reply.write(REPLY_PREFIX + json.dumps({"ready": True}) + "\n")
     reply.flush()

@@ -10,6 +10,7 @@ finished result, and the next run resumes where it stopped.
 """
 
 import hashlib
+import importlib
 import json
 import os
 import queue
@@ -52,36 +53,56 @@ class BatchResult:
 
 
 GRADING_SOURCES = ("checks", "bugs", "submission", "views", "messages", "batch", "probes.py", "engine.py",
-                   "compare.py", "strategies.py", "tasks.py", "api.py", "config.py", "results.py")
-"""The parts of ``grader`` whose change can change a result or a report (with ``solution/``)."""
+                   "errors.py", "strategies.py", "assignment.py", "options.py", "api.py", "config.py", "results.py",
+                   "safetext.py")
+"""The parts of ``grader`` whose change can change a result or a report (with the assignment's folders)."""
+SOURCE_SUFFIXES = (".py", ".j2", ".css", ".js", ".tsv")
 
 
-def grader_fingerprint():
-    """The grader's version and a digest of the sources that grade: a change to either re-grades everything."""
-    from grader.submission.runner import SOLUTION_ROOT
+def assignment_folders(assignment):
+    """The folders whose files make ``assignment`` what it is: its package (checks, probes, bugs, sentences,
+    data...) and its reference, skeleton and data where they lie outside it; none inside another."""
+    folders = [package_folder(assignment)]
+    for extra in (assignment.reference, assignment.skeleton, assignment.data):
+        if extra is not None and not any(Path(extra).resolve().is_relative_to(f) for f in folders):
+            folders.append(Path(extra).resolve())
+    return folders
 
+
+def package_folder(assignment):
+    """The folder of the package that defines ``assignment``."""
+    if Path(assignment.package).is_absolute():  # loaded from a folder (``load`` names it by its resolved path)
+        return Path(assignment.package)
+    module = importlib.import_module(assignment.package.partition(":")[0])
+    return Path(module.__file__).resolve().parent
+
+
+def grader_fingerprint(assignment):
+    """The grader's version and a digest of the sources that grade ``assignment`` (the kit's, and every file of
+    the assignment's folders): a change to any re-grades everything."""
     h = hashlib.sha256(grader.__version__.encode())
     root = Path(grader.__file__).resolve().parent
-    paths = [SOLUTION_ROOT]
-    paths += [root / name for name in GRADING_SOURCES]
-    for base in paths:
-        files = sorted(base.rglob("*")) if base.is_dir() else [base]
-        for path in files:
-            if path.is_file() and path.suffix in (".py", ".j2", ".css", ".js", ".tsv") \
-                    and "__pycache__" not in path.parts:
+    for base in [root / name for name in GRADING_SOURCES]:
+        for path in sorted(base.rglob("*")) if base.is_dir() else [base]:
+            if path.is_file() and path.suffix in SOURCE_SUFFIXES and "__pycache__" not in path.parts:
                 h.update(path.relative_to(root.parent).as_posix().encode() + b"\0" + path.read_bytes())
+    for base in assignment_folders(assignment):
+        for path in sorted(base.rglob("*")):
+            if path.is_file() and path.suffix != ".pyc" and "__pycache__" not in path.parts:
+                h.update(f"{base.name}/{path.relative_to(base).as_posix()}".encode() + b"\0" + path.read_bytes())
     return f"{grader.__version__}+{h.hexdigest()[:16]}"
 
 
 def batch(*, submissions, out, jobs=None, tasks=None, profile="full", config=None, lang="en", call_timeout=None,
-          total_timeout=None, memory_mb=None, copy_policy=None, figures=False, force=False, stream=None):
+          total_timeout=None, memory_mb=None, copy_policy=None, figures=False, force=False, stream=None,
+          assignment=None):
     """Grade every submission in ``submissions`` into ``out``; a ``BatchResult``.
 
     Args:
         submissions: a folder with one sub-folder or ``.zip`` per student, named by student id.
         out: the output folder (created); also holds the cache of finished results.
         jobs: submissions graded at the same time (default: the number of CPU cores).
-        tasks: task ids (default: the course configuration's, else all).
+        tasks: task ids of the assignment (default: the course configuration's, else all).
         profile: ``"quick"`` or ``"full"``.
         config: path of a ``gradekit.toml`` (or a pyproject.toml with ``[tool.gradekit]``), or ``None``.
         lang: language of the reports and the summary page.
@@ -90,8 +111,11 @@ def batch(*, submissions, out, jobs=None, tasks=None, profile="full", config=Non
         figures: draw the pictures in each report (more calls into student code).
         force: re-grade even what the cache holds.
         stream: where the progress bar goes (default: stderr when it is a terminal, else nothing).
+        assignment: the ``Assignment`` graded, or its spec (default: the course configuration's, else
+            ``grader.assignment.DEFAULT``).
     """
     from grader.api import UsageError
+    from grader.assignment import AssignmentError, load
     from grader.config import ConfigError, CourseConfig
 
     started = time.perf_counter()
@@ -103,11 +127,17 @@ def batch(*, submissions, out, jobs=None, tasks=None, profile="full", config=Non
     if out == src.resolve() or src.resolve() in out.parents:
         raise UsageError(f"--out {str(out)!r} is inside SUBMISSIONS; expected a folder outside it")
     course = None
-    if config is not None:
+    try:
+        if config is not None:
+            course = CourseConfig.load(config, assignment=assignment)
+        assignment = load(assignment or (course.assignment if course else None))
+    except (ConfigError, AssignmentError) as exc:
+        raise UsageError(str(exc)) from None
+    if tasks:
         try:
-            course = CourseConfig.load(config)
-        except ConfigError as exc:
-            raise UsageError(str(exc)) from None
+            assignment.require_tasks(tasks)
+        except ValueError as exc:
+            raise UsageError(f"--tasks: {exc}") from None
     limits = course.limits if course else {}
     call_timeout = float(call_timeout or limits.get("call_timeout") or 60.0)
     total_timeout = float(total_timeout or limits.get("total_timeout") or 900.0)
@@ -122,9 +152,10 @@ def batch(*, submissions, out, jobs=None, tasks=None, profile="full", config=Non
     out.mkdir(parents=True, exist_ok=True)
     os.chmod(out, 0o755)  # the judge (root) writes here; an unprivileged worker cannot
 
-    options = {"tasks": tasks, "profile": profile, "call_timeout": call_timeout, "total_timeout": total_timeout,
-               "memory_mb": memory_mb, "copy_policy": copy_policy, "figures": figures, "lang": lang,
-               "config": course.text if course else None, "grader": grader_fingerprint()}
+    options = {"assignment": assignment.package, "tasks": tasks, "profile": profile, "call_timeout": call_timeout,
+               "total_timeout": total_timeout, "memory_mb": memory_mb, "copy_policy": copy_policy,
+               "figures": figures, "lang": lang, "config": course.text if course else None,
+               "grader": grader_fingerprint(assignment)}
     salt = json.dumps(options, sort_keys=True)
     # The snapshots: read by this process and the judges (same user) only; each worker gets its own copy.
     scratch = Path(tempfile.mkdtemp(prefix="gradekit-batch-"))
@@ -147,8 +178,9 @@ def batch(*, submissions, out, jobs=None, tasks=None, profile="full", config=Non
                 result.cached += 1
                 continue
             todo.append((sub, digest))
-        job_args = {"tasks": tasks, "profile": profile, "call_timeout": call_timeout, "total_timeout": total_timeout,
-                    "memory_mb": memory_mb, "copy_policy": copy_policy, "figures": figures, "lang": lang,
+        job_args = {"assignment": assignment.package, "tasks": tasks, "profile": profile,
+                    "call_timeout": call_timeout, "total_timeout": total_timeout, "memory_mb": memory_mb,
+                    "copy_policy": copy_policy, "figures": figures, "lang": lang,
                     "config": str(Path(config).resolve()) if config else None}
         deadline_s = total_timeout + 3 * call_timeout + 300.0
         bar = _Progress(len(todo), stream if stream is not None else (sys.stderr if sys.stderr.isatty() else None))
@@ -158,7 +190,7 @@ def batch(*, submissions, out, jobs=None, tasks=None, profile="full", config=Non
         bar.close()
         result.records = [records[k] for k in sorted(records)]
         from grader.batch import gradebook, summary
-        gradebook.write(result.records, out / "gradebook.csv")
+        gradebook.write(result.records, out / "gradebook.csv", assignment)
         summary.write(result.records, out / "index.html", lang=lang)
     finally:
         shutil.rmtree(scratch, ignore_errors=True)
@@ -219,16 +251,16 @@ def _write_problem(folder, record, name, detail, profile, lang):
 
 # -- the pool of judges ------------------------------------------------------------------------------
 class _Judge:
-    """One ``python -m grader.batch.judge`` process."""
+    """One ``python -m grader.batch.judge ASSIGNMENT`` process (``ASSIGNMENT``: the spec its workers load)."""
 
-    def __init__(self):
+    def __init__(self, assignment):
         env = dict(os.environ)
         root = str(Path(grader.__file__).resolve().parent.parent)
         env["PYTHONPATH"] = os.pathsep.join([root] + [p for p in env.get("PYTHONPATH", "").split(os.pathsep) if p])
         env.setdefault("OMP_NUM_THREADS", "1")
-        self.proc = subprocess.Popen([sys.executable, "-m", "grader.batch.judge"], stdin=subprocess.PIPE,
-                                     stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, env=env,
-                                     start_new_session=True)
+        self.proc = subprocess.Popen([sys.executable, "-m", "grader.batch.judge", assignment],
+                                     stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
+                                     env=env, start_new_session=True)
         self.buf = b""
         self.ready = False
 
@@ -291,7 +323,7 @@ def _run_pool(todo, out, job_args, jobs, deadline_s, lang, bar):
                 except queue.Empty:
                     return
                 if judge is None:
-                    judge = _Judge()
+                    judge = _Judge(job_args["assignment"])
                     hello = judge.receive(time.monotonic() + JUDGE_START_S)
                     if not hello or not hello.get("ready"):
                         judge.stop()

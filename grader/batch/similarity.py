@@ -1,7 +1,7 @@
 """Is a submission a copy of the reference? Compare normalised syntax trees per contract name.
 
-Each contract function or class (``MultiHeadAttention``, ``padding_mask``...) is parsed from the
-submission and from ``solution/``, then normalised: docstrings, comments, type annotations and
+Each contract function or class of the assignment (``MultiHeadAttention``, ``padding_mask``...) is parsed
+from the submission and from the assignment's reference, then normalised: docstrings, comments, type annotations and
 formatting are gone, and every local name (arguments, variables, helper functions) becomes a
 placeholder numbered by first use. Attribute names stay: the contract fixes them. Two definitions
 whose normalised trees are equal are the same code whatever the names and comments; a sequence
@@ -16,8 +16,6 @@ import builtins
 import difflib
 from dataclasses import dataclass, field
 from pathlib import Path
-
-from grader.tasks import CONTRACT_FILES, NAME_TO_FILE
 
 NEAR = 0.97
 """Sequence ratio of two normalised dumps from which a definition counts as a near copy."""
@@ -98,10 +96,10 @@ class _Normalise(ast.NodeTransformer):
         return self.generic_visit(node)
 
 
-def _definitions(folder):
-    """Contract name -> its definition node, for every contract name the folder defines."""
+def _definitions(folder, assignment):
+    """Contract name -> its definition node, for every contract name of ``assignment`` the folder defines."""
     found = {}
-    for file in CONTRACT_FILES:
+    for file in assignment.contract_files:
         path = Path(folder) / file
         try:
             tree = ast.parse(path.read_text(encoding="utf-8", errors="replace"))
@@ -109,7 +107,7 @@ def _definitions(folder):
             continue
         for node in tree.body:
             if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)) \
-                    and NAME_TO_FILE.get(node.name) == file:
+                    and assignment.name_to_file.get(node.name) == file:
                 found[node.name] = node
     return found
 
@@ -127,10 +125,10 @@ def _size(node):
     return sum(1 for _ in ast.walk(node))
 
 
-def compare(folder, reference):
-    """A ``Verdict`` for the submission in ``folder`` against the reference folder."""
-    ref = _definitions(reference)
-    sub = _definitions(folder)
+def compare(folder, assignment):
+    """A ``Verdict`` for the submission in ``folder`` against ``assignment``'s reference."""
+    ref = _definitions(assignment.reference, assignment)
+    sub = _definitions(folder, assignment)
     matches = []
     for name, ref_node in ref.items():
         if _size(ref_node) < MIN_NODES:

@@ -14,12 +14,11 @@ import re
 
 import torch
 
-from grader.bugs.catalogue import BUG_BY_ID, apply, bugs_for
+from grader.bugs.catalogue import Catalogue, apply
 from grader.probes import seed_rng
 from grader.results import Diagnosis
-from grader.submission.errors import SubmissionError
+from grader.errors import SubmissionError
 from grader.submission.runner import InProcessRunner, reference_namespace
-from grader.tasks import all_deps
 
 ATOL, RTOL = 1e-5, 1e-5
 UNEXPLAINABLE = frozenset({"not_implemented", "missing_file", "missing_name", "import_error", "timeout", "crashed"})
@@ -79,7 +78,9 @@ def same(a, b):
 class Diagnoser:
     """Replays failing examples on the catalogue's mutants; call it as ``diagnoser(spec, calls, failing_tasks)``."""
 
-    def __init__(self, ref):
+    def __init__(self, assignment, ref):
+        self.assignment = assignment
+        self.catalogue = Catalogue(assignment)
         self.ref = ref
         self._mutants = {}
 
@@ -95,8 +96,8 @@ class Diagnoser:
                     continue
                 source = patches.get(b.file) or (self.ref.root / b.file).read_text(encoding="utf-8")
                 patches[b.file] = apply(b, source, edits)
-            ns = reference_namespace(patches=patches, label="+".join(k for k in key[::2] if k))
-            self._mutants[key] = InProcessRunner(ns.root, banned=(), namespace=ns)
+            ns = reference_namespace(self.assignment, patches=patches, label="+".join(k for k in key[::2] if k))
+            self._mutants[key] = InProcessRunner(ns.root, assignment=self.assignment, banned=(), namespace=ns)
         return self._mutants[key]
 
     def _explains(self, runner, calls, refs):
@@ -121,10 +122,11 @@ class Diagnoser:
 
     def candidates(self, spec, found):
         """The task's own bugs; for an integrated check also the bugs already diagnosed beneath it."""
-        bugs = bugs_for(spec.task)
-        if spec.weight != "isolated":
-            for dep in all_deps(spec.task):
-                bugs += [BUG_BY_ID[i] for i in found.get(dep, ()) if BUG_BY_ID[i] not in bugs]
+        bugs = self.catalogue.bugs_for(spec.task)
+        if spec.variant != "isolated":
+            by_id = self.catalogue.by_id
+            for dep in self.assignment.all_deps(spec.task):
+                bugs += [by_id[i] for i in found.get(dep, ()) if by_id[i] not in bugs]
         return bugs
 
     def __call__(self, spec, calls, found=None):
@@ -161,7 +163,7 @@ class Diagnoser:
 
     def _compounds(self, spec, calls, refs):
         """Two catalogued mistakes of the task in one file, named together when together they explain the calls."""
-        own = [b for b in bugs_for(spec.task)]
+        own = list(self.catalogue.bugs_for(spec.task))
         for i, first in enumerate(own):
             for second in own[i + 1:]:
                 if first.file != second.file:
@@ -231,8 +233,8 @@ def pattern_hints(got, ref):
     return hints
 
 
-def make_diagnoser(*, ref):
-    """A ``Diagnoser`` replaying on mutants of ``ref``'s reference."""
-    return Diagnoser(ref)
+def make_diagnoser(assignment, *, ref):
+    """A ``Diagnoser`` replaying on mutants of ``assignment``'s reference (``ref`` runs it)."""
+    return Diagnoser(assignment, ref)
 
 

@@ -1,12 +1,14 @@
 """The check registry and the context a check runs in.
 
-A check is a function ``fn(ctx)`` registered with ``@check(task, name, ...)``.
-It asks ``ctx.ref(...)`` and ``ctx.sub(...)`` to run probes, compares what
-comes back, and raises ``Fail`` with a message key when the submission is
-wrong. Property checks wrap an inner function with ``ctx.given(strategy)``:
-Hypothesis draws the examples (derandomized unless a seed is given), shrinks
-a failure to its minimal example, and the ``Fail`` of that minimal example is
-what the student sees.
+A check is a function ``fn(ctx)`` registered with ``@check(task, name, ...)``
+in one of an assignment's check modules (``Assignment.checks``). It asks
+``ctx.ref(...)`` and ``ctx.sub(...)`` to run probes, compares what comes back,
+and raises ``Fail`` with a message key when the submission is wrong. A property
+check names its strategy: ``@check(task, name, given=strategy)`` on
+``fn(ctx, case)``; Hypothesis draws the cases (derandomized unless a seed is
+given), shrinks a failure to its minimal example, and the ``Fail`` of that
+minimal example is what the student sees. (``ctx.given(strategy)`` does the
+same for a property that needs the context to build its strategy.)
 """
 
 import functools
@@ -15,8 +17,11 @@ from dataclasses import dataclass, field
 from hypothesis import HealthCheck, Phase, Verbosity, given, settings
 from hypothesis import seed as hypothesis_seed
 
-from grader.submission.errors import SubmissionError
+from grader.checks.fail import Fail
+from grader.errors import SubmissionError
 from grader.submission.runner import PARTS_USED, Deferred
+
+__all__ = ["ABORT_KINDS", "Abort", "CheckContext", "CheckSpec", "Fail", "check", "specs_of"]
 
 
 @dataclass(frozen=True)
@@ -31,8 +36,9 @@ class CheckSpec:
     """``fn(ctx) -> None``; raises ``Fail``."""
     points: float
     """Points for passing."""
-    weight: str = "integrated"
-    """``"isolated"``: run on the submission's code for this task over the reference's parts."""
+    variant: str = "integrated"
+    """``"integrated"``: the submission's code throughout; ``"isolated"``: the submission's code for this task over
+    the reference's parts for everything it builds on (graded once per variant; see ``engine.variant_of``)."""
     examples: tuple = (4, 30)
     """Hypothesis examples in the quick and full profiles."""
     profiles: tuple = ("quick", "full")
@@ -44,13 +50,27 @@ class CheckSpec:
 
 
 REGISTRY = []
+"""Every check registered so far, of every assignment loaded; ``specs_of(modules)`` picks an assignment's."""
 
 
-def check(task, name, *, points, weight="integrated", examples=(4, 30), profiles=("quick", "full"), diagnose=True):
-    """Register ``fn`` as check ``<task>.<name>`` worth ``points``."""
+def check(task, name, *, points, variant="integrated", examples=(4, 30), profiles=("quick", "full"), diagnose=True,
+          given=None):
+    """Register ``fn`` as check ``<task>.<name>`` worth ``points``.
+
+    With ``given`` (a Hypothesis strategy, or a tuple of them) ``fn(ctx, *case)`` is a property: it runs once per
+    drawn case, as ``ctx.given`` runs it. Without, ``fn(ctx)`` runs once."""
+    if variant not in ("integrated", "isolated"):
+        raise ValueError(f"check {task}.{name}: variant must be 'integrated' or 'isolated', got {variant!r}")
+    strategies = () if given is None else tuple(given) if isinstance(given, (tuple, list)) else (given,)
 
     def register(fn):
-        spec = CheckSpec(f"{task}.{name}", task, fn, points, weight, examples, profiles,
+        run = fn
+        if strategies:
+            @functools.wraps(fn)
+            def run(ctx):
+                ctx.given(*strategies)(functools.partial(fn, ctx))()
+
+        spec = CheckSpec(f"{task}.{name}", task, run, points, variant, examples, profiles,
                          (fn.__doc__ or "").strip().split("\n")[0], diagnose)
         REGISTRY.append(spec)
         return fn
@@ -58,20 +78,10 @@ def check(task, name, *, points, weight="integrated", examples=(4, 30), profiles
     return register
 
 
-class Fail(Exception):
-    """The submission is wrong: ``key`` names the sentence, ``params`` fill it in.
-
-    ``example`` holds the minimal failing example for the report (config,
-    shapes, first differing position, error figures), ``artifacts`` plain data
-    for pictures.
-    """
-
-    def __init__(self, key, *, example=None, artifacts=None, **params):
-        super().__init__(key)
-        self.key = key
-        self.params = params
-        self.example = dict(example or {})
-        self.artifacts = dict(artifacts or {})
+def specs_of(modules):
+    """The checks registered by ``modules`` (imported modules), in registration order."""
+    names = {m.__name__ for m in modules}
+    return [s for s in REGISTRY if s.fn.__module__ in names]
 
 
 # Failures that no other example would change: stop at once instead of shrinking.

@@ -3,9 +3,9 @@
 import torch
 
 from grader.checks.base import Fail
-from grader.compare import check_tensor
+from grader.checks.compare import TOL, check_tensor
 from grader.strategies import random_state
-from grader.submission.errors import SubmissionError
+from grader.errors import SubmissionError
 
 _STATE_CACHE = {}
 
@@ -63,8 +63,34 @@ def equivalent(ctx, *, name, kwargs, state, inputs, method="forward", what=None,
     ref, got = ctx.both("forward", name=name, kwargs=kwargs, state=state, inputs=inputs, method=method, dtype=dtype,
                         train=train)
     no_inplace(got, what, example)
-    check_tensor(got["out"], ref["out"], what=what, dtype=dtype, example=example)
+    try:
+        check_tensor(got["out"], ref["out"], what=what, dtype=dtype, example=example)
+    except Fail as fail:
+        if not (fail.key == "fail.mismatch" and dtype == "float64"
+                and _float32_inside(ctx, got["out"], ref["out"], name=name, kwargs=kwargs, state=state,
+                                    inputs=inputs, method=method, train=train)):
+            raise
+        ctx.note("note.float32_inside", what=what)
     return got["out"]
+
+
+FLOAT32_MARGIN = 4.0
+"""How much further from the float64 result than the reference's own float32 run a float32 computation may be
+(another order of operations rounds differently; a mistake is off by far more)."""
+
+
+def _float32_inside(ctx, got, expected, *, name, kwargs, state, inputs, method, train):
+    """Whether a float64 mismatch is only the rounding of a float32 computation inside (statistics in float32, the
+    result cast back: a common and correct pattern): the submission is no further from the reference's float64
+    output than ``FLOAT32_MARGIN`` times the reference's own float32 run of the same inputs is."""
+    ref32 = ctx.ref("forward", name=name, kwargs=kwargs, state=state, inputs=inputs, method=method,
+                    dtype="float32", train=train)["out"].to(torch.float64)
+    if ref32.shape != expected.shape or not torch.isfinite(ref32).all():
+        return False
+    atol, rtol = TOL["float64"]
+    rounding = (ref32 - expected).abs()
+    allowed = atol + rtol * expected.abs() + FLOAT32_MARGIN * float(rounding.max())
+    return bool(((got.to(torch.float64) - expected).abs() <= allowed).all())
 
 
 def contract_params(ctx, name, kwargs):

@@ -6,24 +6,50 @@ failing, so a view never crashes on a message.
 """
 
 import importlib
-import importlib.util
+import pkgutil
 import string
 
 LANGS = ("en", "zh")
-# The core messages (en.py, zh.py) plus one pair of modules per feature: <part>_en.py, <part>_zh.py.
-PARTS = ("bugs", "practice", "batch", "snapshot", "fairness")
 
 
-def _catalogue(lang):
-    messages = dict(importlib.import_module(f"grader.messages.{lang}").MESSAGES)
-    for part in PARTS:
-        name = f"grader.messages.{part}_{lang}"
-        if importlib.util.find_spec(name) is not None:
-            messages.update(importlib.import_module(name).MESSAGES)
+def _modules(package, lang):
+    """``<package>.<lang>`` and every ``<package>.<part>_<lang>`` module, in name order."""
+    pkg = importlib.import_module(package)
+    names = sorted(m.name for m in pkgutil.iter_modules(pkg.__path__) if m.name == lang or m.name.endswith(f"_{lang}"))
+    return [importlib.import_module(f"{package}.{name}") for name in names]
+
+
+def _catalogue(package, lang):
+    messages = {}
+    for module in _modules(package, lang):
+        messages.update(module.MESSAGES)
     return messages
 
 
-CATALOGUES = {lang: _catalogue(lang) for lang in LANGS}
+CATALOGUES = {lang: _catalogue("grader.messages", lang) for lang in LANGS}
+"""The kit's sentences (``grader/messages``), then each loaded assignment's (``register``)."""
+_REGISTERED = set()
+
+
+class MessageClash(ValueError):
+    """An assignment defines a key the kit or another assignment already defines differently."""
+
+
+def register(assignment):
+    """Merge ``assignment``'s sentences (its ``messages`` package) into the catalogue, once. A key may not be
+    redefined with another text: ``MessageClash`` names it."""
+    package = assignment.messages
+    if not package or package in _REGISTERED:
+        return
+    adding = {lang: _catalogue(package, lang) for lang in LANGS}
+    for lang, messages in adding.items():
+        for key, value in messages.items():
+            if CATALOGUES[lang].get(key, value) != value:
+                raise MessageClash(f"assignment {assignment.name!r} redefines message {key!r} ({lang}); "
+                                   f"expected a key of its own")
+    for lang, messages in adding.items():
+        CATALOGUES[lang].update(messages)
+    _REGISTERED.add(package)
 
 
 class _Params(dict):

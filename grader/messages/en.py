@@ -1,5 +1,6 @@
 """English messages. Keys: ``fail.*`` wrong results, ``error.*`` code that raised or broke the contract,
-``ui.*`` interface text, ``task.*`` task titles, ``check.*`` check titles."""
+``ui.*`` interface text, ``report.*`` the HTML report's. An assignment's own sentences are in its
+``messages/`` folder (a check's title is the first line of its docstring)."""
 
 MESSAGES = {
     # -- wrong results ------------------------------------------------------------------------------
@@ -24,27 +25,10 @@ MESSAGES = {
                         "eval (use nn.Dropout, or F.dropout(..., training=self.training)).",
     "fail.train_no_dropout": "{what} with dropout={p} in train() mode gives exactly the eval() output: dropout is "
                              "never applied.",
-    "fail.blocked_nonzero": "the attention weight at {index} is {value} although the mask blocks it; blocked "
-                            "weights must be exactly 0.",
-    "fail.rows_not_normalised": "attention weight rows do not sum to 1 (worst error {error}) or are negative: the "
-                                "softmax must run over the keys (last dimension).",
-    "fail.sdpa_dropout_unused": "the dropout module passed to scaled_dot_product_attention was not applied to the "
-                                "weights.",
-    "fail.sdpa_dropout_mismatch": "the returned weights are not the ones that multiplied value: return the weights "
-                                  "after dropout.",
-    "fail.mha_divisible": "MultiHeadAttention(d_model={d_model}, num_heads={num_heads}) raised {raised}; expected "
-                          "ValueError because {num_heads} does not divide {d_model}.",
     "fail.not_equivariant": "{what} without a mask is not permutation-equivariant: permuting the input positions "
                             "should permute the output the same way. Positions or heads are being mixed.",
     "fail.batch_mixing": "{what}: a batch row's output changes when other rows change; rows are being mixed "
                          "(a view without transpose, or a reduction over the batch).",
-    "fail.pe_parameter": "PositionalEncoding has trainable parameters {names}; the table must be a buffer "
-                         "(register_buffer), never trained.",
-    "fail.pe_missing": "PositionalEncoding has no buffer named 'pe' (buffers found: {found}); register the table "
-                       "with self.register_buffer('pe', ...).",
-    "fail.pe_not_moved": "the table 'pe' did not follow .to(dtype) / .to(device): keep it in a registered buffer, "
-                         "not a plain attribute.",
-    "fail.ln_init": "LayerNorm must start with weight = 1 and bias = 0.",
     "fail.not_tensor": "{what} returned {got}, expected a torch.Tensor.",
     "fail.padding_leak": "{what}: changing the values at padded positions changed the output at real positions; "
                          "the padding mask is not applied to the keys.",
@@ -52,19 +36,6 @@ MESSAGES = {
                         "changed: information leaks from the future.",
     "fail.future_grad": "{what}: outputs before position {future_from} have a non-zero gradient with respect to "
                         "later inputs: information leaks from the future.",
-    "fail.not_xavier": "parameter {name} is not Xavier-uniform initialised (expected |w| <= {bound} and std about "
-                       "{expected_std}, got std {std}).",
-    "fail.no_positions": "the encoder's output is permutation-equivariant: the positional encoding has no effect.",
-    "fail.greedy_too_long": "greedy_decode generated {got} tokens although max_len={max_len}.",
-    "fail.train_loss": "the loss returned by train_step at step {step} is {got}, different from the expected "
-                       "loss for the same weights and batch.",
-    "fail.noam": "noam_lr(step={step}, d_model={d_model}, warmup_steps={warmup}) = {got}, which does not match "
-                 "the formula.",
-    "fail.param_count": "count_parameters returned {got}, off by {difference} from the real parameter count.",
-    "fail.overfit_loss": "after {steps} training steps on 10 samples the loss is {last}, not below {target}: the "
-                         "model does not learn.",
-    "fail.overfit_decode": "the loss fell, but greedy_decode reproduces only {wrong} fewer than all 10 training "
-                           "targets (for example: {examples}).",
     "fail.flaky": "the result changed between two runs on the same input: {detail}",
     # -- code that raised ---------------------------------------------------------------------------
     "error.missing_file": "{detail}.",
@@ -119,13 +90,6 @@ MESSAGES = {
     "report.tasks": "Tasks",
     "report.not_implemented_tasks": "Not implemented yet: {tasks}.",
     "report.figures": "Pictures",
-    "report.attention_title": "Attention weights",
-    "report.attention_note": "Made-up query and key vectors for the syllables of one corpus sentence, causal mask:",
-    "report.attention_yours": "Your scaled_dot_product_attention",
-    "report.attention_reference": "Reference",
-    "report.attention_legend": "weight",
-    "report.attention_same": "Your weights match the reference's.",
-    "report.attention_differs": "Your weights differ from the reference's by up to {diff}.",
     "report.axis_key": "key (attended to)",
     "report.axis_query": "query",
     "report.axis_position": "position",
@@ -134,15 +98,6 @@ MESSAGES = {
     "report.axis_loss": "loss",
     "report.axis_last": "last axis",
     "report.axis_second_last": "second-to-last axis",
-    "report.pe_title": "Positional-encoding table",
-    "report.pe_caption": "PositionalEncoding(d_model={d_model}, max_len={max_len}): the buffer pe, one column per "
-                         "position, one row per dimension.",
-    "report.pe_legend": "value",
-    "report.pe_reference_note": "Your table could not be built, so this is the reference's table, for comparison.",
-    "report.loss_title": "Overfitting 10 samples: loss per step",
-    "report.loss_target": "target {target}",
-    "report.loss_summary": "The loss went from {first} to {last} in {steps} steps.",
-    "report.loss_nonfinite": "The loss became NaN or inf at step {step}; the curve stops there.",
     "report.mismatch_title": "Where {what} differs",
     "report.mismatch_legend": "|yours - expected|",
     "report.mismatch_legend_exact": "1 = differs",
@@ -168,7 +123,6 @@ MESSAGES = {
     "report.visibility.after_due_date": "shown after the due date",
     "report.visibility.after_published": "shown after grades are published",
     "report.figure_shape": "Your code returned {what} with shape {got}, expected {expected}.",
-    "report.figure_no_pe": "PositionalEncoding has no buffer named 'pe' (buffers found: {found}).",
     "report.example.config": "configuration",
     "report.example.shapes": "input shapes",
     "report.example.first_index": "first differing index",

@@ -2,16 +2,15 @@
 
 MESSAGES = {
     "note.partly_isolated": "你的 {task} 代码没有使用约定中的 {names}（它有自己的实现）：本项检查也评了你自己的这部分，而不是参考实现。",
-    "fail.residual_dropout": "{what}：train() 模式下 dropout=1.0（且子层自身的 dropout 关闭）时输出与参考实现不同：每个子层的输出在残差相加前都要经过概率为该层 dropout 参数的 dropout（缺失，或写死了概率？）。",
     "note.charged_beneath": "使用你自己的下层部件时失败，换成参考实现的部件后通过：问题出在 {tasks}，已在那里扣分，这里不再扣分。",
     "note.not_isolated": "改用你自己的各部分评分：在参考实现的部件之上运行时，你的代码报错"
                          "（{detail}；{file}:{line}），因为它依赖自己部件上某个约定之外的属性。下层部件中的错误也会"
                          "在这里显现；该错误由其所属任务指出。",
+    "note.float32_inside": "{what} 与 float64 参考实现的差异不超过一次 float32 计算的舍入（在 float32 中计算统计量再转回原 dtype）：按 float32 精度比较。",
     "note.zero_bias": "{what} 没有 {names}：比较时把参考实现中的对应参数设为零（缺少的参数只在约定检查中扣分一次）。",
     "note.output_dropped": "有 {n} 次调用打印的内容超过输出上限，超出部分已丢弃（打印不扣分）。",
     "fail.defaults": "{what} 不传 {argument} 时的行为与约定的默认值 {argument}={default} 不同：{detail}",
     "fail.dropout_zero": "{what} 以 dropout=0.0 构造并处于 train() 模式时，输出与 eval() 不同：某个 dropout 没有使用 "
                          "dropout 参数（写死了概率？）。",
-    "fail.padding_row": "{what}：词元 {token} 的嵌入行初始全为零（padding_idx？）；约定中的 nn.Embedding(V, D) 没有 padding_idx，每一行都要训练。",
     "check.defaults": "构造函数的默认值符合约定",
 }

@@ -1,11 +1,17 @@
-"""``gradekit practice`` and ``gradekit quiz``: parse, call ``session``/``quiz``, print with ``render``."""
+"""``gradekit practice`` and ``gradekit quiz``: parse, call ``session``/``quiz``, print with ``render``.
 
+What can be drilled and asked is the assignment's (``--assignment``), so the parsers cannot list it: drill
+ids, task ids and topics are checked when the command runs, and a wrong one is a usage error (status 2).
+"""
+
+import shlex
 import sys
 
+from grader.assignment import DEFAULT, AssignmentError, load
 from grader.messages import text
-from grader.practice import drills, render, session
-from grader.tasks import TASK_IDS
+from grader.practice import render, session
 
+HELP_ASSIGNMENT = f"the assignment: a built-in name, an import path or a folder (default: {DEFAULT})"
 HELP_LANG = "language of the texts: en or zh (default: the drill's, else en)"
 HELP_DIR = "the workspace folder (new drill: default ./practice-<drill>-<time>; otherwise: the current folder)"
 
@@ -49,14 +55,18 @@ def cmd_practice(args):
             print(render.history_view(attempts, bests, lang))
             return 0
         if args.drill or args.random:
-            drill = args.drill or session.pick_random(args.seed).id
-            out = session.start(drill=drill, minutes=args.minutes, dest=args.dir, no_hints=args.no_hints, lang=lang)
+            drill = args.drill or session.pick_random(args.seed, assignment=args.assignment).id
+            out = session.start(drill=drill, assignment=args.assignment, minutes=args.minutes, dest=args.dir,
+                                no_hints=args.no_hints, lang=lang)
             print(render.started(out, lang))
             return 0
-        print(render.drill_list(lang))
+        print(render.drill_list(session.list_drills(assignment=args.assignment), lang))
         return 0
     except session.PracticeError as exc:
         return _error(exc, lang)
+    except AssignmentError as exc:
+        print(f"gradekit: {exc}", file=sys.stderr)
+        return 2
 
 
 def _practice_parser(sub):
@@ -64,8 +74,9 @@ def _practice_parser(sub):
                        description="Write one module against the clock in a fresh workspace where only the drilled "
                                    "names are stubs; check it, ask for hints, see your history.")
     p.add_argument("drill", nargs="?", default=None,
-                   help="the drill to start: a task id or an interview set ("
-                        + ", ".join(d.id for d in drills.SET_DRILLS) + ")")
+                   help="the drill to start: a task id or an interview set (list them with no arguments)")
+    p.add_argument("--assignment", default=None, metavar="SPEC",
+                   help=HELP_ASSIGNMENT + "; a workspace's checks and hints use the one it was started with")
     p.add_argument("--minutes", type=float, default=None, help="time limit (default: the drill's typical time)")
     p.add_argument("--dir", default=None, help=HELP_DIR)
     p.add_argument("--no-hints", action="store_true",
@@ -73,7 +84,7 @@ def _practice_parser(sub):
     p.add_argument("--random", action="store_true", help="start a random drill")
     p.add_argument("--seed", type=int, default=None, help="with --random: make the choice repeatable")
     p.add_argument("--check", action="store_true", help="grade the drill in the workspace and record the attempt")
-    p.add_argument("--hint", nargs="?", const="", default=None, metavar="TASK", choices=("",) + TASK_IDS,
+    p.add_argument("--hint", nargs="?", const="", default=None, metavar="TASK",
                    help="show the next hint level (for TASK, in a set of several tasks)")
     p.add_argument("--history", action="store_true", help="your attempts, a chart of the times and your bests")
     p.add_argument("--profile", choices=("quick", "full"), default="quick",
@@ -87,8 +98,8 @@ def cmd_quiz(args):
     from grader.practice import quiz
     lang = args.lang or "en"
     try:
-        seed, questions = quiz.draw(n=args.n, seed=args.seed, topics=args.topic)
-    except ValueError as exc:
+        seed, questions = quiz.draw(load(args.assignment), n=args.n, seed=args.seed, topics=args.topic)
+    except ValueError as exc:  # AssignmentError included
         print(f"gradekit: {exc}", file=sys.stderr)
         return 2
     if args.answers is not None:
@@ -98,20 +109,22 @@ def cmd_quiz(args):
         answers = None
         interactive = sys.stdin.isatty()
     replay = f"gradekit quiz --n {args.n} --seed {seed}" + "".join(f" --topic {t}" for t in args.topic or ())
+    if args.assignment is not None:
+        replay += f" --assignment {shlex.quote(args.assignment)}"
     right = quiz.run(questions, lang=lang, answers=answers, stdin=sys.stdin, out=sys.stdout, interactive=interactive,
                      replay=replay, cols=render.terminal_columns())
     return 0 if right == len(questions) else 1
 
 
 def _quiz_parser(sub):
-    from grader.practice.quiz import TOPICS
     p = sub.add_parser("quiz", help="the conceptual questions interviewers ask, auto-marked with explanations",
                        description="Answer with the option letter (a, b, c, d) or a number. Reads the answers from "
                                    "standard input, one per line, or from --answers.")
     p.add_argument("--n", type=int, default=10, help="how many questions (default 10; 0 for all)")
     p.add_argument("--seed", type=int, default=None, help="the same questions in the same order (default: random)")
-    p.add_argument("--topic", action="append", choices=TOPICS, default=None,
-                   help="only questions on this topic (repeat for several)")
+    p.add_argument("--topic", action="append", default=None,
+                   help="only questions on this topic (repeat for several; an unknown one lists them)")
+    p.add_argument("--assignment", default=None, metavar="SPEC", help=HELP_ASSIGNMENT)
     p.add_argument("--answers", default=None, metavar="A,B,...",
                    help='answers in order, comma-separated ("b,64,a"): no prompts')
     p.add_argument("--lang", choices=("en", "zh"), default=None, help="language of the questions (default en)")

@@ -1,8 +1,9 @@
-"""The drills: one per task id (all but ``overfit``, which needs the whole submission), plus interview sets."""
+"""Drills: what can be written against the clock. Each assignment lists its own (``DRILLS`` of the module its
+``Assignment.practice`` names): one per task a candidate can write alone, plus interview sets of several."""
 
 from dataclasses import dataclass
 
-from grader.tasks import TASK_BY_ID, TASKS
+from grader.assignment import AssignmentError
 
 
 @dataclass(frozen=True)
@@ -20,43 +21,32 @@ class Drill:
 
     @property
     def is_set(self):
-        """An interview set of several tasks, rather than one task."""
-        return self.id not in TASK_BY_ID
+        """An interview set of several tasks, rather than one task (a drill of one task is named after it)."""
+        return self.tasks != (self.id,)
 
 
 LEVELS = ("easy", "medium", "hard")
 
-# (minutes, level) per task id: what a candidate who knows the material needs, from a blank stub.
-_TASK_TIMES = {
-    "sdpa": (10, "easy"),
-    "mha": (20, "medium"),
-    "embedding": (5, "easy"),
-    "positional": (15, "medium"),
-    "layernorm": (10, "easy"),
-    "feedforward": (8, "easy"),
-    "masks": (10, "easy"),
-    "encoder_layer": (15, "medium"),
-    "decoder_layer": (20, "medium"),
-    "model": (25, "hard"),
-    "greedy": (20, "medium"),
-    "training": (25, "hard"),
-    "param_count": (15, "medium"),
-}
 
-TASK_DRILLS = tuple(Drill(t.id, (t.id,), *_TASK_TIMES[t.id]) for t in TASKS if t.id in _TASK_TIMES)
-
-SET_DRILLS = (
-    Drill("attention20", ("sdpa", "mha"), 20, "medium"),
-    Drill("encoder30", ("embedding", "positional", "feedforward", "encoder_layer"), 30, "medium"),
-    Drill("decoder30", ("masks", "decoder_layer", "greedy"), 30, "hard"),
-    Drill("classic45", ("sdpa", "mha", "positional", "layernorm", "masks"), 45, "hard"),
-    Drill("train30", ("training", "param_count"), 30, "hard"),
-)
-
-DRILLS = TASK_DRILLS + SET_DRILLS
-DRILL_BY_ID = {d.id: d for d in DRILLS}
+def of(assignment):
+    """``assignment``'s drills, in the order the list shows them; ``AssignmentError`` when it has none or one
+    names an unknown task or level."""
+    module = assignment.practice_module()
+    drills = tuple(getattr(module, "DRILLS", ()))
+    if not drills:
+        raise AssignmentError(f"assignment {assignment.name!r} has no drills; expected a practice module "
+                              f"(Assignment.practice) defining DRILLS")
+    for d in drills:
+        unknown = [t for t in d.tasks if t not in assignment.task_by_id]
+        if unknown:
+            raise AssignmentError(f"assignment {assignment.name!r}: drill {d.id!r} names unknown task(s) "
+                                  f"{', '.join(unknown)}; expected some of: {', '.join(assignment.task_ids)}")
+        if d.level not in LEVELS:
+            raise AssignmentError(f"assignment {assignment.name!r}: drill {d.id!r} has level {d.level!r}; "
+                                  f"expected one of: {', '.join(LEVELS)}")
+    return drills
 
 
-def get(drill_id):
-    """The drill called ``drill_id``; ``KeyError`` when there is none."""
-    return DRILL_BY_ID[drill_id]
+def get(assignment, drill_id):
+    """``assignment``'s drill called ``drill_id``; ``KeyError`` when there is none."""
+    return {d.id: d for d in of(assignment)}[drill_id]

@@ -6,7 +6,6 @@ import time
 import unicodedata
 
 from grader.messages import text
-from grader.practice import drills
 from grader.practice.session import HINT_LEVELS
 from grader.views import terminal
 
@@ -71,20 +70,23 @@ def title(drill_id, lang):
     return text(f"practice.title.{drill_id}", lang)
 
 
-def drill_list(lang):
+def drill_list(drills, lang):
+    """The list of ``drills`` (an assignment's): its single tasks, then its interview sets."""
     lines = [text("practice.list.header", lang), ""]
     head = [text("practice.col.drill", lang), text("practice.col.what", lang), text("practice.col.level", lang),
             text("practice.col.time", lang)]
-    for heading, group in (("practice.list.tasks", drills.TASK_DRILLS), ("practice.list.sets", drills.SET_DRILLS)):
+    for heading, group in (("practice.list.tasks", [d for d in drills if not d.is_set]),
+                           ("practice.list.sets", [d for d in drills if d.is_set])):
+        if not group:  # an assignment may have no interview sets
+            continue
         lines.append(text(heading, lang))
         rows = [head]
         for d in group:
             rows.append([d.id, title(d.id, lang), text(f"practice.level.{d.level}", lang),
                          text("practice.minutes", lang, minutes=d.minutes)])
         first = max(width(r[0]) for r in rows)
-        for row, line in zip(rows, table(rows)):
+        for d, line in zip([None, *group], table(rows)):
             lines.append(line)
-            d = drills.DRILL_BY_ID.get(row[0])
             if d is not None and d.is_set:
                 lines.append("  " + " " * first + "  = " + " + ".join(d.tasks))
         lines.append("")

@@ -1,7 +1,9 @@
 """The keyword-only engine under ``gradekit practice``: start a drill, check it, give hints, read the history.
 
 Every function returns plain data (dataclasses) and raises ``PracticeError`` (a message key and its
-parameters) for anything the user should fix; ``render`` and ``cli`` turn both into text.
+parameters) for anything the user should fix; ``render`` and ``cli`` turn both into text. A drill is one
+of an assignment's (``assignment``: an ``Assignment``, a spec for ``grader.assignment.load``, or ``None``
+for the default); a workspace remembers its assignment, so checks and hints need only the folder.
 """
 
 import random
@@ -10,9 +12,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from grader import api
+from grader.assignment import load
 from grader.practice import drills, workspace
 from grader.practice.history import History
-from grader.tasks import TASK_BY_ID
 
 HINT_LEVELS = 2
 """Level 1: the shape flow. Level 2: the key operation. There is no level that gives the answer."""
@@ -91,17 +93,23 @@ def _now(now):
     return time.time() if now is None else now
 
 
-def resolve_drill(drill_id):
+def list_drills(*, assignment=None):
+    """The assignment's drills, in the order the list shows them."""
+    return drills.of(load(assignment))
+
+
+def resolve_drill(drill_id, *, assignment=None):
+    a = load(assignment)
     try:
-        return drills.get(drill_id)
+        return drills.get(a, drill_id)
     except KeyError:
         raise PracticeError("practice.error.unknown_drill", drill=drill_id,
-                            drills=", ".join(d.id for d in drills.DRILLS)) from None
+                            drills=", ".join(d.id for d in drills.of(a))) from None
 
 
-def pick_random(seed=None):
-    """A random drill (``seed`` makes the choice repeatable)."""
-    return random.Random(seed).choice(drills.DRILLS)
+def pick_random(seed=None, *, assignment=None):
+    """A random drill of the assignment (``seed`` makes the choice repeatable)."""
+    return random.Random(seed).choice(list_drills(assignment=assignment))
 
 
 def default_dir(drill_id, now=None, cwd=None):
@@ -109,9 +117,11 @@ def default_dir(drill_id, now=None, cwd=None):
     return Path(cwd or Path.cwd()) / f"practice-{drill_id}-{stamp}"
 
 
-def start(*, drill, minutes=None, dest=None, no_hints=False, lang="en", now=None):
-    """Build the workspace of ``drill`` (an id) in ``dest`` and start its clock; returns ``Started``."""
-    d = resolve_drill(drill)
+def start(*, drill, assignment=None, minutes=None, dest=None, no_hints=False, lang="en", now=None):
+    """Build the workspace of ``drill`` (an id of the assignment's) in ``dest`` and start its clock; returns
+    ``Started``."""
+    a = load(assignment)
+    d = resolve_drill(drill, assignment=a)
     if minutes is None:
         minutes = d.minutes
     if not minutes > 0:
@@ -120,11 +130,11 @@ def start(*, drill, minutes=None, dest=None, no_hints=False, lang="en", now=None
     root = Path(dest) if dest else default_dir(d.id, now)
     if root.exists() and (not root.is_dir() or any(root.iterdir())):
         raise PracticeError("practice.error.not_empty", path=str(root))
-    files = workspace.build(root, d.tasks)
-    state = workspace.State(drill=d.id, tasks=list(d.tasks), started=now, minutes=minutes, no_hints=bool(no_hints),
-                            lang=lang)
+    files = workspace.build(root, d.tasks, a)
+    state = workspace.State(drill=d.id, tasks=list(d.tasks), started=now, minutes=minutes, assignment=a.package,
+                            no_hints=bool(no_hints), lang=lang)
     workspace.write_state(root, state)
-    return Started(d, root.resolve(), state, files, workspace.task_texts(d.tasks))
+    return Started(d, root.resolve(), state, files, workspace.task_texts(d.tasks, a))
 
 
 def open_workspace(path=None):
@@ -146,7 +156,8 @@ def check(*, path=None, profile="quick", now=None, history_path=None, progress=N
     elapsed = now - state.started
     time_up = elapsed >= state.limit_s
     withheld = state.no_hints and not time_up
-    result = api.check(path=root, tasks=state.tasks, profile=profile, diagnose=not withheld, progress=progress)
+    result = api.check(path=root, assignment=state.assignment, tasks=state.tasks, profile=profile,
+                       diagnose=not withheld, progress=progress)
     out = Checked(root=root, state=state, result=result, elapsed=elapsed, time_up=time_up, withheld=withheld)
     if state.passed_at is not None:
         out.already_passed = True
@@ -191,12 +202,14 @@ def hint(*, path=None, task=None, now=None, history_path=None):
         with History(history_path) as history:
             history.set_hints(state.attempt_id, state.hints_used)
     others = [t for t in state.tasks if t != task and state.hints.get(t, 0) < HINT_LEVELS]
-    return Hint(task=task, level=level, key=hint_key(task, level), others=others, state=state)
+    return Hint(task=task, level=level, key=hint_key(task, level, load(state.assignment)), others=others,
+                state=state)
 
 
-def hint_key(task, level):
-    """The message key of a task's hint at a level (``practice.hint.mha.1``)."""
-    if task not in TASK_BY_ID or not 1 <= level <= HINT_LEVELS:
+def hint_key(task, level, assignment):
+    """The message key of an ``assignment`` task's hint at a level (``practice.hint.mha.1``): its practice
+    messages hold one per drilled task and level."""
+    if task not in assignment.task_by_id or not 1 <= level <= HINT_LEVELS:
         raise ValueError(f"no hint for task={task!r} at level={level!r}; levels are 1..{HINT_LEVELS}")
     return f"practice.hint.{task}.{level}"
 

@@ -1,9 +1,9 @@
-"""A drill's workspace: the reference with only the drilled names replaced by the skeleton's stubs.
+"""A drill's workspace: the assignment's reference with only the drilled names replaced by its skeleton's stubs.
 
 Each contract file is the reference file with the top-level definitions of the drilled names swapped
 for the skeleton's (found by AST line ranges, decorators included), so the stubs keep the skeleton's
 docstrings (the task text) and everything else works: a drill stands alone. The state of the drill
-(what, since when, how long, which hints were shown) is a JSON file in the workspace.
+(which assignment, what, since when, how long, which hints were shown) is a JSON file in the workspace.
 """
 
 import ast
@@ -12,12 +12,8 @@ import json
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
-import skeleton
-import solution
-from grader.tasks import CONTRACT_FILES, TASK_BY_ID
+from grader.assignment import DEFAULT
 
-SOLUTION_ROOT = Path(solution.__file__).resolve().parent
-SKELETON_ROOT = Path(skeleton.__file__).resolve().parent
 STATE_FILE = ".gradekit-practice.json"
 
 
@@ -33,6 +29,9 @@ class State:
     """Start time, seconds since the epoch."""
     minutes: float
     """The time limit in minutes."""
+    assignment: str = DEFAULT
+    """The assignment drilled (``Assignment.package``, what ``grader.assignment.load`` takes); later commands
+    grade and hint against it."""
     no_hints: bool = False
     """Diagnoses and hints are withheld until the time is up."""
     lang: str = "en"
@@ -101,24 +100,25 @@ def splice(reference, stubs, names):
     return "".join(ref_lines)
 
 
-def drill_names(tasks):
+def drill_names(tasks, assignment):
     """File -> the drilled names it holds, in contract order."""
     by_file = {}
     for task_id in tasks:
-        task = TASK_BY_ID[task_id]
+        task = assignment.task_by_id[task_id]
         by_file.setdefault(task.file, []).extend(task.names)
     return by_file
 
 
-def build(dest, tasks):
-    """Write the contract files into ``dest`` (which must be empty or absent); returns the files with stubs."""
+def build(dest, tasks, assignment):
+    """Write ``assignment``'s contract files into ``dest`` (which must be empty or absent); returns the files with
+    stubs."""
     dest = Path(dest)
     dest.mkdir(parents=True, exist_ok=True)
-    by_file = drill_names(tasks)
-    for file in CONTRACT_FILES:
-        source = (SOLUTION_ROOT / file).read_text(encoding="utf-8")
+    by_file = drill_names(tasks, assignment)
+    for file in assignment.contract_files:
+        source = (assignment.reference / file).read_text(encoding="utf-8")
         if file in by_file:
-            source = splice(source, (SKELETON_ROOT / file).read_text(encoding="utf-8"), by_file[file])
+            source = splice(source, (assignment.skeleton / file).read_text(encoding="utf-8"), by_file[file])
         (dest / file).write_text(source, encoding="utf-8")
     return sorted(by_file)
 
@@ -137,11 +137,11 @@ class TaskText:
     """The docstring, dedented."""
 
 
-def task_texts(tasks):
+def task_texts(tasks, assignment):
     """The ``TaskText`` of every drilled name, from the skeleton's source."""
     texts = []
-    for file, names in drill_names(tasks).items():
-        tree = ast.parse((SKELETON_ROOT / file).read_text(encoding="utf-8"))
+    for file, names in drill_names(tasks, assignment).items():
+        tree = ast.parse((assignment.skeleton / file).read_text(encoding="utf-8"))
         nodes = {n.name: n for n in tree.body if isinstance(n, (ast.FunctionDef, ast.ClassDef))}
         for name in names:
             node = nodes[name]

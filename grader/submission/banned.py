@@ -1,7 +1,10 @@
 """Banned APIs: a static scan of the submission's source and a runtime guard at PyTorch's dispatcher.
 
-The contract forbids PyTorch's ready-made attention, Transformer and LayerNorm building blocks, and
-importing the reference.
+An assignment names the APIs it bans (``Assignment.banned``; the Transformer's: PyTorch's ready-made
+attention, Transformer and LayerNorm building blocks, and importing the reference). A dotted ``torch`` name is
+found wherever it is used; a name without a dot is a package (the reference's), found where it is imported.
+What this module knows is torch's side: which kernels and other names reach each torch API (``KERNELS``,
+``ALIASES``), whatever the assignment.
 
 The static scan resolves import aliases (``import torch.nn.functional as F``, ``ln = F.layer_norm``) and
 flags every use of a banned name or of a lower-level entry point to the same thing
@@ -41,6 +44,7 @@ repaired.
 """
 
 import ast
+import importlib
 import os
 import stat
 import sys
@@ -50,21 +54,7 @@ from pathlib import Path
 
 import torch
 
-from grader.tasks import NAME_TO_FILE, NAME_TO_TASK, TASK_IDS, TASKS
-
-DEFAULT_BANNED = (
-    "torch.nn.MultiheadAttention",
-    "torch.nn.Transformer",
-    "torch.nn.TransformerEncoder",
-    "torch.nn.TransformerEncoderLayer",
-    "torch.nn.TransformerDecoder",
-    "torch.nn.TransformerDecoderLayer",
-    "torch.nn.functional.scaled_dot_product_attention",
-    "torch.nn.functional.multi_head_attention_forward",
-    "torch.nn.LayerNorm",
-    "torch.nn.functional.layer_norm",
-    "solution",
-)
+from grader.submission.loader import PARTS_ROOT
 
 _LAYER_NORM = ("native_layer_norm", "native_layer_norm_backward", "layer_norm")
 _ATTENTION = (
@@ -137,17 +127,17 @@ class Finding:
         return {"name": self.name, "file": self.file, "line": self.line, "code": self.code, "task": self.task}
 
 
-def file_tasks(rel):
+def file_tasks(assignment, rel):
     """The task ids of contract file ``rel``, comma-separated ('' for any other file)."""
-    return ",".join(t.id for t in TASKS if t.file == rel)
+    return ",".join(t.id for t in assignment.tasks if t.file == rel)
 
 
-def _owner(name, rel):
+def _owner(assignment, name, rel):
     """The task of top-level definition ``name`` in file ``rel``: its contract task when the contract puts it
     in that file, else every task of the file."""
-    if NAME_TO_FILE.get(name) == rel:
-        return NAME_TO_TASK[name]
-    return file_tasks(rel)
+    if assignment.name_to_file.get(name) == rel:
+        return assignment.name_to_task[name]
+    return file_tasks(assignment, rel)
 
 
 # -- the static scan --------------------------------------------------------------------------------
@@ -169,8 +159,8 @@ def _matches(dotted, banned, leaves):
         for part in reversed(parts[1:]):
             if part in leaves:
                 return leaves[part]
-    if parts[0] == "solution" and "solution" in banned:
-        return "solution"
+    elif parts[0] in banned:  # a banned package (the reference's): every module of it
+        return parts[0]
     return None
 
 
@@ -194,8 +184,9 @@ def _read_source(path):
         os.close(fd)
 
 
-def _imported_stems(tree):
-    """First components of the modules a file imports, absolute or relative (``from .helpers import x``)."""
+def _imported_stems(tree, skeleton):
+    """First components of the modules a file imports, absolute or relative (``from .helpers import x``);
+    ``skeleton``: the stubs' package name, which stands for the submission's own folder."""
     stems = set()
     for node in ast.walk(tree):
         if isinstance(node, ast.Import):
@@ -203,17 +194,20 @@ def _imported_stems(tree):
         elif isinstance(node, ast.ImportFrom):
             if node.module:
                 parts = node.module.split(".")
-                stems.add(parts[1] if parts[0] == "skeleton" and len(parts) > 1 else parts[0])
-            if node.level or node.module == "skeleton":
+                stems.add(parts[1] if parts[0] == skeleton and len(parts) > 1 else parts[0])
+            if node.level or node.module == skeleton:
                 stems.update(a.name for a in node.names)
     return stems
 
 
-def scan_file(path, root, banned=DEFAULT_BANNED, *, tasks=None, source=None, tree=None):
-    """Findings in one file; a file that does not parse has none (the loader reports it).
+def scan_file(path, root, assignment, banned=None, *, tasks=None, source=None, tree=None):
+    """Findings in one file of a submission of ``assignment``; a file that does not parse has none (the loader
+    reports it).
 
-    ``tasks``: the tasks of code outside every contract name in this file (default: the file's tasks).
+    ``banned``: the API names looked for (``None``: the assignment's). ``tasks``: the tasks of code outside
+    every contract name in this file (default: the file's tasks).
     """
+    banned = assignment.banned if banned is None else banned
     try:
         rel = Path(path).relative_to(root).as_posix()
     except ValueError:
@@ -228,7 +222,8 @@ def scan_file(path, root, banned=DEFAULT_BANNED, *, tasks=None, source=None, tre
         except (SyntaxError, ValueError):
             return []
     lines = source.splitlines()
-    module_tasks = file_tasks(rel) if tasks is None else tasks
+    module_tasks = file_tasks(assignment, rel) if tasks is None else tasks
+    name_to_file, name_to_task = assignment.name_to_file, assignment.name_to_task
     banned, leaves = set(banned), _leaf_map(banned)
     aliases = {}
     findings = []
@@ -237,12 +232,12 @@ def scan_file(path, root, banned=DEFAULT_BANNED, *, tasks=None, source=None, tre
     for top in tree.body:
         owner = module_tasks
         if isinstance(top, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
-            owner = _owner(top.name, rel) if NAME_TO_FILE.get(top.name) == rel else module_tasks
+            owner = _owner(assignment, top.name, rel) if name_to_file.get(top.name) == rel else module_tasks
         elif isinstance(top, (ast.Assign, ast.AnnAssign)):
             targets = top.targets if isinstance(top, ast.Assign) else [top.target]
-            names = [t.id for t in targets if isinstance(t, ast.Name) and NAME_TO_FILE.get(t.id) == rel]
+            names = [t.id for t in targets if isinstance(t, ast.Name) and name_to_file.get(t.id) == rel]
             if names:
-                owner = ",".join(dict.fromkeys(NAME_TO_TASK[n] for n in names))
+                owner = ",".join(dict.fromkeys(name_to_task[n] for n in names))
         spans.append((top.lineno, top.end_lineno or top.lineno, owner))
 
     def owner_task(node):
@@ -288,16 +283,16 @@ def scan_file(path, root, banned=DEFAULT_BANNED, *, tasks=None, source=None, tre
             full = dotted(node.value)
             if full and full.startswith("torch.") and node.targets[0].id not in aliases:
                 aliases[node.targets[0].id] = full
-    contract_names = set(NAME_TO_TASK)
+    contract_names = set(name_to_task)
     for node in ast.walk(tree):
         if isinstance(node, ast.Attribute) and isinstance(node.ctx, ast.Load):
             full = dotted(node)
             hit = full and _matches(full, banned, leaves)
-            if hit and hit != "solution":
+            if hit and "." in hit:  # a banned package counts where it is imported, not at every use
                 add(hit, node)
         elif isinstance(node, ast.Name) and isinstance(node.ctx, ast.Load) and node.id in aliases:
             hit = _matches(aliases[node.id], banned, leaves)
-            if hit and hit != "solution" and "." in aliases[node.id] and aliases[node.id].startswith("torch."):
+            if hit and "." in hit and "." in aliases[node.id] and aliases[node.id].startswith("torch."):
                 add(hit, node)
         elif isinstance(node, ast.Constant) and isinstance(node.value, str) and node.value in leaves \
                 and node.value not in contract_names:  # ``__all__ = ["LayerNorm"]`` names the student's own
@@ -317,8 +312,9 @@ def _source_files(root):
     return out
 
 
-def scan(root, banned=DEFAULT_BANNED):
-    """Findings in every ``.py`` file under ``root``.
+def scan(root, assignment, banned=None):
+    """Findings in every ``.py`` file under ``root``, a submission of ``assignment`` (``banned``: the API names
+    looked for; ``None``: the assignment's).
 
     Code in a contract file outside every contract name counts for all of the file's tasks; a file of the
     submission's own (``helpers.py``) counts for the tasks of the files that import it, directly or through
@@ -335,13 +331,14 @@ def scan(root, banned=DEFAULT_BANNED):
         except (SyntaxError, ValueError):
             continue
         parsed[path.relative_to(root).as_posix()] = (path, source, tree)
-    imports = {rel: _imported_stems(tree) for rel, (_, _, tree) in parsed.items()}
-    tasks = {rel: set(filter(None, file_tasks(rel).split(","))) for rel in parsed}
+    skeleton = Path(assignment.skeleton).name
+    imports = {rel: _imported_stems(tree, skeleton) for rel, (_, _, tree) in parsed.items()}
+    tasks = {rel: set(filter(None, file_tasks(assignment, rel).split(","))) for rel in parsed}
     changed = True
     while changed:  # a helper's tasks: those of every file importing it
         changed = False
         for rel in parsed:
-            if file_tasks(rel):
+            if file_tasks(assignment, rel):
                 continue
             stem = rel.split("/")[0].removesuffix(".py")
             found = set().union(*(tasks[other] for other in parsed if other != rel and stem in imports[other]))
@@ -350,23 +347,21 @@ def scan(root, banned=DEFAULT_BANNED):
                 changed = True
     out = []
     for rel, (path, source, tree) in parsed.items():
-        owners = file_tasks(rel) or ",".join(t for t in TASK_IDS if t in tasks[rel])
-        out.extend(scan_file(path, root, banned, tasks=owners, source=source, tree=tree))
+        owners = file_tasks(assignment, rel) or ",".join(t for t in assignment.task_ids if t in tasks[rel])
+        out.extend(scan_file(path, root, assignment, banned, tasks=owners, source=source, tree=tree))
     return out
 
 
 # -- the runtime guard --------------------------------------------------------------------------------
-PROBE_TASKS = {"sdpa": ("sdpa",), "greedy": ("greedy",), "train_steps": ("training",), "overfit": ("overfit",)}
-
-
-def probe_tasks(probe, variant="integrated", args=None):
-    """The tasks a probe call serves: what a banned call with no frame of the submission on the stack costs."""
+def probe_tasks(assignment, probe, variant="integrated", args=None):
+    """The tasks a probe call serves: what a banned call with no frame of the submission on the stack costs
+    (the task of the contract name it builds or calls, else ``assignment.probe_tasks``, else every task)."""
     if variant.startswith("isolated:"):
         return (variant.split(":", 1)[1],)
     name = (args or {}).get("name")
-    if isinstance(name, str) and name in NAME_TO_TASK:
-        return (NAME_TO_TASK[name],)
-    return PROBE_TASKS.get(probe, TASK_IDS)
+    if isinstance(name, str) and name in assignment.name_to_task:
+        return (assignment.name_to_task[name],)
+    return tuple(assignment.probe_tasks.get(probe, assignment.task_ids))
 
 
 def _resolve(dotted):
@@ -522,17 +517,26 @@ def _prefixes():
     return tuple(sorted(out))
 
 
+def _probe_files(assignment):
+    """The files of the assignment's probe modules: code of the grader's side, as ``grader/``'s is."""
+    return frozenset(importlib.import_module(m).__file__ for m in assignment.probes)
+
+
 class RuntimeGuard:
     """Record uses of the banned APIs by the code of ``root`` while a probe runs (between ``start`` and ``stop``).
 
-    ``install()`` puts the hooks in place (once per process, shared by guards); ``uninstall()`` takes this
-    guard's share away. Findings accumulate in ``findings``, each ``(file, line, task)`` once.
+    ``assignment`` says which names are contract names and which task each belongs to; ``banned``: the API
+    names watched (``None``: the assignment's). ``install()`` puts the hooks in place (once per process, shared
+    by guards); ``uninstall()`` takes this guard's share away. Findings accumulate in ``findings``, each
+    ``(file, line, task)`` once.
     """
 
     _library_prefixes = _prefixes()
     _grader_dir = str(Path(__file__).resolve().parent.parent) + os.sep
 
-    def __init__(self, banned=DEFAULT_BANNED):
+    def __init__(self, assignment, banned=None):
+        self.assignment = assignment
+        banned = assignment.banned if banned is None else banned
         self.banned = tuple(b for b in banned if b.startswith("torch."))
         self.op_names = {}
         for b in sorted(self.banned, key=lambda b: list(KERNELS).index(b) if b in KERNELS else len(KERNELS)):
@@ -540,7 +544,10 @@ class RuntimeGuard:
                 self.op_names.setdefault(op, b)
         self.named = tuple(b for b in self.banned if b not in COVERED)
         self.root = None
-        self.tasks = TASK_IDS
+        self.tasks = assignment.task_ids
+        self._grader_files = _probe_files(assignment)
+        # The reference's code (from its folder, or parts from source text) is the grader's side too.
+        self._reference_prefixes = tuple(str(root) + os.sep for root in (assignment.reference, PARTS_ROOT))
         self.findings = []
         self._seen = set()
         self._kinds = {}
@@ -562,12 +569,13 @@ class RuntimeGuard:
             _HOOKS.release()
             self._installed = False
 
-    def start(self, root, tasks=TASK_IDS):
-        """Record from now on: code under ``root`` is the submission's; ``tasks`` are the running probe's."""
+    def start(self, root, tasks=()):
+        """Record from now on: code under ``root`` is the submission's; ``tasks`` are the running probe's
+        (none given: every task)."""
         self._previous.append((_HOOKS.active, self.root, self.tasks))
         root = str(root)
         self.root = root if os.path.isabs(root) else str(Path(root).resolve())
-        self.tasks = tuple(tasks) or TASK_IDS
+        self.tasks = tuple(tasks) or self.assignment.task_ids
         if getattr(self, "_sub_prefix", None) != self.root + os.sep:
             self._sub_prefix, self._kinds, self._lines = self.root + os.sep, {}, {}
         _HOOKS.active = self
@@ -580,7 +588,8 @@ class RuntimeGuard:
                 self._add(Finding(f"the banned-API guard, altered: {', '.join(altered)}", "<no submission frame>", 0,
                                   "", ",".join(self.tasks)))
         finally:
-            active, self.root, self.tasks = self._previous.pop() if self._previous else (None, None, TASK_IDS)
+            active, self.root, self.tasks = self._previous.pop() if self._previous \
+                else (None, None, self.assignment.task_ids)
             _HOOKS.active = active
 
     # -- hooks -----------------------------------------------------------------------------------------
@@ -617,7 +626,8 @@ class RuntimeGuard:
                 kind = "submission"
             elif filename == _THIS_FILE:
                 kind = "library"  # the hooks themselves
-            elif filename.startswith(self._grader_dir) or _reference_file(filename):
+            elif filename.startswith(self._grader_dir) or filename in self._grader_files \
+                    or filename.startswith(self._reference_prefixes):
                 kind = "grader"
             elif filename.startswith(self._library_prefixes) or filename.startswith("<frozen "):
                 kind = "library"
@@ -636,11 +646,11 @@ class RuntimeGuard:
             if kind == "submission":
                 rel = filename[len(self._sub_prefix):]
                 tasks = ""
-                if file_tasks(rel):
+                if file_tasks(self.assignment, rel):
                     top = self._top_name(code, filename)
                     # a helper of no contract name, run as a method of a class of this file: that class's task
-                    tasks = (NAME_TO_TASK[top] if NAME_TO_FILE.get(top) == rel else "") \
-                        or self._method_owner(frame, rel) or file_tasks(rel)
+                    tasks = (self.assignment.name_to_task[top] if self.assignment.name_to_file.get(top) == rel
+                             else "") or self._method_owner(frame, rel) or file_tasks(self.assignment, rel)
                 where = (rel, frame.f_lineno, self._source_line(filename, frame.f_lineno))
                 if tasks:
                     return where + (tasks,)
@@ -673,9 +683,10 @@ class RuntimeGuard:
                 rel = filename[len(self._sub_prefix):]
                 name = type.__dict__["__qualname__"].__get__(klass).split(".")[0]
                 if same_file is not None:
-                    return NAME_TO_TASK[name] if rel == same_file and NAME_TO_FILE.get(name) == rel else ""
-                if file_tasks(rel):
-                    return _owner(name, rel)
+                    return self.assignment.name_to_task[name] if rel == same_file \
+                        and self.assignment.name_to_file.get(name) == rel else ""
+                if file_tasks(self.assignment, rel):
+                    return _owner(self.assignment, name, rel)
         return ""
 
     def _source(self, filename):
@@ -708,12 +719,3 @@ class RuntimeGuard:
 
 _THIS_FILE = _prefixes.__code__.co_filename
 
-
-def _reference_file(filename):
-    """Whether ``filename`` is the reference's (where this process knows it): its code is the grader's side."""
-    runner = sys.modules.get("grader.submission.runner")
-    for attr in ("SOLUTION_ROOT", "PARTS_ROOT"):
-        root = getattr(runner, attr, None) if runner is not None else None
-        if root is not None and filename.startswith(str(root) + os.sep):
-            return True
-    return False

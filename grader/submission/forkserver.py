@@ -1,10 +1,11 @@
-"""A fork server: one process imports torch, the probes and the reference once, then forks each worker.
+"""A fork server: one process imports torch, the probes and the assignment once, then forks each worker.
 
 Starting a worker from scratch costs seconds on a small machine (importing torch, then torch's lazy
 meta-device kernels); a fork of a process that has done all that costs milliseconds. The server is
-``python -m grader.submission.forkserver``, a child of the judge, started as early as the judge can
-(``gradekit check --isolated`` starts it before importing torch itself, a batch judge before its
-first job), so that its imports run on the other core while the judge imports its own.
+``python -m grader.submission.forkserver FD warm|cold ASSIGNMENT``, a child of the judge, started as early as
+the judge can (``gradekit check --isolated`` starts it before importing torch itself, a batch judge before its
+first job), so that its imports run on the other core while the judge imports its own. It serves the workers
+of one assignment (its probes imported, its warm-up run: ``child.prepare``), and never holds the reference.
 
 Protocol, over a ``SOCK_SEQPACKET`` Unix socket pair (one message per packet):
 
@@ -22,13 +23,12 @@ In the forked worker (``_become_worker``): a new session, stdin from ``/dev/null
 stderr to the output file, every other descriptor closed, the private home folder as working
 directory, a fresh minimal environment, and (when the judge runs as root) the unprivileged user's
 ids, dropped for good before any submission code is loaded. It then serves requests exactly as a
-worker started with ``python -m grader.submission.worker`` does.
+worker started with ``python -m grader.submission.child`` does (``child.serve``).
 
 This module is imported by the judge before torch: it imports nothing heavy at module level.
 """
 
 import fcntl
-import importlib.util
 import json
 import os
 import select
@@ -42,61 +42,15 @@ import threading
 import time
 from pathlib import Path
 
+from grader.submission.sandbox import environment
+
 _STATUS = struct.Struct("<i")
 _PACKET = 1 << 16
-PRELOAD = ("math", "cmath", "random", "typing", "dataclasses", "functools", "itertools", "collections",
-           "collections.abc", "copy", "numbers", "operator", "enum", "abc", "contextlib", "warnings",
-           "inspect", "string", "textwrap", "re", "time", "traceback", "linecache", "types", "weakref",
-           "torch.nn.functional", "torch.nn.init", "torch.nn.parameter", "torch.nn.utils",
-           "torch.nn.utils.rnn", "torch.optim", "torch.optim.lr_scheduler", "torch.utils.checkpoint",
-           "numpy")
-"""Modules a submission may import, imported by the server so that workers have them already: a worker
-running as an unprivileged user may be unable to read the Python installation (on this kind of machine
-it lives under ``/root``)."""
 
 
 def supported():
     """Whether workers can be forked here: Linux with ``socket.send_fds`` (Python 3.9+)."""
     return sys.platform.startswith("linux") and hasattr(socket, "send_fds")
-
-
-# ================================================================================================
-# What both kinds of worker start-up share: the environment
-# ================================================================================================
-def pythonpath():
-    """Folders a worker needs to import ``grader``, ``solution`` and ``torch`` (found without importing them)."""
-    paths = [str(Path(__file__).resolve().parents[2])]
-    spec = importlib.util.find_spec("solution")
-    if spec is not None and spec.origin:
-        paths.append(str(Path(spec.origin).resolve().parent.parent))
-    paths.extend(p for p in os.environ.get("PYTHONPATH", "").split(os.pathsep) if p)
-    torch_spec = importlib.util.find_spec("torch")
-    if torch_spec is not None and torch_spec.origin:
-        torch_parent = str(Path(torch_spec.origin).resolve().parent.parent)
-        prefixes = {str(Path(p).resolve()) for p in (sys.prefix, sys.base_prefix, sys.exec_prefix)}
-        if not any(torch_parent.startswith(p + os.sep) for p in prefixes):
-            paths.append(torch_parent)  # e.g. a user site-packages, which HOME=<temp> would hide
-    return os.pathsep.join(dict.fromkeys(paths))
-
-
-def environment(home):
-    """The whole environment of a worker (nothing inherited but what finding Python, torch and GPUs needs)."""
-    env = {
-        "PATH": os.environ.get("PATH", "/usr/local/bin:/usr/bin:/bin"),
-        "HOME": str(home),
-        "TMPDIR": str(home),
-        "LANG": os.environ.get("LANG", "C.UTF-8"),
-        "PYTHONPATH": pythonpath(),
-        "PYTHONHASHSEED": "0",
-        "PYTHONUNBUFFERED": "1",
-        "PYTHONDONTWRITEBYTECODE": "1",
-        "OMP_NUM_THREADS": "1",
-        "MKL_NUM_THREADS": "1",
-    }
-    for name in ("LD_LIBRARY_PATH", "CUDA_VISIBLE_DEVICES"):  # needed to find the same torch / GPUs
-        if name in os.environ:
-            env[name] = os.environ[name]
-    return env
 
 
 # ================================================================================================
@@ -110,14 +64,15 @@ class ForkServer:
     """The judge's handle on one fork server process.
 
     Args:
-        start_timeout: seconds the server may take to import torch and the reference.
-        warm: also run every probe once on the reference before the first fork (about 0.5-2 s), so that
-            each worker starts without torch's first-call costs: worth it for a judge that forks a worker
-            per submission; not for one ``check --isolated``, whose only worker pays those costs while the
-            judge pays its own for the reference, on the other core.
+        assignment: the ``Assignment`` whose workers it forks (loaded there by its ``package``).
+        start_timeout: seconds the server may take to import torch, the probes and the assignment.
+        warm: also run the assignment's warm-up before the first fork (``Assignment.warm_up``: about 0.5-2 s),
+            so that each worker starts without torch's first-call costs: worth it for a judge that forks a
+            worker per submission; not for one ``check --isolated``, whose only worker pays those costs while
+            the judge pays its own for the reference, on the other core.
     """
 
-    def __init__(self, start_timeout=180.0, warm=True):
+    def __init__(self, assignment, start_timeout=180.0, warm=True):
         self.start_timeout = float(start_timeout)
         self.base = tempfile.mkdtemp(prefix="gradekit-forkserver-")
         self._lock = threading.Lock()
@@ -128,8 +83,9 @@ class ForkServer:
         try:
             self.proc = subprocess.Popen(
                 [sys.executable, "-B", "-m", "grader.submission.forkserver", str(theirs.fileno()),
-                 "warm" if warm else "cold"],
-                stdin=subprocess.DEVNULL, stdout=log, stderr=log, cwd=self.base, env=environment(self.base),
+                 "warm" if warm else "cold", assignment.package],
+                stdin=subprocess.DEVNULL, stdout=log, stderr=log, cwd=self.base,
+                env=environment(self.base, assignment),
                 pass_fds=(theirs.fileno(),), close_fds=True, start_new_session=True)
         except BaseException:
             ours.close()
@@ -274,23 +230,29 @@ class ForkedProcess:
         return self.returncode
 
 
-_shared = {"server": None}
+_shared = {}
+"""Assignment package -> its running ``ForkServer``."""
 _shared_lock = threading.Lock()
 
 
-def shared(start=True, warm=True):
-    """This process's fork server (one per judge, for every submission it grades), started on first use
-    (``warm``: see ``ForkServer``) and restarted if it died; ``None`` where forking is not supported or
+def shared(start=True, warm=True, assignment=None):
+    """This process's fork server for ``assignment`` (an ``Assignment`` or a spec for ``grader.assignment.load``;
+    ``None``: the default one): one per judge and assignment, for every submission it grades, started on first
+    use (``warm``: see ``ForkServer``) and restarted if it died; ``None`` where forking is not supported or
     ``start`` is false and none runs."""
     if not supported():
         return None
+    from grader.assignment import load
+
+    assignment = load(assignment)
     with _shared_lock:
-        server = _shared["server"]
+        server = _shared.get(assignment.package)
         if server is not None and not server.alive():
             server.close()
-            server = _shared["server"] = None
+            del _shared[assignment.package]
+            server = None
         if server is None and start:
-            server = _shared["server"] = ForkServer(warm=warm)
+            server = _shared[assignment.package] = ForkServer(assignment, warm=warm)
             import atexit
 
             atexit.register(close_shared)
@@ -298,9 +260,11 @@ def shared(start=True, warm=True):
 
 
 def close_shared():
+    """Close every fork server of this process."""
     with _shared_lock:
-        server, _shared["server"] = _shared["server"], None
-    if server is not None:
+        servers = list(_shared.values())
+        _shared.clear()
+    for server in servers:
         server.close()
 
 
@@ -347,9 +311,9 @@ def _become_worker(config, fds, keep_closed):
         os.environ.update(config["env"])
         tempfile.tempdir = None
         config = dict(config, req_fd=3, rep_fd=4)
-        from grader.submission import worker
+        from grader.submission import child
 
-        worker.serve(config)  # it enters its jail and drops privileges before any submission code loads
+        child.serve(config)  # it enters its jail and drops privileges before any submission code loads
     except BaseException:  # noqa: BLE001 - say why in the output file, then go
         import traceback
 
@@ -367,22 +331,15 @@ def _max_fd():
         return 1024
 
 
-def _prepare(warm):
-    """Import everything a worker needs before any fork (torch, the probes, lazy kernels), never the reference."""
-    from grader.submission import worker
-
-    worker.prepare(warm=warm)
-    for name in PRELOAD:
-        try:
-            importlib.import_module(name)
-        except Exception:  # noqa: BLE001 - optional (numpy), or absent on this platform
-            pass
-
-
 def main(argv=None):
+    """``python -m grader.submission.forkserver FD warm|cold ASSIGNMENT``: the server, on socket ``FD``."""
     argv = sys.argv[1:] if argv is None else argv
     sock = socket.socket(fileno=int(argv[0]))
-    _prepare(warm=argv[1:2] != ["cold"])
+    from grader.assignment import load
+    from grader.submission import child
+
+    # Everything a worker needs, imported before any fork (torch, the probes, lazy kernels); never the reference.
+    child.prepare(load(argv[2]), warm=argv[1] != "cold")
     wake_r, wake_w = os.pipe()
     os.set_blocking(wake_r, False)
     os.set_blocking(wake_w, False)

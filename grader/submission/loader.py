@@ -3,9 +3,10 @@
 A submission folder may be called anything (``builtins``, ``skeleton``,
 ``solution``...): its files are imported as ``_gradekit_sub<N>.<stem>``, so
 they never shadow or are shadowed by an installed module. Inside the
-submission, relative imports work, and absolute imports of ``skeleton.X`` or
-of a bare sibling file name (``import attention``) are redirected to the
-submission's own files by a per-module ``__import__``.
+submission, relative imports work, and absolute imports of the stubs' package
+(``skeleton.X``: the name of the assignment's skeleton folder) or of a bare
+sibling file name (``import attention``) are redirected to the submission's own
+files by a per-module ``__import__``.
 
 The same loader builds the 'isolated' variants (the student's code for one
 task with the reference's code for every other contract name) and the
@@ -20,11 +21,11 @@ import sys
 import types
 from pathlib import Path
 
-from grader.submission.errors import SubmissionError, from_exception
-from grader.tasks import CONTRACT_FILES, NAME_TO_FILE
+from grader.errors import SubmissionError, from_exception
 
 _counter = itertools.count()
-_STEMS = tuple(f[:-3] for f in CONTRACT_FILES)
+PARTS_ROOT = Path("/nonexistent-gradekit-reference-parts")
+"""Where reference parts loaded from source text claim to live: no such folder, so nothing is read from disk."""
 _NEVER_REDIRECT = frozenset(sys.stdlib_module_names) | {"torch", "numpy", "grader"}
 
 
@@ -32,24 +33,29 @@ class Namespace:
     """The contract's names as one folder of code provides them.
 
     Args:
-        root: the folder holding ``attention.py`` etc.
+        root: the folder holding the assignment's contract files (``attention.py`` etc.).
+        assignment: the ``Assignment`` whose contract names and files are looked up.
         label: shown in messages (``"submission"``, ``"reference"``, a bug id).
         overrides: contract name -> object to put in place of the folder's own
             definition once its file has run (used for 'isolated' grading).
         fallback: file name -> module to use when the folder's own file cannot
             be imported (used for 'isolated' grading).
         patches: file name -> source text to use instead of the file on disk.
-        block_solution: make ``import solution`` inside the code fail.
+        block_reference: make importing the reference's package (``import solution``: the name of the
+            assignment's reference folder) inside the code fail.
     """
 
-    def __init__(self, root, *, label="submission", overrides=None, fallback=None, patches=None,
-                 block_solution=True):
+    def __init__(self, root, *, assignment, label="submission", overrides=None, fallback=None, patches=None,
+                 block_reference=True):
         self.root = Path(root).resolve()
+        self.assignment = assignment
         self.label = label
         self.overrides = dict(overrides or {})
         self.fallback = dict(fallback or {})
         self.patches = dict(patches or {})
-        self.block_solution = block_solution
+        self.block_reference = block_reference
+        self._reference_package = Path(assignment.reference).name
+        self._skeleton_package = Path(assignment.skeleton).name
         self.package = f"_gradekit_sub{next(_counter)}"
         self._modules = {}
         self._errors = {}
@@ -60,7 +66,7 @@ class Namespace:
         """The object the folder defines for contract name ``name``; raises ``SubmissionError``."""
         if name in self.overrides:
             return self.overrides[name]
-        file = NAME_TO_FILE[name]
+        file = self.assignment.name_to_file[name]
         module = self.module(file)
         try:
             return getattr(module, name)
@@ -84,7 +90,7 @@ class Namespace:
 
     def load_errors(self):
         """Try every contract file; return ``{file: SubmissionError}`` for those that fail."""
-        for file in CONTRACT_FILES:
+        for file in self.assignment.contract_files:
             try:
                 self.module(file)
             except SubmissionError:
@@ -124,9 +130,9 @@ class Namespace:
     def _redirecting_import(self, name, globals=None, locals=None, fromlist=(), level=0):
         if level == 0 and name:
             head, _, rest = name.partition(".")
-            if head == "solution" and self.block_solution:
+            if head == self._reference_package and self.block_reference:
                 raise ImportError("importing the reference solution is not allowed in a submission")
-            if head == "skeleton":
+            if head == self._skeleton_package:
                 module = importlib.import_module(self.package + ("." + rest if rest else ""))
                 return module if fromlist else self._pkg
             if head not in _NEVER_REDIRECT and self._is_local(head):
@@ -152,7 +158,7 @@ class Namespace:
                 raise
             module.__dict__.update({k: v for k, v in vars(fallback).items() if not k.startswith("__")})
         for name, obj in self.overrides.items():
-            if NAME_TO_FILE.get(name) == stem + ".py":
+            if self.assignment.name_to_file.get(name) == stem + ".py":
                 setattr(module, name, obj)
 
 

@@ -13,54 +13,53 @@ reference's for every other contract name).
 
 import ast
 import functools
-import importlib.util
 from pathlib import Path
 
+from grader.errors import SubmissionError, from_exception
 from grader.probes import PROBES, plain_data
-from grader.submission.banned import DEFAULT_BANNED, RuntimeGuard, probe_tasks
-from grader.submission.errors import SubmissionError, from_exception
-from grader.submission.loader import Namespace
-from grader.tasks import CONTRACT_FILES, NAME_TO_FILE, NAME_TO_TASK, TASK_BY_ID, TASK_IDS, all_deps
+from grader.submission.banned import RuntimeGuard, probe_tasks
+from grader.submission.loader import PARTS_ROOT, Namespace
 
-SOLUTION_ROOT = Path(importlib.util.find_spec("solution").origin).resolve().parent
-"""The reference's folder, found without importing the package (a worker must never hold the reference)."""
 PARTS_USED = "_reference_parts_used"
 """Key of an isolated probe's result: the reference parts the submission's code called or built."""
-PARTS_ROOT = Path("/nonexistent-gradekit-reference-parts")
-"""Where reference parts loaded from source text claim to live: no such folder, so nothing is read from disk."""
 
 
-def reference_namespace(patches=None, label="reference"):
-    """The reference (or, with ``patches``, a mutant of it) as a ``Namespace``."""
-    return Namespace(SOLUTION_ROOT, label=label, patches=patches, block_solution=False)
+def reference_namespace(assignment, patches=None, label="reference"):
+    """The assignment's reference (or, with ``patches``, a mutant of it) as a ``Namespace``."""
+    return Namespace(assignment.reference, assignment=assignment, label=label, patches=patches,
+                     block_reference=False)
 
 
-def excluded_tasks(task_id):
+def excluded_tasks(assignment, task_id):
     """Tasks whose reference code must not be present while ``task_id`` is graded isolated: the task itself
     and every task built on it (the reference ``Transformer`` holds the reference ``MultiHeadAttention``)."""
-    return {task_id} | {t for t in TASK_IDS if task_id in all_deps(t)}
+    return {task_id} | {t for t in assignment.task_ids if task_id in assignment.all_deps(t)}
 
 
-@functools.lru_cache(maxsize=None)
-def _parts_from_disk(task_id):
-    return reference_parts(task_id, read=lambda file: (SOLUTION_ROOT / file).read_text(encoding="utf-8"))
+_PARTS_FROM_DISK = {}
+"""``reference_parts_for``'s cache, keyed by what the parts depend on (an ``Assignment`` is not hashable)."""
 
 
-def reference_parts_for(task_id):
-    """``reference_parts(task_id)`` of the installed reference (a fresh dict)."""
-    return dict(_parts_from_disk(task_id))
+def reference_parts_for(assignment, task_id):
+    """``reference_parts(assignment, task_id)`` of the reference on disk, read once (a fresh dict)."""
+    key = (Path(assignment.reference), assignment.tasks, task_id)
+    if key not in _PARTS_FROM_DISK:
+        _PARTS_FROM_DISK[key] = reference_parts(assignment, task_id)
+    return dict(_PARTS_FROM_DISK[key])
 
 
-def reference_parts(task_id, read=None):
+def reference_parts(assignment, task_id, read=None):
     """``{file: source}``: the reference with every definition of an excluded task (``excluded_tasks``) cut out,
     and files left with no contract name dropped. This is all of the reference an 'isolated:<task_id>' run may
-    hold, in this process or in a worker. ``read(file)`` gives a file's text (default: from ``SOLUTION_ROOT``)."""
-    read = read or (lambda file: (SOLUTION_ROOT / file).read_text(encoding="utf-8"))
-    banned_names = {name for name, task in NAME_TO_TASK.items() if task in excluded_tasks(task_id)}
-    banned_names -= set(TASK_BY_ID[task_id].own_reference)
+    hold, in this process or in a worker. ``read(file)`` gives a file's text (default: from the assignment's
+    reference folder)."""
+    read = read or (lambda file: (Path(assignment.reference) / file).read_text(encoding="utf-8"))
+    excluded = excluded_tasks(assignment, task_id)
+    banned_names = {name for name, task in assignment.name_to_task.items() if task in excluded}
+    banned_names -= set(assignment.task_by_id[task_id].own_reference)
     parts = {}
-    for file in CONTRACT_FILES:
-        names = [name for name, f in NAME_TO_FILE.items() if f == file]
+    for file in assignment.contract_files:
+        names = [name for name, f in assignment.name_to_file.items() if f == file]
         if all(name in banned_names for name in names):
             continue
         tree = ast.parse(read(file))
@@ -78,9 +77,9 @@ def reference_parts(task_id, read=None):
     return parts
 
 
-def parts_namespace(parts, label="reference"):
+def parts_namespace(assignment, parts, label="reference"):
     """A ``Namespace`` of reference parts given as source text (``reference_parts``); reads no file."""
-    return Namespace(PARTS_ROOT, label=label, patches=parts, block_solution=False)
+    return Namespace(PARTS_ROOT, assignment=assignment, label=label, patches=parts, block_reference=False)
 
 
 def _watched(obj, name, used):
@@ -99,24 +98,25 @@ def _watched(obj, name, used):
     return call
 
 
-def isolated_namespace(root, task_id, parts, label="isolated"):
+def isolated_namespace(assignment, root, task_id, parts, label="isolated"):
     """The submission's code for ``task_id`` over the reference's for the tasks beneath it; ``parts`` is a
     ``Namespace`` of the reference parts allowed for ``task_id`` (``reference_parts``). ``namespace.parts_used``
     collects the names of the reference parts the submission's code called or built (see ``InProcessRunner``)."""
-    beneath = {name for name, task in NAME_TO_TASK.items() if task in all_deps(task_id)}
-    beneath |= set(TASK_BY_ID[task_id].own_reference)
+    deps = assignment.all_deps(task_id)
+    beneath = {name for name, task in assignment.name_to_task.items() if task in deps}
+    beneath |= set(assignment.task_by_id[task_id].own_reference)
     used = set()
-    overrides = {name: _watched(parts.get(name), name, used) for name in NAME_TO_FILE if name in beneath}
-    own_file = TASK_BY_ID[task_id].file
+    overrides = {name: _watched(parts.get(name), name, used) for name in assignment.name_to_file if name in beneath}
+    own_file = assignment.task_by_id[task_id].file
     fallback = {}
-    for file in CONTRACT_FILES:
+    for file in assignment.contract_files:
         if file == own_file:
             continue
         try:
             fallback[file] = parts.module(file)
         except SubmissionError:  # a file whose every name is excluded: the submission's own or nothing
             pass
-    ns = Namespace(root, label=f"{label}:{task_id}", overrides=overrides, fallback=fallback)
+    ns = Namespace(root, assignment=assignment, label=f"{label}:{task_id}", overrides=overrides, fallback=fallback)
     ns.parts_used = used
     return ns
 
@@ -140,34 +140,38 @@ class InProcessRunner:
 
     Args:
         root: the submission folder.
-        banned: banned API names for the runtime guard (empty: no guard).
+        assignment: the ``Assignment`` graded; its probe modules are imported here (``load_probes``).
+        banned: banned API names for the runtime guard (``None``: the assignment's; empty: no guard).
         namespace: the ``Namespace`` of the 'integrated' variant (default: the folder as it is).
         parts: ``task_id -> {file: source}``, the reference parts an 'isolated:<task>' variant may use
             (default: ``reference_parts`` read from disk; a worker is given only its own variant's).
     """
 
-    def __init__(self, root, *, banned=DEFAULT_BANNED, namespace=None, parts=None):
+    def __init__(self, root, *, assignment, banned=None, namespace=None, parts=None):
         self.root = Path(root).resolve()
-        self.parts = parts or reference_parts_for
+        self.assignment = assignment
+        assignment.load_probes()
+        self.parts = parts or functools.partial(reference_parts_for, assignment)
         self._namespaces = {}
         if namespace is not None:
             self._namespaces["integrated"] = namespace
-        self.guard = RuntimeGuard(banned).install() if banned else None
+        banned = assignment.banned if banned is None else banned
+        self.guard = RuntimeGuard(assignment, banned).install() if banned else None
 
     def namespace(self, variant):
         if variant not in self._namespaces:
             if variant == "integrated":
-                self._namespaces[variant] = Namespace(self.root)
+                self._namespaces[variant] = Namespace(self.root, assignment=self.assignment)
             else:
                 task_id = variant.split(":", 1)[1]
-                parts = parts_namespace(self.parts(task_id))
-                self._namespaces[variant] = isolated_namespace(self.root, task_id, parts)
+                parts = parts_namespace(self.assignment, self.parts(task_id))
+                self._namespaces[variant] = isolated_namespace(self.assignment, self.root, task_id, parts)
         return self._namespaces[variant]
 
     def run(self, probe, variant="integrated", **args):
         ns = self.namespace(variant)
         if self.guard is not None:
-            self.guard.start(self.root, probe_tasks(probe, variant, args))
+            self.guard.start(self.root, probe_tasks(self.assignment, probe, variant, args))
         used = getattr(ns, "parts_used", None)
         if used is not None:
             used.clear()

@@ -22,6 +22,9 @@ Decoding never runs code that came with the bytes (unlike a pickle): it can buil
 above, checks every length against what is left, every dimension against the byte count, the
 nesting depth and the device name, and raises ``WireError`` on anything else. That is why the
 judge can read what a worker running a student's code sends it.
+
+Down a pipe, each message is framed: its length in 8 bytes (``HEADER``, little-endian), then the message
+(``frame``).
 """
 
 import ctypes
@@ -31,7 +34,7 @@ import struct
 
 import torch
 
-__all__ = ["DTYPES", "WireError", "decode", "encode"]
+__all__ = ["DTYPES", "HEADER", "WireError", "decode", "encode", "frame"]
 
 DTYPES = (torch.float64, torch.float32, torch.float16, torch.bfloat16, torch.int64, torch.int32,
           torch.int16, torch.int8, torch.uint8, torch.bool, torch.complex64, torch.complex128)
@@ -45,6 +48,8 @@ _UQ = struct.Struct("<Q")
 _D = struct.Struct("<d")
 _U32 = struct.Struct("<I")
 _KEY_TYPES = (type(None), bool, int, float, str, bytes, tuple)
+HEADER = struct.Struct("<Q")
+"""What precedes a message in a pipe: its length in bytes."""
 
 
 class WireError(ValueError):
@@ -57,6 +62,11 @@ def encode(obj):
     out = bytearray()
     _put(obj, out, 0)
     return bytes(out)
+
+
+def frame(blob):
+    """An encoded message as it goes down a pipe: its length, then itself."""
+    return HEADER.pack(len(blob)) + blob
 
 
 def _put(x, out, depth):

@@ -1,12 +1,13 @@
-"""``WorkerRunner``: run probes on a submission in a child process.
+"""``WorkerRunner``: run probes on a submission in a child process (the judge's side).
 
 The judge (the process that grades) never imports the submission and never
 unpickles anything the child produced:
 
-- the child is ``python -m grader.submission.worker`` in its own session and
-  process group, with a private temporary working directory, a minimal
-  environment, resource limits (address space, CPU time, file size, no core
-  files) and one intra-op thread;
+- the child (``grader.submission.child``) is forked from a fork server
+  (``forkserver``) or started as ``python -m grader.submission.child``, in its
+  own session and process group, with a private temporary working directory,
+  a minimal environment, resource limits (address space, CPU time, file size,
+  no core files) and one intra-op thread (``sandbox``);
 - the judge sends requests ``(probe, variant, args)`` over a pipe, and the child
   answers over a second pipe, both in the format of ``grader.submission.wire``:
   plain data (dict/list/tuple/str/int/float/bool/None) and raw tensor buffers,
@@ -24,16 +25,11 @@ The child's first message is ``{"ready": True, "pid": ...}``; each reply is
 ``{"result": dict, "findings": [...]}`` or ``{"error": dict, "findings": [...]}``.
 """
 
-import importlib
-import io
 import json
 import os
-import pwd
-import resource
 import select
 import shutil
 import signal
-import struct
 import subprocess
 import sys
 import tempfile
@@ -43,12 +39,12 @@ from pathlib import Path
 
 import torch
 
-from grader.probes import plain_data
+from grader.errors import SubmissionError
 from grader.submission import forkserver, wire
-from grader.submission.banned import DEFAULT_BANNED, Finding
-from grader.submission.errors import SubmissionError
+from grader.submission.banned import Finding
+from grader.submission.sandbox import FRESH, _kill_group, _resolve_user, _sweep, environment, fresh_uid, kill_uid, \
+    remove_ipc
 
-_HEADER = struct.Struct("<Q")
 _POLL_S = 0.05
 TAIL_BYTES = 64 << 10
 """How much of the child's output the judge reads back, at most."""
@@ -156,7 +152,7 @@ class _Worker:
 
 
 class _ExecProcess:
-    """A worker started with ``python -m grader.submission.worker`` (the judge's own child)."""
+    """A worker started with ``python -m grader.submission.child`` (the judge's own child)."""
 
     def __init__(self, popen):
         self.popen, self.pid = popen, popen.pid
@@ -174,172 +170,6 @@ class _ExecProcess:
         return self.popen.wait(timeout=timeout)
 
 
-def _kill_group(pgid):
-    try:
-        os.killpg(pgid, signal.SIGKILL)
-    except (ProcessLookupError, PermissionError):
-        pass
-
-
-def _sweep(sid, wdir, uid=None):
-    """SIGKILL leftovers: processes in the child's session (they may have left its process group)
-    and processes whose working directory is inside the child's private folder (they may have
-    left its session). Linux only; best effort."""
-    proc = Path("/proc")
-    if not proc.is_dir():
-        return
-    me, prefix = os.getpid(), str(Path(wdir).resolve()) + os.sep
-    uids = {os.getuid()} if uid is None else {os.getuid(), uid}
-    for _ in range(5):
-        victims = []
-        for entry in proc.iterdir():
-            if not entry.name.isdigit() or int(entry.name) == me:
-                continue
-            try:
-                if entry.stat().st_uid not in uids:
-                    continue
-                fields = (entry / "stat").read_text().rsplit(")", 1)[1].split()
-                if fields[0] in ("Z", "X"):  # dead already (the worker itself, until it is reaped)
-                    continue
-                session = int(fields[3])
-                if session == sid:
-                    victims.append(int(entry.name))
-                    continue
-                cwd = os.readlink(entry / "cwd")
-                if (cwd + os.sep).startswith(prefix):
-                    victims.append(int(entry.name))
-            except (OSError, ValueError, IndexError):
-                continue
-        if not victims:
-            return
-        for pid in victims:
-            try:
-                os.kill(pid, signal.SIGKILL)
-            except (ProcessLookupError, PermissionError):
-                pass
-        time.sleep(0.01)
-
-
-def _uids_of_processes():
-    """``{pid: real uid}`` of every process (Linux ``/proc``)."""
-    found = {}
-    for entry in os.scandir("/proc"):
-        if not entry.name.isdigit():
-            continue
-        try:
-            with open(f"/proc/{entry.name}/status", "rb") as f:
-                for line in f:
-                    if line.startswith(b"Uid:"):
-                        found[int(entry.name)] = int(line.split()[1])
-                        break
-        except (OSError, ValueError, IndexError):
-            continue
-    return found
-
-
-def kill_uid(uid, rounds=200):
-    """SIGKILL every process whose real uid is ``uid`` until none is left (a worker's uid is its own, so this
-    reaches exactly what the worker started: daemons that left its session, its folder and its group too).
-    Returns how many were killed. Root only; a process cannot escape it by changing session, group or folder."""
-    if os.geteuid() != 0 or not os.path.isdir("/proc"):
-        return 0
-    killed = 0
-    for _ in range(rounds):
-        victims = [pid for pid, owner in _uids_of_processes().items() if owner == uid]
-        alive = []
-        for pid in victims:
-            try:
-                with open(f"/proc/{pid}/stat", "rb") as f:
-                    if f.read().rsplit(b")", 1)[1].split()[0] in (b"Z", b"X"):
-                        continue  # dead, waiting for its parent (or the fork server) to reap it
-            except (OSError, IndexError):
-                continue
-            alive.append(pid)
-            try:
-                os.kill(pid, signal.SIGKILL)
-                killed += 1
-            except (ProcessLookupError, PermissionError):
-                pass
-        if not alive:
-            return killed
-        time.sleep(0.002)
-    return killed
-
-
-def remove_ipc(uid):
-    """Remove System V shared memory, message queues and semaphores created by ``uid`` (they outlive their
-    process; a worker in its own IPC namespace leaves none, this covers machines where that was refused)."""
-    if os.geteuid() != 0:
-        return
-    import ctypes
-
-    try:
-        libc = ctypes.CDLL(None, use_errno=True)
-    except OSError:
-        return
-    for kind in ("shm", "msg", "sem"):
-        try:
-            lines = Path(f"/proc/sysvipc/{kind}").read_text().splitlines()
-        except OSError:
-            continue
-        if not lines:
-            continue
-        header = lines[0].split()
-        try:
-            id_col, uid_col = 1, header.index("cuid")
-        except ValueError:
-            continue
-        for line in lines[1:]:
-            fields = line.split()
-            try:
-                if int(fields[uid_col]) != uid and int(fields[header.index("uid")]) != uid:
-                    continue
-                ident = int(fields[id_col])
-            except (ValueError, IndexError):
-                continue
-            if kind == "shm":
-                libc.shmctl(ident, 0, None)
-            elif kind == "msg":
-                libc.msgctl(ident, 0, None)
-            else:
-                libc.semctl(ident, 0, 0)
-
-
-def _mapped_uid_ranges():
-    """``[(first, count)]`` of the uids this user namespace maps (``/proc/self/uid_map``)."""
-    try:
-        rows = [line.split() for line in Path("/proc/self/uid_map").read_text().splitlines()]
-        return [(int(r[0]), int(r[2])) for r in rows if len(r) == 3]
-    except (OSError, ValueError):
-        return [(0, 1 << 32)]
-
-
-_FRESH_FLOOR = 100_000
-
-
-def fresh_uid():
-    """A uid no account owns and no process uses, drawn at random from the high uids this machine maps: one per
-    worker, so that no two workers (in this batch, a later one, or another batch running beside it) share one."""
-    import random
-
-    rng = random.SystemRandom()
-    ranges = [(max(first, _FRESH_FLOOR), first + count - 1) for first, count in _mapped_uid_ranges()]
-    ranges = [(lo, min(hi, (1 << 31) - 2)) for lo, hi in ranges if min(hi, (1 << 31) - 2) - lo > 1000]
-    if not ranges:
-        raise RuntimeError("no unused high uid is mapped here; give run_as a user name instead")
-    busy = set(_uids_of_processes().values())
-    lo, hi = max(ranges, key=lambda r: r[1] - r[0])
-    for _ in range(1000):
-        uid = rng.randint(lo, hi)
-        try:
-            pwd.getpwuid(uid)
-            continue
-        except KeyError:
-            pass
-        if uid not in busy:
-            return uid
-    raise RuntimeError("could not find an unused uid")
-
 
 def _cleanup(state):
     """Kill the current child and remove the runner's temporary folder (also run at exit / GC)."""
@@ -355,35 +185,6 @@ def _cleanup(state):
 
 DEFAULT_MEMORY_MB = 4096
 """The child's memory cap when ``memory_mb`` is not given (a batch judge sets it from the course configuration)."""
-UNPRIVILEGED_USER = "nobody"
-"""The account ``run_as="nobody"`` names; the default for a root judge is a fresh uid per worker instead."""
-FRESH = "fresh"
-"""``run_as`` resolved to: a uid of the worker's own, drawn for each worker (``fresh_uid``)."""
-
-
-def _resolve_user(run_as, forked=True):
-    """What ``run_as`` means here: ``FRESH`` (``"auto"`` when the judge is root: a uid of each worker's own, in a
-    jail), ``None`` (``"auto"`` for an ordinary user, or ``None``: the judge's own user, no jail), a uid, or a user
-    name as ``(uid, gid)``. Every worker, forked or exec'd, imports what it needs first and then drops to it."""
-    if run_as is None or (run_as == "auto" and os.geteuid() != 0):
-        return None
-    if run_as == "auto":
-        return FRESH
-    if os.geteuid() != 0:
-        raise ValueError(f"run_as={run_as!r} needs the judge to run as root (it runs as uid {os.geteuid()})")
-    if isinstance(run_as, int) and not isinstance(run_as, bool):  # a uid no account needs to own
-        return run_as, run_as
-    try:
-        entry = pwd.getpwnam(run_as)
-    except KeyError:
-        raise ValueError(f"run_as={run_as!r}: no such user on this machine") from None
-    return entry.pw_uid, entry.pw_gid
-
-
-def slot_user(slot):
-    """The ``run_as`` of batch slot ``slot``'s workers: ``"auto"``: as root, every worker gets a uid of its own,
-    so no slot, later submission or other batch ever shares one."""
-    return "auto"
 
 
 def default_spawn():
@@ -420,7 +221,8 @@ class WorkerRunner:
 
     Args:
         root: the submission folder.
-        banned: banned API names for the runtime guard in the child (empty: no guard).
+        assignment: the ``Assignment`` graded (loaded by its ``package`` in the child: one ``load`` made).
+        banned: banned API names for the runtime guard in the child (``None``: the assignment's; empty: no guard).
         call_timeout: seconds one ``run`` may take.
         total_timeout: seconds all ``run`` calls together may take (worker start-up not counted);
             once used up, every ``run`` raises ``SubmissionError(kind="timeout")`` at once.
@@ -431,24 +233,28 @@ class WorkerRunner:
         memory_kind: ``"as"`` (``RLIMIT_AS``, address space), ``"data"`` (``RLIMIT_DATA``) or
             ``"auto"``: ``"data"`` where CUDA is available (CUDA reserves far more address space
             than it uses), else ``"as"``.
-        start_timeout: seconds a child may take to start (import torch and the reference).
+        start_timeout: seconds a child may take to start (import torch, the probes and the assignment).
         restart_early: after a timeout or crash, start the next child at once, in the background
             (it imports torch while the judge does other work), instead of at the next ``run``.
         run_as: ``"auto"`` (when the judge runs as root: each worker in a jail of its own, as a uid of its own;
             else the judge's user), ``None`` (the judge's user, no jail), a uid or a user name (in a jail).
         jail: with a root judge, ``chroot`` each worker into its own folder (default: whenever the judge is root).
         spawn: ``"fork"`` (fork each child from this process's fork server: milliseconds, see
-            ``forkserver``), ``"exec"`` (start ``python -m grader.submission.worker``: seconds) or
+            ``forkserver``), ``"exec"`` (start ``python -m grader.submission.child``: seconds) or
             ``"auto"``: fork on Linux without CUDA, else exec (a process must not fork once it has
             initialised CUDA, and the server's warm-up asks ``torch.cuda.is_available()``; a fork server
             for GPU machines would have to avoid every CUDA call, to be tried on a GPU).
     """
 
-    def __init__(self, root, *, banned=DEFAULT_BANNED, call_timeout=60.0, total_timeout=600.0,
+    def __init__(self, root, *, assignment, banned=None, call_timeout=60.0, total_timeout=600.0,
                  memory_mb=None, output_cap=8 << 20, cpu_seconds=None, memory_kind="auto",
                  start_timeout=120.0, restart_early=True, run_as="auto", spawn="auto", jail=None,
                  reply_cap=REPLY_CAP):
+        if not assignment.package:
+            raise ValueError(f"assignment {assignment.name!r} has no package: a worker loads it by that import "
+                             f"path; get it from grader.assignment.load")
         self.root = Path(root).resolve()
+        self.assignment = assignment
         if spawn == "auto":
             spawn = default_spawn()
         if spawn not in ("fork", "exec"):
@@ -462,7 +268,7 @@ class WorkerRunner:
         if self.jail and os.geteuid() != 0:
             raise ValueError("jail=True needs the judge to run as root")
         self._copy = None
-        self.banned = tuple(banned or ())
+        self.banned = tuple(assignment.banned if banned is None else banned)
         self.call_timeout = float(call_timeout)
         self.total_timeout = float(total_timeout)
         self.memory_mb = DEFAULT_MEMORY_MB if memory_mb is None else memory_mb
@@ -674,13 +480,14 @@ class WorkerRunner:
             parts_file = wdir / "parts.json"
             fd = os.open(parts_file, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
             with os.fdopen(fd, "w", encoding="utf-8") as f:
-                json.dump(reference_parts_for(variant.split(":", 1)[1]), f)
+                json.dump(reference_parts_for(self.assignment, variant.split(":", 1)[1]), f)
             if uid is not None and not self.jail:
                 os.chown(parts_file, uid, gid)
         req_r, req_w = os.pipe()
         rep_r, rep_w = os.pipe()
         config = {
-            "root": root, "banned": list(self.banned), "req_fd": req_r, "rep_fd": rep_w, "variant": variant,
+            "assignment": self.assignment.package, "root": root, "banned": list(self.banned), "variant": variant,
+            "req_fd": req_r, "rep_fd": rep_w,
             "parts_file": str(parts_file) if parts_file else None, "jail": str(jail) if jail else None,
             "user": [uid, gid] if uid is not None else None, "home": str(home),
             "memory_mb": self.memory_mb, "memory_kind": self.memory_kind, "cpu_seconds": self.cpu_seconds,
@@ -703,11 +510,11 @@ class WorkerRunner:
 
     def _start_child(self, config, home, inside_home, req_r, rep_w, log_fd):
         """The child process (``_ExecProcess`` or ``forkserver.ForkedProcess``), given its pipes and output file."""
-        env = forkserver.environment(inside_home)
+        env = environment(inside_home, self.assignment)
         if self.spawn == "fork":
             config = dict(config, env=env)
             for attempt in (1, 2):  # a server that died (a submission may kill it) is started again, once
-                server = forkserver.shared()
+                server = forkserver.shared(assignment=self.assignment)
                 try:
                     pid, status_fd = server.spawn(config, req_r, rep_w, log_fd)
                     return forkserver.ForkedProcess(server, pid, status_fd)
@@ -716,7 +523,7 @@ class WorkerRunner:
                         raise
         # Started as the judge's user: it imports what it needs, then enters its jail and drops to its own.
         popen = subprocess.Popen(
-            [sys.executable, "-B", "-m", "grader.submission.worker", json.dumps(config)],
+            [sys.executable, "-B", "-m", "grader.submission.child", json.dumps(config)],
             stdin=subprocess.DEVNULL, stdout=log_fd, stderr=log_fd, cwd=home,
             env=env, pass_fds=(req_r, rep_w), close_fds=True, start_new_session=True)
         return _ExecProcess(popen)
@@ -798,7 +605,7 @@ def _drain(fd):
 
 
 def _send(worker, payload, deadline):
-    data = memoryview(_HEADER.pack(len(payload)) + payload)
+    data = memoryview(wire.frame(payload))
     while data:
         now = time.monotonic()
         if now >= deadline:
@@ -818,6 +625,7 @@ def _send(worker, payload, deadline):
 
 def _receive(worker, deadline, reply_cap):
     """One framed message from the child, watching the deadline, its output and whether it lives."""
+    header = wire.HEADER
     buf = bytearray()
     length = None
     while True:
@@ -826,18 +634,18 @@ def _receive(worker, deadline, reply_cap):
             raise _Timeout
         ready, _, _ = select.select([worker.rep_r], [], [], min(_POLL_S, deadline - now))
         if ready:
-            want = (_HEADER.size - len(buf)) if length is None else (_HEADER.size + length - len(buf))
+            want = (header.size - len(buf)) if length is None else (header.size + length - len(buf))
             chunk = os.read(worker.rep_r, min(want, 1 << 20))
             if not chunk:
                 raise _Dead
             buf += chunk
-            if length is None and len(buf) >= _HEADER.size:
-                (length,) = _HEADER.unpack_from(buf)
+            if length is None and len(buf) >= header.size:
+                (length,) = header.unpack_from(buf)
                 if length > reply_cap:
                     raise _BadReply(f"a reply of {length} bytes, more than the {reply_cap} bytes that graded "
                                     f"results ever need (a result far larger than the inputs asked for)")
-            if length is not None and len(buf) >= _HEADER.size + length:
-                return bytes(buf[_HEADER.size:])
+            if length is not None and len(buf) >= header.size + length:
+                return bytes(buf[header.size:])
             continue
         if not worker.alive():
             ready, _, _ = select.select([worker.rep_r], [], [], 0)
@@ -873,299 +681,3 @@ def _error_from(d):
         fields[name] = value if isinstance(value, kind) and not isinstance(value, bool) else default
     return SubmissionError.from_dict(fields)
 
-
-# ================================================================================================
-# The child side
-# ================================================================================================
-def _read_exact(fd, n):
-    chunks, got = [], 0
-    while got < n:
-        chunk = os.read(fd, min(n - got, 1 << 20))
-        if not chunk:
-            return None
-        chunks.append(chunk)
-        got += len(chunk)
-    return b"".join(chunks)
-
-
-def _write_all(fd, data):
-    view = memoryview(data)
-    while view:
-        n = os.write(fd, view)
-        view = view[n:]
-
-
-def _set_limit(which, value):
-    soft, hard = resource.getrlimit(which)
-    hard_value = value[1] if isinstance(value, tuple) else value
-    soft_value = value[0] if isinstance(value, tuple) else value
-    if hard != resource.RLIM_INFINITY:
-        hard_value = min(hard_value, hard)
-        soft_value = min(soft_value, hard_value)
-    resource.setrlimit(which, (soft_value, hard_value))
-
-
-def _set_limits(config):
-    _set_limit(resource.RLIMIT_CORE, 0)
-    if config.get("memory_mb"):
-        kind = resource.RLIMIT_DATA if config.get("memory_kind") == "data" else resource.RLIMIT_AS
-        _set_limit(kind, int(config["memory_mb"]) << 20)
-    if config.get("cpu_seconds"):
-        usage = resource.getrusage(resource.RUSAGE_SELF)
-        spent = int(usage.ru_utime + usage.ru_stime) + 1  # start-up (importing torch) is not counted
-        cpu = spent + int(config["cpu_seconds"])
-        _set_limit(resource.RLIMIT_CPU, (cpu, cpu + 5))  # SIGXCPU at the soft limit, SIGKILL at the hard
-    if config.get("file_size"):
-        _set_limit(resource.RLIMIT_FSIZE, int(config["file_size"]))
-    if config.get("max_processes"):  # counted per uid: a jailed worker's uid is its own
-        _set_limit(resource.RLIMIT_NPROC, int(config["max_processes"]))
-    if hasattr(resource, "RLIMIT_MSGQUEUE"):  # POSIX message queues outlive their process: none at all
-        _set_limit(resource.RLIMIT_MSGQUEUE, 0)
-
-
-def _seal_reference(root):
-    """Refuse every later ``open`` of a file in the reference's folder (an audit hook cannot be removed).
-
-    In a jail (a root judge) the folder is not even visible; elsewhere (a judge running as an ordinary user)
-    this stops ``open``, ``io.open_code`` and ``inspect.getsource`` from reading ``solution/*.py``, though not a
-    child process that reads it (see the README's isolation section)."""
-    from grader.submission.runner import SOLUTION_ROOT
-
-    sealed = os.path.realpath(SOLUTION_ROOT)
-    if os.path.realpath(root) == sealed:  # grading the reference itself (an instructor's sanity check)
-        return
-    realpath, fspath, sep = os.path.realpath, os.fspath, os.sep
-
-    def hook(event, args):
-        if event != "open" or not args:
-            return
-        path = args[0]
-        if isinstance(path, int):
-            return
-        try:
-            where = realpath(fspath(path))
-        except (TypeError, ValueError, OSError):
-            return
-        if isinstance(where, bytes):
-            where = where.decode("utf-8", "replace")
-        if where == sealed or where.startswith(sealed + sep):
-            raise PermissionError(f"reading the reference solution is not allowed: {path!r}")
-
-    sys.addaudithook(hook)
-
-
-def _take_parts(config):
-    """The reference parts this worker's variant may use (``{file: source}``), read from the file the judge left
-    for it and removed at once, before any submission code runs."""
-    path = config.get("parts_file")
-    if not path:
-        return {}
-    with open(path, "rb") as f:
-        parts = json.loads(f.read())
-    os.unlink(path)
-    return parts
-
-
-def _enter_jail(config):
-    """Where the judge runs as root: ``chroot`` into the worker's own folder (the submission's copy and a private
-    home, nothing else of the machine: not the reference, not the batch's outputs, not a classmate, no ``/tmp``,
-    no ``/proc``, no programs to run), then become the worker's own uid for good. Everything the worker needs
-    was imported before."""
-    jail, user = config.get("jail"), config.get("user")
-    if jail:
-        _unshare_namespaces()
-        os.chroot(jail)
-        os.chdir("/home")
-    if user:
-        os.setgroups([])
-        os.setgid(user[1])
-        os.setuid(user[0])
-        if os.getuid() == 0 or os.geteuid() == 0:  # pragma: no cover - setuid cannot silently fail
-            raise RuntimeError("the worker could not drop its privileges")
-
-
-def _unshare_namespaces():
-    """Best effort, as root: a network namespace of its own (no network at all, no abstract sockets shared with
-    another worker) and an IPC namespace of its own (System V objects and message queues die with it)."""
-    import ctypes
-
-    try:
-        libc = ctypes.CDLL(None, use_errno=True)
-        libc.unshare(0x40000000 | 0x08000000)  # CLONE_NEWNET | CLONE_NEWIPC; refused without CAP_SYS_ADMIN
-    except (OSError, AttributeError):
-        pass
-
-
-class _CappedOutput(io.RawIOBase):
-    """The worker's ``sys.stdout``/``sys.stderr``: writes to the output file until it reaches its size limit
-    (``RLIMIT_FSIZE``), then drops the rest instead of failing: printing is never a crime."""
-
-    def __init__(self, fd):
-        super().__init__()
-        self.fd = fd
-
-    def writable(self):
-        return True
-
-    def write(self, data):
-        try:
-            os.write(self.fd, data)
-        except OSError:  # EFBIG past the cap (SIGXFSZ is ignored): dropped; the judge says so
-            pass
-        return len(data)
-
-
-def _capped_stdio():
-    signal.signal(signal.SIGXFSZ, signal.SIG_IGN)
-    for fd, name in ((1, "stdout"), (2, "stderr")):
-        stream = io.TextIOWrapper(io.BufferedWriter(_CappedOutput(fd)), encoding="utf-8",
-                                  errors="backslashreplace", line_buffering=True, write_through=True)
-        setattr(sys, name, stream)
-        setattr(sys, f"__{name}__", stream)
-
-
-def _wrap_exit():
-    """Leave a note in the output when the code calls ``os._exit`` (the judge reports it)."""
-    real_exit = os._exit
-    write = os.write
-
-    def _exit(status):
-        try:
-            frame = sys._getframe(1)
-            where = f" at {frame.f_code.co_filename}:{frame.f_lineno}"
-        except ValueError:
-            where = ""
-        try:
-            write(2, f"\n[gradekit] the code called os._exit({status!r}){where}\n".encode())
-        except OSError:
-            pass
-        real_exit(status)
-
-    os._exit = _exit
-    return real_exit
-
-
-def _tensor_bytes(x, depth=0):
-    """Bytes of tensor data in a plain reply (what encoding it would copy)."""
-    if depth > 100:
-        return 0
-    if isinstance(x, torch.Tensor):
-        return 0 if x.device.type == "meta" else x.numel() * x.element_size()
-    if isinstance(x, dict):
-        return sum(_tensor_bytes(v, depth + 1) for v in x.values())
-    if isinstance(x, (list, tuple)):
-        return sum(_tensor_bytes(v, depth + 1) for v in x)
-    return 0
-
-
-def _error_dict(err):
-    d = err.to_dict()
-    try:
-        return plain_data(d)
-    except Exception:  # noqa: BLE001 - keep what is plain, describe the rest
-        return {k: (v if type(v) in (str, int) else repr(v)[:2000]) for k, v in d.items() if k != "data"}
-
-
-def prepare(warm=True):
-    """Everything a worker does before it knows its submission: import torch, the probes and every module a
-    submission may import (a jailed worker cannot read files), and pay torch's lazy imports; with ``warm``, also
-    run torch's operators once in every dtype and device the checks use (their first-call costs). Never the
-    reference: a worker forked from this process must not hold any of it (the fork server calls this once)."""
-    import faulthandler
-
-    faulthandler.enable()
-    torch.set_num_threads(1)
-    import grader.submission.errors  # noqa: F401 - what serve() needs, imported before any fork
-    import grader.submission.loader  # noqa: F401
-    import grader.submission.runner  # noqa: F401
-    from grader.probes import warm_up, warm_up_ops
-
-    for name in forkserver.PRELOAD:
-        try:
-            importlib.import_module(name)
-        except Exception:  # noqa: BLE001 - optional (numpy), or absent on this platform
-            pass
-    warm_up()  # torch's lazy imports are not the submission's time
-    if warm:
-        warm_up_ops()  # nor are its first-call costs (in-process, the reference pays them first)
-
-
-def serve(config):
-    """Load the submission at ``config["root"]`` for the one variant ``config["variant"]``, lock the process down,
-    say ready, then answer requests until the judge closes the pipe; never returns."""
-    from grader.submission.errors import from_exception
-    from grader.submission.runner import InProcessRunner
-
-    req_fd, rep_fd = config["req_fd"], config["rep_fd"]
-    reply_cap = int(config.get("reply_cap") or REPLY_CAP)
-    variant = config.get("variant", "integrated")
-    parts = _take_parts(config)
-    _enter_jail(config)
-    root = config["root"]
-
-    def allowed_parts(task_id):
-        if variant != f"isolated:{task_id}":
-            raise SubmissionError(kind="exception", detail=f"this worker serves {variant!r} only")
-        return parts
-
-    runner = InProcessRunner(root, banned=tuple(config["banned"]), parts=allowed_parts)
-    encode, decode = wire.encode, wire.decode  # as they are before any student code runs
-    _seal_reference(root)
-    _set_limits(config)
-    _capped_stdio()
-    real_exit = _wrap_exit()
-    _write_all(rep_fd, _frame(encode({"ready": True, "pid": os.getpid()})))
-
-    while True:
-        header = _read_exact(req_fd, _HEADER.size)
-        if header is None:
-            break
-        payload = _read_exact(req_fd, _HEADER.unpack(header)[0])
-        if payload is None:
-            break
-        probe, asked, args = decode(payload)
-        try:
-            if asked != variant:
-                raise SubmissionError(kind="exception", detail=f"this worker serves {variant!r}, not {asked!r}")
-            reply = {"result": runner.run(probe, variant, **args)}
-        except SubmissionError as err:
-            reply = {"error": _error_dict(err)}
-        except BaseException as exc:  # noqa: BLE001 - KeyboardInterrupt, a student's BaseException ...
-            reply = {"error": _error_dict(from_exception(exc, root))}
-        try:
-            findings = [plain_data(f.to_dict()) for f in runner.banned_runtime()]
-        except BaseException:  # noqa: BLE001
-            findings = []
-        reply["findings"] = findings
-        size = _tensor_bytes(reply)
-        if size > reply_cap:  # refused here, before encoding copies it: the judge never holds it either
-            err = SubmissionError(kind="bad_output", detail=f"the result holds {size} bytes of tensors, more than "
-                                                            f"the {reply_cap} bytes that graded results ever need")
-            reply = {"error": _error_dict(err), "findings": findings}
-        try:
-            blob = encode(reply)
-        except BaseException as exc:  # noqa: BLE001 - a tensor the wire format cannot carry
-            err = SubmissionError(kind="bad_output", detail=f"the result could not be sent back: "
-                                                            f"{type(exc).__name__}: {str(exc)[:500]}")
-            blob = encode({"error": _error_dict(err), "findings": findings})
-        _write_all(rep_fd, _frame(blob))
-    try:
-        sys.stdout.flush()
-    except BaseException:  # noqa: BLE001
-        pass
-    real_exit(0)
-
-
-def main(argv=None):
-    """``python -m grader.submission.worker CONFIG_JSON``: a worker started by exec."""
-    argv = sys.argv[1:] if argv is None else argv
-    prepare(warm=False)  # one worker per process: it warms up beside the judge
-    serve(json.loads(argv[0]))
-
-
-def _frame(blob):
-    return _HEADER.pack(len(blob)) + blob
-
-
-if __name__ == "__main__":
-    main()

@@ -239,6 +239,9 @@ def _numbers(grid):
 
 # -- pictures -------------------------------------------------------------------------------------
 def _figures(result, t):
+    """The pictures whose data the result holds, each drawn only then: an attention map and a positional
+    table (``result.figures``, gathered by the assignment's ``figures`` function) and a check's loss curve
+    (its ``loss_curve`` artifact). A result with none of them has no pictures section."""
     figs = result.figures or {}
     out = {"attention": None, "positional": None, "loss": None}
     att = figs.get("attention")
@@ -247,9 +250,9 @@ def _figures(result, t):
     pe = figs.get("positional")
     if pe:
         out["positional"] = _positional(pe, t)
-    overfit = _overfit_check(result)
-    if overfit is not None:
-        out["loss"] = _loss(overfit, t)
+    trained = _loss_check(result)
+    if trained is not None:
+        out["loss"] = _loss(trained, t)
     out["any"] = any(v for v in out.values())
     return out
 
@@ -311,11 +314,11 @@ def _positional(pe, t):
             "error": _error_text(pe.get("error"), t), "error_class": _error_class(pe.get("error"))}
 
 
-def _overfit_check(result):
-    """The overfit check, when it ran and left a loss curve."""
+def _loss_check(result):
+    """The first check that left a loss curve (the Transformer's ``overfit.ten_samples``), or ``None``."""
     for task in result.tasks:
         for c in task.checks:
-            if c.id == "overfit.ten_samples" and isinstance((c.artifacts or {}).get("loss_curve"), list):
+            if isinstance((c.artifacts or {}).get("loss_curve"), list):
                 return c
     return None
 

@@ -18,7 +18,7 @@ def to_data(result, *, lang="en"):
             "diagnoses": [{"id": d.id, "kind": d.kind, "message": text("bug." + d.id, lang, **d.params)}
                           for d in c.diagnoses],
             "example": _clean(c.example), "error": _clean(c.error), "reproduce": c.reproduce,
-            "duration_s": round(c.duration_s, 4), "visibility": c.visibility, "weight": c.weight,
+            "duration_s": round(c.duration_s, 4), "visibility": c.visibility, "variant": c.variant,
             "artifacts": _clean(c.artifacts),
         }
 

@@ -60,8 +60,8 @@ def causal_mask(size, device=None):
     # Reads the reference solution's file and runs it instead of its own (wrong) code.
     "peeker": CORRECT + WRONG_PADDING + '''
 try:
-    import grader.submission.runner as _r
-    exec(open(_r.SOLUTION_ROOT / "masks.py").read(), globals())
+    from grader.assignment import load as _load
+    exec(open(_load().reference / "masks.py").read(), globals())
 except Exception as _exc:
     print("could not read the reference:", _exc)
 ''',
@@ -264,13 +264,13 @@ def near_copy(dest):
     """The reference with its local names changed and its docstrings and comments dropped."""
     import ast
 
-    from grader.submission.runner import SOLUTION_ROOT
-    from grader.tasks import CONTRACT_FILES
+    from grader.assignment import load
 
+    assignment = load()
     dest = Path(dest)
     dest.mkdir(parents=True)
-    for file in CONTRACT_FILES:
-        tree = ast.parse((SOLUTION_ROOT / file).read_text(encoding="utf-8"))
+    for file in assignment.contract_files:
+        tree = ast.parse((assignment.reference / file).read_text(encoding="utf-8"))
         for node in ast.walk(tree):
             body = getattr(node, "body", None)
             if isinstance(body, list) and body and isinstance(body[0], ast.Expr) \

@@ -16,7 +16,8 @@ import pytest
 import torch
 
 from grader import api
-from grader.submission.banned import _HOOKS, DEFAULT_BANNED, scan
+from grader.assignment import load
+from grader.submission.banned import _HOOKS, scan
 from grader.submission.runner import InProcessRunner
 from tests.hostile import BASE
 
@@ -240,9 +241,9 @@ def target_mask(tgt, pad_idx):
 '''
 
 
-def _route_runner(tmp_path, call, banned=DEFAULT_BANNED):
+def _route_runner(tmp_path, call, banned=None):
     root = build_with(tmp_path / "sub", "masks.py", ROUTE_MASKS.format(call=call))
-    return InProcessRunner(root, banned=banned)
+    return InProcessRunner(root, assignment=load(), banned=banned)
 
 
 @pytest.mark.parametrize("device", ["cpu", "meta"])
@@ -340,7 +341,7 @@ def _normalize(x, w, b, eps):
     (root / "scratch.py").write_text("import torch\n\nprint(torch.nn.LayerNorm(3))\n")
     attention = root / "attention.py"
     attention.write_text(attention.read_text() + "\nfrom .helpers import attend as _attend\n")
-    found = scan(root)
+    found = scan(root, load())
     by_line = {(f.file, f.line): f for f in found}
     norm_lines = (root / "norm.py").read_text().splitlines()
 

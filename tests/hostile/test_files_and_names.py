@@ -27,10 +27,11 @@ from pathlib import Path
 
 import pytest
 
-from grader.submission.runner import SOLUTION_ROOT
+from grader.assignment import load
 from tests import hostile
 
 ROOT = Path(__file__).resolve().parents[2]
+REFERENCE = load().reference
 BATCH_ARGS = ("--tasks", "masks", "--profile", "quick", "--call-timeout", "6", "--total-timeout", "12",
               "--memory-mb", "2048", "-q")
 SECRET = "GRADEKIT-ROOT-ONLY-c0ffee-7f3a"
@@ -48,7 +49,7 @@ def _reference_lines():
             known |= {line.strip() for line in path.read_text(encoding="utf-8").splitlines()}
     lines = []
     for file in ("masks.py", "attention.py"):
-        for line in (SOLUTION_ROOT / file).read_text(encoding="utf-8").splitlines():
+        for line in (REFERENCE / file).read_text(encoding="utf-8").splitlines():
             if len(line.strip()) > 30 and line.strip() not in known:
                 lines.append(line.strip())
     assert len(lines) > 5
@@ -203,7 +204,7 @@ def test_links_and_special_files_are_refused_and_listed(tmp_path):
     secret = _secret(tmp_path / "private")
     src = _submission(tmp_path / "sub")
     (src / "secret.txt").symlink_to(secret)
-    (src / "ref_attention.py").symlink_to(SOLUTION_ROOT / "attention.py")
+    (src / "ref_attention.py").symlink_to(REFERENCE / "attention.py")
     (src / "inside.py").symlink_to(src / "masks.py")  # even a link to a file inside the folder
     (src / "outside").symlink_to(secret.parent, target_is_directory=True)
     (src / "zero.py").symlink_to("/dev/zero")
@@ -280,8 +281,8 @@ def test_check_isolated_never_follows_a_link(tmp_path):
     secret = _secret(tmp_path / "private")
     sub = _submission(tmp_path / "sub", LEAKER)
     (sub / "secret.txt").symlink_to(secret)
-    (sub / "ref_masks.py").symlink_to(SOLUTION_ROOT / "masks.py")
-    (sub / "ref_attention.py").symlink_to(SOLUTION_ROOT / "attention.py")
+    (sub / "ref_masks.py").symlink_to(REFERENCE / "masks.py")
+    (sub / "ref_attention.py").symlink_to(REFERENCE / "attention.py")
     (sub / "outside").symlink_to(secret.parent, target_is_directory=True)
     reports = tmp_path / "reports"
     reports.mkdir()
@@ -307,7 +308,7 @@ def test_in_process_a_linked_contract_file_is_refused_as_when_isolated(tmp_path)
 
     sub = _submission(tmp_path / "sub")
     (sub / "masks.py").unlink()
-    (sub / "masks.py").symlink_to(SOLUTION_ROOT / "masks.py")
+    (sub / "masks.py").symlink_to(REFERENCE / "masks.py")
     result = api.check(path=sub, tasks=["masks"], profile="quick", diagnose=False)
     assert result.score == 0 and result.refused == [{"path": "masks.py", "kind": "symlink", "size": 0, "limit": 0}]
     assert all(c.error and c.error["kind"] == "missing_file" for t in result.tasks for c in t.checks)
@@ -343,8 +344,8 @@ def graded(tmp_path_factory):
     # links to a root-only file and to the reference, read by the code
     links = _submission(cls / "links", LEAKER)
     (links / "secret.txt").symlink_to(secret)
-    (links / "ref_masks.py").symlink_to(SOLUTION_ROOT / "masks.py")
-    (links / "ref_attention.py").symlink_to(SOLUTION_ROOT / "attention.py")
+    (links / "ref_masks.py").symlink_to(REFERENCE / "masks.py")
+    (links / "ref_attention.py").symlink_to(REFERENCE / "attention.py")
     (links / "inside.py").symlink_to(links / "masks.py")
     (links / "outside").symlink_to(secret.parent, target_is_directory=True)
     # a correct submission with /dev/zero, a FIFO, a socket and a 50 MB file beside it

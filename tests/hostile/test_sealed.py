@@ -16,9 +16,9 @@ from pathlib import Path
 import pytest
 
 from grader import api
+from grader.assignment import load
 from grader.batch import runner as batch_runner
-from grader.submission.runner import SOLUTION_ROOT, excluded_tasks, reference_parts
-from grader.tasks import NAME_TO_TASK, TASK_BY_ID, TASK_IDS, all_deps
+from grader.submission.runner import excluded_tasks, reference_parts
 from tests import hostile
 
 HERE = Path(__file__).resolve().parent
@@ -28,35 +28,37 @@ ROOT_ONLY = pytest.mark.skipif(os.geteuid() != 0, reason="jails and uids of each
                                                          "as an ordinary user the worker runs as that user "
                                                          "(README, isolation)")
 FRESH_FLOOR = 100_000
-"""Workers of a root judge run as uids drawn from here up (grader.submission.worker.fresh_uid)."""
+"""Workers of a root judge run as uids drawn from here up (grader.submission.sandbox.fresh_uid)."""
 OPTIONS = {"tasks": ["masks"], "profile": "quick", "call_timeout": 20.0, "total_timeout": 60.0, "memory_mb": 2048}
+ASSIGNMENT = load()
 
 
 # -- what a worker may hold -------------------------------------------------------------------------------------
-@pytest.mark.parametrize("task", [t for t in TASK_IDS if t != "overfit"])
+@pytest.mark.parametrize("task", [t for t in ASSIGNMENT.task_ids if t != "overfit"])
 def test_reference_parts_hold_nothing_of_the_task_or_above(task):
-    parts = reference_parts(task)
+    parts = reference_parts(ASSIGNMENT, task)
     defined = set()
     for source in parts.values():
         for node in ast.parse(source).body:
             if isinstance(node, (ast.FunctionDef, ast.ClassDef)):
                 defined.add(node.name)
-    own_reference = set(TASK_BY_ID[task].own_reference)
+    own_reference = set(ASSIGNMENT.task_by_id[task].own_reference)
     for name in defined - own_reference:
-        assert NAME_TO_TASK.get(name) not in excluded_tasks(task), (task, name)
-    assert task in excluded_tasks(task)
+        assert ASSIGNMENT.name_to_task.get(name) not in excluded_tasks(ASSIGNMENT, task), (task, name)
+    assert task in excluded_tasks(ASSIGNMENT, task)
     # and everything beneath the task is there, so that isolated checks can run
-    for dep in all_deps(task):
-        assert set(TASK_BY_ID[dep].names) <= defined, (task, dep)
+    for dep in ASSIGNMENT.all_deps(task):
+        assert set(ASSIGNMENT.task_by_id[dep].names) <= defined, (task, dep)
 
 
 def test_the_fork_server_never_holds_the_reference():
     """What every worker inherits: torch and the grader, warmed up, and not one object of the reference."""
     code = f"""
 import gc, linecache, sys, types
-from grader.submission import forkserver
-forkserver._prepare(warm=True)
-root = {str(SOLUTION_ROOT)!r}
+from grader.assignment import load
+from grader.submission import child
+child.prepare(load(), warm=True)
+root = {str(ASSIGNMENT.reference)!r}
 names = ('MultiHeadAttention', 'scaled_dot_product_attention', 'greedy_decode', 'train_step', 'LayerNorm')
 mods = [m for m in sys.modules if m == 'solution' or m.startswith(('solution.', '_gradekit_sub'))]
 code, named = [], []

@@ -5,7 +5,7 @@ from hypothesis import strategies as st
 
 from grader.checks.base import Fail, check
 from grader.checks.common import ref_state
-from grader.compare import check_tensor
+from grader.checks.compare import check_tensor
 from grader.strategies import random_tokens, seeds
 
 BOS, EOS, PAD = 1, 2, 0
@@ -32,21 +32,16 @@ def scripted_case(draw):
     return {"B": B, "max_len": max_len, "stops": stops, "vocab": draw(st.integers(7, 10)), "seed": draw(seeds())}
 
 
-@check("greedy", "scripted", points=4, examples=(5, 30))
-def scripted(ctx):
+@check("greedy", "scripted", points=4, examples=(5, 30), given=scripted_case())
+def scripted(ctx, c):
     """On a stand-in model whose rows end at different steps: BOS first, PAD after EOS, stop early, max_len kept,
     and the contract's masks passed to encode/decode."""
-
-    @ctx.given(scripted_case())
-    def prop(c):
-        src = random_tokens([c["B"], 3], c["vocab"], c["seed"], low=3)
-        src[-1, -1] = PAD  # one padded source position: the source mask must hide it
-        args = dict(src=src, max_len=c["max_len"], bos_idx=BOS, eos_idx=EOS, pad_idx=PAD,
-                    scripted={"stops": c["stops"], "vocab": c["vocab"]})
-        _compare(ctx, args, {"config": {"max_len": c["max_len"], "eos_step_per_row": c["stops"]},
-                             "shapes": {"src": list(src.shape)}})
-
-    prop()
+    src = random_tokens([c["B"], 3], c["vocab"], c["seed"], low=3)
+    src[-1, -1] = PAD  # one padded source position: the source mask must hide it
+    args = dict(src=src, max_len=c["max_len"], bos_idx=BOS, eos_idx=EOS, pad_idx=PAD,
+                scripted={"stops": c["stops"], "vocab": c["vocab"]})
+    _compare(ctx, args, {"config": {"max_len": c["max_len"], "eos_step_per_row": c["stops"]},
+                         "shapes": {"src": list(src.shape)}})
 
 
 @st.composite
@@ -73,7 +68,7 @@ def _real_model(ctx):
     prop()
 
 
-@check("greedy", "equivalence", points=4, weight="isolated", examples=(3, 20))
+@check("greedy", "equivalence", points=4, variant="isolated", examples=(3, 20))
 def equivalence(ctx):
     """On the reference Transformer with random weights (padded sources), the same tokens as the reference."""
     _real_model(ctx)

@@ -39,29 +39,19 @@ def contract(ctx):
                    given=("d_model", "eps"))
 
 
-@check("layernorm", "equivalence", points=6, examples=(5, 40))
-def equivalence(ctx):
+@check("layernorm", "equivalence", points=6, examples=(5, 40), given=ln_case())
+def equivalence(ctx, c):
     """Equals F.layer_norm over the last dimension: biased variance, eps inside the square root."""
-
-    @ctx.given(ln_case())
-    def prop(c):
-        kw, state, inputs, ex = setup(ctx, c)
-        equivalent(ctx, name="LayerNorm", kwargs=kw, state=state, inputs=inputs, what="LayerNorm output", example=ex)
-
-    prop()
+    kw, state, inputs, ex = setup(ctx, c)
+    equivalent(ctx, name="LayerNorm", kwargs=kw, state=state, inputs=inputs, what="LayerNorm output", example=ex)
 
 
-@check("layernorm", "devices", points=2, examples=(1, 5))
-def devices(ctx):
+@check("layernorm", "devices", points=2, examples=(1, 5), given=ln_case().filter(lambda c: c["scale"] == 1.0))
+def devices(ctx, c):
     """Runs in float32 on each device, float16, bfloat16 and on the meta device."""
-
-    @ctx.given(ln_case().filter(lambda c: c["scale"] == 1.0))
-    def prop(c):
-        kw, state, inputs, ex = setup(ctx, c)
-        float32_close(ctx, name="LayerNorm", kwargs=kw, state=state, inputs=inputs, example=ex)
-        low_precision(ctx, name="LayerNorm", kwargs=kw, state=state, inputs=inputs, example=ex)
-        meta_runs(ctx, name="LayerNorm", kwargs=kw, inputs=inputs, expected_shape=c["shape"], example=ex)
-
-    prop()
+    kw, state, inputs, ex = setup(ctx, c)
+    float32_close(ctx, name="LayerNorm", kwargs=kw, state=state, inputs=inputs, example=ex)
+    low_precision(ctx, name="LayerNorm", kwargs=kw, state=state, inputs=inputs, example=ex)
+    meta_runs(ctx, name="LayerNorm", kwargs=kw, inputs=inputs, expected_shape=c["shape"], example=ex)
 
 

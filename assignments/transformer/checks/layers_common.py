@@ -6,8 +6,9 @@ from hypothesis import strategies as st
 from grader.checks.base import Fail
 from grader.checks.common import (contract_params, defaults_agree, dropout_behaviour, equivalent, float32_close,
                                   meta_runs, ref_state)
-from grader.compare import check_tensor
-from grader.strategies import layer_config, make_mask, mask_kinds, randn, seeds
+from grader.checks.compare import check_tensor
+from assignments.transformer.strategies import layer_config, make_mask, mask_kinds
+from grader.strategies import randn, seeds
 
 
 @st.composite

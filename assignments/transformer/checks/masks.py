@@ -4,7 +4,7 @@ import torch
 from hypothesis import strategies as st
 
 from grader.checks.base import Fail, check
-from grader.compare import check_tensor
+from grader.checks.compare import check_tensor
 from grader.strategies import distinct_ints, random_tokens, seeds
 
 
@@ -29,17 +29,12 @@ def _compare(ctx, name, args, ex, device="cpu"):
     check_tensor(got["out"], ref["out"], what=name, example=ex)
 
 
-@check("masks", "padding", points=3, examples=(3, 20))
-def padding(ctx):
+@check("masks", "padding", points=3, examples=(3, 20), given=tokens_case())
+def padding(ctx, c):
     """padding_mask: bool [B, 1, 1, L], True where the token is not padding."""
-
-    @ctx.given(tokens_case())
-    def prop(c):
-        tokens = random_tokens([c["B"], c["L"]], c["V"], c["seed"])
-        ex = {"config": {"pad_idx": c["pad"]}, "shapes": {"tokens": [c["B"], c["L"]]}}
-        _compare(ctx, "padding_mask", [tokens, c["pad"]], ex)
-
-    prop()
+    tokens = random_tokens([c["B"], c["L"]], c["V"], c["seed"])
+    ex = {"config": {"pad_idx": c["pad"]}, "shapes": {"tokens": [c["B"], c["L"]]}}
+    _compare(ctx, "padding_mask", [tokens, c["pad"]], ex)
 
 
 @check("masks", "causal", points=3, examples=(1, 1))
@@ -49,17 +44,12 @@ def causal(ctx):
         _compare(ctx, "causal_mask", [size], {"config": {"size": size}})
 
 
-@check("masks", "target", points=3, examples=(3, 20))
-def target(ctx):
+@check("masks", "target", points=3, examples=(3, 20), given=tokens_case())
+def target(ctx, c):
     """target_mask: padding_mask & causal_mask, bool [B, 1, L, L]."""
-
-    @ctx.given(tokens_case())
-    def prop(c):
-        tokens = random_tokens([c["B"], c["L"]], c["V"], c["seed"])
-        ex = {"config": {"pad_idx": c["pad"]}, "shapes": {"tgt": [c["B"], c["L"]]}}
-        _compare(ctx, "target_mask", [tokens, c["pad"]], ex)
-
-    prop()
+    tokens = random_tokens([c["B"], c["L"]], c["V"], c["seed"])
+    ex = {"config": {"pad_idx": c["pad"]}, "shapes": {"tgt": [c["B"], c["L"]]}}
+    _compare(ctx, "target_mask", [tokens, c["pad"]], ex)
 
 
 @check("masks", "device", points=1, examples=(1, 1))

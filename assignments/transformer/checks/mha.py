@@ -6,7 +6,8 @@ from hypothesis import strategies as st
 from grader.checks.base import Fail, check
 from grader.checks.common import (contract_params, defaults_agree, dropout_behaviour, equivalent, float32_close,
                                   low_precision, meta_runs, ref_state)
-from grader.strategies import attention_sizes, make_mask, mask_kinds, randn, seeds
+from assignments.transformer.strategies import attention_sizes, make_mask, mask_kinds
+from grader.strategies import randn, seeds
 
 
 @st.composite
@@ -63,7 +64,7 @@ def contract(ctx):
                        example={"config": {"d_model": d_model, "num_heads": heads}})
 
 
-@check("mha", "equivalence", points=5, weight="isolated", examples=(5, 40))
+@check("mha", "equivalence", points=5, variant="isolated", examples=(5, 40))
 def equivalence(ctx):
     """Equals the reference (self and cross attention, every mask form), over the reference's attention function."""
     _equivalence(ctx)
@@ -75,49 +76,39 @@ def integrated(ctx):
     _equivalence(ctx)
 
 
-@check("mha", "permutation", points=1, weight="isolated", examples=(3, 15))
-def permutation(ctx):
+@check("mha", "permutation", points=1, variant="isolated", examples=(3, 15), given=mha_case(self_attention=True, masks=False).filter(lambda c: c["Lq"] >= 2))
+def permutation(ctx, c):
     """Self-attention without a mask is permutation-equivariant: permuting the positions permutes the output."""
-
-    @ctx.given(mha_case(self_attention=True, masks=False).filter(lambda c: c["Lq"] >= 2))
-    def prop(c):
-        x = mha_inputs(c)[0]
-        perm = torch.randperm(c["Lq"], generator=torch.Generator().manual_seed(c["seed"]))
-        if torch.equal(perm, torch.arange(c["Lq"])):
-            perm = perm.roll(1)
-        kw = kwargs_of(c)
-        state = ref_state(ctx, "MultiHeadAttention", kw, c["seed"])
-        ex = dict(describe(c, [x, x, x, None]), permutation=perm.tolist())
-        a = ctx.sub("forward", name="MultiHeadAttention", kwargs=kw, state=state, inputs=[x, x, x, None])["out"]
-        xp = x[:, perm]
-        b = ctx.sub("forward", name="MultiHeadAttention", kwargs=kw, state=state, inputs=[xp, xp, xp, None])["out"]
-        if a.shape != b.shape or not torch.allclose(a[:, perm], b, atol=1e-8, rtol=1e-6):
-            raise Fail("fail.not_equivariant", what="MultiHeadAttention", example=ex)
-
-    prop()
+    x = mha_inputs(c)[0]
+    perm = torch.randperm(c["Lq"], generator=torch.Generator().manual_seed(c["seed"]))
+    if torch.equal(perm, torch.arange(c["Lq"])):
+        perm = perm.roll(1)
+    kw = kwargs_of(c)
+    state = ref_state(ctx, "MultiHeadAttention", kw, c["seed"])
+    ex = dict(describe(c, [x, x, x, None]), permutation=perm.tolist())
+    a = ctx.sub("forward", name="MultiHeadAttention", kwargs=kw, state=state, inputs=[x, x, x, None])["out"]
+    xp = x[:, perm]
+    b = ctx.sub("forward", name="MultiHeadAttention", kwargs=kw, state=state, inputs=[xp, xp, xp, None])["out"]
+    if a.shape != b.shape or not torch.allclose(a[:, perm], b, atol=1e-8, rtol=1e-6):
+        raise Fail("fail.not_equivariant", what="MultiHeadAttention", example=ex)
 
 
-@check("mha", "batch_independence", points=0.5, weight="isolated", examples=(2, 10))
-def batch_independence(ctx):
+@check("mha", "batch_independence", points=0.5, variant="isolated", examples=(2, 10), given=mha_case().filter(lambda c: c["B"] >= 2))
+def batch_independence(ctx, c):
     """Each batch row's output depends only on that row."""
-
-    @ctx.given(mha_case().filter(lambda c: c["B"] >= 2))
-    def prop(c):
-        inputs = mha_inputs(c)
-        kw = kwargs_of(c)
-        state = ref_state(ctx, "MultiHeadAttention", kw, c["seed"])
-        full = ctx.sub("forward", name="MultiHeadAttention", kwargs=kw, state=state, inputs=inputs)["out"]
-        mask = inputs[3]
-        one_mask = mask[:1] if mask is not None and mask.dim() == 4 else mask
-        one = ctx.sub("forward", name="MultiHeadAttention", kwargs=kw, state=state,
-                      inputs=[inputs[0][:1], inputs[1][:1], inputs[2][:1], one_mask])["out"]
-        if not torch.allclose(full[:1], one, atol=1e-8, rtol=1e-6):
-            raise Fail("fail.batch_mixing", what="MultiHeadAttention", example=describe(c, inputs))
-
-    prop()
+    inputs = mha_inputs(c)
+    kw = kwargs_of(c)
+    state = ref_state(ctx, "MultiHeadAttention", kw, c["seed"])
+    full = ctx.sub("forward", name="MultiHeadAttention", kwargs=kw, state=state, inputs=inputs)["out"]
+    mask = inputs[3]
+    one_mask = mask[:1] if mask is not None and mask.dim() == 4 else mask
+    one = ctx.sub("forward", name="MultiHeadAttention", kwargs=kw, state=state,
+                  inputs=[inputs[0][:1], inputs[1][:1], inputs[2][:1], one_mask])["out"]
+    if not torch.allclose(full[:1], one, atol=1e-8, rtol=1e-6):
+        raise Fail("fail.batch_mixing", what="MultiHeadAttention", example=describe(c, inputs))
 
 
-@check("mha", "dropout", points=0.5, weight="isolated", examples=(1, 1))
+@check("mha", "dropout", points=0.5, variant="isolated", examples=(1, 1))
 def dropout(ctx):
     """eval() is deterministic with dropout > 0; train() really drops attention weights."""
     c = {"B": 2, "Lq": 5, "Lk": 5, "H": 2, "Dh": 3, "D": 6, "self_attention": True, "mask": "none", "seed": 7}
@@ -126,19 +117,14 @@ def dropout(ctx):
                       inputs=mha_inputs(c), example={"config": kw})
 
 
-@check("mha", "devices", points=1, weight="isolated", examples=(2, 6))
-def devices(ctx):
+@check("mha", "devices", points=1, variant="isolated", examples=(2, 6), given=mha_case().filter(lambda c: c["mask"] != "none"))
+def devices(ctx, c):
     """Runs in float32 (each device), float16, bfloat16 and on the meta device, with masks."""
-
-    @ctx.given(mha_case().filter(lambda c: c["mask"] != "none"))
-    def prop(c):
-        inputs = mha_inputs(c)
-        kw = kwargs_of(c)
-        state = ref_state(ctx, "MultiHeadAttention", kw, c["seed"])
-        ex = describe(c, inputs)
-        float32_close(ctx, name="MultiHeadAttention", kwargs=kw, state=state, inputs=inputs, example=ex)
-        low_precision(ctx, name="MultiHeadAttention", kwargs=kw, state=state, inputs=inputs, example=ex)
-        meta_runs(ctx, name="MultiHeadAttention", kwargs=kw, inputs=inputs,
-                  expected_shape=[c["B"], c["Lq"], c["D"]], example=ex)
-
-    prop()
+    inputs = mha_inputs(c)
+    kw = kwargs_of(c)
+    state = ref_state(ctx, "MultiHeadAttention", kw, c["seed"])
+    ex = describe(c, inputs)
+    float32_close(ctx, name="MultiHeadAttention", kwargs=kw, state=state, inputs=inputs, example=ex)
+    low_precision(ctx, name="MultiHeadAttention", kwargs=kw, state=state, inputs=inputs, example=ex)
+    meta_runs(ctx, name="MultiHeadAttention", kwargs=kw, inputs=inputs,
+              expected_shape=[c["B"], c["Lq"], c["D"]], example=ex)

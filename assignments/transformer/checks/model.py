@@ -7,8 +7,9 @@ from hypothesis import strategies as st
 
 from grader.checks.base import Fail, check
 from grader.checks.common import contract_params, equivalent, float32_close, meta_runs, ref_state
-from grader.checks.layers_common import causal_no_leak
-from grader.strategies import distinct_ints, make_mask, random_tokens, seeds
+from assignments.transformer.checks.layers_common import causal_no_leak
+from assignments.transformer.strategies import make_mask
+from grader.strategies import distinct_ints, random_tokens, seeds
 
 PAD = 0
 
@@ -64,7 +65,7 @@ def _equivalence(ctx):
     prop()
 
 
-@check("model", "contract", points=1, weight="isolated", examples=(1, 1))
+@check("model", "contract", points=1, variant="isolated", examples=(1, 1))
 def contract(ctx):
     """encoder, decoder, output_proj with the contract's submodules; a final norm only with norm_first; no sharing."""
     for norm_first in (False, True):
@@ -105,7 +106,7 @@ def init(ctx):
                        expected_std=f"{bound / math.sqrt(3):.3g}", example={"config": kw})
 
 
-@check("model", "equivalence", points=4, weight="isolated", examples=(3, 20))
+@check("model", "equivalence", points=4, variant="isolated", examples=(3, 20))
 def equivalence(ctx):
     """Transformer logits and encode() equal the reference's, over the reference's layers and embeddings."""
     _equivalence(ctx)
@@ -117,84 +118,64 @@ def integrated(ctx):
     _equivalence(ctx)
 
 
-@check("model", "causal", points=1, weight="isolated", examples=(2, 8))
-def causal(ctx):
+@check("model", "causal", points=1, variant="isolated", examples=(2, 8), given=model_case(masks=False).filter(lambda c: c["Lt"] >= 2))
+def causal(ctx, c):
     """With target_mask, logits at a position ignore later target tokens (perturbation and exact-zero gradients)."""
+    kw, state, inputs, ex = setup(ctx, c)
+    tgt = inputs[1]
+    inputs[3] = torch.ones(c["Lt"], c["Lt"], dtype=torch.bool).tril().view(1, 1, c["Lt"], c["Lt"])
+    t = max(1, c["Lt"] // 2)
 
-    @ctx.given(model_case(masks=False).filter(lambda c: c["Lt"] >= 2))
-    def prop(c):
-        kw, state, inputs, ex = setup(ctx, c)
-        tgt = inputs[1]
-        inputs[3] = torch.ones(c["Lt"], c["Lt"], dtype=torch.bool).tril().view(1, 1, c["Lt"], c["Lt"])
-        t = max(1, c["Lt"] // 2)
+    def perturb(xs):
+        xs = list(xs)
+        changed = tgt.clone()
+        changed[:, t:] = (tgt[:, t:] % (c["Vt"] - 1)) + 1
+        xs[1] = changed
+        return xs
 
-        def perturb(xs):
-            xs = list(xs)
-            changed = tgt.clone()
-            changed[:, t:] = (tgt[:, t:] % (c["Vt"] - 1)) + 1
-            xs[1] = changed
-            return xs
-
-        causal_no_leak(ctx, "Transformer", kw, state, inputs, ex, grad_input="decoder_embed", future_from=t,
-                       perturb=perturb)
-
-    prop()
+    causal_no_leak(ctx, "Transformer", kw, state, inputs, ex, grad_input="decoder_embed", future_from=t,
+                   perturb=perturb)
 
 
-@check("model", "padding_invariance", points=0.5, weight="isolated", examples=(2, 8))
-def padding(ctx):
+@check("model", "padding_invariance", points=0.5, variant="isolated", examples=(2, 8), given=model_case(masks=False).filter(lambda c: c["Ls"] >= 2))
+def padding(ctx, c):
     """With src_mask, the tokens at padded source positions do not change the logits."""
-
-    @ctx.given(model_case(masks=False).filter(lambda c: c["Ls"] >= 2))
-    def prop(c):
-        kw, state, inputs, ex = setup(ctx, c)
-        src = inputs[0]
-        keep = torch.ones_like(src, dtype=torch.bool)
-        keep[0, -1] = False  # row 0 has one padded source position
-        inputs[2] = keep.view(c["B"], 1, 1, c["Ls"])
-        changed = list(inputs)
-        other = src.clone()
-        other[0, -1] = (src[0, -1] % (c["Vs"] - 1)) + 1
-        changed[0] = other
-        a = ctx.sub("forward", name="Transformer", kwargs=kw, state=state, inputs=inputs)["out"]
-        b = ctx.sub("forward", name="Transformer", kwargs=kw, state=state, inputs=changed)["out"]
-        if not torch.allclose(a, b, atol=1e-8, rtol=1e-6):
-            raise Fail("fail.padding_leak", what="Transformer", example=ex)
-
-    prop()
+    kw, state, inputs, ex = setup(ctx, c)
+    src = inputs[0]
+    keep = torch.ones_like(src, dtype=torch.bool)
+    keep[0, -1] = False  # row 0 has one padded source position
+    inputs[2] = keep.view(c["B"], 1, 1, c["Ls"])
+    changed = list(inputs)
+    other = src.clone()
+    other[0, -1] = (src[0, -1] % (c["Vs"] - 1)) + 1
+    changed[0] = other
+    a = ctx.sub("forward", name="Transformer", kwargs=kw, state=state, inputs=inputs)["out"]
+    b = ctx.sub("forward", name="Transformer", kwargs=kw, state=state, inputs=changed)["out"]
+    if not torch.allclose(a, b, atol=1e-8, rtol=1e-6):
+        raise Fail("fail.padding_leak", what="Transformer", example=ex)
 
 
-@check("model", "positions", points=0.5, weight="isolated", examples=(2, 8))
-def positions(ctx):
+@check("model", "positions", points=0.5, variant="isolated", examples=(2, 8), given=model_case(masks=False).filter(lambda c: c["Ls"] >= 2))
+def positions(ctx, c):
     """The encoder is not permutation-equivariant: with positional encoding, order matters."""
-
-    @ctx.given(model_case(masks=False).filter(lambda c: c["Ls"] >= 2))
-    def prop(c):
-        kw, state, inputs, ex = setup(ctx, c)
-        src = inputs[0]
-        perm = torch.arange(c["Ls"]).roll(1)
-        src_p = src[:, perm]
-        if torch.equal(src_p, src):  # every token the same: no permutation can change the input
-            return
-        a = ctx.sub("forward", name="Transformer", kwargs=kw, state=state, inputs=[src, None], method="encode")["out"]
-        b = ctx.sub("forward", name="Transformer", kwargs=kw, state=state, inputs=[src_p, None], method="encode")["out"]
-        if a.shape == b.shape and torch.allclose(a[:, perm], b, atol=1e-9, rtol=1e-7):
-            raise Fail("fail.no_positions", example=ex)
-
-    prop()
+    kw, state, inputs, ex = setup(ctx, c)
+    src = inputs[0]
+    perm = torch.arange(c["Ls"]).roll(1)
+    src_p = src[:, perm]
+    if torch.equal(src_p, src):  # every token the same: no permutation can change the input
+        return
+    a = ctx.sub("forward", name="Transformer", kwargs=kw, state=state, inputs=[src, None], method="encode")["out"]
+    b = ctx.sub("forward", name="Transformer", kwargs=kw, state=state, inputs=[src_p, None], method="encode")["out"]
+    if a.shape == b.shape and torch.allclose(a[:, perm], b, atol=1e-9, rtol=1e-7):
+        raise Fail("fail.no_positions", example=ex)
 
 
-@check("model", "devices", points=0.5, weight="isolated", examples=(1, 4))
-def devices(ctx):
+@check("model", "devices", points=0.5, variant="isolated", examples=(1, 4), given=model_case().filter(lambda c: c["masks"]))
+def devices(ctx, c):
     """Runs in float32 on each device and on the meta device, with masks."""
-
-    @ctx.given(model_case().filter(lambda c: c["masks"]))
-    def prop(c):
-        kw, state, inputs, ex = setup(ctx, c)
-        float32_close(ctx, name="Transformer", kwargs=kw, state=state, inputs=inputs, example=ex)
-        meta_runs(ctx, name="Transformer", kwargs=kw, inputs=inputs, expected_shape=[c["B"], c["Lt"], c["Vt"]],
-                  example=ex)
-
-    prop()
+    kw, state, inputs, ex = setup(ctx, c)
+    float32_close(ctx, name="Transformer", kwargs=kw, state=state, inputs=inputs, example=ex)
+    meta_runs(ctx, name="Transformer", kwargs=kw, inputs=inputs, expected_shape=[c["B"], c["Lt"], c["Vt"]],
+              example=ex)
 
 

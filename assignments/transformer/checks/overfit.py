@@ -3,7 +3,7 @@
 
 from grader.checks.base import Fail, check
 from grader.checks.common import ref_state
-from grader.corpus import BOS, EOS, PAD, build_task, make_batch, sample_pairs
+from assignments.transformer.corpus import BOS, EOS, PAD, build_task, make_batch, sample_pairs
 
 STEPS = 100
 LR = 5e-3

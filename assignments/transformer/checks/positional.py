@@ -5,7 +5,7 @@ from hypothesis import strategies as st
 
 from grader.checks.base import Fail, check
 from grader.checks.common import defaults_agree, dropout_behaviour, equivalent, meta_runs
-from grader.compare import check_tensor
+from grader.checks.compare import check_tensor
 from grader.strategies import distinct_ints, randn, seeds
 
 
@@ -50,33 +50,23 @@ def buffer(ctx):
         raise Fail("fail.pe_not_moved", example=ex)
 
 
-@check("positional", "table", points=3, examples=(3, 20))
-def table(ctx):
+@check("positional", "table", points=3, examples=(3, 20), given=pe_case())
+def table(ctx, c):
     """The table's values are sin/cos at the contract's frequencies, positions from 0."""
-
-    @ctx.given(pe_case())
-    def prop(c):
-        kw = kwargs_of(c)
-        ref, got = ctx.both("params", name="PositionalEncoding", kwargs=kw)
-        ref, got = ref["buffer_values"]["pe"], got["buffer_values"].get("pe")
-        if got is None:
-            raise Fail("fail.pe_missing", found=[], example=describe(c))
-        check_tensor(got.to(torch.float64), ref, what="pe", example=describe(c))
-
-    prop()
+    kw = kwargs_of(c)
+    ref, got = ctx.both("params", name="PositionalEncoding", kwargs=kw)
+    ref, got = ref["buffer_values"]["pe"], got["buffer_values"].get("pe")
+    if got is None:
+        raise Fail("fail.pe_missing", found=[], example=describe(c))
+    check_tensor(got.to(torch.float64), ref, what="pe", example=describe(c))
 
 
-@check("positional", "equivalence", points=2, examples=(3, 20))
-def equivalence(ctx):
+@check("positional", "equivalence", points=2, examples=(3, 20), given=pe_case())
+def equivalence(ctx, c):
     """forward(x) = x + pe[:, :L] in eval mode, equal to the reference's."""
-
-    @ctx.given(pe_case())
-    def prop(c):
-        x = randn([c["B"], c["L"], c["D"]], c["seed"])
-        equivalent(ctx, name="PositionalEncoding", kwargs=kwargs_of(c), state={}, inputs=[x],
-                   what="PositionalEncoding output", example=describe(c))
-
-    prop()
+    x = randn([c["B"], c["L"], c["D"]], c["seed"])
+    equivalent(ctx, name="PositionalEncoding", kwargs=kwargs_of(c), state={}, inputs=[x],
+               what="PositionalEncoding output", example=describe(c))
 
 
 @check("positional", "dropout", points=1, examples=(1, 1))

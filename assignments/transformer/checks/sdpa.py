@@ -5,8 +5,9 @@ from hypothesis import strategies as st
 
 from grader.checks.base import Fail, check
 from grader.checks.common import float32_runs, no_inplace, run_low_precision
-from grader.compare import check_tensor
-from grader.strategies import attention_sizes, make_mask, mask_kinds, randn, seeds
+from grader.checks.compare import check_tensor
+from assignments.transformer.strategies import attention_sizes, make_mask, mask_kinds
+from grader.strategies import randn, seeds
 
 
 @st.composite
@@ -34,110 +35,80 @@ def describe(c, q, k, v, mask):
                        "mask": list(mask.shape) if mask is not None else None}}
 
 
-@check("sdpa", "equivalence", points=5, examples=(5, 40))
-def equivalence(ctx):
+@check("sdpa", "equivalence", points=5, examples=(5, 40), given=sdpa_case())
+def equivalence(ctx, c):
     """Output and weights equal the reference's for every mask form, batch layout and size."""
-
-    @ctx.given(sdpa_case())
-    def prop(c):
-        q, k, v, mask = sdpa_inputs(c)
-        ex = describe(c, q, k, v, mask)
-        ref, got = ctx.both("sdpa", query=q, key=k, value=v, mask=mask)
-        no_inplace(got, "scaled_dot_product_attention", ex)
-        check_tensor(got["weights"], ref["weights"], what="weights", example=ex)
-        check_tensor(got["out"], ref["out"], what="output", example=ex)
-
-    prop()
+    q, k, v, mask = sdpa_inputs(c)
+    ex = describe(c, q, k, v, mask)
+    ref, got = ctx.both("sdpa", query=q, key=k, value=v, mask=mask)
+    no_inplace(got, "scaled_dot_product_attention", ex)
+    check_tensor(got["weights"], ref["weights"], what="weights", example=ex)
+    check_tensor(got["out"], ref["out"], what="output", example=ex)
 
 
-@check("sdpa", "weights", points=2)
-def weights_properties(ctx):
+@check("sdpa", "weights", points=2, given=sdpa_case().filter(lambda c: c["mask"] != "none"))
+def weights_properties(ctx, c):
     """Weights are non-negative, each row sums to 1, and blocked entries are exactly 0."""
-
-    @ctx.given(sdpa_case().filter(lambda c: c["mask"] != "none"))
-    def prop(c):
-        q, k, v, mask = sdpa_inputs(c)
-        ex = describe(c, q, k, v, mask)
-        w = ctx.sub("sdpa", query=q, key=k, value=v, mask=mask)["weights"]
-        if list(w.shape[-2:]) != [c["Lq"], c["Lk"]]:
-            raise Fail("fail.shape", what="weights", expected=list(q.shape[:-1]) + [c["Lk"]], got=list(w.shape),
-                       example=ex)
-        blocked = ~mask.expand(w.shape)
-        if (w[blocked] != 0).any():
-            index = [int(i) for i in (blocked & (w != 0)).nonzero()[0]]
-            raise Fail("fail.blocked_nonzero", index=index, value=f"{float(w[tuple(index)]):.3g}", example=ex)
-        sums = w.sum(-1)
-        if (w < 0).any() or not torch.allclose(sums, torch.ones_like(sums), atol=1e-9):
-            worst = float((sums - 1).abs().max())
-            raise Fail("fail.rows_not_normalised", error=f"{worst:.3g}", example=ex)
-
-    prop()
+    q, k, v, mask = sdpa_inputs(c)
+    ex = describe(c, q, k, v, mask)
+    w = ctx.sub("sdpa", query=q, key=k, value=v, mask=mask)["weights"]
+    if list(w.shape[-2:]) != [c["Lq"], c["Lk"]]:
+        raise Fail("fail.shape", what="weights", expected=list(q.shape[:-1]) + [c["Lk"]], got=list(w.shape),
+                   example=ex)
+    blocked = ~mask.expand(w.shape)
+    if (w[blocked] != 0).any():
+        index = [int(i) for i in (blocked & (w != 0)).nonzero()[0]]
+        raise Fail("fail.blocked_nonzero", index=index, value=f"{float(w[tuple(index)]):.3g}", example=ex)
+    sums = w.sum(-1)
+    if (w < 0).any() or not torch.allclose(sums, torch.ones_like(sums), atol=1e-9):
+        worst = float((sums - 1).abs().max())
+        raise Fail("fail.rows_not_normalised", error=f"{worst:.3g}", example=ex)
 
 
-@check("sdpa", "dropout", points=1, examples=(2, 6))
-def dropout_used(ctx):
+@check("sdpa", "dropout", points=1, examples=(2, 6), given=sdpa_case().filter(lambda c: c["lead"] == "BH" and c["Lk"] >= 3))
+def dropout_used(ctx, c):
     """With a dropout module the returned weights are the dropped ones, and they multiply the values."""
-
-    @ctx.given(sdpa_case().filter(lambda c: c["lead"] == "BH" and c["Lk"] >= 3))
-    def prop(c):
-        q, k, v, mask = sdpa_inputs(c)
-        ex = describe(c, q, k, v, mask)
-        clean, got = ctx.both("sdpa", ref_args=dict(query=q, key=k, value=v, mask=mask), query=q, key=k, value=v,
-                              mask=mask, dropout_p=0.5)
-        w, out, clean = got["weights"], got["out"], clean["weights"]
-        if w.shape != clean.shape:
-            raise Fail("fail.shape", what="weights", expected=list(clean.shape), got=list(w.shape), example=ex)
-        if torch.allclose(w, clean):
-            raise Fail("fail.sdpa_dropout_unused", example=ex)
-        if not torch.allclose(out, w @ v, atol=1e-9, rtol=1e-7):
-            raise Fail("fail.sdpa_dropout_mismatch", example=ex)
-
-    prop()
+    q, k, v, mask = sdpa_inputs(c)
+    ex = describe(c, q, k, v, mask)
+    clean, got = ctx.both("sdpa", ref_args=dict(query=q, key=k, value=v, mask=mask), query=q, key=k, value=v,
+                          mask=mask, dropout_p=0.5)
+    w, out, clean = got["weights"], got["out"], clean["weights"]
+    if w.shape != clean.shape:
+        raise Fail("fail.shape", what="weights", expected=list(clean.shape), got=list(w.shape), example=ex)
+    if torch.allclose(w, clean):
+        raise Fail("fail.sdpa_dropout_unused", example=ex)
+    if not torch.allclose(out, w @ v, atol=1e-9, rtol=1e-7):
+        raise Fail("fail.sdpa_dropout_mismatch", example=ex)
 
 
-@check("sdpa", "float32", points=1, examples=(2, 10))
-def float32(ctx):
+@check("sdpa", "float32", points=1, examples=(2, 10), given=sdpa_case())
+def float32(ctx, c):
     """float32 inputs give float32 outputs that agree with the float64 reference on each device."""
-
-    @ctx.given(sdpa_case())
-    def prop(c):
-        q, k, v, mask = sdpa_inputs(c)
-        ex = describe(c, q, k, v, mask)
-        for device, ref, got in float32_runs(ctx, "sdpa", dict(query=q, key=k, value=v, mask=mask)):
-            check_tensor(got["out"].cpu(), ref["out"].float(), what="output (float32)", dtype="float32",
-                         example=dict(ex, device=device))
-
-    prop()
+    q, k, v, mask = sdpa_inputs(c)
+    ex = describe(c, q, k, v, mask)
+    for device, ref, got in float32_runs(ctx, "sdpa", dict(query=q, key=k, value=v, mask=mask)):
+        check_tensor(got["out"].cpu(), ref["out"].float(), what="output (float32)", dtype="float32",
+                     example=dict(ex, device=device))
 
 
-@check("sdpa", "low_precision", points=0.5, examples=(2, 6))
-def low_precision(ctx):
+@check("sdpa", "low_precision", points=0.5, examples=(2, 6), given=sdpa_case().filter(lambda c: c["mask"] != "none"))
+def low_precision(ctx, c):
     """float16 and bfloat16 run with masks, without raising and without NaN or inf."""
-
-    @ctx.given(sdpa_case().filter(lambda c: c["mask"] != "none"))
-    def prop(c):
-        q, k, v, mask = sdpa_inputs(c)
-        for dtype in ("float16", "bfloat16"):
-            ex = dict(describe(c, q, k, v, mask), dtype=dtype)
-            got = run_low_precision(ctx, "sdpa", what="scaled_dot_product_attention", dtype=dtype, example=ex,
-                                    query=q, key=k, value=v, mask=mask)
-            if not (torch.isfinite(got["out"].float()).all() and torch.isfinite(got["weights"].float()).all()):
-                raise Fail("fail.half_nonfinite", what="scaled_dot_product_attention", dtype=dtype, example=ex)
-
-    prop()
+    q, k, v, mask = sdpa_inputs(c)
+    for dtype in ("float16", "bfloat16"):
+        ex = dict(describe(c, q, k, v, mask), dtype=dtype)
+        got = run_low_precision(ctx, "sdpa", what="scaled_dot_product_attention", dtype=dtype, example=ex,
+                                query=q, key=k, value=v, mask=mask)
+        if not (torch.isfinite(got["out"].float()).all() and torch.isfinite(got["weights"].float()).all()):
+            raise Fail("fail.half_nonfinite", what="scaled_dot_product_attention", dtype=dtype, example=ex)
 
 
-@check("sdpa", "meta", points=0.5, examples=(1, 4))
-def meta(ctx):
+@check("sdpa", "meta", points=0.5, examples=(1, 4), given=sdpa_case().filter(lambda c: c["mask"] != "none"))
+def meta(ctx, c):
     """On the meta device (a stand-in for a GPU) it runs: nothing is created on the CPU."""
-
-    @ctx.given(sdpa_case().filter(lambda c: c["mask"] != "none"))
-    def prop(c):
-        q, k, v, mask = sdpa_inputs(c)
-        ex = describe(c, q, k, v, mask)
-        got = ctx.sub("sdpa", query=q, key=k, value=v, mask=mask, device="meta")
-        if got["out"].device.type != "meta":
-            raise Fail("fail.device", what="scaled_dot_product_attention", expected="meta",
-                       got=got["out"].device.type, example=ex)
-
-    prop()
+    q, k, v, mask = sdpa_inputs(c)
+    ex = describe(c, q, k, v, mask)
+    got = ctx.sub("sdpa", query=q, key=k, value=v, mask=mask, device="meta")
+    if got["out"].device.type != "meta":
+        raise Fail("fail.device", what="scaled_dot_product_attention", expected="meta",
+                   got=got["out"].device.type, example=ex)

@@ -7,7 +7,7 @@ from hypothesis import strategies as st
 
 from grader.checks.base import Fail, check
 from grader.checks.common import ref_state
-from grader.compare import check_tensor
+from grader.checks.compare import check_tensor
 from grader.strategies import randn, random_tokens, seeds
 
 PAD = 0
@@ -113,26 +113,16 @@ def _steps(ctx, c, *, max_grad_norm=None, steps=3, stale_grads=True):
         check_tensor(got["state"][name], ref["state"][name], what=f"{name} after {steps} steps", example=ex)
 
 
-@check("training", "train_step", points=4, weight="isolated", examples=(2, 12))
-def train_step(ctx):
+@check("training", "train_step", points=4, variant="isolated", examples=(2, 12), given=step_case())
+def train_step(ctx, c):
     """train_step: shifted targets, masks, gradients zeroed before backward (some are left over before the first
     call), one step: same losses and weights as the reference, over the reference's sequence_loss."""
-
-    @ctx.given(step_case())
-    def prop(c):
-        _steps(ctx, c)
-
-    prop()
+    _steps(ctx, c)
 
 
-@check("training", "clipping", points=1, weight="isolated", examples=(1, 6))
-def clipping(ctx):
+@check("training", "clipping", points=1, variant="isolated", examples=(1, 6), given=step_case())
+def clipping(ctx, c):
     """train_step with max_grad_norm clips the total gradient norm before the step."""
-
-    @ctx.given(step_case())
-    def prop(c):
-        _steps(ctx, c, max_grad_norm=0.05, steps=2, stale_grads=False)  # stale gradients: train_step's check
-
-    prop()
+    _steps(ctx, c, max_grad_norm=0.05, steps=2, stale_grads=False)  # stale gradients: train_step's check
 
 

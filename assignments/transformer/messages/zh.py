@@ -1,0 +1,42 @@
+"""The Transformer assignment's own sentences (Chinese): its checks' failures and its pictures."""
+
+MESSAGES = {
+    "fail.blocked_nonzero": "位置 {index} 的注意力权重是 {value}，但掩码屏蔽了它；被屏蔽的权重必须恰好为 0。",
+    "fail.rows_not_normalised": "注意力权重每行之和不为 1（最大误差 {error}）或出现负数：softmax 应作用在键的维度（最后一维）上。",
+    "fail.sdpa_dropout_unused": "传给 scaled_dot_product_attention 的 dropout 模块没有作用在权重上。",
+    "fail.sdpa_dropout_mismatch": "返回的权重不是与 value 相乘的那个：请返回 dropout 之后的权重。",
+    "fail.mha_divisible": "MultiHeadAttention(d_model={d_model}, num_heads={num_heads}) 抛出了 {raised}；"
+                          "{num_heads} 不能整除 {d_model}，应抛出 ValueError。",
+    "fail.pe_parameter": "PositionalEncoding 含有可训练参数 {names}；位置表应注册为 buffer（register_buffer），不参与训练。",
+    "fail.pe_missing": "PositionalEncoding 没有名为 'pe' 的 buffer（找到的 buffer：{found}）；"
+                       "请用 self.register_buffer('pe', ...) 注册位置表。",
+    "fail.pe_not_moved": "位置表 'pe' 没有随 .to(dtype) / .to(device) 移动：请放在注册的 buffer 里，而不是普通属性。",
+    "fail.ln_init": "LayerNorm 的初始值应为 weight = 1、bias = 0。",
+    "fail.not_xavier": "参数 {name} 不是 Xavier 均匀初始化（应满足 |w| <= {bound}，标准差约 {expected_std}，实际 {std}）。",
+    "fail.no_positions": "编码器输出对位置置换等变：位置编码没有起作用。",
+    "fail.greedy_too_long": "max_len={max_len}，greedy_decode 却生成了 {got} 个词元。",
+    "fail.train_loss": "train_step 在第 {step} 步返回的损失是 {got}，与相同权重和批次下的期望损失不一致。",
+    "fail.noam": "noam_lr(step={step}, d_model={d_model}, warmup_steps={warmup}) = {got}，与公式不符。",
+    "fail.param_count": "count_parameters 返回 {got}，与真实参数量相差 {difference}。",
+    "fail.overfit_loss": "在 10 个样本上训练 {steps} 步后损失为 {last}，没有降到 {target} 以下：模型学不会。",
+    "fail.overfit_decode": "损失下降了，但 greedy_decode 有 {wrong} 个训练目标没能复现（例如：{examples}）。",
+    "report.attention_title": "注意力权重",
+    "report.attention_note": "用语料中一个句子的音节构造的随机 query 和 key 向量，使用因果掩码：",
+    "report.attention_yours": "你的 scaled_dot_product_attention",
+    "report.attention_reference": "参考实现",
+    "report.attention_legend": "权重",
+    "report.attention_same": "你的权重与参考实现一致。",
+    "report.attention_differs": "你的权重与参考实现最多相差 {diff}。",
+    "report.pe_title": "位置编码表",
+    "report.pe_caption": "PositionalEncoding(d_model={d_model}, max_len={max_len}) 的 buffer pe："
+                         "每列是一个位置，每行是一个维度。",
+    "report.pe_legend": "数值",
+    "report.pe_reference_note": "你的位置编码表无法构建，这里显示的是参考实现的表，供对照。",
+    "report.loss_title": "在 10 个样本上过拟合：每步的损失",
+    "report.loss_target": "目标 {target}",
+    "report.loss_summary": "{steps} 步内损失从 {first} 降到 {last}。",
+    "report.loss_nonfinite": "损失在第 {step} 步变成 NaN 或 inf，曲线在此中断。",
+    "report.figure_no_pe": "PositionalEncoding 没有名为 'pe' 的 buffer（找到的 buffer：{found}）。",
+    "fail.residual_dropout": "{what}：train() 模式下 dropout=1.0（且子层自身的 dropout 关闭）时输出与参考实现不同：每个子层的输出在残差相加前都要经过概率为该层 dropout 参数的 dropout（缺失，或写死了概率？）。",
+    "fail.padding_row": "{what}：词元 {token} 的嵌入行初始全为零（padding_idx？）；约定中的 nn.Embedding(V, D) 没有 padding_idx，每一行都要训练。",
+}

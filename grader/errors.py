@@ -1,0 +1,78 @@
+"""What can go wrong when the grader runs student code, as plain data that crosses processes."""
+
+import traceback
+from dataclasses import dataclass, field
+from pathlib import Path
+
+
+@dataclass
+class SubmissionError(Exception):
+    """Student code could not be loaded or run; carries everything a message needs.
+
+    ``kind`` is one of: ``missing_file``, ``import_error``, ``missing_name``,
+    ``not_implemented``, ``exception``, ``contract``, ``bad_output``,
+    ``timeout``, ``crashed``, ``banned``.
+    """
+
+    kind: str
+    """What went wrong (see above)."""
+    detail: str = ""
+    """The exception text, or a sentence saying what was expected and what came."""
+    file: str = ""
+    """The submission file (relative to its folder) where it happened, if known."""
+    line: int = 0
+    """The line in ``file``, if known."""
+    code: str = ""
+    """The source line at ``file:line``."""
+    trace: str = ""
+    """The traceback, trimmed to the submission's own frames."""
+    data: dict = field(default_factory=dict)
+    """Structured extras (expected/found parameter lists, shapes) for the report."""
+
+    def __str__(self):
+        where = f" ({self.file}:{self.line})" if self.file else ""
+        return f"{self.kind}: {self.detail}{where}"
+
+    def to_dict(self):
+        return {"kind": self.kind, "detail": self.detail, "file": self.file, "line": self.line,
+                "code": self.code, "trace": self.trace, "data": self.data}
+
+    @classmethod
+    def from_dict(cls, d):
+        return cls(**{k: d.get(k, v) for k, v in
+                      (("kind", "exception"), ("detail", ""), ("file", ""), ("line", 0), ("code", ""),
+                       ("trace", ""), ("data", {}))})
+
+
+def from_exception(exc, root, kind=None):
+    """Turn an exception raised by student code under ``root`` into a ``SubmissionError``."""
+    if isinstance(exc, SubmissionError):
+        return exc
+    root = str(Path(root).resolve())
+    frames = [f for f in traceback.extract_tb(exc.__traceback__) if _inside(f.filename, root)]
+    if isinstance(exc, SyntaxError) and exc.filename and _inside(exc.filename, root):
+        file, line, code = exc.filename, exc.lineno or 0, (exc.text or "").strip()
+    elif frames:
+        last = frames[-1]
+        file, line, code = last.filename, last.lineno or 0, (last.line or "").strip()
+    else:
+        file, line, code = "", 0, ""
+    if kind is None:
+        # A stub raises NotImplementedError itself; torch raises it too (a meta tensor copied to the CPU),
+        # and that is an ordinary error in the student's code, not a missing implementation.
+        all_frames = traceback.extract_tb(exc.__traceback__)
+        raised_here = bool(all_frames) and _inside(all_frames[-1].filename, root) \
+            and (all_frames[-1].line or "").lstrip().startswith("raise")
+        kind = "not_implemented" if isinstance(exc, NotImplementedError) and raised_here else "exception"
+    trace = "".join(traceback.format_list(frames)) if frames else ""
+    rel = str(Path(file).resolve().relative_to(root)) if file else ""
+    detail = f"{type(exc).__name__}: {exc}".strip()
+    return SubmissionError(kind=kind, detail=detail[:2000], file=rel, line=line, code=code[:300],
+                           trace=trace[-4000:])
+
+
+def _inside(filename, root):
+    try:
+        return str(Path(filename).resolve()).startswith(root + "/") or str(Path(filename).resolve()) == root
+    except (OSError, ValueError):
+        return False
