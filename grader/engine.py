@@ -17,7 +17,7 @@ import torch
 
 import grader
 from grader.assignment import AssignmentError
-from grader.checks.base import Abort, CheckContext, CheckSpec, Fail, specs_of
+from grader.checks.base import Abort, CheckContext, CheckSpec, Fail, ReferenceFailed, specs_of
 from grader.errors import SubmissionError
 from grader.results import CheckResult, GradeResult, Message, TaskResult
 
@@ -217,6 +217,10 @@ def _run_variant(g, spec, variant):
         _errored(result, err)
     except Abort as abort:
         _errored(result, abort.error)
+    except ReferenceFailed as failed:  # the assignment is at fault: the check cannot judge, and says so plainly
+        why = failed.error
+        result.status, result.score = "error", 0.0
+        result.message = Message("error.reference", {"detail": why.detail, "file": why.file, "line": why.line})
     except hypothesis.errors.FlakyFailure as group:
         inner = group.exceptions[0] if group.exceptions else group
         if isinstance(inner, Fail):

@@ -10,6 +10,8 @@ from grader.assignment import load
 
 TRANSFORMER = load("transformer")
 """The first assignment, which most of the kit's tests grade."""
+TOTAL_POINTS = 140
+"""The Transformer's points in all: pinned here, once, so that a change of points is a deliberate one."""
 SOLUTION_ROOT = TRANSFORMER.reference
 CONTRACT_FILES = TRANSFORMER.contract_files
 

@@ -12,6 +12,7 @@ from pathlib import Path
 import pytest
 
 from grader import api
+from tests.conftest import TOTAL_POINTS
 
 BLIND = Path(__file__).resolve().parent / "blind"
 CORRECT = sorted(p.name for p in (BLIND / "correct").iterdir() if p.is_dir())
@@ -61,14 +62,14 @@ def test_the_corpus_is_complete():
 @pytest.mark.parametrize("name", CORRECT)
 def test_correct_in_process(name):
     result = api.check(path=BLIND / "correct" / name, profile="quick", diagnose=False)
-    assert _failing(result) == set() and result.score == result.max_score == 140, _failing(result)
+    assert _failing(result) == set() and result.score == result.max_score == TOTAL_POINTS, _failing(result)
     assert not result.banned_api
 
 
 @pytest.mark.parametrize("name", CORRECT)
 def test_correct_isolated(name):
     result = api.check(path=BLIND / "correct" / name, profile="quick", isolated=True, diagnose=False)
-    assert _failing(result) == set() and result.score == 140, _failing(result)
+    assert _failing(result) == set() and result.score == TOTAL_POINTS, _failing(result)
 
 
 @pytest.mark.parametrize("isolated", [False, True], ids=["in-process", "isolated"])

@@ -3,7 +3,7 @@
 import pytest
 
 from grader import api
-from tests.conftest import ROOT, SUBMISSIONS, TRANSFORMER
+from tests.conftest import ROOT, SUBMISSIONS, TOTAL_POINTS, TRANSFORMER
 
 
 def scores(result):
@@ -16,7 +16,7 @@ def solution_result():
 
 
 def test_solution_gets_full_marks(solution_result):
-    assert solution_result.score == solution_result.max_score == 140
+    assert solution_result.score == solution_result.max_score == TOTAL_POINTS
     assert [t.id for t in solution_result.tasks] == list(TRANSFORMER.task_ids)
     assert not solution_result.banned_api and not solution_result.load_errors
     assert all(not c.diagnoses for t in solution_result.tasks for c in t.checks)
@@ -24,7 +24,7 @@ def test_solution_gets_full_marks(solution_result):
 
 def test_skeleton_gets_zero_and_every_task_not_implemented():
     result = api.check(path=ROOT / "skeleton", profile="quick")
-    assert result.score == 0 and result.max_score == 140
+    assert result.score == 0 and result.max_score == TOTAL_POINTS
     assert all(t.not_implemented for t in result.tasks), [t.id for t in result.tasks if not t.not_implemented]
     for task in result.tasks:
         for c in task.checks:

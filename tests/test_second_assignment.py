@@ -175,3 +175,22 @@ def test_its_messages_are_complete_in_both_languages():
         assert fields(sentence) == fields(zh.MESSAGES[key]), key
     for b in Catalogue(load(SPEC)).bugs:
         assert {f"bug.{b.id}", f"bughint.{b.id}"} <= en.MESSAGES.keys(), b.id
+
+
+def test_a_reference_that_raises_is_reported_as_the_assignments_fault(tmp_path):
+    """An assignment author's broken reference is not blamed on the student: the check errs with
+    error.reference, naming the reference's line."""
+    import shutil
+
+    broken = tmp_path / "broken_hw"
+    shutil.copytree(TINY, broken, ignore=shutil.ignore_patterns("__pycache__"))
+    ops = broken / "reference" / "ops.py"
+    source = ops.read_text()
+    head = "def stable_softmax(x: torch.Tensor) -> torch.Tensor:"
+    assert source.count(head) == 1
+    ops.write_text(source.replace(head, head + "\n    undefined_name"))
+    result = api.check(path=TINY / "reference", assignment=broken, profile="quick", tasks=["softmax"])
+    seen = {c.id: (c.status, c.message.key if c.message else None) for t in result.tasks for c in t.checks}
+    assert seen["softmax.equivalence"] == ("error", "error.reference"), seen
+    # the checks that never ask the reference still judge the submission; none is charged as its mistake
+    assert all(v in (("passed", None), ("error", "error.reference")) for v in seen.values()), seen

@@ -39,7 +39,7 @@ def test_assignment_tasks_match_the_contract_page():
 
     ours = {(t.file[:-3], name): t.id for t in TRANSFORMER.tasks for name in t.names}
     assert ours == TASK_IDS
-    assert len(TASK_IDS) == 19
+    assert TASK_IDS, "no task table found in docs/CONTRACT.md"
 
 
 B, L, D, H, F_, V = 2, 3, 8, 2, 16, 7

@@ -21,7 +21,7 @@ from grader.checks.fail import Fail
 from grader.errors import SubmissionError
 from grader.submission.runner import PARTS_USED, Deferred
 
-__all__ = ["ABORT_KINDS", "Abort", "CheckContext", "CheckSpec", "Fail", "check", "specs_of"]
+__all__ = ["ABORT_KINDS", "Abort", "CheckContext", "CheckSpec", "Fail", "ReferenceFailed", "check", "specs_of"]
 
 
 @dataclass(frozen=True)
@@ -99,6 +99,16 @@ class Abort(BaseException):
         self.error = error
 
 
+class ReferenceFailed(BaseException):
+    """The reference raised on a probe: the assignment (its reference or this check) is at fault, not the student.
+
+    A ``BaseException`` like ``Abort``, so that Hypothesis neither shrinks it nor reports it as the submission's."""
+
+    def __init__(self, error):
+        super().__init__(str(error))
+        self.error = error
+
+
 class _Raise:
     """A submitted call that failed before it was sent: raises when its result is asked for."""
 
@@ -159,8 +169,11 @@ class CheckContext:
         return self._finish(probe, args, self._submit(probe, args))
 
     def ref(self, probe, **args):
-        """Run ``probe`` on the reference."""
-        return self.ref_runner.run(probe, "integrated", **args)
+        """Run ``probe`` on the reference; ``ReferenceFailed`` if the reference raises."""
+        try:
+            return self.ref_runner.run(probe, "integrated", **args)
+        except SubmissionError as err:
+            raise ReferenceFailed(err) from None
 
     def both(self, probe, *, ref_args=None, **args):
         """``(reference result, submission result)`` of ``probe`` with ``args`` (the reference's with

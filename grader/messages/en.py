@@ -49,6 +49,7 @@ MESSAGES = {
     "error.timeout": "{detail}.",
     "error.crashed": "{detail}.",
     "error.banned": "{detail}.",
+    "error.reference": "the reference implementation raised {detail} ({file}:{line}) on this check's input: the assignment (its reference or this check) is at fault, not your code; please report it.",
     "error.internal": "the grader itself failed on this check ({detail}); please report it.",
     # -- interface ---------------------------------------------------------------------------------
     "ui.note": "note",

@@ -34,6 +34,7 @@ MESSAGES = {
     "error.timeout": "{detail}。",
     "error.crashed": "{detail}。",
     "error.banned": "{detail}。",
+    "error.reference": "参考实现在本检查的输入上抛出 {detail}（{file}:{line}）：问题出在作业本身（参考实现或本检查），不是你的代码；请报告。",
     "error.internal": "评分器自身在此检查上出错（{detail}），请反馈给我们。",
     "ui.note": "说明",
     "ui.title": "gradekit 评分报告",
