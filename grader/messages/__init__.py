@@ -52,6 +52,19 @@ def register(assignment):
     _REGISTERED.add(package)
 
 
+def quiz_messages(quiz):
+    """``{id: (question, [options], why)}`` or ``{id: (question, why)}`` (a numeric answer) -> the quiz's message
+    keys ``quiz.<id>.q``, ``.why`` and ``.a``-``.d``: how an assignment writes its quiz in each language."""
+    out = {}
+    for qid, entry in quiz.items():
+        out[f"quiz.{qid}.q"] = entry[0]
+        out[f"quiz.{qid}.why"] = entry[-1]
+        if len(entry) == 3:
+            for letter, option in zip("abcd", entry[1]):
+                out[f"quiz.{qid}.{letter}"] = option
+    return out
+
+
 class _Params(dict):
     def __missing__(self, key):
         return "?"

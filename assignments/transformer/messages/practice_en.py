@@ -1,5 +1,8 @@
 """The Transformer assignment's practice and quiz sentences (English): drill titles, hints, topics, questions."""
 
+from grader.messages import quiz_messages
+
+
 _TOPICS = {
     "attention": "attention",
     "positions": "positions",
@@ -445,21 +448,10 @@ _QUIZ = {
 }
 
 
-def _quiz_messages(quiz):
-    out = {}
-    for qid, entry in quiz.items():
-        out[f"quiz.{qid}.q"] = entry[0]
-        out[f"quiz.{qid}.why"] = entry[-1]
-        if len(entry) == 3:
-            for letter, option in zip("abcd", entry[1]):
-                out[f"quiz.{qid}.{letter}"] = option
-    return out
-
-
 MESSAGES = {
     "quiz.header": "Transformer interview quiz: {n} questions (`{replay}` asks them again).",
     **{f"quiz.topic.{k}": v for k, v in _TOPICS.items()},
     **{f"practice.title.{k}": v for k, v in _TITLES.items()},
     **{f"practice.hint.{task}.{level}": h for task, pair in _HINTS.items() for level, h in enumerate(pair, start=1)},
-    **_quiz_messages(_QUIZ),
+    **quiz_messages(_QUIZ),
 }

@@ -1,5 +1,8 @@
 """Transformer 作业的练习与问答文字（中文）：练习标题、提示、主题、题目。"""
 
+from grader.messages import quiz_messages
+
+
 _TOPICS = {
     "attention": "注意力",
     "positions": "位置",
@@ -375,21 +378,10 @@ _QUIZ = {
 }
 
 
-def _quiz_messages(quiz):
-    out = {}
-    for qid, entry in quiz.items():
-        out[f"quiz.{qid}.q"] = entry[0]
-        out[f"quiz.{qid}.why"] = entry[-1]
-        if len(entry) == 3:
-            for letter, option in zip("abcd", entry[1]):
-                out[f"quiz.{qid}.{letter}"] = option
-    return out
-
-
 MESSAGES = {
     "quiz.header": "Transformer 面试问答：共 {n} 题（`{replay}` 可重做同一组题）。",
     **{f"quiz.topic.{k}": v for k, v in _TOPICS.items()},
     **{f"practice.title.{k}": v for k, v in _TITLES.items()},
     **{f"practice.hint.{task}.{level}": h for task, pair in _HINTS.items() for level, h in enumerate(pair, start=1)},
-    **_quiz_messages(_QUIZ),
+    **quiz_messages(_QUIZ),
 }
