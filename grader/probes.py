@@ -264,17 +264,19 @@ def construct(ns, *, name, kwargs):
 
 @probe
 def forward(ns, *, name, kwargs, state, inputs, method="forward", dtype="float64", device="cpu",
-            train=False, seed=0, repeat=1, grad=None, quiet_sublayers=False):
+            train=False, seed=0, repeat=1, grad=None, quiet=()):
     """Build, load weights, call ``method(*inputs)``; report outputs and whether inputs changed.
 
     ``grad``: ``{"input": i, "upto": t}`` backpropagates ``out[:, :t].sum()``
     and returns the gradient of input ``i`` (a float tensor) or, with
-    ``"input": "decoder_embed"``, of the decoder's embedding output.
+    ``"input": "decoder.embed"`` (a dotted path of submodules), of that submodule's output.
+    ``quiet``: attribute names of submodules whose ``nn.Dropout``s are set to ``p=0`` (so that only the module's
+    own dropout acts); a name the module lacks is skipped.
     """
     dt = DTYPES[dtype]
     module = build(ns, name, kwargs, state=state, dtype=dtype, device=device, train=train)
-    if quiet_sublayers:  # the nn.Dropout inside the sublayers off: only a layer's own (residual) dropout acts
-        for attr in ("self_attn", "cross_attn", "ffn"):
+    if quiet:
+        for attr in quiet:
             sub = getattr(module, attr, None)
             for m in sub.modules() if isinstance(sub, torch.nn.Module) else ():
                 if isinstance(m, torch.nn.Dropout):
@@ -299,12 +301,20 @@ def forward(ns, *, name, kwargs, state, inputs, method="forward", dtype="float64
 
 def _forward_with_grad(module, method, inputs, grad, result):
     captured = {}
-    if grad["input"] == "decoder_embed":
+    if isinstance(grad["input"], str):  # a submodule's output, found by its dotted path
+        path = grad["input"]
+
         def hook(_mod, _args, output):
             leaf = output.detach().requires_grad_(True)
             captured["x"] = leaf
             return leaf
-        handle = module.decoder.embed.register_forward_hook(hook)
+
+        target = module
+        for attr in path.split("."):
+            target = getattr(target, attr, None)
+            if not isinstance(target, torch.nn.Module):
+                raise SubmissionError(kind="contract", detail=f"{type(module).__name__} has no submodule `{path}`")
+        handle = target.register_forward_hook(hook)
     else:
         i = grad["input"]
         inputs[i] = inputs[i].detach().requires_grad_(True)
@@ -318,7 +328,8 @@ def _forward_with_grad(module, method, inputs, grad, result):
     tensor = as_tensor(out, method)  # checks the type before autograd is used
     del tensor
     if "x" not in captured:
-        raise SubmissionError(kind="contract", detail="the decoder never called its `embed` submodule")
+        raise SubmissionError(kind="contract", detail=f"{type(module).__name__} never called its `{grad['input']}` "
+                                                      f"submodule")
     out[:, :grad["upto"]].sum().backward()
     g = captured["x"].grad
     result["grad"] = torch.zeros_like(captured["x"]).detach() if g is None else plain(g)

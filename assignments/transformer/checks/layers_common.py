@@ -113,7 +113,8 @@ def layer_dropout(ctx, name, case, *, decoder):
     if ctx.variant == "integrated":
         return  # the sublayers' dropout can be switched off only where they are the reference's
     full = dict(kw, dropout=1.0)
-    ref, got = ctx.both("forward", name=name, kwargs=full, state=state, inputs=inputs, train=True, quiet_sublayers=True)
+    ref, got = ctx.both("forward", name=name, kwargs=full, state=state, inputs=inputs, train=True,
+                        quiet=("self_attn", "cross_attn", "ffn"))
     try:
         check_tensor(got["out"], ref["out"], what=f"{name} output in train() with dropout=1.0", example=ex)
     except Fail:

@@ -133,7 +133,7 @@ def causal(ctx, c):
         xs[1] = changed
         return xs
 
-    causal_no_leak(ctx, "Transformer", kw, state, inputs, ex, grad_input="decoder_embed", future_from=t,
+    causal_no_leak(ctx, "Transformer", kw, state, inputs, ex, grad_input="decoder.embed", future_from=t,
                    perturb=perturb)
 
 
