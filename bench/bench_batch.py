@@ -24,8 +24,8 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 from grader import api  # noqa: E402
-from grader.batch import runner  # noqa: E402
 from grader.assignment import load  # noqa: E402
+from grader.batch import runner  # noqa: E402
 from grader.bugs.catalogue import Catalogue  # noqa: E402
 
 ASSIGNMENT = load()

@@ -70,7 +70,8 @@ def cmd_check(args):
     if config is not None and not args.all_checks:
         config = config.students()
     limits = config.limits if config is not None else {}
-    result = api.check(path=args.path, assignment=args.assignment, tasks=args.tasks, profile=args.profile, seed=args.seed, device=args.device,
+    result = api.check(path=args.path, assignment=args.assignment, tasks=args.tasks, profile=args.profile,
+                       seed=args.seed, device=args.device,
                        only=only, isolated=args.isolated, allow_banned=args.allow_banned, progress=progress,
                        config=config, call_timeout=limits.get("call_timeout", 60.0),
                        total_timeout=limits.get("total_timeout", 900.0), memory_mb=limits.get("memory_mb"),

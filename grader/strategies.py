@@ -9,6 +9,7 @@ drawn seed with a ``torch.Generator``, never element by element.
 import torch
 from hypothesis import strategies as st
 
+
 @st.composite
 def distinct_ints(draw, n, *, min_value, max_value, avoid=()):
     """``n`` distinct ints in ``[min_value, max_value]``, also distinct from ``avoid`` when room allows."""

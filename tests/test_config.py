@@ -11,9 +11,9 @@ from pathlib import Path
 import pytest
 
 from grader import api
-from grader.engine import checks_of
 from grader.assignment import AssignmentError, load
 from grader.config import ConfigError, CourseConfig
+from grader.engine import checks_of
 from tests.conftest import TRANSFORMER
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -116,8 +116,8 @@ def test_a_student_self_check_neither_runs_nor_shows_hidden_checks(tmp_path):
     ids = [c.id for t in result.tasks for c in t.checks]
     assert "masks.device" not in ids and "masks.padding" in ids
     assert result.hidden_checks == 1
-    from grader.views import terminal
     from grader.messages import text
+    from grader.views import terminal
 
     summary = terminal.summary(result, lang="en")
     assert text("ui.public_passed", "en", hidden=1) in summary and text("ui.all_passed", "en") not in summary

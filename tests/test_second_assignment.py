@@ -12,9 +12,9 @@ from pathlib import Path
 import pytest
 
 from grader import api
-from grader.engine import checks_of
 from grader.assignment import load
 from grader.bugs.catalogue import Catalogue
+from grader.engine import checks_of
 
 ROOT = Path(__file__).resolve().parents[1]
 TINY = ROOT / "tests" / "data" / "tiny_assignment"

@@ -14,9 +14,9 @@ import torch
 
 from assignments.transformer import figures
 from grader.assignment import load
+from grader.errors import SubmissionError
 from grader.messages import CATALOGUES, text
 from grader.results import CheckResult, Diagnosis, GradeResult, Message, TaskResult
-from grader.errors import SubmissionError
 from grader.views import gradescope, html, json_view, junit, svg, terminal
 from tests.conftest import ROOT, TRANSFORMER
 

@@ -9,9 +9,20 @@ import math
 
 import torch
 
-from grader.probes import (DTYPES, _modified, _snapshot, _to, _type_name, as_tensor, build, params, plain, probe,
-                           seed_rng)
 from grader.errors import SubmissionError
+from grader.probes import (
+    DTYPES,
+    _modified,
+    _snapshot,
+    _to,
+    _type_name,
+    as_tensor,
+    build,
+    params,
+    plain,
+    probe,
+    seed_rng,
+)
 
 
 def warm_up():

@@ -15,9 +15,9 @@ import re
 import torch
 
 from grader.bugs.catalogue import Catalogue, apply
+from grader.errors import SubmissionError
 from grader.probes import seed_rng
 from grader.results import Diagnosis
-from grader.errors import SubmissionError
 from grader.submission.runner import InProcessRunner, reference_namespace
 
 ATOL, RTOL = 1e-5, 1e-5

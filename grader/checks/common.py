@@ -4,8 +4,8 @@ import torch
 
 from grader.checks.base import Fail
 from grader.checks.compare import TOL, check_tensor
-from grader.strategies import random_state
 from grader.errors import SubmissionError
+from grader.strategies import random_state
 
 _STATE_CACHE = {}
 

@@ -42,8 +42,16 @@ import torch
 from grader.errors import SubmissionError
 from grader.submission import forkserver, wire
 from grader.submission.banned import Finding
-from grader.submission.sandbox import FRESH, _kill_group, _resolve_user, _sweep, environment, fresh_uid, kill_uid, \
-    remove_ipc
+from grader.submission.sandbox import (
+    FRESH,
+    _kill_group,
+    _resolve_user,
+    _sweep,
+    environment,
+    fresh_uid,
+    kill_uid,
+    remove_ipc,
+)
 
 _POLL_S = 0.05
 TAIL_BYTES = 64 << 10

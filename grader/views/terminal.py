@@ -6,8 +6,8 @@ characters, escape codes and the newline. Only our own layout breaks lines and o
 so a submission can neither clear the screen nor draw a line that looks like ours ("Score: 140 / 140").
 """
 
-from grader.results import Message
 from grader.messages import text
+from grader.results import Message
 from grader.safetext import for_terminal
 
 

@@ -1,8 +1,15 @@
 """Checks for ``DecoderLayer`` (task ``decoder_layer``)."""
 
+from assignments.transformer.checks.layers_common import (
+    causal_no_leak,
+    layer_case,
+    layer_contract,
+    layer_devices,
+    layer_dropout,
+    layer_equivalence,
+    setup,
+)
 from grader.checks.base import check
-from assignments.transformer.checks.layers_common import (causal_no_leak, layer_case, layer_contract, layer_devices, layer_dropout,
-                                         layer_equivalence, setup)
 from grader.strategies import randn
 
 NAME = "DecoderLayer"
@@ -26,7 +33,8 @@ def integrated(ctx):
     layer_equivalence(ctx, NAME, decoder=True)
 
 
-@check("decoder_layer", "causal", points=1.5, variant="isolated", examples=(2, 12), given=layer_case(decoder=True, masks=False).filter(lambda c: c["Lq"] >= 2))
+@check("decoder_layer", "causal", points=1.5, variant="isolated", examples=(2, 12),
+       given=layer_case(decoder=True, masks=False).filter(lambda c: c["Lq"] >= 2))
 def causal(ctx, c):
     """With a causal mask, no output looks at a later position (perturbation and exact-zero gradients)."""
     c = dict(c, mask="causal")

@@ -1,8 +1,14 @@
 """Checks for ``EncoderLayer`` (task ``encoder_layer``)."""
 
+from assignments.transformer.checks.layers_common import (
+    layer_case,
+    layer_contract,
+    layer_devices,
+    layer_dropout,
+    layer_equivalence,
+    padding_invariance,
+)
 from grader.checks.base import check
-from assignments.transformer.checks.layers_common import (layer_case, layer_contract, layer_devices, layer_dropout, layer_equivalence,
-                                         padding_invariance)
 
 NAME = "EncoderLayer"
 
@@ -25,7 +31,8 @@ def integrated(ctx):
     layer_equivalence(ctx, NAME, decoder=False)
 
 
-@check("encoder_layer", "padding_invariance", points=1, variant="isolated", examples=(2, 12), given=layer_case(decoder=False, masks=False).filter(lambda c: c["Lq"] >= 2))
+@check("encoder_layer", "padding_invariance", points=1, variant="isolated", examples=(2, 12),
+       given=layer_case(decoder=False, masks=False).filter(lambda c: c["Lq"] >= 2))
 def padding(ctx, c):
     """With a padding mask, what sits at padded positions changes no real position's output."""
     padding_invariance(ctx, NAME, c, decoder=False)

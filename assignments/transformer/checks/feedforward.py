@@ -3,8 +3,16 @@
 from hypothesis import strategies as st
 
 from grader.checks.base import check
-from grader.checks.common import (contract_params, defaults_agree, dropout_behaviour, equivalent, float32_close,
-                                  low_precision, meta_runs, ref_state)
+from grader.checks.common import (
+    contract_params,
+    defaults_agree,
+    dropout_behaviour,
+    equivalent,
+    float32_close,
+    low_precision,
+    meta_runs,
+    ref_state,
+)
 from grader.strategies import distinct_ints, randn, seeds
 
 

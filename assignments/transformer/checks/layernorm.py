@@ -4,8 +4,15 @@ import torch
 from hypothesis import strategies as st
 
 from grader.checks.base import Fail, check
-from grader.checks.common import (contract_params, defaults_agree, equivalent, float32_close, low_precision,
-                                  meta_runs, ref_state)
+from grader.checks.common import (
+    contract_params,
+    defaults_agree,
+    equivalent,
+    float32_close,
+    low_precision,
+    meta_runs,
+    ref_state,
+)
 from grader.strategies import randn, seeds
 
 

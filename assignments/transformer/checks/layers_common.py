@@ -3,11 +3,18 @@
 import torch
 from hypothesis import strategies as st
 
-from grader.checks.base import Fail
-from grader.checks.common import (contract_params, defaults_agree, dropout_behaviour, equivalent, float32_close,
-                                  meta_runs, ref_state)
-from grader.checks.compare import check_tensor
 from assignments.transformer.strategies import layer_config, make_mask, mask_kinds
+from grader.checks.base import Fail
+from grader.checks.common import (
+    contract_params,
+    defaults_agree,
+    dropout_behaviour,
+    equivalent,
+    float32_close,
+    meta_runs,
+    ref_state,
+)
+from grader.checks.compare import check_tensor
 from grader.strategies import randn, seeds
 
 

@@ -3,10 +3,18 @@
 import torch
 from hypothesis import strategies as st
 
-from grader.checks.base import Fail, check
-from grader.checks.common import (contract_params, defaults_agree, dropout_behaviour, equivalent, float32_close,
-                                  low_precision, meta_runs, ref_state)
 from assignments.transformer.strategies import attention_sizes, make_mask, mask_kinds
+from grader.checks.base import Fail, check
+from grader.checks.common import (
+    contract_params,
+    defaults_agree,
+    dropout_behaviour,
+    equivalent,
+    float32_close,
+    low_precision,
+    meta_runs,
+    ref_state,
+)
 from grader.strategies import randn, seeds
 
 
@@ -76,7 +84,8 @@ def integrated(ctx):
     _equivalence(ctx)
 
 
-@check("mha", "permutation", points=1, variant="isolated", examples=(3, 15), given=mha_case(self_attention=True, masks=False).filter(lambda c: c["Lq"] >= 2))
+@check("mha", "permutation", points=1, variant="isolated", examples=(3, 15),
+       given=mha_case(self_attention=True, masks=False).filter(lambda c: c["Lq"] >= 2))
 def permutation(ctx, c):
     """Self-attention without a mask is permutation-equivariant: permuting the positions permutes the output."""
     x = mha_inputs(c)[0]
@@ -93,7 +102,8 @@ def permutation(ctx, c):
         raise Fail("fail.not_equivariant", what="MultiHeadAttention", example=ex)
 
 
-@check("mha", "batch_independence", points=0.5, variant="isolated", examples=(2, 10), given=mha_case().filter(lambda c: c["B"] >= 2))
+@check("mha", "batch_independence", points=0.5, variant="isolated", examples=(2, 10),
+       given=mha_case().filter(lambda c: c["B"] >= 2))
 def batch_independence(ctx, c):
     """Each batch row's output depends only on that row."""
     inputs = mha_inputs(c)
@@ -117,7 +127,8 @@ def dropout(ctx):
                       inputs=mha_inputs(c), example={"config": kw})
 
 
-@check("mha", "devices", points=1, variant="isolated", examples=(2, 6), given=mha_case().filter(lambda c: c["mask"] != "none"))
+@check("mha", "devices", points=1, variant="isolated", examples=(2, 6),
+       given=mha_case().filter(lambda c: c["mask"] != "none"))
 def devices(ctx, c):
     """Runs in float32 (each device), float16, bfloat16 and on the meta device, with masks."""
     inputs = mha_inputs(c)

@@ -5,10 +5,10 @@ import math
 import torch
 from hypothesis import strategies as st
 
-from grader.checks.base import Fail, check
-from grader.checks.common import contract_params, equivalent, float32_close, meta_runs, ref_state
 from assignments.transformer.checks.layers_common import causal_no_leak
 from assignments.transformer.strategies import make_mask
+from grader.checks.base import Fail, check
+from grader.checks.common import contract_params, equivalent, float32_close, meta_runs, ref_state
 from grader.strategies import distinct_ints, random_tokens, seeds
 
 PAD = 0
@@ -118,7 +118,8 @@ def integrated(ctx):
     _equivalence(ctx)
 
 
-@check("model", "causal", points=1, variant="isolated", examples=(2, 8), given=model_case(masks=False).filter(lambda c: c["Lt"] >= 2))
+@check("model", "causal", points=1, variant="isolated", examples=(2, 8),
+       given=model_case(masks=False).filter(lambda c: c["Lt"] >= 2))
 def causal(ctx, c):
     """With target_mask, logits at a position ignore later target tokens (perturbation and exact-zero gradients)."""
     kw, state, inputs, ex = setup(ctx, c)
@@ -137,7 +138,8 @@ def causal(ctx, c):
                    perturb=perturb)
 
 
-@check("model", "padding_invariance", points=0.5, variant="isolated", examples=(2, 8), given=model_case(masks=False).filter(lambda c: c["Ls"] >= 2))
+@check("model", "padding_invariance", points=0.5, variant="isolated", examples=(2, 8),
+       given=model_case(masks=False).filter(lambda c: c["Ls"] >= 2))
 def padding(ctx, c):
     """With src_mask, the tokens at padded source positions do not change the logits."""
     kw, state, inputs, ex = setup(ctx, c)
@@ -155,7 +157,8 @@ def padding(ctx, c):
         raise Fail("fail.padding_leak", what="Transformer", example=ex)
 
 
-@check("model", "positions", points=0.5, variant="isolated", examples=(2, 8), given=model_case(masks=False).filter(lambda c: c["Ls"] >= 2))
+@check("model", "positions", points=0.5, variant="isolated", examples=(2, 8),
+       given=model_case(masks=False).filter(lambda c: c["Ls"] >= 2))
 def positions(ctx, c):
     """The encoder is not permutation-equivariant: with positional encoding, order matters."""
     kw, state, inputs, ex = setup(ctx, c)
@@ -170,7 +173,8 @@ def positions(ctx, c):
         raise Fail("fail.no_positions", example=ex)
 
 
-@check("model", "devices", points=0.5, variant="isolated", examples=(1, 4), given=model_case().filter(lambda c: c["masks"]))
+@check("model", "devices", points=0.5, variant="isolated", examples=(1, 4),
+       given=model_case().filter(lambda c: c["masks"]))
 def devices(ctx, c):
     """Runs in float32 on each device and on the meta device, with masks."""
     kw, state, inputs, ex = setup(ctx, c)

@@ -3,10 +3,10 @@
 import torch
 from hypothesis import strategies as st
 
+from assignments.transformer.strategies import attention_sizes, make_mask, mask_kinds
 from grader.checks.base import Fail, check
 from grader.checks.common import float32_runs, no_inplace, run_low_precision
 from grader.checks.compare import check_tensor
-from assignments.transformer.strategies import attention_sizes, make_mask, mask_kinds
 from grader.strategies import randn, seeds
 
 
@@ -65,7 +65,8 @@ def weights_properties(ctx, c):
         raise Fail("fail.rows_not_normalised", error=f"{worst:.3g}", example=ex)
 
 
-@check("sdpa", "dropout", points=1, examples=(2, 6), given=sdpa_case().filter(lambda c: c["lead"] == "BH" and c["Lk"] >= 3))
+@check("sdpa", "dropout", points=1, examples=(2, 6),
+       given=sdpa_case().filter(lambda c: c["lead"] == "BH" and c["Lk"] >= 3))
 def dropout_used(ctx, c):
     """With a dropout module the returned weights are the dropped ones, and they multiply the values."""
     q, k, v, mask = sdpa_inputs(c)

@@ -2,7 +2,6 @@
 
 from grader.messages import quiz_messages
 
-
 _TOPICS = {
     "attention": "attention",
     "positions": "positions",

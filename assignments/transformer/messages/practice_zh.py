@@ -2,7 +2,6 @@
 
 from grader.messages import quiz_messages
 
-
 _TOPICS = {
     "attention": "注意力",
     "positions": "位置",
