@@ -143,12 +143,6 @@ class Assignment:
                 todo.extend(self.task_by_id[dep].deps)
         return tuple(seen)
 
-    def parse_task_list(self, text: str) -> tuple:
-        """``"mha,masks"`` -> ``("mha", "masks")``; raises ``ValueError`` naming an unknown id."""
-        ids = tuple(part.strip() for part in text.split(",") if part.strip())
-        self.require_tasks(ids)
-        return ids
-
     def require_tasks(self, ids) -> None:
         unknown = [i for i in ids if i not in self.task_by_id]
         if unknown:

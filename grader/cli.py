@@ -89,11 +89,7 @@ def run_demo(argv):
     """``gradekit demo [--assignment SPEC] ...``: the assignment's own demo, given the other arguments."""
     from grader import api
 
-    spec = None
-    if argv[:1] == ["--assignment"] and len(argv) > 1:
-        spec, argv = argv[1], argv[2:]
-    elif argv[:1] and argv[0].startswith("--assignment="):
-        spec, argv = argv[0].split("=", 1)[1], argv[1:]
+    spec, argv = _take_option(argv, "--assignment")
     assignment = api.resolve_assignment(spec)
     demo = assignment.function(assignment.demo)
     if demo is None:
@@ -115,7 +111,7 @@ def build_parser():
     sub = parser.add_subparsers(dest="command", required=True)
     _check_parser(sub).set_defaults(func=cmd_check)
     d = sub.add_parser("demo", help="the assignment's reference at work (the Transformer: trained on the pinyin "
-                                    "task, printing its translations); --assignment SPEC first", add_help=False)
+                                    "task, printing its translations); --assignment SPEC chooses", add_help=False)
     d.add_argument("rest", nargs=argparse.REMAINDER)
     d.set_defaults(func=cmd_demo)
     for name in FEATURE_COMMANDS:
@@ -124,14 +120,15 @@ def build_parser():
     return parser
 
 
-def _option(argv, name):
-    """The value of ``name VALUE`` or ``name=VALUE`` in ``argv`` (``None`` when absent), before parsing."""
+def _take_option(argv, name):
+    """``(value, the other arguments)`` for ``name VALUE`` or ``name=VALUE`` in ``argv`` (value ``None`` when
+    absent), before parsing."""
     for i, arg in enumerate(argv):
         if arg == name and i + 1 < len(argv):
-            return argv[i + 1]
+            return argv[i + 1], argv[:i] + argv[i + 2:]
         if arg.startswith(name + "="):
-            return arg.split("=", 1)[1]
-    return None
+            return arg.split("=", 1)[1], argv[:i] + argv[i + 1:]
+    return None, list(argv)
 
 
 def main(argv=None):
@@ -152,7 +149,7 @@ def main(argv=None):
         try:
             from grader.assignment import load
 
-            assignment = load(_option(argv, "--assignment"))
+            assignment = load(_take_option(argv, "--assignment")[0])
         except ValueError:  # an unknown assignment: the parsed command says so
             assignment = None
         if assignment is not None:
