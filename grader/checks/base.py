@@ -198,7 +198,10 @@ class CheckContext:
 
     def _finish(self, probe, args, pending):
         try:
-            result = pending.result()
+            try:
+                result = pending.result()
+            except ReferenceFailed as forged:  # raised on the submission's side: its own code, not the reference
+                raise SubmissionError(kind="exception", detail=f"ReferenceFailed: {forged}") from None
         except SubmissionError as err:
             self.calls.append((probe, args, err))
             if err.kind in ABORT_KINDS:

@@ -451,3 +451,23 @@ def test_exception_text_with_escapes_and_surrogates_is_data(graded):
 def test_a_linked_student_folder_and_an_unreadable_zip_get_a_row(graded):
     assert graded["rows"]["linked"]["status"] == "error" and "link" in graded["rows"]["linked"]["reason"]
     assert graded["rows"]["badzip"]["status"] == "error" and graded["rows"]["badzip"]["reason"]
+
+
+def test_a_submission_cannot_pass_its_error_off_as_the_references(tmp_path):
+    """In process a submission can raise the grader's ReferenceFailed itself: it is still its own error
+    (error.exception), never 'the reference raised'; isolated, the worker's reply carries no such class."""
+    from grader import api
+
+    sub = tmp_path / "sub"
+    shutil.copytree(REFERENCE, sub, ignore=shutil.ignore_patterns("__pycache__"))
+    masks = sub / "masks.py"
+    masks.write_text(masks.read_text().replace(
+        "def padding_mask(", "def _forge():\n    from grader.checks.base import ReferenceFailed\n"
+        "    from grader.errors import SubmissionError\n"
+        "    raise ReferenceFailed(SubmissionError(kind='exception', detail='the reference is wrong'))\n\n\n"
+        "def padding_mask(", 1).replace("    return ", "    _forge()\n    return ", 1))
+    for isolated in (False, True):
+        result = api.check(path=sub, profile="quick", tasks=["masks"], isolated=isolated, diagnose=False)
+        keys = {c.message.key for t in result.tasks for c in t.checks if c.status != "passed"}
+        assert keys and "error.reference" not in keys, (isolated, keys)
+        assert result.score < result.max_score
