@@ -125,6 +125,7 @@ def check(*, path, assignment=None, options=None, **overrides):
             total_timeout=o.total_timeout,
             memory_mb=o.memory_mb,
             run_as=o.run_as,
+            spin=o.spin_s,
         )
     else:
         sub = InProcessRunner(graded, assignment=a, banned=banned)

@@ -39,6 +39,9 @@ class CheckOptions:
     """Also gather the data for the HTML report's pictures (``result.figures``)."""
     run_as: object = "auto"
     """Isolated: the worker's user (see ``WorkerRunner``; a batch judge gives each slot its own)."""
+    spin_s: float | None = None
+    """Isolated: seconds the judge and the worker poll for each other's next message before sleeping (``None``:
+    ``WorkerRunner``'s default, a moment where there are two cores; a batch judge, sharing the cores, gives 0)."""
     snapshot: object = None
     """A ``submission.snapshot.Snapshot`` already made of the submission (the batch makes one per submission)."""
 

@@ -136,3 +136,22 @@ def test_truncations_of_a_real_message_are_all_refused():
     for cut in range(len(blob)):
         with pytest.raises(WireError):
             decode(blob[:cut])
+
+
+def test_poll_briefly_returns_when_a_message_is_there_and_gives_up_on_time():
+    import os
+    import time
+
+    r, w = os.pipe()
+    try:
+        t0 = time.perf_counter()
+        assert wire.poll_briefly(r, 0.02) is False  # nothing came: it gave up after its moment, not before
+        waited = time.perf_counter() - t0
+        assert 0.02 <= waited < 0.5
+        os.write(w, b"x")
+        t0 = time.perf_counter()
+        assert wire.poll_briefly(r, 5.0) is True  # already readable: at once, not after 5 s
+        assert time.perf_counter() - t0 < 0.5
+    finally:
+        os.close(r)
+        os.close(w)

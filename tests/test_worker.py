@@ -352,6 +352,35 @@ def test_endless_loop_times_out_and_next_run_works(hostile):
     assert result["out"].tolist() == [[[[True, False]]]] and runner.starts == starts + 1
 
 
+
+@pytest.mark.parametrize("spin", [0.0, 0.05])
+def test_polling_or_not_the_worker_answers_alike_and_the_time_limit_holds(hostile_root, pair, spin):
+    """A batch judge's worker does not poll (spin 0), a single check's does; with a long poll the call limit still
+    counts from the request, and the answers are the same."""
+    root, _ = hostile_root
+    _, local = pair
+    runner = WorkerRunner(root, assignment=ASSIGNMENT, call_timeout=3, spin=spin)
+    try:
+        assert runner.spin == spin
+        args = mha_args(seed=5)
+        assert_same(runner.run("forward", **args), local.run("forward", **args))
+        t0 = time.monotonic()
+        with pytest.raises(SubmissionError) as info:
+            runner.run("forward", **hostile_args("loop"))
+        assert info.value.kind == "timeout" and time.monotonic() - t0 < 3 + 1.5
+        assert_same(runner.run("forward", **args), local.run("forward", **args))
+    finally:
+        runner.close()
+
+
+def test_workers_poll_only_where_there_is_a_core_for_each_side(monkeypatch):
+    from grader.submission import wire, worker
+
+    monkeypatch.setattr(worker.os, "sched_getaffinity", lambda pid: {0}, raising=False)
+    assert worker.default_spin() == 0.0
+    monkeypatch.setattr(worker.os, "sched_getaffinity", lambda pid: {0, 1}, raising=False)
+    assert worker.default_spin() == wire.SPIN_S > 0
+
 def test_os_exit_is_a_crash(runners):
     runner = runners["exiter"]
     with pytest.raises(SubmissionError) as info:

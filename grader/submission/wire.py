@@ -24,17 +24,20 @@ nesting depth and the device name, and raises ``WireError`` on anything else. Th
 judge can read what a worker running a student's code sends it.
 
 Down a pipe, each message is framed: its length in 8 bytes (``HEADER``, little-endian), then the message
-(``frame``).
+(``frame``). Each side of the pipe may poll for the next message for a moment before it sleeps
+(``poll_briefly``).
 """
 
 import ctypes
 import math
 import re
+import select
 import struct
+import time
 
 import torch
 
-__all__ = ["DTYPES", "HEADER", "WireError", "decode", "encode", "frame"]
+__all__ = ["DTYPES", "HEADER", "SPIN_S", "WireError", "decode", "encode", "frame", "poll_briefly"]
 
 DTYPES = (torch.float64, torch.float32, torch.float16, torch.bfloat16, torch.int64, torch.int32,
           torch.int16, torch.int8, torch.uint8, torch.bool, torch.complex64, torch.complex128)
@@ -50,6 +53,23 @@ _U32 = struct.Struct("<I")
 _KEY_TYPES = (type(None), bool, int, float, str, bytes, tuple)
 HEADER = struct.Struct("<Q")
 """What precedes a message in a pipe: its length in bytes."""
+
+SPIN_S = 0.002
+"""Seconds a side polls for the other's next message before it sleeps in ``select`` or ``read``: the judge and a
+worker answer each other within a millisecond a thousand times per grading, and a process that sleeps between
+messages wakes on a cold core (each call measured 20% slower, 1.35 vs 1.08 ms for a small attention forward).
+Worth a core's moment only where the machine has a core to spare for each side (``check --isolated``, the
+Gradescope runner); a batch, whose judges fill every core, does not poll (``WorkerRunner(spin=0)``)."""
+
+
+def poll_briefly(fd, seconds):
+    """Return once ``fd`` is readable or ``seconds`` have passed (polling, not sleeping); ``True`` if readable."""
+    poll, clock = select.select, time.perf_counter
+    end = clock() + seconds
+    while not poll([fd], [], [], 0)[0]:
+        if clock() >= end:
+            return False
+    return True
 
 
 class WireError(ValueError):

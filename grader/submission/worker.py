@@ -195,6 +195,15 @@ DEFAULT_MEMORY_MB = 4096
 """The child's memory cap when ``memory_mb`` is not given (a batch judge sets it from the course configuration)."""
 
 
+def default_spin():
+    """``wire.SPIN_S`` where this process may run on two cores or more (the judge's and its worker's), else 0."""
+    try:
+        cores = len(os.sched_getaffinity(0))
+    except (AttributeError, OSError):
+        cores = os.cpu_count() or 1
+    return wire.SPIN_S if cores >= 2 else 0.0
+
+
 def default_spawn():
     """How workers start here by default: ``"fork"`` on Linux without CUDA, else ``"exec"``."""
     return "fork" if forkserver.supported() and not torch.cuda.is_available() else "exec"
@@ -252,12 +261,15 @@ class WorkerRunner:
             ``"auto"``: fork on Linux without CUDA, else exec (a process must not fork once it has
             initialised CUDA, and the server's warm-up asks ``torch.cuda.is_available()``; a fork server
             for GPU machines would have to avoid every CUDA call, to be tried on a GPU).
+        spin: seconds the judge and the child poll for each other's next message before they sleep
+            (``None``: ``wire.SPIN_S`` where this process may use two cores or more, else 0). A judge that
+            shares the machine with other judges (a batch) passes 0: its polling would take their time.
     """
 
     def __init__(self, root, *, assignment, banned=None, call_timeout=60.0, total_timeout=600.0,
                  memory_mb=None, output_cap=8 << 20, cpu_seconds=None, memory_kind="auto",
                  start_timeout=120.0, restart_early=True, run_as="auto", spawn="auto", jail=None,
-                 reply_cap=REPLY_CAP):
+                 reply_cap=REPLY_CAP, spin=None):
         if not assignment.package:
             raise ValueError(f"assignment {assignment.name!r} has no package: a worker loads it by that import "
                              f"path; get it from grader.assignment.load")
@@ -289,6 +301,7 @@ class WorkerRunner:
             raise ValueError(f"memory_kind must be 'auto', 'as' or 'data', not {memory_kind!r}")
         self.memory_kind = memory_kind
         self.start_timeout = float(start_timeout)
+        self.spin = float(default_spin() if spin is None else spin)
         self.restart_early = restart_early
         self.used = 0.0
         """Seconds of ``total_timeout`` used so far."""
@@ -348,7 +361,7 @@ class WorkerRunner:
         try:
             if pending.failed is not None:
                 raise pending.failed
-            blob = _receive(worker, deadline, self.reply_cap)
+            blob = _receive(worker, deadline, self.reply_cap, self.spin)
             if worker.output_size() >= self.output_cap:
                 self.output_dropped += 1
             reply = _parse_reply(blob)
@@ -500,6 +513,7 @@ class WorkerRunner:
             "user": [uid, gid] if uid is not None else None, "home": str(home),
             "memory_mb": self.memory_mb, "memory_kind": self.memory_kind, "cpu_seconds": self.cpu_seconds,
             "file_size": self.output_cap, "max_processes": 128 if own_uid else None, "reply_cap": self.reply_cap,
+            "spin": self.spin,
         }
         t0 = time.monotonic()
         try:
@@ -631,11 +645,13 @@ def _send(worker, payload, deadline):
             raise _Dead
 
 
-def _receive(worker, deadline, reply_cap):
+def _receive(worker, deadline, reply_cap, spin=0.0):
     """One framed message from the child, watching the deadline, its output and whether it lives."""
     header = wire.HEADER
     buf = bytearray()
     length = None
+    if spin:
+        wire.poll_briefly(worker.rep_r, min(spin, max(0.0, deadline - time.monotonic())))
     while True:
         now = time.monotonic()
         if now >= deadline:
