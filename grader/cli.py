@@ -2,8 +2,10 @@
 2 usage error."""
 
 import argparse
+import atexit
 import importlib
 import importlib.util
+import os
 import sys
 
 from grader.assignment import DEFAULT
@@ -129,6 +131,21 @@ def _take_option(argv, name):
         if arg.startswith(name + "="):
             return arg.split("=", 1)[1], argv[:i] + argv[i + 1:]
     return None, list(argv)
+
+
+def entry():
+    """The ``gradekit`` command (and ``python -m grader``): ``main``, then an exit without the interpreter's
+    teardown. Everything the command wrote is flushed and every ``atexit`` handler has run (the fork server is
+    closed, temporary folders removed); what is skipped is freeing each of torch's and Hypothesis's objects one
+    by one: 0.4-0.8 s of a 10 s check, measured."""
+    code = main()
+    for stream in (sys.stdout, sys.stderr):
+        try:
+            stream.flush()
+        except (OSError, ValueError):  # a closed pipe (``gradekit ... | head``): nothing more can be said
+            pass
+    atexit._run_exitfuncs()
+    os._exit(code if isinstance(code, int) else 1)
 
 
 def main(argv=None):

@@ -1,5 +1,6 @@
 """Bad input: every kind gets a clear verdict, only the tasks that need the broken code fail, the run completes."""
 
+import os
 import subprocess
 import sys
 
@@ -169,6 +170,25 @@ def test_exit_codes_and_json(tmp_path):
                           "--profile", "quick"], capture_output=True, text=True, cwd=ROOT)
     assert bad.returncode == 1 and "not implemented" in bad.stdout
 
+
+
+def test_the_command_exits_quickly_but_says_everything_and_leaves_nothing(tmp_path):
+    """``gradekit`` skips the interpreter's teardown (``cli.entry``): what it printed to a pipe and the files it
+    wrote are complete, and the ``atexit`` work is done: the fork server of ``--isolated`` and its folder are gone."""
+    out = tmp_path / "r.json"
+    env = {k: v for k, v in os.environ.items() if k != "PYTHONUNBUFFERED"}  # a pipe's buffer, as users have it
+    env["TMPDIR"] = str(tmp_path)
+    done = subprocess.run([sys.executable, "-m", "grader", "check", str(ROOT / "solution"), "--tasks", "masks",
+                           "--profile", "quick", "--isolated", "--json", str(out)],
+                          capture_output=True, text=True, cwd=ROOT, env=env)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.rstrip().endswith("All checks passed.") and "10 / 10" in done.stdout
+    import json
+    assert json.loads(out.read_text())["score"] == 10
+    assert [p.name for p in tmp_path.iterdir() if p.name.startswith("gradekit")] == []  # no fork server's or worker's
+    bad = subprocess.run([sys.executable, "-m", "grader", "check", str(tmp_path / "nowhere")],
+                         capture_output=True, text=True, cwd=ROOT, env=env)
+    assert bad.returncode == 2 and "does not exist" in bad.stderr
 
 def test_demo_takes_its_own_options(capsys):
     assert main(["demo", "--quiet", "--steps", "3"]) == 0
