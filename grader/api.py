@@ -14,7 +14,9 @@ from grader.assignment import DEFAULT, AssignmentError, load
 from grader.errors import SubmissionError
 from grader.options import CheckOptions
 from grader.safetext import clean_result
+from grader.submission import refcache
 from grader.submission.banned import scan
+from grader.submission.refcache import CachedRunner
 from grader.submission.runner import InProcessRunner, reference_namespace
 from grader.submission.snapshot import safe_copy
 
@@ -112,7 +114,9 @@ def check(*, path, assignment=None, options=None, **overrides):
     threads = torch.get_num_threads()
     torch.set_num_threads(1)
     reference = reference_namespace(a)
-    ref = InProcessRunner(reference.root, assignment=a, banned=(), namespace=reference)
+    ref: InProcessRunner | CachedRunner = InProcessRunner(reference.root, assignment=a, banned=(), namespace=reference)
+    if isolated:  # no submission code runs in this process: the reference's answers are shared between gradings
+        ref = CachedRunner(ref, refcache.shared(a))
     sub: InProcessRunner | WorkerRunner
     if isolated:
         from grader.submission import worker  # the worker's machinery only where it is used
