@@ -53,16 +53,19 @@ def validate_path(path, assignment=None):
     return p.resolve()
 
 
-def reproduce_command(path, spec, *, seed=None, isolated=False, assignment=None):
-    """The one-line command that reruns exactly one check."""
-    parts = ["gradekit", "check", str(path), "--only", spec.id]
+def reproduce_command(path, spec, *, seed=None, isolated=False, assignment=None, command="gradekit", options=()):
+    """The one-line command that reruns exactly one check: ``command`` (how the user runs gradekit, already quoted
+    for a shell: ``gradekit``, ``scripts/gradekit``, ``.venv/bin/python -m grader``), the submission's ``path``
+    as it was given, ``--only`` the check, then ``options`` (the other options that were typed, e.g. ``--profile
+    quick --lang zh``) and those that change what is run (assignment, seed, isolation)."""
+    parts = ["check", str(path), "--only", spec.id, *options]
     if assignment is not None and assignment.name != DEFAULT:
         parts += ["--assignment", assignment.package]
     if seed is not None:
         parts += ["--seed", str(seed)]
     if isolated:
         parts.append("--isolated")
-    return " ".join(shlex.quote(p) for p in parts)
+    return " ".join([command, *(shlex.quote(str(p)) for p in parts)])
 
 
 def check(*, path, assignment=None, options=None, **overrides):
@@ -151,7 +154,9 @@ def check(*, path, assignment=None, options=None, **overrides):
             profile=o.profile,
             seed=o.seed,
             devices=engine.available_devices(o.device),
-            reproduce=lambda spec: reproduce_command(path, spec, seed=o.seed, isolated=isolated, assignment=a),
+            reproduce=lambda spec: reproduce_command(
+                path, spec, seed=o.seed, isolated=isolated, assignment=a, command=o.command, options=o.rerun_options
+            ),
         )
         result = engine.grade(
             g,

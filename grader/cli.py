@@ -6,6 +6,8 @@ import atexit
 import importlib
 import importlib.util
 import os
+import shlex
+import shutil
 import sys
 
 from grader.assignment import DEFAULT
@@ -43,7 +45,8 @@ def _check_parser(sub):
     p.add_argument("--html", metavar="FILE", help="also write a self-contained HTML report (with pictures)")
     p.add_argument("--junit", metavar="FILE", help="also write JUnit XML: one testcase per check")
     p.add_argument("--gradescope", metavar="FILE", help="also write Gradescope's results.json")
-    p.add_argument("--verbose", "-v", action="store_true", help="list passed checks too")
+    p.add_argument("--verbose", "-v", action="store_true",
+                   help="list passed checks too, and show the traceback (your files' frames) of code that raised")
     p.add_argument("--quiet", "-q", action="store_true", help="no progress line")
     return p
 
@@ -77,7 +80,7 @@ def cmd_check(args):
                        only=only, isolated=args.isolated, allow_banned=args.allow_banned, progress=progress,
                        config=config, call_timeout=limits.get("call_timeout", 60.0),
                        total_timeout=limits.get("total_timeout", 900.0), memory_mb=limits.get("memory_mb"),
-                       figures=bool(args.html))
+                       figures=bool(args.html), command=invoked_as(), rerun_options=rerun_options(args))
     from grader.views import gradescope, html, json_view, junit, terminal
     print(terminal.summary(result, lang=args.lang, verbose=args.verbose, color=sys.stdout.isatty()))
     for view, target in ((json_view, args.json), (html, args.html), (junit, args.junit),
@@ -85,6 +88,44 @@ def cmd_check(args):
         if target:
             view.write(result, target, lang=args.lang)
     return 0 if result.passed else 1
+
+
+def invoked_as():
+    """How the user started gradekit, as a shell word or two, for the commands we print them to run: what
+    ``scripts/gradekit`` says it was called as (``GRADEKIT_PROG``), else ``gradekit`` where that name on the PATH
+    is this program, else the program's path, else this interpreter with ``-m grader``."""
+    prog = os.environ.get("GRADEKIT_PROG")
+    if prog:
+        return shlex.quote(prog)
+    argv0 = sys.argv[0] if sys.argv else ""
+    if os.path.basename(argv0) == "gradekit":
+        found = shutil.which("gradekit")
+        if found and os.path.realpath(found) == os.path.realpath(argv0):
+            return "gradekit"
+        return shlex.quote(_from_here(argv0))
+    return f"{shlex.quote(_from_here(sys.executable))} -m grader"
+
+
+def _from_here(path):
+    """``path`` relative to the current folder when it lies inside it (``.venv/bin/python``), else absolute."""
+    path = os.path.abspath(path)
+    here = os.getcwd()
+    return os.path.relpath(path, here) if path.startswith(here + os.sep) else path
+
+
+def rerun_options(args):
+    """The options of ``gradekit check`` that a rerun of one check must repeat to show the same thing (the
+    assignment, seed and isolation are added by ``api.reproduce_command``)."""
+    options = []
+    for flag, value, default in (("--profile", args.profile, "full"), ("--device", args.device, None),
+                                 ("--config", args.config, None), ("--lang", args.lang, "en")):
+        if value != default:
+            options += [flag, value]
+    for flag, on in (("--allow-banned", args.allow_banned), ("--all-checks", args.all_checks),
+                     ("--verbose", args.verbose)):
+        if on:
+            options.append(flag)
+    return tuple(options)
 
 
 def run_demo(argv):

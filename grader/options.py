@@ -44,6 +44,11 @@ class CheckOptions:
     ``WorkerRunner``'s default, a moment where there are two cores; a batch judge, sharing the cores, gives 0)."""
     snapshot: object = None
     """A ``submission.snapshot.Snapshot`` already made of the submission (the batch makes one per submission)."""
+    command: str = "gradekit"
+    """How the user runs gradekit, shell-quoted, at the front of each check's rerun command (the CLI gives the way
+    it was started: ``scripts/gradekit``, ``gradekit``, ``.venv/bin/python -m grader``)."""
+    rerun_options: tuple = ()
+    """Options each rerun command repeats besides ``--only`` (the CLI gives those typed: ``--profile quick``...)."""
 
     @classmethod
     def of(cls, options=None, **overrides):

@@ -78,6 +78,11 @@ def _fmt(value):
     return str(value)
 
 
+def has_text(key):
+    """Whether ``key`` has a sentence (in English, which every key has)."""
+    return key in CATALOGUES["en"]
+
+
 def text(key, lang="en", **params):
     """The sentence for ``key`` in ``lang`` (English when the language lacks it), filled in."""
     catalogue = CATALOGUES.get(lang, CATALOGUES["en"])

@@ -8,10 +8,11 @@ MESSAGES = {
     "fail.dtype": "{what} has dtype {got}, expected {expected}.",
     "fail.device": "{what} came back on device {got}, expected {expected}: build new tensors on the input's device "
                    "(device=x.device).",
-    "fail.values_exact": "{what} differs at {count} of {total} entries; the first is at index {index}.",
+    "fail.values_exact": "{what}: {count} of {total} entries differ from the expected values; the first is at "
+                         "index {index}.",
     "fail.nonfinite": "{what} has NaN or inf at {count} of {total} entries (first at index {index}) where the "
                       "expected values are finite.",
-    "fail.mismatch": "{what} differs from the expected values at {count} of {total} entries; first at index "
+    "fail.mismatch": "{what}: {count} of {total} entries differ from the expected values; the first is at index "
                      "{index}; max abs error {max_abs}, max rel error {max_rel}.",
     "fail.inplace": "{what} modified its input(s) {inputs} in place; the contract says inputs are never modified.",
     "fail.shared_params": "{what} shares parameters between submodules ({groups}): build a new layer for each "
@@ -75,9 +76,13 @@ MESSAGES = {
     "ui.all_passed": "All checks passed.",
     "ui.public_passed": "All public checks passed ({hidden} hidden checks are graded later).",
     "ui.some_failed": "{failed} of {total} checks did not pass.",
+    "ui.todo": "Checks waiting for code not written yet: {count}.",
+    "ui.todo_word": "to do",
+    "ui.same_error": "the same error as under {check} above.",
+    "ui.same_mistake": "the same mistake as under {check} above.",
     "ui.load_error": "{file} could not be imported: {detail}",
     "ui.seed": "seed",
-    "ui.derandomized": "derandomized",
+    "ui.derandomized": "the same examples every run",
     "ui.duration": "time",
     "ui.profile": "profile",
     # -- the HTML, JUnit and Gradescope reports ------------------------------------------------------

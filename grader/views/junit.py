@@ -12,9 +12,10 @@ import re
 import xml.etree.ElementTree as ET
 from pathlib import Path
 
-from grader.messages import CATALOGUES, text
 from grader.messages import render as render_message
+from grader.messages import text
 from grader.submission.snapshot import describe as describe_refused
+from grader.views.terminal import check_lines
 
 # Characters XML 1.0 cannot carry, even escaped (a student's exception text may hold any of them).
 _NOT_XML = re.compile("[^\t\n\r\u0020-\ud7ff\ue000-\ufffd\U00010000-\U0010ffff]")
@@ -31,45 +32,9 @@ def _seconds(x):
 
 
 def describe(check, lang="en"):
-    """The plain-text explanation of a non-passing check: message, diagnoses, example, error, reproduce."""
-    def t(key, **params):
-        return text(key, lang, **params)
-
-    lines = [render_message(check.message, lang)]
-    for d in check.diagnoses:
-        if d.kind == "hint" or d.id.startswith("hint."):
-            lines.append(f"{t('ui.hint')}: {t('bug.' + d.id, **d.params)}")
-            continue
-        lines.append(f"{t('ui.diagnosis')}: {t('bug.' + d.id, **d.params)}")
-        if "bughint." + d.id in CATALOGUES["en"]:
-            lines.append(f"  {t('ui.hint')}: {t('bughint.' + d.id, **d.params)}")
-    if check.example:
-        lines.append(f"{t('ui.example')}:")
-        for key, value in check.example.items():
-            label_key = f"report.example.{key}"
-            label = t(label_key) if label_key in CATALOGUES["en"] else key
-            lines.append(f"  {label}: {_value(value)}")
-    error = check.error or {}
-    if error.get("file"):
-        lines.append(f"{t('report.error_heading')}: {error['file']}:{error.get('line', 0)}")
-        if error.get("code"):
-            lines.append(f"  {error['code']}")
-    if error.get("trace"):
-        lines.append(f"{t('report.trace')}:")
-        lines.append(error["trace"].rstrip())
-    if check.reproduce:
-        lines.append(f"{t('ui.reproduce')}: {check.reproduce}")
-    return "\n".join(line for line in lines if line is not None)
-
-
-def _value(v):
-    if isinstance(v, dict):
-        return ", ".join(f"{k}={_value(x)}" for k, x in v.items())
-    if isinstance(v, float):
-        return f"{v:.4g}"
-    if isinstance(v, (list, tuple)):
-        return "[" + ", ".join(_value(x) for x in v) + "]"
-    return str(v)
+    """The plain-text explanation of a non-passing check: the lines the terminal prints under it, with the
+    traceback of the student's own frames (``terminal.check_lines``)."""
+    return "\n".join(check_lines(check, lang=lang, verbose=True))
 
 
 def to_element(result, *, lang="en"):

@@ -6,7 +6,7 @@ characters, escape codes and the newline. Only our own layout breaks lines and o
 so a submission can neither clear the screen nor draw a line that looks like ours ("Score: 140 / 140").
 """
 
-from grader.messages import text
+from grader.messages import has_text, text
 from grader.results import Message
 from grader.safetext import for_terminal
 
@@ -35,6 +35,8 @@ def _message(message, lang):
 
 
 def _status_word(check, lang):
+    if check.status != "passed" and _not_implemented(check):
+        return text("ui.todo_word", lang)
     return text(f"ui.{check.status}", lang)
 
 
@@ -45,12 +47,88 @@ def refused_lines(result, lang="en"):
     return [for_terminal(describe(entry, lang)) for entry in getattr(result, "refused", None) or ()]
 
 
+SAID_IN_MESSAGE = ("first_index", "max_abs_error", "max_rel_error", "mismatched", "total")
+"""Keys of a check's example that its failure sentence already states (said once, there)."""
+
+
+def _value(v):
+    if isinstance(v, dict):
+        return ", ".join(f"{k}={_value(x)}" for k, x in v.items())
+    if isinstance(v, float):
+        return f"{v:.4g}"
+    if isinstance(v, (list, tuple)):
+        return "[" + ", ".join(_value(x) for x in v) + "]"
+    return str(v)
+
+
+def example_text(example, lang="en"):
+    """The minimal failing example in one line: its configuration, input shapes, device... (what the failure
+    sentence does not already say)."""
+    parts = []
+    for key, value in example.items():
+        if key in SAID_IN_MESSAGE or value in (None, {}, []):
+            continue
+        label_key = f"report.example.{key}"
+        label = text(label_key, lang) if has_text(label_key) else key
+        if key == "shapes" and isinstance(value, dict):
+            shown = ", ".join(f"{name} {_value(shape) if shape is not None else '-'}" for name, shape in value.items())
+        else:
+            shown = _value(value)
+        parts.append(f"{label}: {for_terminal(shown)}")
+    return "; ".join(parts)
+
+
+def _not_implemented(check):
+    return (check.error or {}).get("kind") == "not_implemented"
+
+
+def check_lines(check, *, lang="en", verbose=False, said=None):
+    """What is printed under one check that did not pass, a line each: why (the failure sentence), the minimal
+    failing example, with ``verbose`` the traceback of the student's own frames, what it looks like (the known
+    mistake the diagnosis replayed) with its hint, and the command that reruns the check. ``said`` (``{bug id:
+    check id}``, shared by the checks of one summary) keeps a diagnosis, and an error, told once: later checks point
+    back to the first.
+    The pytest plugin prints the same lines."""
+    lines = []
+    sentence = _message(check.message, lang) if check.message is not None else ""
+    if check.status == "error" and said is not None and ("error", sentence) in said:
+        lines.append(_t("ui.same_error", lang, check=said["error", sentence]))  # its trace and rerun line are above
+        return lines
+    if check.status == "error" and said is not None:
+        said["error", sentence] = check.id
+    if sentence:
+        lines.append(sentence)
+    if check.example and not _not_implemented(check):
+        shown = example_text(check.example, lang)
+        if shown:
+            lines.append(f"{text('ui.example', lang)}: {shown}")
+    trace = (check.error or {}).get("trace") or ""
+    if verbose and trace:
+        lines.append(f"{text('report.trace', lang)}:")
+        # Each line of it quoted: the text is the submission's (file names, source lines) and must not pass for ours.
+        lines += ["  │ " + for_terminal(line) for line in trace.rstrip().splitlines()]
+    for i, d in enumerate(check.diagnoses[:2]):
+        first = said.get(d.id) if said is not None else None
+        if first is not None and first != check.id:
+            lines.append(f"{text('ui.diagnosis', lang)}: {_t('ui.same_mistake', lang, check=first)}")
+            continue
+        if said is not None:
+            said[d.id] = check.id
+        lines.append(f"{text('ui.diagnosis', lang)}: {_t('bug.' + d.id, lang, **d.params)}")
+        if i == 0 and d.kind == "bug" and has_text("bughint." + d.id):
+            lines.append(f"{text('ui.hint', lang)}: {_t('bughint.' + d.id, lang, **d.params)}")
+    if check.reproduce:
+        lines.append(f"{text('ui.reproduce', lang)}: {for_terminal(check.reproduce)}")
+    return lines
+
+
 def summary(result, *, lang="en", verbose=False, color=False):
     """The summary as a string."""
     def paint(s, code):
         return f"\033[{code}m{s}\033[0m" if color else s
 
     lines = []
+    said = {}  # a diagnosis is told under the first check it explains
     for line in refused_lines(result, lang):
         lines.append(paint("! ", "33") + line)
     for file, err in sorted(result.load_errors.items()):
@@ -82,27 +160,26 @@ def summary(result, *, lang="en", verbose=False, color=False):
                 shown.add(_message(n, lang))
                 lines.append(f"            {text('ui.note', lang)}: {_message(n, lang)}")
             if c.status != "passed":
-                lines.append(f"            {_message(c.message, lang)}")
-                for d in c.diagnoses[:2]:
-                    lines.append(f"            {text('ui.diagnosis', lang)}: {_t('bug.' + d.id, lang, **d.params)}")
-                if c.diagnoses and c.diagnoses[0].kind == "bug":
-                    lines.append(f"            {text('ui.hint', lang)}: {text('bughint.' + c.diagnoses[0].id, lang)}")
-                if c.reproduce:
-                    lines.append(f"            {text('ui.reproduce', lang)}: {for_terminal(c.reproduce)}")
+                lines += ["            " + line for line in check_lines(c, lang=lang, verbose=verbose, said=said)]
         for f in task.banned:
             lines.append("    " + _t("ui.banned", lang, **f))
-    failed = sum(1 for t in result.tasks for c in t.checks if c.status != "passed")
-    total = sum(len(t.checks) for t in result.tasks)
+    checks = [c for t in result.tasks for c in t.checks]
+    todo = sum(1 for c in checks if c.status != "passed" and _not_implemented(c))
+    failed = sum(1 for c in checks if c.status != "passed") - todo
+    total = len(checks)
     lines.append("")
-    seed = result.seed if result.seed is not None else text("ui.derandomized", lang)
+    examples = text("ui.derandomized", lang) if result.seed is None else f"{text('ui.seed', lang)} {result.seed}"
     lines.append(f"{text('ui.score', lang)}: {result.score:g} / {result.max_score:g}   "
-                 f"({text('ui.profile', lang)} {for_terminal(result.profile)}, {text('ui.seed', lang)} {seed}, "
-                 f"{text('ui.duration', lang)} {result.duration_s:.1f}s)")
+                 f"({text('ui.profile', lang)} {for_terminal(result.profile)}, {examples}, "
+                 f"{text('ui.duration', lang)} {result.duration_s:.1f} s)")
     if getattr(result, "output_dropped", 0):
         lines.append(_t("note.output_dropped", lang, n=result.output_dropped))
     withheld = [t.id for t in result.tasks if t.banned and not result.allow_banned]
-    if failed:
-        lines.append(text("ui.some_failed", lang, failed=failed, total=total))
+    if failed or todo:
+        if failed:
+            lines.append(text("ui.some_failed", lang, failed=failed, total=total))
+        if todo:
+            lines.append(text("ui.todo", lang, count=todo))
     elif withheld:
         lines.append(_t("ui.banned_withheld", lang, tasks=", ".join(withheld)))
     elif result.hidden_checks:

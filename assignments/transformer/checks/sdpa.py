@@ -30,7 +30,7 @@ def sdpa_inputs(c):
 
 
 def describe(c, q, k, v, mask):
-    return {"config": {k_: c[k_] for k_ in ("lead", "mask", "scale")},
+    return {"config": {"mask": c["mask"], "input_scale": c["scale"]},  # the leading dimensions show in the shapes
             "shapes": {"query": list(q.shape), "key": list(k.shape), "value": list(v.shape),
                        "mask": list(mask.shape) if mask is not None else None}}
 
