@@ -145,7 +145,7 @@ def cmd_demo(args):
 
 
 # Sub-commands that live with their feature; each module has ``register(subparsers)`` setting ``func``.
-FEATURE_COMMANDS = ("grader.practice.cli", "grader.batch.cli")
+FEATURE_COMMANDS = ("grader.practice.cli", "grader.batch.cli", "grader.watch")
 
 
 def build_parser():

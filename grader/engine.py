@@ -360,10 +360,15 @@ def assemble_tasks(assignment, results, findings, allow_banned):
                 banned=banned,
             )
         )
+    mark_blocked(assignment, tasks)
+    return tasks
+
+
+def mark_blocked(assignment, tasks):
+    """Set ``blocked_by`` on each ``TaskResult`` whose integrated checks fail while its isolated ones pass: the
+    failing tasks beneath it, among ``tasks`` (``gradekit watch`` calls it again on results of several runs)."""
     status = {t.id: all(c.status == "passed" for c in t.checks) for t in tasks}
     for t in tasks:
         iso_ok = all(c.status == "passed" for c in t.checks if c.variant == "isolated")
         integ_fail = any(c.status != "passed" for c in t.checks if c.variant == "integrated")
-        if integ_fail and iso_ok:
-            t.blocked_by = [d for d in assignment.all_deps(t.id) if status.get(d) is False]
-    return tasks
+        t.blocked_by = [d for d in assignment.all_deps(t.id) if status.get(d) is False] if integ_fail and iso_ok else []

@@ -69,6 +69,8 @@ MESSAGES = {
     "ui.banned": "banned API {name} at {file}:{line}: {code}",
     "ui.banned_withheld": "All checks passed, but points are withheld for banned APIs in: {tasks}.",
     "ui.banned_cost": "banned API used in this task: its points are withheld (use --allow-banned to ignore).",
+    "plugin.banned_cost": "banned API used in this task: its points are withheld (use --gradekit-allow-banned to "
+                          "ignore).",
     "ui.reproduce": "reproduce",
     "ui.diagnosis": "Looks like",
     "ui.hint": "Hint",
@@ -85,6 +87,11 @@ MESSAGES = {
     "ui.derandomized": "the same examples every run",
     "ui.duration": "time",
     "ui.profile": "profile",
+    # -- gradekit watch ------------------------------------------------------------------------------
+    "watch.title": "gradekit watch: {path}  (profile {profile})",
+    "watch.grading": "grading…",
+    "watch.more": "{count} more checks did not pass (each is told when it comes first, or all by gradekit check).",
+    "watch.waiting": "Graded again as you save; Ctrl-C stops.",
     # -- the HTML, JUnit and Gradescope reports ------------------------------------------------------
     "ui.submission": "submission",
     "ui.when": "graded",
@@ -106,11 +113,13 @@ MESSAGES = {
     "report.axis_second_last": "second-to-last axis",
     "report.mismatch_title": "Where {what} differs",
     "report.mismatch_legend": "|yours - expected|",
-    "report.mismatch_legend_exact": "1 = differs",
+    "report.legend_differs": "differs",
+    "report.legend_matches": "matches",
+    "report.legend_nonfinite": "NaN or inf",
     "report.mismatch_note": "The error of the minimal failing example on its last two axes (largest over the "
-                            "other axes); grey means NaN or inf.",
-    "report.mismatch_note_exact": "The entries of the minimal failing example that differ (1) or match (0), "
-                                  "on its last two axes.",
+                            "other axes).",
+    "report.mismatch_note_exact": "Where the minimal failing example differs from the expected values, on its "
+                                  "last two axes (an entry differs when it differs anywhere along the others).",
     "report.error_heading": "Where your code raised",
     "report.error_where": "at",
     "report.trace": "Traceback (your files only)",

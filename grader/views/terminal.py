@@ -34,7 +34,7 @@ def _message(message, lang):
     return _t(message.key, lang, **message.params)
 
 
-def _status_word(check, lang):
+def status_word(check, lang):
     if check.status != "passed" and _not_implemented(check):
         return text("ui.todo_word", lang)
     return text(f"ui.{check.status}", lang)
@@ -122,6 +122,20 @@ def check_lines(check, *, lang="en", verbose=False, said=None):
     return lines
 
 
+def task_line(task, *, width, lang="en", paint=lambda s, code: s, allow_banned=False):
+    """A task's line: its mark, id, points and, where it applies, why (not written yet, banned, blocked)."""
+    ok = all(c.status == "passed" for c in task.checks) and task.score >= task.max_score
+    mark = paint("✓", "32") if ok else paint("✗", "31")
+    note = ""
+    if task.not_implemented:
+        note = " — " + text("ui.not_implemented", lang)
+    elif task.banned and not allow_banned:
+        note = " — " + text("ui.banned_cost", lang)
+    elif task.blocked_by:
+        note = " — " + _t("ui.blocked_by", lang, tasks=", ".join(task.blocked_by))
+    return f"{mark} {for_terminal(task.id):<{width}}  {task.score:5.1f} / {task.max_score:<5.1f}{note}"
+
+
 def summary(result, *, lang="en", verbose=False, color=False):
     """The summary as a string."""
     def paint(s, code):
@@ -137,16 +151,7 @@ def summary(result, *, lang="en", verbose=False, color=False):
                                                    f"{err.get('line', 0)})"))
     width = max((len(t.id) for t in result.tasks), default=4)
     for task in result.tasks:
-        ok = all(c.status == "passed" for c in task.checks) and task.score >= task.max_score
-        mark = paint("✓", "32") if ok else paint("✗", "31")
-        note = ""
-        if task.not_implemented:
-            note = " — " + text("ui.not_implemented", lang)
-        elif task.banned and not result.allow_banned:
-            note = " — " + text("ui.banned_cost", lang)
-        elif task.blocked_by:
-            note = " — " + _t("ui.blocked_by", lang, tasks=", ".join(task.blocked_by))
-        lines.append(f"{mark} {for_terminal(task.id):<{width}}  {task.score:5.1f} / {task.max_score:<5.1f}{note}")
+        lines.append(task_line(task, width=width, lang=lang, paint=paint, allow_banned=result.allow_banned))
         if task.not_implemented and not verbose:
             continue
         shown = set()  # a note the task's checks share is printed once
@@ -155,7 +160,7 @@ def summary(result, *, lang="en", verbose=False, color=False):
             notes = [n for n in notes if _message(n, lang) not in shown]
             if c.status == "passed" and not verbose and not notes:
                 continue
-            lines.append(f"    {_status_word(c, lang):<7} {for_terminal(c.id)}  ({c.score:g}/{c.max_score:g})")
+            lines.append(f"    {status_word(c, lang):<7} {for_terminal(c.id)}  ({c.score:g}/{c.max_score:g})")
             for n in notes:
                 shown.add(_message(n, lang))
                 lines.append(f"            {text('ui.note', lang)}: {_message(n, lang)}")

@@ -1,0 +1,128 @@
+"""``gradekit watch`` and the quick profile: how long a student waits.
+
+    python bench/bench_watch.py [--rounds 7]
+
+1. From saving a one-line change in ``attention.py`` (a bug, then its fix) to the redrawn verdict for ``sdpa``,
+   in a warm ``Watch`` (quick profile): median and range over ``--rounds`` saves of each. Target: under 1 s.
+2. The quick profile of the whole correct submission: ``gradekit check solution --profile quick`` as a command
+   (a cold process) and ``api.check`` in a warm one, each against a cold ``python -c "import torch"``, alternated.
+   Target: within 3x the cold ``import torch``.
+Prints figures; asserts nothing (speed targets live here, not in the test suite).
+"""
+
+import argparse
+import os
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+
+from grader import api  # noqa: E402
+from grader.options import CheckOptions  # noqa: E402
+from grader.watch import Watch  # noqa: E402
+
+GOOD = 'masked_fill(~mask, float("-inf"))'
+BAD = "masked_fill(~mask, 0.0)"
+
+
+class Screens:
+    """The watcher's screens as they are drawn, with the time of each; ``wait`` for one that matches."""
+
+    def __init__(self):
+        self.cond = threading.Condition()
+        self.seen = []
+
+    def __call__(self, screen):
+        with self.cond:
+            self.seen.append((time.perf_counter(), screen))
+            self.cond.notify_all()
+
+    def wait(self, after, match, timeout=60.0):
+        deadline = time.perf_counter() + timeout
+        with self.cond:
+            while True:
+                for when, screen in self.seen:
+                    if when >= after and match(screen):
+                        return when
+                left = deadline - time.perf_counter()
+                if left <= 0:
+                    raise SystemExit(f"no matching screen within {timeout:g} s; last:\n{self.seen[-1][1]}")
+                self.cond.wait(left)
+
+
+def sdpa_line(screen):
+    return next((line for line in screen.splitlines() if line[2:].startswith("sdpa ")), "")
+
+
+def watch_latency(rounds):
+    with tempfile.TemporaryDirectory() as tmp:
+        sub = Path(tmp) / "sub"
+        shutil.copytree(ROOT / "solution", sub, ignore=shutil.ignore_patterns("__pycache__"))
+        screens = Screens()
+        stop = threading.Event()
+        watch = Watch(str(sub), options=CheckOptions(profile="quick"), out=open(os.devnull, "w"), drawn=screens)
+        thread = threading.Thread(target=watch.run, kwargs={"stop": stop}, daemon=True)
+        start = time.perf_counter()
+        thread.start()
+        screens.wait(start, lambda s: "grading" not in s and "Score" in s)
+        print(f"first grading of everything (cold): {time.perf_counter() - start:.1f} s", flush=True)
+        source = (sub / "attention.py").read_text()
+        times = {"bug": [], "fix": []}
+        for _ in range(rounds):
+            for kind, text, mark in (("bug", source.replace(GOOD, BAD), "✗"), ("fix", source, "✓")):
+                time.sleep(0.3)  # let the last grading's redraws finish, as between two real saves
+                saved = time.perf_counter()
+                (sub / "attention.py").write_text(text)
+                shown = screens.wait(saved, lambda s, m=mark: sdpa_line(s).startswith(m))
+                times[kind].append(shown - saved)
+                screens.wait(shown, lambda s: "grading" not in s)  # the tasks above it too
+        stop.set()
+        thread.join(10)
+    for kind, label in (("bug", "saving a bug"), ("fix", "saving its fix")):
+        t = times[kind]
+        print(f"save -> redrawn sdpa verdict, {label}: median {statistics.median(t):.2f} s "
+              f"(min {min(t):.2f}, max {max(t):.2f}, n={len(t)})   (target < 1 s)")
+
+
+def timed_command(args):
+    start = time.perf_counter()
+    subprocess.run(args, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, check=False, cwd=ROOT)
+    return time.perf_counter() - start
+
+
+def quick_vs_import(repeat):
+    torch_s, command_s, warm_s = [], [], []
+    api.check(path=ROOT / "solution", profile="quick")  # this process warm
+    for _ in range(repeat):
+        torch_s.append(timed_command([sys.executable, "-c", "import torch"]))
+        command_s.append(timed_command([sys.executable, "-m", "grader", "check", "solution", "--profile", "quick",
+                                        "--quiet"]))
+        start = time.perf_counter()
+        api.check(path=ROOT / "solution", profile="quick")
+        warm_s.append(time.perf_counter() - start)
+    t, c, w = (statistics.median(x) for x in (torch_s, command_s, warm_s))
+    print(f"cold `python -c 'import torch'`: {t:.2f} s; `gradekit check solution --profile quick`: {c:.2f} s "
+          f"({c / t:.1f}x); quick grading in a warm process (watch, pytest): {w:.2f} s ({w / t:.1f}x)   "
+          f"(target <= 3x; medians of {repeat})")
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--rounds", type=int, default=7)
+    parser.add_argument("--repeat", type=int, default=3)
+    args = parser.parse_args()
+    print(f"cores {os.cpu_count()}, load average {os.getloadavg()[0]:.2f} at start", flush=True)
+    watch_latency(args.rounds)
+    quick_vs_import(args.repeat)
+    print(f"load average {os.getloadavg()[0]:.2f} at end")
+
+
+if __name__ == "__main__":
+    main()
