@@ -10,6 +10,8 @@ import ast
 import json
 import sqlite3
 import textwrap
+import time
+from pathlib import Path
 
 import pytest
 
@@ -128,13 +130,13 @@ def test_start_refuses_a_non_empty_folder_and_bad_input(tmp_path, capsys):
     assert not (tmp_path / "x").exists()
 
 
-def test_start_in_the_current_folder_and_random(tmp_path, monkeypatch, capsys):
+def test_start_in_the_data_folder_and_random(tmp_path, monkeypatch, capsys, home):
     monkeypatch.chdir(tmp_path)
     code, out, _ = gradekit(capsys, "practice", "--random", "--seed", "3", "--lang", "zh")
     assert code == 0
-    [ws] = tmp_path.glob("practice-*")
+    [ws] = (home / "practice").iterdir()
     state = workspace.read_state(ws)
-    assert state.drill == session.pick_random(3).id and ws.name.startswith(f"practice-{state.drill}-")
+    assert state.drill == session.pick_random(3).id and ws.name.startswith(f"{state.drill}-")
     assert state.lang == "zh" and "工作区" in out
     assert state.assignment == A.package and load(state.assignment) is A
 
@@ -197,7 +199,7 @@ def test_wrong_answer_is_diagnosed_but_withheld_in_no_hints_mode_until_time_is_u
 
     code, out, _ = gradekit(capsys, "practice", "--check", "--dir", str(ws))
     assert code == 1
-    assert "masks.padding" in out and "differs" in out  # what failed is always shown
+    assert "masks.padding" in out and "masks.target" in out  # what failed is always shown
     assert diagnosis not in out and "diagnoses are withheld" in out
     code, _, err = gradekit(capsys, "practice", "--hint", "--dir", str(ws))
     assert code == 2 and "no-hints mode" in err
@@ -242,14 +244,14 @@ def test_personal_bests_and_chart(tmp_path):
         assert [a.seconds for a in h.attempts("sdpa")] == [500, 400, 900]
         assert h.get(first).checks == 2
     assert set(bests) == {"sdpa"} and bests["sdpa"].seconds == 400
-    view = render.history_view(attempts, bests, "en")
+    view = render.history_view(session.Past(attempts, bests, [], {}), "en")
     assert "06:40" in view and "15:00 / 10:00" in view and "(late)" in view
     rows = [line for line in view.splitlines() if "#" in line]
     assert len(rows) == 4
     assert render.bar(600, 600) == "█" * render.BAR_WIDTH
     assert render.bar(900, 600) == "█" * render.BAR_WIDTH + "░" * (render.BAR_WIDTH // 2)
     assert render.bar(300, 600) == "█" * (render.BAR_WIDTH // 2)
-    assert render.history_view([], {}, "zh") == text("practice.history.empty", "zh")
+    assert render.history_view(session.Past([], {}, [], {}), "zh") == text("practice.history.empty", "zh")
     columns = [r[1] for r in sqlite3.connect(default_path()).execute("PRAGMA table_info(attempts)")]
     assert {"drill", "started", "finished", "seconds", "limit_s", "passed", "score", "max_score", "hints"} <= set(
         columns)
@@ -285,6 +287,14 @@ def test_practice_messages_exist_in_both_languages_with_the_same_fields():
         for key, en in practice_en.MESSAGES.items():
             fields = {f for _, f, _, _ in string.Formatter().parse(en) if f}
             assert fields == {f for _, f, _, _ in string.Formatter().parse(practice_zh.MESSAGES[key]) if f}, key
+
+
+def test_without_hints_keeps_every_other_section():
+    doc = "Summary.\n\nArgs:\n    x: one.\n\nHints:\n    Do this.\n\n    And that.\n\nReturns:\n    y."
+    assert workspace.without_hints(doc) == "Summary.\n\nArgs:\n    x: one.\n\nReturns:\n    y."
+    assert workspace.without_hints("概要。\n\n提示：\n    这样做。") == "概要。"
+    assert workspace.without_hints("Summary.\n\nArgs:\n    hints: a name, not a section.") == (
+        "Summary.\n\nArgs:\n    hints: a name, not a section.")
 
 
 # -- another assignment --------------------------------------------------------------------------------------------
@@ -326,7 +336,11 @@ TOY = {
     ''',
     "stubs/arith.py": '''
         def add(a, b):
-            """Return a + b."""
+            """Return a + b.
+
+            Hints:
+                Python's + adds (a ≥ 0 or not)."""
+            # TODO(add): return the sum of a and b with the + operator.
             raise NotImplementedError
 
 
@@ -356,6 +370,16 @@ def test_another_assignment_has_its_own_drills_and_quiz(tmp_path, capsys):
     assert load(workspace.read_state(ws).assignment).name == "toy"
     code, _, err = gradekit(capsys, "practice", "masks", "--assignment", toy, "--dir", str(tmp_path / "other"))
     assert code == 2 and "unknown drill 'masks'" in err and "arith5" in err
+    # No hints: the section goes, closing quotes and all, and the TODO keeps only its task id; no translation
+    # exists, so the Chinese drill keeps the skeleton's text.
+    code, out, _ = gradekit(capsys, "practice", "add", "--assignment", toy, "--dir", str(tmp_path / "bare"),
+                            "--no-hints", "--lang", "zh")
+    bare = (tmp_path / "bare" / "arith.py").read_text()
+    assert code == 0 and "Hints:" not in out + bare and "≥" not in out + bare and "+ operator" not in bare
+    assert definitions(bare)["add"] == (
+        'def add(a, b):\n    """Return a + b."""\n    # TODO(add): ' + text("practice.todo", "zh")
+        + "\n    raise NotImplementedError\n")
+    assert definitions(bare)["mul"] == definitions((folder / "ref" / "arith.py").read_text())["mul"]
 
     # The quiz computes the answer from this assignment's reference.
     _, [asked] = quiz.draw(load(toy), n=0, seed=3)
@@ -364,3 +388,214 @@ def test_another_assignment_has_its_own_drills_and_quiz(tmp_path, capsys):
     assert code == 0 and "Score: 1 / 1" in out and "[sums]" in out
     code, _, err = gradekit(capsys, "quiz", "--assignment", toy, "--topic", "attention")
     assert code == 2 and "unknown topic(s) attention; expected some of: arith" in err
+
+
+# -- issue 14: no hint leaks, honest history, saved quizzes, Chinese task text, workspaces outside the clone -----
+
+def gradekit_line(capsys, line):
+    """Run a printed command line (``gradekit ...``) through the whole CLI; ``(exit code, stdout, stderr)``."""
+    import shlex
+
+    from grader.cli import main
+
+    argv = shlex.split(line)
+    assert argv[0] == "gradekit", line
+    code = main(argv[1:])
+    out, err = capsys.readouterr()
+    return code, out, err
+
+
+def reproduce_lines(out):
+    label = text("ui.reproduce", "en") + ": "
+    return [line.split(label, 1)[1] for line in out.splitlines() if label in line]
+
+
+def write_bug(ws, bug_id="masks.padding_inverted"):
+    """Write the reference's masks with a catalogued mistake; returns the diagnosis sentence."""
+    bug = Catalogue(A).by_id[bug_id]
+    (ws / "masks.py").write_text(apply(bug, (A.reference / "masks.py").read_text()))
+    return text("bug." + bug.id, "en")
+
+
+def test_no_hints_mode_leaks_no_hint_through_the_task_text_the_files_or_the_rerun_line(tmp_path, capsys,
+                                                                                      monkeypatch):
+    monkeypatch.setenv("GRADEKIT_PROG", "gradekit")  # as if started by that name: the rerun lines begin with it
+    ws = tmp_path / "ws"
+    code, out, _ = gradekit(capsys, "practice", "masks", "--no-hints", "--minutes", "5", "--dir", str(ws))
+    assert code == 0
+    assert "Mask out padded *keys*." in out and "bool ``[B, 1, 1, L]``" in out  # the task itself is all there
+    assert "Hints:" not in out and "Padding hides keys (the last axis), not queries." not in out
+    for path in sorted(ws.glob("*.py")):
+        source = path.read_text()
+        compile(source, path.name, "exec")
+        assert "Hints:" not in source, path.name
+    masks = (ws / "masks.py").read_text()
+    assert "Mask out padded *keys*." in masks and "Returns:" in masks
+    assert "TODO(masks)" in masks and "lower-triangular" not in masks  # the stub's recipe is a hint too
+
+    diagnosis = write_bug(ws)
+    code, out, _ = gradekit(capsys, "practice", "--check", "--dir", str(ws))
+    assert code == 1 and diagnosis not in out and "withheld" in out
+    lines = reproduce_lines(out)
+    assert lines and all(line.startswith("gradekit practice --check --only masks.") for line in lines), lines
+    code, out, _ = gradekit_line(capsys, lines[0])  # following the rerun line keeps the diagnosis withheld
+    assert code == 1 and diagnosis not in out and "withheld" in out
+    assert text("practice.check.partial", "en") in out  # a rerun of one check is not an attempt
+    with History() as h:
+        [attempt] = h.attempts()
+    assert attempt.checks == 1
+
+    state = workspace.read_state(ws)
+    state.started -= 5 * 60 + 1  # the time is up: the same rerun line now shows the diagnosis
+    workspace.write_state(ws, state)
+    code, out, _ = gradekit_line(capsys, lines[0])
+    assert code == 1 and diagnosis in out and "withheld" not in out
+
+
+def test_with_hints_the_workspace_keeps_them_and_the_rerun_line_diagnoses(tmp_path, capsys, monkeypatch):
+    monkeypatch.setenv("GRADEKIT_PROG", "gradekit")  # as if started by that name: the rerun lines begin with it
+    ws = tmp_path / "ws"
+    code, out, _ = gradekit(capsys, "practice", "masks", "--minutes", "5", "--dir", str(ws))
+    assert code == 0 and "Hints:" in out and "Padding hides keys (the last axis), not queries." in out
+    assert (ws / "masks.py").read_text().count("Hints:") == 2
+    assert "lower-triangular" in (ws / "masks.py").read_text()
+    diagnosis = write_bug(ws)
+    code, out, _ = gradekit(capsys, "practice", "--check", "--dir", str(ws), "--profile", "full")
+    assert code == 1 and diagnosis in out
+    [line, *_] = reproduce_lines(out)
+    assert line == f"gradekit practice --check --only masks.padding --dir {ws} --profile full"
+    code, out, _ = gradekit_line(capsys, line)
+    assert code == 1 and diagnosis in out and "masks.padding" in out and "masks.target" not in out
+    code, _, err = gradekit(capsys, "practice", "--check", "--dir", str(ws), "--only", "mha.equivalence")
+    assert code == 2 and "mha.equivalence" in err and "masks.padding" in err
+
+
+def _shift(ws, seconds):
+    """Move a workspace's attempt ``seconds`` into the past, in its state and in the history."""
+    state = workspace.read_state(ws)
+    state.started -= seconds
+    workspace.write_state(ws, state)
+    with History() as h:
+        with h.db:
+            h.db.execute("UPDATE attempts SET started = started - ?, finished = finished - ? WHERE workspace = ?",
+                         (seconds, seconds, str(ws.resolve())))
+
+
+def test_history_tells_in_progress_and_abandoned_attempts_from_failed_ones(tmp_path, capsys):
+    running, left, late, fresh = (tmp_path / n for n in ("running", "left", "late", "fresh"))
+    for ws in (running, left, late):
+        assert gradekit(capsys, "practice", "masks", "--minutes", "45", "--dir", str(ws))[0] == 0
+        write_bug(ws)
+    _shift(late, 46 * 60)  # checked after its time ran out, still wrong: failed
+    for ws in (running, left, late):
+        assert gradekit(capsys, "practice", "--check", "--dir", str(ws))[0] == 1
+    _shift(left, 2 * 3600)  # checked with 45 minutes left, then never again: abandoned, not failed
+    assert gradekit(capsys, "practice", "sdpa", "--dir", str(fresh))[0] == 0  # started, never checked
+
+    code, out, _ = gradekit(capsys, "practice", "--history")
+    assert code == 0
+    with History() as h:
+        by_ws = {Path(a.workspace).name: a for a in h.attempts()}
+    assert sorted(by_ws) == ["fresh", "late", "left", "running"]
+    assert out.count(text("practice.result.failed", "en")) == 1
+    assert out.count(text("practice.result.running", "en").split(" (")[0]) == 2  # running and fresh
+    assert out.count(text("practice.result.abandoned", "en")) == 1
+    now = time.time()
+    assert by_ws["running"].status(now) == "running" and by_ws["fresh"].status(now) == "running"
+    assert by_ws["left"].status(now) == "abandoned" and by_ws["late"].status(now) == "failed"
+    assert by_ws["fresh"].checks == 0
+    code, out, _ = gradekit(capsys, "practice", "--history", "--lang", "zh")
+    assert text("practice.result.running", "zh").split("（")[0] in out
+    assert text("practice.result.abandoned", "zh") in out
+
+
+def test_quiz_results_are_saved_and_shown_in_the_history(capsys):
+    _, asked = quiz.draw(A, n=4, seed=21)
+    answers = [quiz.show_answer(a) for a in asked[:3]] + [""]
+    code, out, _ = gradekit(capsys, "quiz", "--n", "4", "--seed", "21", "--answers", ",".join(answers))
+    assert code == 1 and "Score: 3 / 4" in out and text("quiz.saved", "en") in out
+    with History() as h:
+        [taken] = h.quizzes()
+        rows = h.quiz_answers(taken.id)
+    assert (taken.right, taken.total, taken.seed, taken.answered) == (3, 4, 21, 3)
+    assert [r.question for r in rows] == [a.question.id for a in asked]
+    assert [r.right for r in rows] == [True, True, True, False] and rows[3].reply == ""
+    code, out, _ = gradekit(capsys, "practice", "--history")
+    assert code == 0 and text("practice.history.quizzes", "en", n=1) in out and "3 / 4 (75%)" in out
+    assert "gradekit quiz --n 4 --seed 21" in out  # how to take the same questions again
+    code, out, _ = gradekit(capsys, "practice", "--history", "--lang", "zh")
+    assert text("practice.history.quizzes", "zh", n=1) in out
+    # A quiz with nothing answered is not a result.
+    gradekit(capsys, "quiz", "--n", "2", "--seed", "3", "--answers", ",")
+    with History() as h:
+        assert len(h.quizzes()) == 1
+
+
+def test_drill_texts_come_in_chinese(tmp_path, capsys):
+    from assignments.transformer.practice import TASK_TEXTS
+
+    for d in DRILLS:
+        ws = tmp_path / d.id
+        code, out, _ = gradekit(capsys, "practice", d.id, "--lang", "zh", "--dir", str(ws))
+        assert code == 0
+        for t in workspace.task_texts(d.tasks, A):
+            english = t.doc.splitlines()[0]
+            assert english not in out, (d.id, t.name)
+            assert TASK_TEXTS["zh"][t.name].splitlines()[0] in out, (d.id, t.name)
+            source = (ws / t.file).read_text()
+            compile(source, t.file, "exec")
+            assert english not in source and TASK_TEXTS["zh"][t.name].splitlines()[0] in source, (d.id, t.name)
+            assert "is not implemented yet" not in source and "TODO(" in source, (d.id, t.file)
+        # no English sentence of the kit either: every line is the task's code, names, or Chinese
+        assert "Write:" not in out and "Clock:" not in out
+    code, out, _ = gradekit(capsys, "practice", "--check", "--dir", str(tmp_path / "masks"))
+    assert code == 1 and text("ui.not_implemented", "zh") in out  # the stubs still read as not written
+
+
+def test_chinese_task_texts_name_everything_the_english_ones_do():
+    import re
+
+    from assignments.transformer.practice import TASK_TEXTS
+
+    code = re.compile(r"``[^`]+``")
+    texts = {t.name: t for t in workspace.task_texts([d.id for d in DRILLS if not d.is_set], A)}
+    assert set(TASK_TEXTS["zh"]) == set(texts)
+    for name, t in texts.items():
+        zh = TASK_TEXTS["zh"][name]
+        assert sorted(code.findall(zh)) == sorted(code.findall(t.doc)), name  # the same names, shapes and values
+        assert ('Hints:' in t.doc) == (text("practice.doc.hints", "zh") in zh), name
+        assert '"""' not in zh and "\\" not in zh, name
+
+
+def test_workspaces_live_outside_the_clone_and_ignore_themselves(tmp_path, monkeypatch, capsys, home):
+    clone = tmp_path / "clone"
+    clone.mkdir()
+    monkeypatch.chdir(clone)
+    code, out, _ = gradekit(capsys, "practice", "masks")
+    assert code == 0 and not any(clone.iterdir())  # nothing written where the command ran
+    [ws] = (home / "practice").iterdir()
+    assert ws.name.startswith("masks-") and str(ws) in out
+    assert (ws / ".gitignore").read_text().splitlines()[-1] == "*"
+    # From anywhere, --check and --hint take the workspace started last.
+    code, out, _ = gradekit(capsys, "practice", "--check")
+    assert code == 1 and str(ws) in out
+    assert gradekit(capsys, "practice", "--hint")[0] == 0 and workspace.read_state(ws).hints == {"masks": 1}
+    # A workspace put inside a clone with --dir ignores itself too.
+    code, _, _ = gradekit(capsys, "practice", "sdpa", "--dir", str(clone / "mine"))
+    assert code == 0 and (clone / "mine" / ".gitignore").read_text().splitlines()[-1] == "*"
+
+
+def test_the_repository_ignores_what_practice_may_leave_in_a_clone():
+    import shutil
+    import subprocess
+
+    if shutil.which("git") is None:
+        pytest.skip("git is not installed")
+    root = Path(__file__).resolve().parent.parent
+    for path in ("practice-mha-20240101-120000/attention.py", "sub/practice-masks-20240101-120000/masks.py",
+                 "my-drill/.gradekit-practice.json"):
+        got = subprocess.run(["git", "check-ignore", "--no-index", "-q", path], cwd=root)
+        assert got.returncode == 0, path
+    for path in ("practice_notes.md", "grader/practice/session.py"):
+        got = subprocess.run(["git", "check-ignore", "--no-index", "-q", path], cwd=root)
+        assert got.returncode == 1, path

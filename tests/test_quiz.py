@@ -11,14 +11,21 @@ import pytest
 import torch
 
 from grader.assignment import load
-from grader.messages import CATALOGUES
+from grader.messages import CATALOGUES, text
 from grader.practice import quiz
 from grader.practice.cli import register
+from grader.practice.render import width
 
 A = load()
 QUESTIONS = quiz.questions(A)
 BY_ID = {q.id: q for q in QUESTIONS}
 SEEDS = range(6)
+
+
+@pytest.fixture(autouse=True)
+def home(tmp_path, monkeypatch):
+    """Quizzes are saved in the history: a fresh one per test."""
+    monkeypatch.setenv("GRADEKIT_HOME", str(tmp_path / "home"))
 
 
 @pytest.fixture(scope="module")
@@ -175,18 +182,107 @@ def test_quiz_command_with_answers_all_right(capsys, lang):
         assert CATALOGUES[lang][f"quiz.{a.question.id}.why"].split("{")[0][:20] in out
 
 
-def test_quiz_reads_piped_stdin_and_marks_each_answer(capsys, monkeypatch):
+def test_quiz_reads_piped_stdin_and_asks_again_after_a_reply_of_the_wrong_type(capsys, monkeypatch):
     _, asked = quiz.draw(A, n=4, seed=5, topics=["sizes", "attention"])
-    replies = [quiz.show_answer(asked[0]), "zzz", "", quiz.show_answer(asked[3])]
+    kinds = [a.question.kind for a in asked]
+    assert "choice" in kinds and "number" in kinds
+    bad = {"choice": ["e", "zzz"], "number": ["about ten", "b"]}
+    replies = []
+    for a in asked[:3]:  # each of the first three: two replies of the wrong type, then the right answer
+        replies += bad[a.question.kind] + [quiz.show_answer(a)]
+    replies.append("")  # the last one skipped
     monkeypatch.setattr("sys.stdin", io.StringIO("\n".join(replies) + "\n"))
     code, out, _ = gradekit(capsys, "quiz", "--n", "4", "--seed", "5", "--topic", "sizes", "--topic", "attention")
     assert code == 1
-    assert "Score: 2 / 4 (50%)" in out
-    assert "Not an answer (zzz)" in out and "No answer" in out  # unreadable and empty answers are wrong
-    assert out.count("✓ Right.") == 2
+    assert "Score: 3 / 4 (75%)" in out and out.count("✓ Right.") == 3 and "No answer" in out
+    flat = " ".join(out.split())
+    for a in asked[:3]:
+        for reply in bad[a.question.kind]:  # each named, with what is expected
+            assert text(f"quiz.retry_{quiz.expects(a)}", "en", reply=reply) in flat, (a.question.id, reply)
+
+
+def test_what_a_reply_must_be():
+    _, asked = quiz.draw(A, n=0, seed=4)
+    by_kind = {}
+    for a in asked:
+        by_kind.setdefault(quiz.expects(a), a)
+    assert set(by_kind) == {"choice", "whole", "number"}
+    choice, whole, number = by_kind["choice"], by_kind["whole"], by_kind["number"]
+    for reply in ("b", "B", " (b) ", "b)", "b."):
+        assert quiz.parse(choice, reply) == "b", reply
+    for reply in ("e", "ab", "1", "bb"):
+        assert quiz.parse(choice, reply) is None, reply
+    assert quiz.parse(whole, "2_048") == 2048 and quiz.parse(whole, "2048.0") == 2048
+    assert quiz.parse(whole, "64.5") is None and quiz.parse(whole, "b") is None  # a whole number is asked for
+    assert quiz.parse(number, "6.98e-4") == pytest.approx(6.98e-4) and quiz.parse(number, "lr") is None
+
+
+def test_answers_option_of_the_wrong_type_is_refused_before_asking(capsys):
+    _, asked = quiz.draw(A, n=3, seed=8)
+    answers = [quiz.show_answer(a) for a in asked]
+    wrong = {"choice": "e", "whole": "b", "number": "b"}[quiz.expects(asked[1])]
+    code, out, err = gradekit(capsys, "quiz", "--n", "3", "--seed", "8", "--answers",
+                              ",".join([answers[0], wrong, answers[2]]))
+    assert code == 2 and out == ""
+    assert text(f"quiz.error.answer_{quiz.expects(asked[1])}", "en", i=2, reply=wrong) in err
+    code, _, err = gradekit(capsys, "quiz", "--n", "3", "--seed", "8", "--answers", ",".join(answers + ["a"]))
+    assert code == 2 and "4 answers for 3 questions" in err
 
 
 def test_quiz_stops_asking_at_end_of_input(capsys, monkeypatch):
     monkeypatch.setattr("sys.stdin", io.StringIO(""))
     code, out, _ = gradekit(capsys, "quiz", "--n", "3", "--seed", "2")
     assert code == 1 and "Score: 0 / 3" in out and out.count("No answer") == 3
+
+
+# -- options that give nothing away ---------------------------------------------------------------------------
+
+CHOICE = [q for q in QUESTIONS if q.kind == "choice"]
+N_OPTIONS = len(quiz.LETTERS)
+FAIR = 1 / N_OPTIONS + 0.1
+"""The most questions (a share) whose right option may be the longest, or the shortest: a fair share, and a little."""
+
+
+def _lengths(q, lang):
+    """The right option's length and the others', in the columns a terminal draws (a Chinese character takes two)."""
+    options = {x: CATALOGUES[lang][f"quiz.{q.id}.{x}"] for x in quiz.LETTERS}
+    return width(options[q.answer]), [width(t) for x, t in options.items() if x != q.answer]
+
+
+@pytest.mark.parametrize("lang", ["en", "zh"])
+def test_the_right_option_cannot_be_told_by_its_length(lang):
+    longest = shortest = 0
+    ratios = []
+    for q in CHOICE:
+        right, others = _lengths(q, lang)
+        longest += right >= max(others)
+        shortest += right <= min(others)
+        ratios.append(right / (sum(others) / len(others)))
+    n = len(CHOICE)
+    assert longest <= FAIR * n, f"{lang}: the right option is the longest in {longest} of {n} questions"
+    assert shortest <= FAIR * n, f"{lang}: the right option is the shortest in {shortest} of {n} questions"
+    mean = sum(ratios) / n
+    assert 0.85 <= mean <= 1.15, f"{lang}: the right option is on average {mean:.2f} times as long as the others"
+
+
+def test_the_right_option_cannot_be_told_by_its_place():
+    letters = [q.answer for q in CHOICE]
+    assert all(abs(letters.count(x) / len(letters) - 1 / N_OPTIONS) <= 0.1 for x in quiz.LETTERS), letters
+    # Each quiz shows the options in an order of its own, the same again for the same seed.
+    shown = {x: 0 for x in quiz.LETTERS}
+    orders = set()
+    for seed in range(200):
+        _, asked = quiz.draw(A, n=0, seed=seed, topics=["attention"])
+        for a in asked:
+            if a.question.kind != "choice":
+                continue
+            shown[a.answer] += 1
+            orders.add(a.order)
+            right_text = CATALOGUES["en"][f"quiz.{a.question.id}.{a.question.answer}"]
+            assert quiz.option_text(a, a.answer, "en") == right_text
+            assert quiz.mark(a, a.answer) and not quiz.mark(a, next(x for x in quiz.LETTERS if x != a.answer))
+    total = sum(shown.values())
+    assert all(abs(count / total - 1 / N_OPTIONS) <= 0.05 for count in shown.values()), shown
+    assert len(orders) > 12
+    _, again = quiz.draw(A, n=0, seed=7)
+    assert [a.order for a in again] == [a.order for a in quiz.draw(A, n=0, seed=7)[1]]

@@ -4,7 +4,13 @@ runs them.
 ``DRILLS``: one per task a candidate writes alone (all but ``overfit``, which needs the whole submission),
 then the interview sets. ``QUESTIONS``: what interviewers ask after "hand-write a Transformer". The texts are
 in ``messages/practice_<lang>.py``: ``practice.title.<drill>``, ``practice.hint.<task>.<level>`` (levels
-1..``grader.practice.session.HINT_LEVELS``), ``quiz.<id>.*`` and ``quiz.topic.<topic>``.
+1..``grader.practice.session.HINT_LEVELS``), ``quiz.<id>.*`` and ``quiz.topic.<topic>``. ``TASK_TEXTS``: the
+drilled names' task text (the skeleton's docstrings) in the languages other than the skeleton's English, from
+``messages/practice_tasks.py``.
+
+A choice question's options are written so that nothing but the content tells the right one: the distractors
+are as long and as plausible as the answer, and the right letters are spread over a to d (``tests/test_quiz.py``
+measures both; each quiz also shows the options in an order of its own).
 
 Every numeric answer is computed from the reference, never typed in: the parameter counts come from
 ``count_parameters`` or from counting a built module, learning rates from ``noam_lr``, shapes and mask sizes
@@ -15,6 +21,7 @@ name as the reference defines it) and the drawn values.
 import math
 
 from assignments.transformer import TASKS
+from assignments.transformer.messages import practice_tasks
 from grader.practice.drills import Drill
 from grader.practice.quiz import Question
 
@@ -46,6 +53,8 @@ SET_DRILLS = (
 )
 
 DRILLS = TASK_DRILLS + SET_DRILLS
+
+TASK_TEXTS = {"zh": practice_tasks.ZH}
 
 
 # -- numeric answers, computed from the reference -----------------------------------------------------------

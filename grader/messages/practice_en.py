@@ -30,8 +30,12 @@ MESSAGES = {
     "practice.start.files": "Write: {names} in {files}. Everything else there is the reference.",
     "practice.start.clock": "Clock: {limit} from now (until {ends}).",
     "practice.start.no_hints": "No-hints mode: diagnoses and hints are withheld until the time is up.",
-    "practice.start.next": "Next: cd {path}, edit, then `gradekit practice --check` (stuck? `gradekit practice "
-                           "--hint`).",
+    "practice.start.next": "Next: edit {files} there, then run `gradekit practice --check` from anywhere (stuck? "
+                           "`gradekit practice --hint`).",
+    "practice.workspace.chosen": "Workspace (the drill started last): {path}",
+    "practice.doc.hints": "Hints:",
+    "practice.todo": "write this; the docstring above says what it must do.",
+    "practice.stub.not_implemented": "{task}: {name} is not implemented yet",
     # -- check --------------------------------------------------------------------------------------------------
     "practice.check.header": "Drill {drill}: {title}",
     "practice.time.within": "Time: {used} of {limit} ({left} left).",
@@ -42,7 +46,10 @@ MESSAGES = {
     "practice.check.first_best": "First pass of this drill: your personal best to beat.",
     "practice.check.already_passed": "This attempt was already recorded as passed in {used}; start a new drill to "
                                      "try again.",
-    "practice.check.failed": "Not yet: the attempt is recorded as failed until a check passes. Fix and check again.",
+    "practice.check.failed": "Not yet. Fix and check again: the attempt counts as passed from the first check that "
+                             "passes.",
+    "practice.check.partial": "A rerun of single checks: not recorded in your history. `gradekit practice --check` "
+                              "grades the whole drill.",
     "practice.check.hint_tip": "Stuck? `gradekit practice --hint` shows the next hint level.",
     # -- hints --------------------------------------------------------------------------------------------------
     "practice.hint.header": "Hint {level}/{levels} for {task} ({title}):",
@@ -50,14 +57,21 @@ MESSAGES = {
                                "--check` tells you what is still wrong.",
     "practice.hint.others": "Hints left for: {tasks} (gradekit practice --hint TASK).",
     # -- history ------------------------------------------------------------------------------------------------
-    "practice.history.empty": "No attempts yet. Start one: gradekit practice DRILL",
+    "practice.history.empty": "No attempts and no quizzes yet. Start one: gradekit practice DRILL, or gradekit quiz",
     "practice.history.header": "Your attempts ({n}; the last 20 shown; ⊘ = no-hints mode):",
     "practice.history.chart": "Time per attempt ({width} columns = the time limit; ░ = overtime):",
     "practice.history.bests": "Personal bests:",
     "practice.history.best_of": "limit {limit}, {when}, {hints} hint level(s)",
+    "practice.history.quizzes": "Your quizzes ({n}; the last 20 shown):",
+    "practice.history.topics": "Right answers by topic, over all your quizzes (the weakest first):",
+    "practice.col.taken": "taken",
+    "practice.col.answered": "answered",
+    "practice.col.again": "the same questions again",
     "practice.result.passed": "✓ passed",
     "practice.result.failed": "✗ failed",
     "practice.result.late": "(late)",
+    "practice.result.running": "… in progress ({left} left)",
+    "practice.result.abandoned": "– abandoned",
     # -- errors -------------------------------------------------------------------------------------------------
     "practice.error": "error",
     "practice.error.unknown_drill": "unknown drill {drill!r}; expected one of: {drills}.",
@@ -65,6 +79,10 @@ MESSAGES = {
     "practice.error.not_empty": "{path} already exists and is not empty; choose another --dir or remove it.",
     "practice.error.no_workspace": "{path} is not a practice workspace (no .gradekit-practice.json here or above); "
                                    "pass --dir PATH or cd into the workspace.",
+    "practice.error.no_workspace_yet": "{path} is in no practice workspace and no drill has been started yet; start "
+                                       "one: gradekit practice DRILL.",
+    "practice.error.only_needs_check": "--only goes with --check: gradekit practice --check --only CHECK.",
+    "practice.error.only": "this drill has no check {checks}; expected some of: {known}.",
     "practice.error.bad_state": "the practice state file {path} cannot be read ({detail}); start a new drill.",
     "practice.error.hint_task": "{task} is not part of this drill; hints exist for: {tasks}.",
     "practice.error.no_hints_mode": "this drill runs in no-hints mode: hints come once the time is up.",
@@ -72,14 +90,24 @@ MESSAGES = {
                                  "--history.",
     # -- quiz ---------------------------------------------------------------------------------------------------
     "quiz.prompt_choice": "Answer with a letter.",
-    "quiz.prompt_number": "Answer with a whole number.",
-    "quiz.prompt_number_tol": "Answer with a number (3 significant digits are enough, e.g. 0.000123 or 1.23e-4).",
-    "quiz.retry_choice": "Not understood; answer with a letter from a to d, or an empty line to skip.",
-    "quiz.retry_number": "Not understood; answer with a number (digits, a point, e-notation), or an empty line to "
-                         "skip.",
+    "quiz.prompt_whole": "Answer with a whole number.",
+    "quiz.prompt_number": "Answer with a number (3 significant digits are enough, e.g. 0.000123 or 1.23e-4).",
+    "quiz.retry_choice": "“{reply}” is not one of the options: answer with a letter from a to d, or an empty line to "
+                         "skip the question.",
+    "quiz.retry_whole": "“{reply}” is not a whole number: answer with digits, such as 512, or an empty line to skip "
+                        "the question.",
+    "quiz.retry_number": "“{reply}” is not a number: answer such as 0.000698 or 6.98e-4, or an empty line to skip "
+                         "the question.",
+    "quiz.error.answer_choice": "answer {i} of --answers ({reply}) is not one of the options; expected a letter from "
+                                "a to d, or nothing to skip the question.",
+    "quiz.error.answer_whole": "answer {i} of --answers ({reply}) is not a whole number; expected digits such as 512, "
+                               "or nothing to skip the question.",
+    "quiz.error.answer_number": "answer {i} of --answers ({reply}) is not a number; expected one such as 0.000698 or "
+                                "6.98e-4, or nothing to skip the question.",
+    "quiz.error.answer_count": "--answers has {given} answers for {n} questions; expected at most {n}.",
+    "quiz.saved": "Saved in your history (gradekit practice --history).",
     "quiz.right": "✓ Right.",
     "quiz.wrong": "✗ You answered {reply}; the answer is {answer}.",
     "quiz.unanswered": "✗ No answer; the answer is {answer}.",
-    "quiz.unreadable": "✗ Not an answer ({reply}); the answer is {answer}.",
     "quiz.score": "Score: {right} / {total} ({pct}%).",
 }

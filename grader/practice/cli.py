@@ -13,7 +13,8 @@ from grader.practice import render, session
 
 HELP_ASSIGNMENT = f"the assignment: a built-in name, an import path or a folder (default: {DEFAULT})"
 HELP_LANG = "language of the texts: en or zh (default: the drill's, else en)"
-HELP_DIR = "the workspace folder (new drill: default ./practice-<drill>-<time>; otherwise: the current folder)"
+HELP_DIR = ("the workspace folder (a new drill: default practice/<drill>-<time> in your gradekit data folder, "
+            "$GRADEKIT_HOME or ~/.local/share/gradekit; otherwise: the current folder, else the drill started last)")
 
 
 def _lang(args, state=None):
@@ -34,6 +35,8 @@ def cmd_practice(args):
     try:
         if len(actions) > 1 or (actions and (args.drill or args.random)) or (args.drill and args.random):
             raise session.PracticeError("practice.error.one_action")
+        if args.only is not None and not args.check:
+            raise session.PracticeError("practice.error.only_needs_check")
         if args.check:
             state = session.open_workspace(args.dir)[1]
             lang = _lang(args, state)
@@ -41,7 +44,11 @@ def cmd_practice(args):
             if sys.stderr.isatty():
                 from grader.cli import _progress
                 progress = _progress(sys.stderr)
-            out = session.check(path=args.dir, profile=args.profile, progress=progress)
+            only = tuple(c.strip() for c in args.only.split(",") if c.strip()) if args.only else None
+            from grader.cli import invoked_as
+
+            out = session.check(path=args.dir, profile=args.profile, only=only, lang=args.lang, progress=progress,
+                                command=invoked_as())
             print(render.checked(out, lang, color=sys.stdout.isatty()))
             return 0 if out.result.passed else 1
         if args.hint is not None:
@@ -51,8 +58,7 @@ def cmd_practice(args):
             print(render.hint(out, lang))
             return 0
         if args.history:
-            attempts, bests = session.history()
-            print(render.history_view(attempts, bests, lang))
+            print(render.history_view(session.history(), lang))
             return 0
         if args.drill or args.random:
             drill = args.drill or session.pick_random(args.seed, assignment=args.assignment).id
@@ -84,6 +90,9 @@ def _practice_parser(sub):
     p.add_argument("--random", action="store_true", help="start a random drill")
     p.add_argument("--seed", type=int, default=None, help="with --random: make the choice repeatable")
     p.add_argument("--check", action="store_true", help="grade the drill in the workspace and record the attempt")
+    p.add_argument("--only", default=None, metavar="CHECKS",
+                   help="with --check: grade only these checks (comma-separated ids, as each failure's rerun line "
+                        "gives them); a rerun, not recorded")
     p.add_argument("--hint", nargs="?", const="", default=None, metavar="TASK",
                    help="show the next hint level (for TASK, in a set of several tasks)")
     p.add_argument("--history", action="store_true", help="your attempts, a chart of the times and your bests")
@@ -98,35 +107,42 @@ def cmd_quiz(args):
     from grader.practice import quiz
     lang = args.lang or "en"
     try:
-        seed, questions = quiz.draw(load(args.assignment), n=args.n, seed=args.seed, topics=args.topic)
+        assignment = load(args.assignment)
+        seed, questions = quiz.draw(assignment, n=args.n, seed=args.seed, topics=args.topic)
     except ValueError as exc:  # AssignmentError included
         print(f"gradekit: {exc}", file=sys.stderr)
         return 2
+    answers = None
     if args.answers is not None:
-        answers = iter(a.strip() for a in args.answers.split(","))
-        interactive = False
-    else:
-        answers = None
-        interactive = sys.stdin.isatty()
+        replies = [a.strip() for a in args.answers.split(",")]
+        try:
+            quiz.check_replies(questions, replies)
+        except session.PracticeError as exc:
+            return _error(exc, lang)
+        answers = iter(replies)
     replay = f"gradekit quiz --n {args.n} --seed {seed}" + "".join(f" --topic {t}" for t in args.topic or ())
     if args.assignment is not None:
         replay += f" --assignment {shlex.quote(args.assignment)}"
-    right = quiz.run(questions, lang=lang, answers=answers, stdin=sys.stdin, out=sys.stdout, interactive=interactive,
-                     replay=replay, cols=render.terminal_columns())
-    return 0 if right == len(questions) else 1
+    marked = quiz.run(questions, lang=lang, answers=answers, stdin=sys.stdin, out=sys.stdout,
+                      interactive=answers is None and sys.stdin.isatty(), replay=replay, cols=render.terminal_columns())
+    if quiz.save(marked, assignment=assignment.package, seed=seed, topics=args.topic, lang=lang, replay=replay):
+        print(text("quiz.saved", lang))
+    return 0 if all(m.right for m in marked) else 1
 
 
 def _quiz_parser(sub):
     p = sub.add_parser("quiz", help="the conceptual questions interviewers ask, auto-marked with explanations",
                        description="Answer with the option letter (a, b, c, d) or a number. Reads the answers from "
-                                   "standard input, one per line, or from --answers.")
+                                   "standard input, one per line (a reply of the wrong kind is asked again; an "
+                                   "empty line skips), or from --answers. Each quiz with an answer is saved in your "
+                                   "history (gradekit practice --history).")
     p.add_argument("--n", type=int, default=10, help="how many questions (default 10; 0 for all)")
     p.add_argument("--seed", type=int, default=None, help="the same questions in the same order (default: random)")
     p.add_argument("--topic", action="append", default=None,
                    help="only questions on this topic (repeat for several; an unknown one lists them)")
     p.add_argument("--assignment", default=None, metavar="SPEC", help=HELP_ASSIGNMENT)
     p.add_argument("--answers", default=None, metavar="A,B,...",
-                   help='answers in order, comma-separated ("b,64,a"): no prompts')
+                   help='answers in order, comma-separated ("b,64,a"; an empty one skips its question): no prompts')
     p.add_argument("--lang", choices=("en", "zh"), default=None, help="language of the questions (default en)")
     p.set_defaults(func=cmd_quiz)
     return p

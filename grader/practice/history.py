@@ -1,8 +1,9 @@
-"""The attempts, kept in an embedded SQLite database in the user's data folder.
+"""The attempts and the quizzes taken, kept in an embedded SQLite database in the user's data folder.
 
-``$GRADEKIT_HOME/history.sqlite`` when ``GRADEKIT_HOME`` is set, else
-``$XDG_DATA_HOME/gradekit/history.sqlite``, else ``~/.local/share/gradekit/history.sqlite``.
-One row per drill workspace: created by its first check, updated by each later check until one passes.
+The data folder is ``$GRADEKIT_HOME`` when set, else ``$XDG_DATA_HOME/gradekit``, else
+``~/.local/share/gradekit``: ``history.sqlite`` there, and the drills' workspaces under ``practice/``.
+One ``attempts`` row per drill workspace: created when the drill starts, updated by each check until one passes.
+One ``quizzes`` row per quiz with an answer, and a ``quiz_answers`` row per question it asked.
 """
 
 import os
@@ -10,7 +11,8 @@ import sqlite3
 from dataclasses import dataclass
 from pathlib import Path
 
-SCHEMA_VERSION = 1
+SCHEMA_VERSION = 2
+"""1: attempts. 2: quizzes and quiz_answers added (a version-1 file gains them when opened)."""
 SCHEMA = """
 CREATE TABLE IF NOT EXISTS attempts (
     id INTEGER PRIMARY KEY AUTOINCREMENT,
@@ -30,6 +32,27 @@ CREATE TABLE IF NOT EXISTS attempts (
     profile TEXT NOT NULL
 );
 CREATE INDEX IF NOT EXISTS attempts_drill ON attempts (drill, passed, seconds);
+CREATE TABLE IF NOT EXISTS quizzes (
+    id INTEGER PRIMARY KEY AUTOINCREMENT,
+    taken REAL NOT NULL,
+    assignment TEXT NOT NULL,
+    seed INTEGER NOT NULL,
+    topics TEXT NOT NULL,
+    lang TEXT NOT NULL,
+    replay TEXT NOT NULL,
+    total INTEGER NOT NULL,
+    answered INTEGER NOT NULL,
+    right INTEGER NOT NULL
+);
+CREATE TABLE IF NOT EXISTS quiz_answers (
+    quiz INTEGER NOT NULL REFERENCES quizzes (id),
+    position INTEGER NOT NULL,
+    question TEXT NOT NULL,
+    topic TEXT NOT NULL,
+    reply TEXT NOT NULL,
+    right INTEGER NOT NULL,
+    PRIMARY KEY (quiz, position)
+);
 """
 
 
@@ -72,14 +95,73 @@ class Attempt:
     def in_time(self):
         return self.seconds <= self.limit_s
 
+    def status(self, now):
+        """What the attempt is at ``now`` (seconds since the epoch): ``"passed"``; ``"running"`` while its time
+        lasts; once it is over, ``"failed"`` when a check after the end still failed, else ``"abandoned"`` (left
+        with time on the clock: it did not fail, it stopped)."""
+        if self.passed:
+            return "passed"
+        if now < self.started + self.limit_s:
+            return "running"
+        return "failed" if self.checks and self.seconds >= self.limit_s else "abandoned"
 
-def default_path():
-    """Where the database lives (see the module docstring)."""
+
+@dataclass
+class Quiz:
+    """One quiz taken."""
+
+    id: int
+    """Row id."""
+    taken: float
+    """When it ended, seconds since the epoch."""
+    assignment: str
+    """The assignment asked about (``Assignment.package``)."""
+    seed: int
+    """The seed that drew the questions."""
+    topics: str
+    """Comma-separated topics it was limited to (empty: all)."""
+    lang: str
+    """The language it was asked in."""
+    replay: str
+    """The command that asks the same questions again."""
+    total: int
+    """Questions asked."""
+    answered: int
+    """Questions answered (not skipped, not left at the end of the input)."""
+    right: int
+    """Questions answered right."""
+
+
+@dataclass
+class QuizAnswer:
+    """One question of a quiz taken, and its reply."""
+
+    quiz: int
+    """The ``Quiz`` row id."""
+    position: int
+    """1 for the first question asked."""
+    question: str
+    """The question id."""
+    topic: str
+    """Its topic."""
+    reply: str
+    """The reply as typed (empty: none)."""
+    right: bool
+    """The reply was right."""
+
+
+def data_dir():
+    """The user's gradekit data folder (see the module docstring)."""
     home = os.environ.get("GRADEKIT_HOME")
     if home:
-        return Path(home).expanduser() / "history.sqlite"
+        return Path(home).expanduser()
     data = os.environ.get("XDG_DATA_HOME") or Path.home() / ".local" / "share"
-    return Path(data).expanduser() / "gradekit" / "history.sqlite"
+    return Path(data).expanduser() / "gradekit"
+
+
+def default_path():
+    """Where the database lives: ``history.sqlite`` in ``data_dir()``."""
+    return data_dir() / "history.sqlite"
 
 
 class History:
@@ -107,22 +189,30 @@ class History:
         self.close()
 
     def record(self, *, attempt_id=None, drill, tasks, workspace, started, finished, limit_s, passed, score,
-               max_score, hints, no_hints, profile):
-        """Insert the attempt (``attempt_id=None``) or update it after another check; returns its id."""
+               max_score, hints, no_hints, profile, checked=True):
+        """Insert the attempt (``attempt_id=None``) or update it after another check; returns its id. ``checked``:
+        a check ran (counted in ``checks``); a drill just started is recorded with ``checked=False``."""
         values = dict(drill=drill, tasks=",".join(tasks), workspace=str(workspace), started=started,
                       finished=finished, seconds=max(0.0, finished - started), limit_s=limit_s,
                       passed=int(bool(passed)), score=score, max_score=max_score, hints=hints,
                       no_hints=int(bool(no_hints)), profile=profile)
+        counted = int(bool(checked))
         with self.db:
             if attempt_id is not None and self.get(attempt_id) is not None:
                 sets = ", ".join(f"{k} = :{k}" for k in values)
-                self.db.execute(f"UPDATE attempts SET {sets}, checks = checks + 1 WHERE id = :id",
-                                {**values, "id": attempt_id})
+                self.db.execute(f"UPDATE attempts SET {sets}, checks = checks + :counted WHERE id = :id",
+                                {**values, "counted": counted, "id": attempt_id})
                 return attempt_id
             cols = ", ".join(values)
             marks = ", ".join(f":{k}" for k in values)
-            cur = self.db.execute(f"INSERT INTO attempts ({cols}, checks) VALUES ({marks}, 1)", values)
+            cur = self.db.execute(f"INSERT INTO attempts ({cols}, checks) VALUES ({marks}, :counted)",
+                                  {**values, "counted": counted})
             return cur.lastrowid
+
+    def workspaces(self):
+        """The attempts' workspace folders, the one started last first."""
+        rows = self.db.execute("SELECT workspace FROM attempts ORDER BY started DESC, id DESC")
+        return [Path(folder) for folder in dict.fromkeys(r[0] for r in rows)]
 
     def set_hints(self, attempt_id, hints):
         """Record that ``hints`` hint levels have been shown in an attempt."""
@@ -147,6 +237,39 @@ class History:
             "SELECT * FROM attempts a WHERE passed = 1 AND id = (SELECT id FROM attempts b WHERE b.drill = a.drill "
             "AND b.passed = 1 ORDER BY b.seconds, b.id LIMIT 1) ORDER BY drill")
         return {r["drill"]: _attempt(r) for r in rows}
+
+
+    def record_quiz(self, *, taken, assignment, seed, topics, lang, replay, answers):
+        """Save a quiz: ``answers`` is ``(question id, topic, reply or None, right)`` per question, in the order
+        asked; returns its id."""
+        answered = sum(1 for _, _, reply, _ in answers if reply)
+        right = sum(1 for *_, ok in answers if ok)
+        with self.db:
+            cur = self.db.execute(
+                "INSERT INTO quizzes (taken, assignment, seed, topics, lang, replay, total, answered, right) "
+                "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                (taken, assignment, seed, ",".join(topics or ()), lang, replay, len(answers), answered, right))
+            quiz_id = cur.lastrowid
+            self.db.executemany(
+                "INSERT INTO quiz_answers (quiz, position, question, topic, reply, right) VALUES (?, ?, ?, ?, ?, ?)",
+                [(quiz_id, i, qid, topic, reply or "", int(bool(ok)))
+                 for i, (qid, topic, reply, ok) in enumerate(answers, start=1)])
+        return quiz_id
+
+    def quizzes(self):
+        """Every quiz saved, oldest first."""
+        return [Quiz(**dict(r)) for r in self.db.execute("SELECT * FROM quizzes ORDER BY taken, id")]
+
+    def quiz_answers(self, quiz_id):
+        """The questions of one quiz, in the order asked."""
+        rows = self.db.execute("SELECT * FROM quiz_answers WHERE quiz = ? ORDER BY position", (quiz_id,))
+        return [QuizAnswer(**{**dict(r), "right": bool(r["right"])}) for r in rows]
+
+    def topic_totals(self):
+        """Topic -> ``(right, asked)`` over every quiz saved, the weakest topic (lowest share right) first."""
+        rows = self.db.execute("SELECT topic, SUM(right) AS r, COUNT(*) AS n FROM quiz_answers GROUP BY topic")
+        totals = {row["topic"]: (row["r"], row["n"]) for row in rows}
+        return dict(sorted(totals.items(), key=lambda kv: (kv[1][0] / kv[1][1], kv[0])))
 
 
 def _attempt(row):

@@ -2,20 +2,23 @@
 
 Each assignment writes its own questions (``QUESTIONS`` of the module its ``Assignment.practice`` names);
 this module draws, asks and marks them. A question is multiple choice (options ``a``..``d``, the right
-letter fixed by the assignment) or numeric. Every numeric answer is computed from the assignment's
-reference implementation, never typed in: the question's ``answer`` gets the reference (its contract names,
-loaded from ``Assignment.reference``) and the drawn values. The texts live in the message catalogue:
-``quiz.<id>.q`` (the question, with the drawn values), ``quiz.<id>.a``.. (options), ``quiz.<id>.why``, and
-``quiz.topic.<topic>``.
+one named by the assignment) or numeric. Each quiz shows a question's options in an order drawn from its
+seed, so neither the place nor the letter of the right option can be learnt. Every numeric answer is
+computed from the assignment's reference implementation, never typed in: the question's ``answer`` gets the
+reference (its contract names, loaded from ``Assignment.reference``) and the drawn values. The texts live in
+the message catalogue: ``quiz.<id>.q`` (the question, with the drawn values), ``quiz.<id>.a``.. (options, as
+the assignment lists them), ``quiz.<id>.why``, and ``quiz.topic.<topic>``.
 """
 
 import math
 import random
+import re
 from dataclasses import dataclass, field
 
 from grader.assignment import AssignmentError
 
 LETTERS = "abcd"
+_CHOICE = re.compile(rf"\(?([{LETTERS}])[).]?")
 
 
 @dataclass(frozen=True)
@@ -27,8 +30,9 @@ class Question:
     topic: str
     """What it is about (``--topic`` picks by it; ``quiz.topic.<topic>`` names it)."""
     answer: object
-    """Choice: the right letter. Numeric: ``answer(ref, **params)`` computes it from the reference, ``ref`` being
-    the assignment's reference as a ``grader.submission.loader.Namespace`` (``ref.get("noam_lr")``)."""
+    """Choice: the letter of the right option as the assignment lists them. Numeric: ``answer(ref, **params)``
+    computes it from the reference, ``ref`` being the assignment's reference as a
+    ``grader.submission.loader.Namespace`` (``ref.get("noam_lr")``)."""
     params: object = None
     """Numeric: ``params(rng)`` draws the values the question is asked about (a dict)."""
     rel_tol: float = 0.0
@@ -48,7 +52,21 @@ class Asked:
     params: dict = field(default_factory=dict)
     """The drawn values (empty for a choice question)."""
     answer: object = None
-    """The right letter, or the number."""
+    """The right letter as shown (see ``order``), or the number."""
+    order: tuple = ()
+    """Choice: the assignment's option letters in the order shown (shown ``a`` is ``order[0]``)."""
+
+
+@dataclass
+class Answered:
+    """A question asked, the reply and the mark."""
+
+    asked: Asked
+    """The question."""
+    reply: str | None
+    """The reply as typed, stripped (``None`` or empty: no answer)."""
+    right: bool
+    """The reply is right."""
 
 
 def questions(assignment):
@@ -77,7 +95,8 @@ def reference(assignment):
 def ask(question, rng, ref):
     """``question`` with its values drawn from ``rng`` and its answer computed from ``ref`` (``reference``)."""
     if question.kind == "choice":
-        return Asked(question, {}, question.answer)
+        order = tuple(rng.sample(LETTERS, len(LETTERS)))
+        return Asked(question, {}, LETTERS[order.index(question.answer)], order)
     params = question.params(rng)
     return Asked(question, params, question.answer(ref, **params))
 
@@ -103,15 +122,62 @@ def draw(assignment, *, n=10, seed=None, topics=None):
     return seed, [ask(q, random.Random(f"{seed}:{q.id}"), ref) for q in pool]
 
 
+def expects(asked):
+    """What a reply to ``asked`` must be: ``"choice"`` (a letter), ``"whole"`` (a whole number) or ``"number"``
+    (any number: the answer is checked to a relative tolerance)."""
+    if asked.question.kind == "choice":
+        return "choice"
+    return "number" if asked.question.rel_tol else "whole"
+
+
 def parse(asked, reply):
-    """The reply as an answer (a letter or a float), or ``None`` when it is not one."""
+    """The reply as an answer (a letter, ``"b"`` or ``"(b)"``, or a float), or ``None`` when it is not what
+    ``expects`` says: a letter out of range, words, a fraction where a whole number is asked for."""
     reply = (reply or "").strip().lower()
     if asked.question.kind == "choice":
-        return reply if len(reply) == 1 and reply in LETTERS else None
+        match = _CHOICE.fullmatch(reply)
+        return match[1] if match else None
     try:
-        return float(reply.replace("_", "").replace(",", "").replace(" ", ""))
+        value = float(reply.replace("_", "").replace(",", "").replace(" ", ""))
     except ValueError:
         return None
+    if not math.isfinite(value) or (expects(asked) == "whole" and not value.is_integer()):
+        return None
+    return value
+
+
+def option_text(asked, letter, lang):
+    """The text of the option shown as ``letter``."""
+    from grader.messages import text
+
+    return text(f"quiz.{asked.question.id}.{asked.order[LETTERS.index(letter)]}", lang)
+
+
+def check_replies(questions, replies):
+    """``replies`` given in advance (``--answers``) for ``questions``: ``PracticeError`` naming the first one that
+    is not what its question expects (an empty one skips its question), or more replies than questions."""
+    from grader.practice.session import PracticeError
+
+    if len(replies) > len(questions):
+        raise PracticeError("quiz.error.answer_count", given=len(replies), n=len(questions))
+    for i, (asked, reply) in enumerate(zip(questions, replies), start=1):
+        if reply.strip() and parse(asked, reply) is None:
+            raise PracticeError(f"quiz.error.answer_{expects(asked)}", i=i, reply=reply.strip())
+
+
+def save(marked, *, assignment, seed, topics, lang, replay, now=None, history_path=None):
+    """Record a quiz in the history (``history.History.record_quiz``); returns its id, or ``None`` when nothing was
+    answered: a quiz left at its first question is no result."""
+    import time
+
+    from grader.practice.history import History
+
+    if not any(m.reply for m in marked):
+        return None
+    with History(history_path) as history:
+        return history.record_quiz(
+            taken=time.time() if now is None else now, assignment=assignment, seed=seed, topics=topics, lang=lang,
+            replay=replay, answers=[(m.asked.question.id, m.asked.question.topic, m.reply, m.right) for m in marked])
 
 
 def mark(asked, reply):
@@ -142,53 +208,56 @@ def question_text(asked, lang, cols=100, head=""):
     qid = asked.question.id
     lines = [wrap(text(f"quiz.{qid}.q", lang, **asked.params), cols, indent="", first=head)]
     if asked.question.kind == "choice":
-        lines += [wrap(text(f"quiz.{qid}.{letter}", lang), cols, indent="      ", first=f"  ({letter}) ")
+        lines += [wrap(option_text(asked, letter, lang), cols, indent="      ", first=f"  ({letter}) ")
                   for letter in LETTERS]
-        lines.append(text("quiz.prompt_choice", lang))
-    else:
-        lines.append(text("quiz.prompt_number_tol" if asked.question.rel_tol else "quiz.prompt_number", lang))
+    lines.append(text(f"quiz.prompt_{expects(asked)}", lang))
     return "\n".join(lines)
 
 
 def run(questions, *, lang="en", answers=None, stdin=None, out=None, interactive=False, replay="", cols=100):
-    """Ask ``questions``, reading each reply from ``answers`` (an iterator) or ``stdin``; returns how many were right.
+    """Ask ``questions``, reading each reply from ``answers`` (an iterator of replies ``check_replies`` accepted)
+    or ``stdin``; returns an ``Answered`` per question.
 
-    ``replay`` is the command that asks the same questions again; ``cols`` the width to fold the texts to.
+    From ``stdin``, a reply that is not what the question expects (``expects``) is named and the question asked
+    again; an empty line skips it, the end of the input leaves it and the rest unanswered. ``interactive``: the
+    replies are typed at a terminal (otherwise each is echoed after its prompt). ``replay`` is the command that
+    asks the same questions again; ``cols`` the width to fold the texts to.
     """
     from grader.messages import text
     from grader.practice.render import wrap
     write = out.write
     write(wrap(text("quiz.header", lang, n=len(questions), replay=replay), cols, indent="") + "\n")
-    right = 0
+    marked = []
     for i, asked in enumerate(questions, start=1):
         head = f"{i}/{len(questions)} [{text('quiz.topic.' + asked.question.topic, lang)}] "
         write("\n" + question_text(asked, lang, cols, head) + "\n")
-        reply = None
         while True:
             if answers is not None:
                 reply = next(answers, None)
                 if reply is not None:
                     write(f"> {reply}\n")
-            else:
-                write("> ")
-                out.flush()
-                line = stdin.readline()
-                reply = line.rstrip("\n") if line else None
-                if not interactive and reply is not None:
-                    write(reply + "\n")
-            if reply is None or parse(asked, reply) is not None or not interactive or not reply.strip():
                 break
-            write(text(f"quiz.retry_{asked.question.kind}", lang) + "\n")
-        qid = asked.question.id
-        why = text(f"quiz.{qid}.why", lang, answer=show_answer(asked), **asked.params)
-        if mark(asked, reply):
-            right += 1
+            write("> ")
+            out.flush()
+            line = stdin.readline()
+            reply = line.rstrip("\n") if line else None
+            if not interactive and reply is not None:
+                write(reply + "\n")
+            if reply is None or not reply.strip() or parse(asked, reply) is not None:
+                break
+            write(wrap(text(f"quiz.retry_{expects(asked)}", lang, reply=reply.strip()), cols, indent="  ",
+                       first="") + "\n")
+        reply = None if reply is None else reply.strip()
+        right = mark(asked, reply)
+        marked.append(Answered(asked, reply, right))
+        if right:
             write(text("quiz.right", lang) + "\n")
         else:
-            shown = "" if reply is None else reply.strip()
-            key = "quiz.wrong" if parse(asked, shown) is not None else "quiz.unreadable" if shown else "quiz.unanswered"
-            write(text(key, lang, reply=shown, answer=show_answer(asked)) + "\n")
+            key = "quiz.wrong" if reply else "quiz.unanswered"
+            write(text(key, lang, reply=reply or "", answer=show_answer(asked)) + "\n")
+        why = text(f"quiz.{asked.question.id}.why", lang, answer=show_answer(asked), **asked.params)
         write(wrap(why, cols, indent="  ") + "\n")
+    right = sum(a.right for a in marked)
     pct = 100.0 * right / len(questions) if questions else 0.0
     write("\n" + text("quiz.score", lang, right=right, total=len(questions), pct=f"{pct:.0f}") + "\n")
-    return right
+    return marked

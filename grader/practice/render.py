@@ -5,7 +5,7 @@ import shutil
 import time
 import unicodedata
 
-from grader.messages import text
+from grader.messages import CATALOGUES, text
 from grader.practice.session import HINT_LEVELS
 from grader.views import terminal
 
@@ -110,7 +110,8 @@ def started(s, lang):
     lines.append(text("practice.start.clock", lang, limit=clock(st.limit_s), ends=ends))
     if st.no_hints:
         lines.append(text("practice.start.no_hints", lang))
-    lines.append(wrap(text("practice.start.next", lang, path=str(s.root)), terminal_columns(), indent="  ", first=""))
+    lines.append(wrap(text("practice.start.next", lang, files=", ".join(s.files)), terminal_columns(), indent="  ",
+                      first=""))
     return "\n".join(lines)
 
 
@@ -121,14 +122,22 @@ def _time_line(elapsed, limit_s, lang):
     return text("practice.time.over", lang, used=clock(elapsed), limit=clock(limit_s), over=clock(elapsed - limit_s))
 
 
+def _chosen(root, lang):
+    """The line naming the workspace a command took because none was named (the one started last)."""
+    return text("practice.workspace.chosen", lang, path=str(root))
+
+
 def checked(c, lang, color=False):
-    lines = [text("practice.check.header", lang, drill=c.state.drill, title=title(c.state.drill, lang)), ""]
-    lines.append(terminal.summary(c.result, lang=lang, color=color))
-    lines.append("")
+    lines = [text("practice.check.header", lang, drill=c.state.drill, title=title(c.state.drill, lang))]
+    if c.chosen:
+        lines.append(_chosen(c.root, lang))
+    lines += ["", terminal.summary(c.result, lang=lang, color=color), ""]
     lines.append(_time_line(c.elapsed, c.state.limit_s, lang))
     if c.withheld:
         lines.append(text("practice.check.withheld", lang, left=clock(c.state.limit_s - c.elapsed)))
-    if c.already_passed:
+    if c.partial:
+        lines.append(text("practice.check.partial", lang))
+    elif c.already_passed:
         lines.append(text("practice.check.already_passed", lang, used=clock(c.elapsed)))
     elif c.result.passed:
         lines.append(text("practice.check.passed", lang, used=clock(c.elapsed), hints=c.state.hints_used))
@@ -144,12 +153,13 @@ def checked(c, lang, color=False):
 
 
 def hint(h, lang, now=None):
+    lines = [_chosen(h.root, lang)] if h.chosen else []
     if h.exhausted:
-        lines = [text("practice.hint.exhausted", lang, task=h.task)]
+        lines.append(text("practice.hint.exhausted", lang, task=h.task))
     else:
-        lines = [text("practice.hint.header", lang, task=h.task, level=h.level, levels=HINT_LEVELS,
-                      title=title(h.task, lang)),
-                 "", wrap(text(h.key, lang), terminal_columns()), ""]
+        lines += [text("practice.hint.header", lang, task=h.task, level=h.level, levels=HINT_LEVELS,
+                       title=title(h.task, lang)),
+                  "", wrap(text(h.key, lang), terminal_columns()), ""]
     if h.others:
         lines.append(text("practice.hint.others", lang, tasks=", ".join(h.others)))
     elapsed = (time.time() if now is None else now) - h.state.started
@@ -171,19 +181,44 @@ def bar(seconds, limit_s):
     return s or "▏"
 
 
-def history_view(attempts, bests, lang, last=20):
-    if not attempts:
+_MARKS = {"passed": "✓", "failed": "✗", "running": "…", "abandoned": "–"}
+"""The chart's mark of an attempt, by ``history.Attempt.status``."""
+
+
+def _result(a, now, lang):
+    status = a.status(now)
+    if status == "passed":
+        return text("practice.result.passed", lang) + ("" if a.in_time else " " + text("practice.result.late", lang))
+    if status == "running":
+        return text("practice.result.running", lang, left=clock(a.started + a.limit_s - now))
+    return text(f"practice.result.{status}", lang)
+
+
+def history_view(past, lang, now=None, last=20):
+    """The ``session.Past``: the drill attempts (a table of the ``last`` ones, a chart per drill, the personal
+    bests), then the quizzes (the ``last`` ones, and the share right per topic, the weakest first)."""
+    if not past.attempts and not past.quizzes:
         return text("practice.history.empty", lang)
+    now = time.time() if now is None else now
+    lines = []
+    if past.attempts:
+        lines += _attempts_view(past.attempts, past.bests, lang, now, last)
+    if past.quizzes:
+        if lines:
+            lines.append("")
+        lines += _quizzes_view(past.quizzes, past.topics, lang, last)
+    return "\n".join(lines)
+
+
+def _attempts_view(attempts, bests, lang, now, last):
     lines = [text("practice.history.header", lang, n=len(attempts)), ""]
     rows = [[text("practice.col.when", lang), text("practice.col.drill", lang), text("practice.col.result", lang),
              text("practice.col.used", lang), text("practice.col.score", lang), text("practice.col.hints", lang),
              text("practice.col.checks", lang)]]
     for a in attempts[-last:]:
-        result = text("practice.result.passed" if a.passed else "practice.result.failed", lang)
-        if a.passed and not a.in_time:
-            result += " " + text("practice.result.late", lang)
-        rows.append([when(a.started), a.drill, result, f"{clock(a.seconds)} / {clock(a.limit_s)}",
-                     f"{a.score:g}/{a.max_score:g}", str(a.hints) + (" ⊘" if a.no_hints else ""), str(a.checks)])
+        score = f"{a.score:g}/{a.max_score:g}" if a.checks else "–"
+        rows.append([when(a.started), a.drill, _result(a, now, lang), f"{clock(a.seconds)} / {clock(a.limit_s)}",
+                     score, str(a.hints) + (" ⊘" if a.no_hints else ""), str(a.checks)])
     lines += table(rows)
     lines += ["", text("practice.history.chart", lang, width=BAR_WIDTH)]
     by_drill = {}
@@ -196,11 +231,32 @@ def history_view(attempts, bests, lang, last=20):
         first = max(1, len(group) - 7)
         for i, a in enumerate(group[-8:], start=first):
             label = pad(drill_id if i == first else "", name_w)
-            mark = "✓" if a.passed else "✗"
+            mark = _MARKS[a.status(now)]
             lines.append(f"  {label}  #{i:<2} {mark} {pad(bar(a.seconds, a.limit_s), bar_w)}{clock(a.seconds)}")
     if bests:
         lines += ["", text("practice.history.bests", lang)]
         rows = [[d, clock(b.seconds), text("practice.history.best_of", lang, limit=clock(b.limit_s),
                                            when=when(b.started), hints=b.hints)] for d, b in bests.items()]
         lines += table(rows)
-    return "\n".join(lines)
+    return lines
+
+
+def _topic(topic, lang):
+    """A quiz topic's name, or its id when its assignment's sentences are not loaded."""
+    key = "quiz.topic." + topic
+    return text(key, lang) if key in CATALOGUES["en"] else topic
+
+
+def _quizzes_view(quizzes, topics, lang, last):
+    lines = [text("practice.history.quizzes", lang, n=len(quizzes)), ""]
+    rows = [[text("practice.col.taken", lang), text("practice.col.score", lang), text("practice.col.answered", lang),
+             text("practice.col.again", lang)]]
+    for q in quizzes[-last:]:
+        pct = 100.0 * q.right / q.total if q.total else 0.0
+        rows.append([when(q.taken), f"{q.right} / {q.total} ({pct:.0f}%)", f"{q.answered} / {q.total}", q.replay])
+    lines += table(rows)
+    if topics:
+        lines += ["", text("practice.history.topics", lang)]
+        lines += table([[_topic(t, lang), f"{right} / {asked}", f"{100.0 * right / asked:.0f}%"]
+                        for t, (right, asked) in topics.items()])
+    return lines

@@ -7,14 +7,15 @@ for the default); a workspace remembers its assignment, so checks and hints need
 """
 
 import random
+import shlex
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from grader import api
-from grader.assignment import load
+from grader.assignment import AssignmentError, load
 from grader.practice import drills, workspace
-from grader.practice.history import History
+from grader.practice.history import History, data_dir
 
 HINT_LEVELS = 2
 """Level 1: the shape flow. Level 2: the key operation. There is no level that gives the answer."""
@@ -69,6 +70,10 @@ class Checked:
     """The best time before this one, seconds (``None`` when there was none)."""
     already_passed: bool = False
     """The attempt had passed at an earlier check; nothing new was recorded."""
+    partial: bool = False
+    """Only some checks ran (``only``): a rerun, not recorded."""
+    chosen: bool = False
+    """No folder was named and the current one is not a workspace: this is the one started last."""
 
 
 @dataclass
@@ -87,6 +92,24 @@ class Hint:
     """Other drilled tasks that still have hints."""
     state: workspace.State = None
     """The drill's state after the hint."""
+    root: Path = None
+    """The workspace folder."""
+    chosen: bool = False
+    """No folder was named and the current one is not a workspace: this is the one started last."""
+
+
+@dataclass
+class Past:
+    """What ``--history`` shows."""
+
+    attempts: list
+    """Every ``history.Attempt``, oldest first."""
+    bests: dict
+    """Drill id -> its fastest passed ``Attempt``."""
+    quizzes: list
+    """Every ``history.Quiz``, oldest first."""
+    topics: dict
+    """Quiz topic -> ``(right, asked)`` over every quiz, the weakest first."""
 
 
 def _now(now):
@@ -112,14 +135,23 @@ def pick_random(seed=None, *, assignment=None):
     return random.Random(seed).choice(list_drills(assignment=assignment))
 
 
-def default_dir(drill_id, now=None, cwd=None):
+def default_dir(drill_id, now=None):
+    """A new workspace's folder: ``practice/<drill>-<date>-<time>`` in the user's data folder (``GRADEKIT_HOME``,
+    see ``history``), not the current folder: a workspace made inside a clone would show up in its ``git
+    status``. The first free name (``-2``, ``-3``... after it when two start in the same second)."""
     stamp = time.strftime("%Y%m%d-%H%M%S", time.localtime(_now(now)))
-    return Path(cwd or Path.cwd()) / f"practice-{drill_id}-{stamp}"
+    base = data_dir() / "practice" / f"{drill_id}-{stamp}"
+    root, n = base, 1
+    while root.exists():
+        n += 1
+        root = base.with_name(f"{base.name}-{n}")
+    return root
 
 
-def start(*, drill, assignment=None, minutes=None, dest=None, no_hints=False, lang="en", now=None):
-    """Build the workspace of ``drill`` (an id of the assignment's) in ``dest`` and start its clock; returns
-    ``Started``."""
+def start(*, drill, assignment=None, minutes=None, dest=None, no_hints=False, lang="en", now=None,
+          history_path=None):
+    """Build the workspace of ``drill`` (an id of the assignment's) in ``dest`` (default: ``default_dir``), start its
+    clock and record the attempt; returns ``Started``."""
     a = load(assignment)
     d = resolve_drill(drill, assignment=a)
     if minutes is None:
@@ -130,35 +162,83 @@ def start(*, drill, assignment=None, minutes=None, dest=None, no_hints=False, la
     root = Path(dest) if dest else default_dir(d.id, now)
     if root.exists() and (not root.is_dir() or any(root.iterdir())):
         raise PracticeError("practice.error.not_empty", path=str(root))
-    files = workspace.build(root, d.tasks, a)
+    files = workspace.build(root, d.tasks, a, lang=lang, hints=not no_hints)
+    (root / workspace.IGNORE_FILE).write_text(workspace.IGNORE_TEXT, encoding="utf-8")
+    root = root.resolve()
     state = workspace.State(drill=d.id, tasks=list(d.tasks), started=now, minutes=minutes, assignment=a.package,
                             no_hints=bool(no_hints), lang=lang)
+    with History(history_path) as history:  # recorded now, so that an attempt never checked is still seen
+        state.attempt_id = history.record(
+            drill=d.id, tasks=d.tasks, workspace=root, started=now, finished=now, limit_s=state.limit_s,
+            passed=False, score=0, max_score=0, hints=0, no_hints=state.no_hints, profile="quick", checked=False)
     workspace.write_state(root, state)
-    return Started(d, root.resolve(), state, files, workspace.task_texts(d.tasks, a))
+    return Started(d, root, state, files, workspace.task_texts(d.tasks, a, lang=lang, hints=not no_hints))
 
 
-def open_workspace(path=None):
-    """The workspace folder and its ``State``: ``path``, or the current folder or one above it."""
+def open_workspace(path=None, *, history_path=None):
+    """``(folder, State, chosen)`` of a workspace: ``path`` or the current folder or one above it; with neither
+    (``path`` ``None``, the current folder in no workspace), the workspace started last (``chosen``)."""
     root = workspace.find_workspace(path or Path.cwd())
+    chosen = False
+    if root is None and path is None:
+        with History(history_path) as history:
+            root = next((w for w in history.workspaces() if (w / workspace.STATE_FILE).is_file()), None)
+        if root is None:
+            raise PracticeError("practice.error.no_workspace_yet", path=str(Path.cwd().resolve()))
+        chosen = True
     if root is None:
-        raise PracticeError("practice.error.no_workspace", path=str(Path(path or Path.cwd()).resolve()))
+        raise PracticeError("practice.error.no_workspace", path=str(Path(path).resolve()))
     try:
-        return root, workspace.read_state(root)
+        return root, workspace.read_state(root), chosen
     except (ValueError, TypeError) as exc:
         raise PracticeError("practice.error.bad_state", path=str(root / workspace.STATE_FILE),
                             detail=str(exc)) from None
 
 
-def check(*, path=None, profile="quick", now=None, history_path=None, progress=None):
-    """Grade the drill's tasks in the workspace and record the attempt; returns ``Checked``."""
-    root, state = open_workspace(path)
+def rerun_command(root, check_id, *, profile="quick", lang=None, cwd=None, command="gradekit"):
+    """The command that grades one check of the workspace ``root`` again, as ``gradekit practice --check`` does
+    (so that in no-hints mode the diagnosis stays withheld): ``command`` (how the user runs gradekit, shell-quoted:
+    ``grader.cli.invoked_as``), ``--dir`` unless run from inside ``root``, ``--profile`` and ``--lang`` when they
+    are not the drill's defaults (``lang`` ``None``: the drill's)."""
+    here = Path(cwd or Path.cwd()).resolve()
+    parts = ["practice", "--check", "--only", check_id]
+    if here != root and root not in here.parents:
+        parts += ["--dir", str(root)]
+    if profile != "quick":
+        parts += ["--profile", profile]
+    if lang:
+        parts += ["--lang", lang]
+    return " ".join([command, *(shlex.quote(p) for p in parts)])
+
+
+def check(*, path=None, profile="quick", only=None, lang=None, now=None, history_path=None, progress=None,
+          command="gradekit"):
+    """Grade the drill's tasks in the workspace and record the attempt; returns ``Checked``. ``only``: grade just
+    these check ids (a rerun: nothing is recorded). ``lang``: the language the user asked for, if any (each
+    failing check's rerun command keeps it). ``command``: how the user runs gradekit (``rerun_command``)."""
+    root, state, chosen = open_workspace(path, history_path=history_path)
+    if only:
+        from grader.engine import select_checks
+
+        known = [s.id for s in select_checks(load(state.assignment), tasks=state.tasks, profile=profile)]
+        unknown = [c for c in only if c not in known]
+        if unknown:
+            raise PracticeError("practice.error.only", checks=", ".join(unknown), known=", ".join(known))
     now = _now(now)
     elapsed = now - state.started
     time_up = elapsed >= state.limit_s
     withheld = state.no_hints and not time_up
     result = api.check(path=root, assignment=state.assignment, tasks=state.tasks, profile=profile,
-                       diagnose=not withheld, progress=progress)
-    out = Checked(root=root, state=state, result=result, elapsed=elapsed, time_up=time_up, withheld=withheld)
+                       only=tuple(only) if only else None, diagnose=not withheld, progress=progress)
+    rerun_lang = lang if lang and lang != state.lang else None
+    for task in result.tasks:
+        for c in task.checks:
+            if c.reproduce:
+                c.reproduce = rerun_command(root, c.id, profile=profile, lang=rerun_lang, command=command)
+    out = Checked(root=root, state=state, result=result, elapsed=elapsed, time_up=time_up, withheld=withheld,
+                  partial=bool(only), chosen=chosen)
+    if only:
+        return out
     if state.passed_at is not None:
         out.already_passed = True
         out.elapsed = state.passed_at - state.started
@@ -183,7 +263,7 @@ def check(*, path=None, profile="quick", now=None, history_path=None, progress=N
 
 def hint(*, path=None, task=None, now=None, history_path=None):
     """Show the next hint level for ``task`` (default: a failing drilled task with hints left); returns ``Hint``."""
-    root, state = open_workspace(path)
+    root, state, chosen = open_workspace(path, history_path=history_path)
     if task is not None and task not in state.tasks:
         raise PracticeError("practice.error.hint_task", task=task, tasks=", ".join(state.tasks))
     if state.no_hints and _now(now) - state.started < state.limit_s:
@@ -194,7 +274,8 @@ def hint(*, path=None, task=None, now=None, history_path=None):
         task = (failing_left or left or state.tasks)[0]
     level = state.hints.get(task, 0)
     if level >= HINT_LEVELS:
-        return Hint(task=task, level=0, exhausted=True, others=[t for t in left if t != task], state=state)
+        return Hint(task=task, level=0, exhausted=True, others=[t for t in left if t != task], state=state,
+                    root=root, chosen=chosen)
     level += 1
     state.hints[task] = level
     workspace.write_state(root, state)
@@ -203,7 +284,7 @@ def hint(*, path=None, task=None, now=None, history_path=None):
             history.set_hints(state.attempt_id, state.hints_used)
     others = [t for t in state.tasks if t != task and state.hints.get(t, 0) < HINT_LEVELS]
     return Hint(task=task, level=level, key=hint_key(task, level, load(state.assignment)), others=others,
-                state=state)
+                state=state, root=root, chosen=chosen)
 
 
 def hint_key(task, level, assignment):
@@ -215,6 +296,12 @@ def hint_key(task, level, assignment):
 
 
 def history(*, history_path=None):
-    """``(attempts oldest first, {drill: best attempt})``."""
+    """The drill attempts and the quizzes taken, as ``Past``."""
     with History(history_path) as h:
-        return h.attempts(), h.bests()
+        past = Past(attempts=h.attempts(), bests=h.bests(), quizzes=h.quizzes(), topics=h.topic_totals())
+    for package in {q.assignment for q in past.quizzes}:  # their topics' names are the assignments' sentences
+        try:
+            load(package)
+        except AssignmentError:  # gone since: its topics show by id
+            pass
+    return past
