@@ -157,7 +157,8 @@ def test_html_explains_each_failure(reports):
     assert failing
     for c in failing:
         assert f'id="check-{c.id}"' in page
-        assert esc(c.reproduce) in page
+        # word by word (each a box of its own, so that a phone wraps between words)
+        assert " ".join(f"<span>{esc(word)}</span>" for word in c.reproduce.split(" ")) in page
     # The diagnoses name each planted bug, with its hint.
     for bug_id in BUGS:
         assert esc(text("bug." + bug_id)) in page
@@ -179,6 +180,10 @@ def test_html_lists_not_implemented_tasks_compactly(reports):
     assert all(t.not_implemented for t in result.tasks)
     assert 'id="task-' not in page and 'id="check-' not in page  # no detail sections
     assert text("report.not_implemented_tasks", tasks=", ".join(t.id for t in result.tasks)) in page
+    # code not written yet is counted apart, not as errors
+    waiting = sum(len(t.checks) for t in result.tasks)
+    assert text("report.count.todo", count=waiting) in page and text("ui.todo", count=waiting) in page
+    assert "raised an error" not in page and "did not pass" not in page
 
 
 def test_html_shows_errors_and_banned_apis(reports):

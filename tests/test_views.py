@@ -126,7 +126,7 @@ def test_html_of_a_hand_built_result():
     assert text("report.visibility.hidden") in page
     assert text("bug.hint.constant_factor", factor="2", note="") in page
     assert text("bughint.sdpa.no_scale") in page
-    assert text("report.loss_nonfinite", step=4) in page and text("report.loss_target", target=0.05) in page
+    assert text("report.loss_nonfinite", value="NaN", step=4) in page and text("report.loss_target", target=0.05) in page
     assert text("ui.banned_cost") in page and "norm.py:7" in page
     assert text("ui.load_error", file="model.py", detail="SyntaxError: &lt;x&gt;") in page
     assert 'class="mismatch"' in page and text("report.example.extra_field") not in page and "extra_field" in page

@@ -4,7 +4,9 @@
 stored in ``GradeResult.figures`` and drawn by the HTML view:
 
 - ``attention``: the attention weights of the submission's and the reference's
-  ``scaled_dot_product_attention`` for one sentence of the pinyin corpus, under a causal mask;
+  ``scaled_dot_product_attention`` for one sentence of the pinyin corpus, each under its own
+  ``causal_mask`` (the submission's under the reference's mask when its own cannot be used, with
+  the reason), and both masks: a wrong causal mask shows in the picture;
 - ``positional``: the submission's positional-encoding table (the reference's when the
   submission's cannot be built, with the reason).
 
@@ -59,28 +61,61 @@ def attention_inputs(syllables, d=D_ATTENTION, seed=SEED):
 
 
 def causal(L):
-    """The keep-mask ``[L, L]``: position i sees 0..i."""
+    """The keep-mask ``[L, L]``: position i sees 0..i (the contract's ``causal_mask``, as the reference builds it)."""
     return torch.ones(L, L, dtype=torch.bool).tril()
 
 
 def attention(*, sub, ref):
-    """Both runners' weights ``[L][L]`` for the sentence, the syllables, and how far apart the weights are.
+    """Both runners' weights ``[L][L]`` for the sentence, each under its own causal mask, the syllables, the
+    masks (``[L][L]`` booleans, ``True`` = may attend) and how far apart the weights and the masks are.
 
-    ``max_abs_diff`` is ``None`` when either side is missing or has NaN/inf where the other has a number.
+    The submission's ``causal_mask(L)`` builds its mask, as its decoder would; when that mask cannot be used,
+    ``mask_error`` says why and the submission's attention is drawn under the reference's mask.
+    ``max_abs_diff`` is ``None`` when either side is missing or has NaN/inf where the other has a number;
+    ``mask_differs`` counts the positions where the two masks disagree.
     """
     syllables, chars = sentence()
     L = len(syllables)
     query, key, value = attention_inputs(syllables)
-    args = {"query": query, "key": key, "value": value, "mask": causal(L)}
-    ref_w, ref_error = _weights(ref, args, L)
-    sub_w, sub_error = _weights(sub, args, L)
+    ref_mask = causal(L)
+    sub_mask, mask_error = _causal_mask(sub, L)
+    if sub_mask is None:
+        sub_mask = ref_mask
+    ref_w, ref_error = _weights(ref, {"query": query, "key": key, "value": value, "mask": ref_mask}, L)
+    sub_w, sub_error = _weights(sub, {"query": query, "key": key, "value": value, "mask": sub_mask}, L)
     diff = None
     if sub_w is not None and ref_w is not None:
         pairs = [(a, b) for ra, rb in zip(sub_w, ref_w) for a, b in zip(ra, rb)]
         if all((a is None) == (b is None) for a, b in pairs):
             diff = max((abs(a - b) for a, b in pairs if a is not None), default=0.0)
     return {"tokens": syllables, "characters": chars, "mask": "causal", "submission": sub_w, "reference": ref_w,
-            "error": sub_error, "reference_error": ref_error, "max_abs_diff": diff}
+            "error": sub_error, "reference_error": ref_error, "max_abs_diff": diff,
+            "submission_mask": sub_mask.tolist(), "reference_mask": ref_mask.tolist(),
+            "mask_differs": int((sub_mask != ref_mask).sum()), "mask_error": mask_error}
+
+
+def _causal_mask(runner, L):
+    """``(the runner's causal_mask(L) as a boolean [L, L], None)`` or ``(None, why it cannot be used)``.
+
+    Any shape that broadcasts to ``[1, 1, L, L]`` is accepted, as the attention would broadcast it.
+    """
+    try:
+        got = runner.run("call", "integrated", name="causal_mask", args=[L])
+    except SubmissionError as err:
+        key = "report.mask_not_implemented" if err.kind == "not_implemented" else "report.mask_failed"
+        return None, {"key": key, "params": {"detail": _failure(err)["params"]["detail"]}, "kind": err.kind}
+    except Exception as exc:  # noqa: BLE001 - a picture must never sink the report
+        return None, {"key": "report.mask_failed", "params": {"detail": f"{type(exc).__name__}: {exc}"}}
+    mask = got.get("out")
+    if mask is None:
+        detail = f"it returned {got.get('other') or got.get('number_type') or 'no tensor'}, not a tensor"
+    elif mask.dtype != torch.bool:
+        detail = f"it returned dtype {str(mask.dtype).replace('torch.', '')}, not bool"
+    elif mask.dim() > 4 or any(n not in (1, m) for n, m in zip(reversed(mask.shape), (L, L, 1, 1))):
+        detail = f"its shape {list(mask.shape)} does not broadcast to {[1, 1, L, L]}"
+    else:
+        return mask.to("cpu").expand(1, 1, L, L)[0, 0].clone(), None
+    return None, {"key": "report.mask_failed", "params": {"detail": detail}}
 
 
 def _weights(runner, args, L):

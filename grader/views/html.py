@@ -61,10 +61,14 @@ def context(result, *, lang="en"):
         return text(key, lang, **params)
 
     checks = [c for task in result.tasks for c in task.checks]
-    counts = {s: sum(1 for c in checks if c.status == s) for s in ("passed", "failed", "error", "skipped")}
-    not_passed = len(checks) - counts["passed"]
-    if not_passed:
-        verdict = t("ui.some_failed", failed=not_passed, total=len(checks))
+    waiting = [c for c in checks if c.status != "passed" and (c.error or {}).get("kind") == "not_implemented"]
+    counts = {s: sum(1 for c in checks if c.status == s and c not in waiting)
+              for s in ("passed", "failed", "error", "skipped")}
+    counts["todo"] = len(waiting)  # code not written yet is not an error: counted apart
+    failed = len(checks) - counts["passed"] - len(waiting)
+    if failed or waiting:
+        verdict = " ".join(([t("ui.some_failed", failed=failed, total=len(checks))] if failed else [])
+                           + ([t("ui.todo", count=len(waiting))] if waiting else []))
     elif result.score < result.max_score:
         verdict = t("ui.banned_withheld", tasks=", ".join(task.id for task in result.tasks if task.banned))
     elif result.hidden_checks:
@@ -167,7 +171,8 @@ def _check(c, t, lang):
         "example": _example(c.example, t),
         "error": _error(c.error),
         "mismatch": _mismatch(c, t),
-        "reproduce": c.reproduce,
+        # Word by word, so that a narrow screen wraps the command between words, not inside "--only".
+        "reproduce": c.reproduce.split(" ") if c.reproduce else [],
         "visibility": "" if c.visibility == "visible" else t(f"report.visibility.{c.visibility}"),
         "notes": _notes(c, lang),
     }
@@ -219,14 +224,18 @@ def _error(error):
 
 
 def _mismatch(c, t):
+    """The check's mismatch map, or ``None``. An exact comparison (booleans, integers) maps each entry to
+    differs (1) or matches (0), and its legend names the two colours; a numeric one maps the error, on a
+    colour bar."""
     grid = c.artifacts.get("mismatch") if c.artifacts else None
     if not grid or not isinstance(grid, list) or not all(isinstance(r, list) for r in grid):
         return None
     exact = c.message is not None and c.message.key == "fail.values_exact"
     what = (c.message.params.get("what") if c.message else "") or c.id
     picture = svg.heatmap(_numbers(grid), x_label=t("report.axis_last"), y_label=t("report.axis_second_last"),
-                          scale="error", vmin=0.0, vmax=1.0 if exact else None,
-                          legend=t("report.mismatch_legend_exact" if exact else "report.mismatch_legend"),
+                          scale="error", vmin=0.0, legend="" if exact else t("report.mismatch_legend"),
+                          binary=(t("report.legend_differs"), t("report.legend_matches")) if exact else None,
+                          missing_label=t("report.legend_nonfinite"),
                           label=t("report.mismatch_title", what=what))
     return {"title": t("report.mismatch_title", what=what), "svg": picture,
             "note": t("report.mismatch_note_exact" if exact else "report.mismatch_note")}
@@ -266,6 +275,8 @@ def _error_class(err):
 
 
 def _attention(att, t):
+    """Each side's weights under its own causal mask, the cells that mask blocks hatched: a wrong mask shows
+    as hatching (and weights) in the wrong place, a wrong softmax as weights where the hatching is the same."""
     tokens = att.get("tokens") or []
     characters = att.get("characters") or []
     # Each syllable with its character ("xue 学"): source and target have one token per character.
@@ -273,22 +284,28 @@ def _attention(att, t):
     panels = []
     for which, title_key in (("submission", "report.attention_yours"), ("reference", "report.attention_reference")):
         weights = att.get(which)
+        keep = att.get(f"{which}_mask")
         if weights:
             panels.append({"title": t(title_key), "svg": svg.heatmap(
                 _numbers(weights), row_labels=labels, col_labels=labels, x_label=t("report.axis_key"),
                 y_label=t("report.axis_query"), vmin=0.0, vmax=1.0, legend=t("report.attention_legend"),
-                label=t(title_key), value_format=_two_decimals)})
+                label=t(title_key), value_format=_two_decimals,
+                blocked=[[not k for k in row] for row in keep] if keep else None,
+                blocked_label=t("report.attention_blocked"), missing_label=t("report.legend_nonfinite"))})
     diff = att.get("max_abs_diff")
-    if diff is None:
-        comparison = ""
-    elif diff <= 1e-6:
-        comparison = t("report.attention_same")
-    else:
-        comparison = t("report.attention_differs", diff=diff)
+    comparison = []
+    if att.get("submission"):  # the masks explain the submission's picture, when there is one
+        if att.get("mask_error"):
+            comparison.append(_error_text(att["mask_error"], t))
+        elif att.get("mask_differs"):
+            comparison.append(t("report.attention_mask_differs", size=len(tokens), count=att["mask_differs"],
+                                total=len(tokens) ** 2))
+    if diff is not None:
+        comparison.append(t("report.attention_same") if diff <= 1e-6 else t("report.attention_differs", diff=diff))
     return {"title": t("report.attention_title"),
             "sentence": " ".join(tokens), "characters": "".join(att.get("characters") or []),
             "note": t("report.attention_note"),
-            "panels": panels, "comparison": comparison,
+            "panels": panels, "comparison": " ".join(comparison),
             "error": _error_text(att.get("error"), t), "error_class": _error_class(att.get("error"))}
 
 
@@ -300,12 +317,11 @@ def _positional(pe, t):
     table = pe.get("table")
     picture = None
     if table:
-        # Rows of the table are positions; draw them along x, the dimensions down y.
-        columns = [list(col) for col in zip(*table)]
-        picture = svg.heatmap(_numbers(columns), x_label=t("report.axis_position"),
-                              y_label=t("report.axis_dimension"), scale="diverging", vmin=-1.0, vmax=1.0,
-                              legend=t("report.pe_legend"), label=t("report.pe_title"), show_values=False,
-                              cell=12)
+        # Drawn as the table is indexed, pe[position, dimension]: a position per row, so that the picture
+        # is tall rather than wide and fits a phone's width whole.
+        picture = svg.heatmap(_numbers(table), x_label=t("report.axis_dimension"),
+                              y_label=t("report.axis_position"), scale="diverging", vmin=-1.0, vmax=1.0,
+                              legend=t("report.pe_legend"), label=t("report.pe_title"), show_values=False)
     note = ""
     if pe.get("source") == "reference":
         note = t("report.pe_reference_note")
@@ -324,17 +340,30 @@ def _loss_check(result):
 
 
 def _loss(check, t):
+    """The loss curve; where the loss became NaN or inf, the sentence and the picture say which and at what
+    step (the picture marks it even when no step had a finite loss)."""
     curve = check.artifacts["loss_curve"]
     # The target is drawn when the check says what it was (the result never imports the checks).
     target = check.artifacts.get("loss_target", (check.message.params if check.message else {}).get("target"))
     target = target if isinstance(target, (int, float)) and target > 0 else None
+    planned = check.artifacts.get("loss_steps")
     ys = [float(v) if isinstance(v, (int, float)) and math.isfinite(v) else None for v in curve]
     bad = next((i for i, v in enumerate(ys) if v is None), None)
+    value = _nonfinite_name(curve[bad]) if bad is not None else ""
     picture = svg.line_chart(ys, xs=list(range(1, len(ys) + 1)), x_label=t("report.axis_step"),
                              y_label=t("report.axis_loss"), reference_line=target,
                              reference_label=t("report.loss_target", target=target) if target else "",
-                             label=t("report.loss_title"))
-    finite = [v for v in ys if v is not None]
-    summary = t("report.loss_summary", first=finite[0], last=finite[-1], steps=len(ys)) if finite else ""
-    return {"title": t("report.loss_title"), "svg": picture if finite else None, "summary": summary,
-            "nonfinite": t("report.loss_nonfinite", step=bad + 1) if bad is not None else ""}
+                             label=t("report.loss_title"),
+                             x_max=planned if isinstance(planned, int) and planned > len(ys) else None,
+                             stop=(bad + 1, t("report.loss_stop", value=value, step=bad + 1)) if value else None)
+    finite = [v for v in ys[:bad] if v is not None]  # ys[:None]: all of it
+    summary = t("report.loss_summary", first=finite[0], last=finite[-1], steps=len(finite)) if finite else ""
+    return {"title": t("report.loss_title"), "svg": picture if finite or value else None, "summary": summary,
+            "nonfinite": t("report.loss_nonfinite", value=value, step=bad + 1) if value else ""}
+
+
+def _nonfinite_name(v):
+    """How a loss that is not a finite number reads: ``inf``, ``-inf``, else ``NaN`` ("not a number")."""
+    if isinstance(v, (int, float)) and math.isinf(v):
+        return "inf" if v > 0 else "-inf"
+    return "NaN"

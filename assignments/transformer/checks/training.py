@@ -107,10 +107,17 @@ def _steps(ctx, c, *, max_grad_norm=None, steps=3, stale_grads=True):
           "shapes": {"src": list(src.shape), "tgt": list(tgt.shape)}}
     ref, got = ctx.both("train_steps", **args)
     for i, (a, b) in enumerate(zip(got["losses"], ref["losses"])):
+        if not math.isfinite(a) and math.isfinite(b):
+            raise Fail("fail.train_loss_nonfinite", step=i + 1, value=nonfinite_name(a), example=ex)
         if not math.isclose(a, b, rel_tol=1e-5, abs_tol=1e-6):
             raise Fail("fail.train_loss", step=i + 1, got=f"{a:.6g}", example=ex)
     for name in ref["state"]:
         check_tensor(got["state"][name], ref["state"][name], what=f"{name} after {steps} steps", example=ex)
+
+
+def nonfinite_name(x):
+    """How a loss that is not a finite number reads in a message: ``NaN``, ``inf`` or ``-inf``."""
+    return "NaN" if math.isnan(x) else ("inf" if x > 0 else "-inf")
 
 
 @check("training", "train_step", points=4, variant="isolated", examples=(2, 12), given=step_case())

@@ -24,29 +24,43 @@ MESSAGES = {
     "fail.greedy_too_long": "greedy_decode generated {got} tokens although max_len={max_len}.",
     "fail.train_loss": "the loss returned by train_step at step {step} is {got}, different from the expected "
                        "loss for the same weights and batch.",
+    "fail.train_loss_nonfinite": "train_step returned a loss of {value} at step {step}; for the same weights and "
+                                 "batch the expected loss is a finite number.",
     "fail.noam": "noam_lr(step={step}, d_model={d_model}, warmup_steps={warmup}) = {got}, which does not match "
                  "the formula.",
     "fail.param_count": "count_parameters returned {got}, off by {difference} from the real parameter count.",
     "fail.overfit_loss": "after {steps} training steps on 10 samples the loss is {last}, not below {target}: the "
                          "model does not learn.",
+    "fail.overfit_nonfinite": "the loss became {value} at step {step} of {steps} on 10 samples, and training "
+                              "stopped there. Common causes: a row of attention scores that is all -inf (a position "
+                              "that may attend to nothing), a division by zero, a log of 0.",
     "fail.overfit_decode": "the loss fell, but greedy_decode reproduces only {wrong} fewer than all 10 training "
                            "targets (for example: {examples}).",
     "report.attention_title": "Attention weights",
-    "report.attention_note": "Made-up query and key vectors for the syllables of one corpus sentence, causal mask:",
+    "report.attention_note": "Made-up query and key vectors for the syllables of one corpus sentence, each side "
+                             "under its own causal_mask (hatched cells are blocked):",
+    "report.attention_blocked": "blocked by the mask",
+    "report.attention_mask_differs": "Your causal_mask({size}) blocks other positions than the reference's: {count} "
+                                     "of {total} entries differ (compare the hatched cells).",
+    "report.mask_not_implemented": "Your causal_mask is not implemented yet, so your attention is drawn under the "
+                                   "reference's mask.",
+    "report.mask_failed": "Your causal_mask could not be used ({detail}), so your attention is drawn under the "
+                          "reference's mask.",
     "report.attention_yours": "Your scaled_dot_product_attention",
     "report.attention_reference": "Reference",
     "report.attention_legend": "weight",
     "report.attention_same": "Your weights match the reference's.",
     "report.attention_differs": "Your weights differ from the reference's by up to {diff}.",
     "report.pe_title": "Positional-encoding table",
-    "report.pe_caption": "PositionalEncoding(d_model={d_model}, max_len={max_len}): the buffer pe, one column per "
-                         "position, one row per dimension.",
+    "report.pe_caption": "PositionalEncoding(d_model={d_model}, max_len={max_len}): the buffer pe, one row per "
+                         "position, one column per dimension.",
     "report.pe_legend": "value",
     "report.pe_reference_note": "Your table could not be built, so this is the reference's table, for comparison.",
     "report.loss_title": "Overfitting 10 samples: loss per step",
     "report.loss_target": "target {target}",
     "report.loss_summary": "The loss went from {first} to {last} in {steps} steps.",
-    "report.loss_nonfinite": "The loss became NaN or inf at step {step}; the curve stops there.",
+    "report.loss_nonfinite": "The loss became {value} at step {step}; the curve stops there.",
+    "report.loss_stop": "{value} at step {step}",
     "report.figure_no_pe": "PositionalEncoding has no buffer named 'pe' (buffers found: {found}).",
     "fail.residual_dropout": "{what}: with dropout=1.0 in train() mode (and the sublayers' own dropout off) the output is not the reference's: each sublayer's output must pass through a dropout with the layer's probability before the residual add (missing, or a fixed probability?).",
     "fail.padding_row": "{what}: the embedding row of token {token} starts as all zeros (padding_idx?); the contract's nn.Embedding(V, D) has "
