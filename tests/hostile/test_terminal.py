@@ -90,6 +90,7 @@ def test_the_practice_view_and_the_progress_bar_escape_too():
         result = _result()
         state = type("S", (), {"drill": "masks", "limit_s": 600, "no_hints": False, "hints_used": 0})()
         elapsed, withheld, already_passed, time_up, new_best, previous_best = 10, False, False, False, False, None
+        partial, chosen = False, False
 
     _assert_terminal_safe(render.checked(Checked(), "en"))
     stream = io.StringIO()
