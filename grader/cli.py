@@ -92,22 +92,27 @@ def cmd_check(args):
 
 def invoked_as():
     """How the user started gradekit, as a shell word or two, for the commands we print them to run: what
-    ``scripts/gradekit`` says it was called as (``GRADEKIT_PROG``), else ``gradekit`` where that name on the PATH
-    is this program, else the program's path, else this interpreter with ``-m grader``."""
+    ``scripts/gradekit`` says it was called as (``GRADEKIT_PROG``), else as ``started_as`` finds it."""
     prog = os.environ.get("GRADEKIT_PROG")
-    if prog:
-        return shlex.quote(prog)
+    return shlex.quote(prog) if prog else started_as(("gradekit",), "grader")
+
+
+def started_as(names, module):
+    """How this program was started, as a shell word or two: its name where one of ``names`` on the PATH is the
+    program that runs, else the program's path, else this interpreter with ``-m module``."""
     argv0 = sys.argv[0] if sys.argv else ""
-    if os.path.basename(argv0) == "gradekit":
-        found = shutil.which("gradekit")
+    name = os.path.basename(argv0)
+    if name in names:
+        found = shutil.which(name)
         if found and os.path.realpath(found) == os.path.realpath(argv0):
-            return "gradekit"
-        return shlex.quote(_from_here(argv0))
-    return f"{shlex.quote(_from_here(sys.executable))} -m grader"
+            return name
+        return shlex.quote(from_here(argv0))
+    return f"{shlex.quote(from_here(sys.executable))} -m {module}"
 
 
-def _from_here(path):
-    """``path`` relative to the current folder when it lies inside it (``.venv/bin/python``), else absolute."""
+def from_here(path):
+    """``path`` relative to the current folder when it lies inside it (``.venv/bin/python``), else absolute: what
+    a command we print names it by, to run from here."""
     path = os.path.abspath(path)
     here = os.getcwd()
     return os.path.relpath(path, here) if path.startswith(here + os.sep) else path

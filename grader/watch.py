@@ -167,9 +167,7 @@ class Watch:
             lines.append("! " + for_terminal(self.problem))
         if self.last is not None:
             lines += ["! " + line for line in terminal.refused_lines(self.last, lang)]
-            for file, err in sorted(self.last.load_errors.items()):
-                lines.append("! " + text("ui.load_error", lang, file=for_terminal(file), detail=for_terminal(
-                    f"{err.get('detail', '')} ({err.get('file', '')}:{err.get('line', 0)})")))
+            lines += ["! " + line for line in terminal.load_error_lines(self.last, lang)]
         width = max(len(t) for t in self.task_ids)
         for task_id in self.task_ids:
             task = self.results.get(task_id)

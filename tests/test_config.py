@@ -123,6 +123,18 @@ def test_a_student_self_check_neither_runs_nor_shows_hidden_checks(tmp_path):
     assert text("ui.public_passed", "en", hidden=1) in summary and text("ui.all_passed", "en") not in summary
 
 
+
+def test_a_rerun_of_one_check_has_its_points_in_the_course_not_the_whole_task(tmp_path):
+    config = _config(tmp_path).students()
+    whole = api.check(path=SUBMISSIONS / "alt_loops", tasks=["masks"], profile="quick", config=config,
+                      diagnose=False)
+    by_id = {c.id: c for t in whole.tasks for c in t.checks}
+    one = api.check(path=SUBMISSIONS / "alt_loops", only=["masks.padding"], profile="quick", config=config,
+                    diagnose=False)
+    (check,) = [c for t in one.tasks for c in t.checks]
+    assert check.max_score == pytest.approx(by_id["masks.padding"].max_score) and check.max_score < 20
+    assert one.hidden_checks == whole.hidden_checks == 1
+
 def _run_autograder(archive, submission, tmp_path):
     """Run the zip as Gradescope does, in a folder standing in for ``/autograder``, on the ``.py`` files of
     ``submission``; ``(names in the zip, settings.json, results.json)``."""

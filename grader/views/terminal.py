@@ -24,8 +24,12 @@ def _safe(params):
     return {key: _safe_value(value) for key, value in params.items()}
 
 
-def _t(key, lang, **params):
+def say(key, lang="en", **params):
+    """The sentence for ``key`` with every value made safe to print (it may come from the submission)."""
     return text(key, lang, **_safe(params))
+
+
+_t = say
 
 
 def _message(message, lang):
@@ -122,6 +126,21 @@ def check_lines(check, *, lang="en", verbose=False, said=None):
     return lines
 
 
+def load_error_lines(result, lang="en"):
+    """A sentence per contract file that could not be imported."""
+    return [say("ui.load_error", lang, file=file, detail=f"{err.get('detail', '')} ({err.get('file', '')}:"
+                                                          f"{err.get('line', 0)})")
+            for file, err in sorted(result.load_errors.items())]
+
+
+def score_line(result, lang="en"):
+    """``Score: 122 / 140   (profile quick, the same examples every run, time 4.1 s)``."""
+    examples = text("ui.derandomized", lang) if result.seed is None else f"{text('ui.seed', lang)} {result.seed}"
+    return (f"{text('ui.score', lang)}: {result.score:g} / {result.max_score:g}   "
+            f"({text('ui.profile', lang)} {for_terminal(result.profile)}, {examples}, "
+            f"{text('ui.duration', lang)} {result.duration_s:.1f} s)")
+
+
 def task_line(task, *, width, lang="en", paint=lambda s, code: s, allow_banned=False):
     """A task's line: its mark, id, points and, where it applies, why (not written yet, banned, blocked)."""
     ok = all(c.status == "passed" for c in task.checks) and task.score >= task.max_score
@@ -145,10 +164,7 @@ def summary(result, *, lang="en", verbose=False, color=False):
     said = {}  # a diagnosis is told under the first check it explains
     for line in refused_lines(result, lang):
         lines.append(paint("! ", "33") + line)
-    for file, err in sorted(result.load_errors.items()):
-        lines.append(paint("! ", "33") + _t("ui.load_error", lang, file=file,
-                                            detail=f"{err.get('detail', '')} ({err.get('file', '')}:"
-                                                   f"{err.get('line', 0)})"))
+    lines += [paint("! ", "33") + line for line in load_error_lines(result, lang)]
     width = max((len(t.id) for t in result.tasks), default=4)
     for task in result.tasks:
         lines.append(task_line(task, width=width, lang=lang, paint=paint, allow_banned=result.allow_banned))
@@ -173,10 +189,7 @@ def summary(result, *, lang="en", verbose=False, color=False):
     failed = sum(1 for c in checks if c.status != "passed") - todo
     total = len(checks)
     lines.append("")
-    examples = text("ui.derandomized", lang) if result.seed is None else f"{text('ui.seed', lang)} {result.seed}"
-    lines.append(f"{text('ui.score', lang)}: {result.score:g} / {result.max_score:g}   "
-                 f"({text('ui.profile', lang)} {for_terminal(result.profile)}, {examples}, "
-                 f"{text('ui.duration', lang)} {result.duration_s:.1f} s)")
+    lines.append(score_line(result, lang))
     if getattr(result, "output_dropped", 0):
         lines.append(_t("note.output_dropped", lang, n=result.output_dropped))
     withheld = [t.id for t in result.tasks if t.banned and not result.allow_banned]
