@@ -1,6 +1,7 @@
 """Shared fixtures: submissions made from the reference with edits, and fast single-threaded torch."""
 
 import shutil
+import tempfile
 from pathlib import Path
 
 import pytest
@@ -52,6 +53,21 @@ def make_submission(tmp_path):
     def make(edits=None, name="sub", files=None):
         return edited_copy(tmp_path / name, edits, files=files)
     return make
+
+
+@pytest.fixture(scope="module")
+def browser():
+    """A headless Chromium (``tests/chromium.py``) for the report tests; they skip, saying why, without one."""
+    from tests import chromium
+
+    if chromium.find() is None:
+        pytest.skip("Chromium is not installed (Debian: apt-get install -y chromium); the CI script installs it")
+    profile = tempfile.mkdtemp(prefix="gradekit-chromium-")
+    try:
+        with chromium.Chromium.launch(profile) as b:
+            yield b
+    finally:
+        shutil.rmtree(profile, ignore_errors=True)
 
 
 # -- slow tests: marked from tests/slow_tests.txt (scripts/test --fast runs pytest -m "not slow") ---------------

@@ -10,8 +10,6 @@ Screenshots go to ``artifacts/report-screens/phone-*.png``.
 import json
 import math
 import re
-import shutil
-import tempfile
 import xml.etree.ElementTree as ET
 from pathlib import Path
 
@@ -25,7 +23,6 @@ from grader.errors import SubmissionError
 from grader.messages import render, text
 from grader.results import CheckResult, GradeResult, Message, TaskResult
 from grader.views import html, svg
-from tests import chromium
 from tests.conftest import TRANSFORMER, edited_copy
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -300,18 +297,6 @@ def test_a_wrong_causal_mask_shows_in_the_graded_report(wrong, solution):
 
 
 # -- in a real browser, at 390 px ------------------------------------------------------------------------------
-@pytest.fixture(scope="module")
-def browser():
-    if chromium.find() is None:
-        pytest.skip("Chromium is not installed (Debian: apt-get install -y chromium); the CI script installs it")
-    profile = tempfile.mkdtemp(prefix="gradekit-chromium-")
-    try:
-        with chromium.Chromium.launch(profile) as b:
-            yield b
-    finally:
-        shutil.rmtree(profile, ignore_errors=True)
-
-
 PICTURES = """(() => Array.from(document.querySelectorAll('svg[viewBox]:not(.bar)')).map(svg => {
   const r = svg.getBoundingClientRect(), box = svg.parentElement;
   const scale = r.width / svg.viewBox.baseVal.width;
