@@ -29,13 +29,11 @@ def say(key, lang="en", **params):
     return text(key, lang, **_safe(params))
 
 
-_t = say
-
 
 def _message(message, lang):
     if message is None:
         return ""
-    return _t(message.key, lang, **message.params)
+    return say(message.key, lang, **message.params)
 
 
 def status_word(check, lang):
@@ -96,7 +94,7 @@ def check_lines(check, *, lang="en", verbose=False, said=None):
     lines = []
     sentence = _message(check.message, lang) if check.message is not None else ""
     if check.status == "error" and said is not None and ("error", sentence) in said:
-        lines.append(_t("ui.same_error", lang, check=said["error", sentence]))  # its trace and rerun line are above
+        lines.append(say("ui.same_error", lang, check=said["error", sentence]))  # its trace and rerun line are above
         return lines
     if check.status == "error" and said is not None:
         said["error", sentence] = check.id
@@ -114,13 +112,13 @@ def check_lines(check, *, lang="en", verbose=False, said=None):
     for i, d in enumerate(check.diagnoses[:2]):
         first = said.get(d.id) if said is not None else None
         if first is not None and first != check.id:
-            lines.append(f"{text('ui.diagnosis', lang)}: {_t('ui.same_mistake', lang, check=first)}")
+            lines.append(f"{text('ui.diagnosis', lang)}: {say('ui.same_mistake', lang, check=first)}")
             continue
         if said is not None:
             said[d.id] = check.id
-        lines.append(f"{text('ui.diagnosis', lang)}: {_t('bug.' + d.id, lang, **d.params)}")
+        lines.append(f"{text('ui.diagnosis', lang)}: {say('bug.' + d.id, lang, **d.params)}")
         if i == 0 and d.kind == "bug" and has_text("bughint." + d.id):
-            lines.append(f"{text('ui.hint', lang)}: {_t('bughint.' + d.id, lang, **d.params)}")
+            lines.append(f"{text('ui.hint', lang)}: {say('bughint.' + d.id, lang, **d.params)}")
     if check.reproduce:
         lines.append(f"{text('ui.reproduce', lang)}: {for_terminal(check.reproduce)}")
     return lines
@@ -151,7 +149,7 @@ def task_line(task, *, width, lang="en", paint=lambda s, code: s, allow_banned=F
     elif task.banned and not allow_banned:
         note = " — " + text("ui.banned_cost", lang)
     elif task.blocked_by:
-        note = " — " + _t("ui.blocked_by", lang, tasks=", ".join(task.blocked_by))
+        note = " — " + say("ui.blocked_by", lang, tasks=", ".join(task.blocked_by))
     return f"{mark} {for_terminal(task.id):<{width}}  {task.score:5.1f} / {task.max_score:<5.1f}{note}"
 
 
@@ -183,7 +181,7 @@ def summary(result, *, lang="en", verbose=False, color=False):
             if c.status != "passed":
                 lines += ["            " + line for line in check_lines(c, lang=lang, verbose=verbose, said=said)]
         for f in task.banned:
-            lines.append("    " + _t("ui.banned", lang, **f))
+            lines.append("    " + say("ui.banned", lang, **f))
     checks = [c for t in result.tasks for c in t.checks]
     todo = sum(1 for c in checks if c.status != "passed" and _not_implemented(c))
     failed = sum(1 for c in checks if c.status != "passed") - todo
@@ -191,7 +189,7 @@ def summary(result, *, lang="en", verbose=False, color=False):
     lines.append("")
     lines.append(score_line(result, lang))
     if getattr(result, "output_dropped", 0):
-        lines.append(_t("note.output_dropped", lang, n=result.output_dropped))
+        lines.append(say("note.output_dropped", lang, n=result.output_dropped))
     withheld = [t.id for t in result.tasks if t.banned and not result.allow_banned]
     if failed or todo:
         if failed:
@@ -199,7 +197,7 @@ def summary(result, *, lang="en", verbose=False, color=False):
         if todo:
             lines.append(text("ui.todo", lang, count=todo))
     elif withheld:
-        lines.append(_t("ui.banned_withheld", lang, tasks=", ".join(withheld)))
+        lines.append(say("ui.banned_withheld", lang, tasks=", ".join(withheld)))
     elif result.hidden_checks:
         lines.append(text("ui.public_passed", lang, hidden=result.hidden_checks))
     else:
