@@ -6,6 +6,16 @@ assignment = "transformer"                # a built-in name, an import path or a
 tasks = ["sdpa", "mha", "masks"]          # tasks included (default: all of the assignment's)
 banned = ["torch.nn.MultiheadAttention"]  # replaces the assignment's banned list
 copy_policy = "zero"                      # a copy of the reference scores 0 ("zero") or is only flagged ("flag")
+title = "HW2 Transformer"                 # the assignment's name in exports (default: the assignment's name)
+lang = "zh"                               # language of batch reports, the summary and Gradescope output (en, zh)
+overrides = "overrides.toml"              # the instructor's reviews (a .toml or .csv; default: overrides.toml
+                                          # or overrides.csv beside this file, when there is one)
+
+[columns]                                 # a task's column heading in the gradebook and exports (default: its id)
+sdpa = "Q1 attention"
+
+[gradescope]
+output_format = "md"                      # how Gradescope renders the output: text, md (default) or html
 
 [points]                                  # a task's checks are scaled to add up to the task's points
 sdpa = 20
@@ -38,9 +48,14 @@ from grader.assignment import load as load_assignment
 
 FILE_NAME = "gradekit.toml"
 VISIBILITIES = ("visible", "hidden", "after_due_date", "after_published")
-TOP_KEYS = ("assignment", "tasks", "banned", "points", "limits", "visibility", "copy_policy")
+TOP_KEYS = ("assignment", "tasks", "banned", "points", "limits", "visibility", "copy_policy", "title", "lang",
+            "overrides", "columns", "gradescope")
 LIMIT_KEYS = ("call_timeout", "total_timeout", "memory_mb")
 COPY_POLICIES = ("zero", "flag")
+LANGS = ("en", "zh")
+OUTPUT_FORMATS = ("text", "md", "html")
+OVERRIDES_NAMES = ("overrides.toml", "overrides.csv")
+"""Files beside the configuration read as the instructor's reviews when ``overrides`` is not given."""
 
 
 class ConfigError(ValueError):
@@ -78,6 +93,16 @@ class CourseConfig:
     visibility: dict = field(default_factory=dict)
     """Pattern (task id, check id or glob) -> visibility; the most specific pattern wins."""
     copy_policy: str = "zero"
+    title: str | None = None
+    """The assignment's name in exports (``None``: the assignment's own name)."""
+    lang: str | None = None
+    """Language of batch reports, the summary page and Gradescope output (``None``: the command's default)."""
+    overrides: Path | None = None
+    """The instructor's reviews (``overrides.toml`` or ``.csv``), an absolute path; ``None`` when there are none."""
+    columns: dict = field(default_factory=dict)
+    """Task id -> its column heading in the gradebook and exports."""
+    gradescope_format: str = "md"
+    """Gradescope's ``output_format``: ``text``, ``md`` or ``html``."""
     """``"zero"``: a copy of the reference scores 0 in the gradebook; ``"flag"``: it is only flagged."""
     source: str = ""
     """Where it was read from."""
@@ -189,9 +214,30 @@ class CourseConfig:
         policy = data.get("copy_policy", "zero")
         if policy not in COPY_POLICIES:
             raise ConfigError(f"{source}: copy_policy must be one of {', '.join(COPY_POLICIES)}, got {policy!r}")
+        title = data.get("title")
+        if title is not None and (not isinstance(title, str) or not title.strip()):
+            raise ConfigError(f"{source}: 'title' must be a non-empty string, got {title!r}")
+        lang = data.get("lang")
+        if lang is not None and lang not in LANGS:
+            raise ConfigError(f"{source}: lang must be one of {', '.join(LANGS)}, got {lang!r}")
+        columns = _table(data, "columns", source)
+        for key, value in columns.items():
+            _task_id(key, f"{source}: columns.{key}", task_ids)
+            if not isinstance(value, str) or not value.strip():
+                raise ConfigError(f"{source}: columns.{key}: expected a column heading (a string), got {value!r}")
+        gradescope = _table(data, "gradescope", source)
+        for key in gradescope:
+            if key != "output_format":
+                raise ConfigError(f"{source}: gradescope.{key}: unknown key; expected output_format")
+        output_format = gradescope.get("output_format", "md")
+        if output_format not in OUTPUT_FORMATS:
+            raise ConfigError(f"{source}: gradescope.output_format must be one of {', '.join(OUTPUT_FORMATS)}, "
+                              f"got {output_format!r}")
         return cls(assignment=spec, tasks=tuple(tasks), banned=tuple(banned), task_points=task_points,
                    check_points=check_points, limits=dict(limits), visibility=dict(visibility), copy_policy=policy,
-                   source=source, text=text)
+                   source=source, text=text, title=title, lang=lang,
+                   overrides=_overrides_path(data.get("overrides"), source, base),
+                   columns={k: v.strip() for k, v in columns.items()}, gradescope_format=output_format)
 
     def students(self):
         """This configuration for a student's self-check: hidden checks are not run."""
@@ -262,6 +308,19 @@ def _table(data, key, source):
     if not isinstance(value, dict):
         raise ConfigError(f"{source}: [{key}] must be a table, got {value!r}")
     return value
+
+
+def _overrides_path(value, source, base):
+    """The overrides file: ``value`` relative to the configuration's folder, else one of ``OVERRIDES_NAMES``
+    beside it when it exists (``None`` without a folder: a configuration built from a dict)."""
+    if value is None:
+        if base is None:
+            return None
+        found = [Path(base) / name for name in OVERRIDES_NAMES if (Path(base) / name).is_file()]
+        return found[0].resolve() if found else None
+    if not isinstance(value, str) or not value.strip().lower().endswith((".toml", ".csv")):
+        raise ConfigError(f"{source}: 'overrides' must name a .toml or .csv file, got {value!r}")
+    return (Path(base or ".") / value).resolve()
 
 
 def _assignment_spec(value, source, base):

@@ -68,11 +68,30 @@ def test_load_and_discover(tmp_path):
     ('assignment = "nope"', "assignment: no assignment 'nope'"),
     ("assignment = 3", "'assignment' must be an assignment's name, import path or folder"),
     ('assignment = "no/such/folder"', "has no __init__.py"),
+    ('lang = "fr"', "lang must be one of en, zh, got 'fr'"),
+    ("title = ''", "'title' must be a non-empty string"),
+    ('[columns]\nattention = "Q1"', "columns.attention: unknown task id 'attention'"),
+    ("[columns]\nsdpa = 1", "columns.sdpa: expected a column heading (a string), got 1"),
+    ('[gradescope]\noutput_format = "pdf"', "gradescope.output_format must be one of text, md, html"),
+    ('[gradescope]\nformat = "md"', "gradescope.format: unknown key; expected output_format"),
+    ('overrides = "reviews.xlsx"', "'overrides' must name a .toml or .csv file"),
 ])
 def test_validation_says_where_what_was_expected_and_what_came(tmp_path, text, says):
     with pytest.raises(ConfigError, match="gradekit.toml") as info:
         _config(tmp_path, text)
     assert says in str(info.value)
+
+
+def test_the_term_keys_title_lang_columns_output_format_and_overrides(tmp_path):
+    bare = _config(tmp_path, "")
+    assert (bare.title, bare.lang, bare.columns, bare.gradescope_format, bare.overrides) == (None, None, {}, "md", None)
+    (tmp_path / "overrides.csv").write_text("student,points\n")
+    assert _config(tmp_path, "").overrides == (tmp_path / "overrides.csv").resolve()  # found beside it
+    config = _config(tmp_path, 'title = "HW2"\nlang = "zh"\noverrides = "term/reviews.toml"\n'
+                               '[columns]\nsdpa = " Q1 attention "\n[gradescope]\noutput_format = "html"\n')
+    assert (config.title, config.lang, config.columns, config.gradescope_format) == (
+        "HW2", "zh", {"sdpa": "Q1 attention"}, "html")
+    assert config.overrides == (tmp_path / "term" / "reviews.toml").resolve()  # named: need not exist yet
 
 
 def test_points_scale_to_the_task_and_visibility_patterns(tmp_path):
