@@ -18,7 +18,7 @@ from grader.submission import refcache
 from grader.submission.banned import scan
 from grader.submission.refcache import CachedRunner
 from grader.submission.runner import InProcessRunner, reference_namespace
-from grader.submission.snapshot import safe_copy
+from grader.submission.snapshot import has_python, safe_copy, unwrap
 
 if TYPE_CHECKING:
     from grader.submission.worker import WorkerRunner
@@ -50,7 +50,7 @@ def validate_path(path, assignment=None):
         raise UsageError(f"submission path {str(path)!r} does not exist; expected a folder holding {files}")
     if not p.is_dir():
         raise UsageError(f"submission path {str(path)!r} is a file; expected a folder holding {files}")
-    return p.resolve()
+    return unwrap(p.resolve())
 
 
 def reproduce_command(path, spec, *, seed=None, isolated=False, assignment=None, command="gradekit", options=()):
@@ -93,6 +93,10 @@ def check(*, path, assignment=None, options=None, **overrides):
     root = validate_path(path, a) if snapshot is None else Path(path)
     if o.profile not in ("quick", "full"):
         raise UsageError(f"--profile must be 'quick' or 'full', got {o.profile!r}")
+    unknown = [x for x in o.only or () if x not in a.task_ids and x not in {s.id for s in engine.checks_of(a)}]
+    if unknown:
+        raise UsageError(f"--only {unknown[0]!r} is neither a check id (e.g. {engine.checks_of(a)[0].id}) nor a task "
+                         f"id ({', '.join(a.task_ids)}) of assignment {a.name!r}")
     tasks = tuple(o.tasks) if o.tasks else None
     if tasks:
         try:
@@ -112,6 +116,11 @@ def check(*, path, assignment=None, options=None, **overrides):
                 f"submission path {str(path)!r} cannot be read ({exc}); expected a folder holding "
                 f"{', '.join(a.contract_files)}"
             ) from None
+    if not has_python(snapshot.root):
+        if made is not None:
+            shutil.rmtree(made, ignore_errors=True)
+        raise UsageError(f"submission path {str(path)!r} is an empty submission: it holds no .py file; expected a "
+                         f"folder holding {', '.join(a.contract_files)}")
     graded = root if made is not None and not isolated and not snapshot.refused else snapshot.root
     # The tensors graded are tiny: a second thread only adds synchronisation (10x slower under load).
     threads = torch.get_num_threads()

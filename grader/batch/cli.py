@@ -1,5 +1,6 @@
 """``gradekit batch`` and ``gradekit gradescope build``: registered by ``grader.cli`` (``FEATURE_COMMANDS``)."""
 
+import argparse
 import os
 import sys
 
@@ -32,7 +33,8 @@ def register(subparsers):
     b.add_argument("--memory-mb", type=int, default=None, help="memory cap of the process running student code")
     b.add_argument("--copy-policy", choices=("zero", "flag"), default=None,
                    help="a copy of the reference scores 0 (zero, default) or is only flagged (flag)")
-    b.add_argument("--figures", action="store_true", help="draw the pictures in each report (slower)")
+    b.add_argument("--figures", action=argparse.BooleanOptionalAction, default=True,
+                   help="draw the pictures in each report (default; --no-figures: a little faster)")
     b.add_argument("--force", action="store_true", help="re-grade unchanged submissions too")
     b.add_argument("--lang", choices=("en", "zh"), default="en", help="language of the reports and summary")
     b.add_argument("--quiet", "-q", action="store_true", help="no progress bar")
@@ -75,11 +77,28 @@ def cmd_batch(args):
                    call_timeout=args.call_timeout, total_timeout=args.total_timeout, memory_mb=args.memory_mb,
                    copy_policy=args.copy_policy, figures=args.figures, force=args.force, stream=stream,
                    assignment=args.assignment)
+    for line in closing_lines(result, args.lang):
+        print(line)
+    return 0
+
+
+def closing_lines(result, lang):
+    """What the batch says when done: the entries skipped, the counts, and last every submission that could not
+    be graded with its reason (all on the last line, so that it is the line a log tail shows)."""
+    from grader.messages import text
     from grader.safetext import for_terminal
 
-    print(text("batch.cli.done", args.lang, graded=result.graded, cached=result.cached, n=len(result.records),
-               seconds=result.duration_s, gradebook=for_terminal(result.out / "gradebook.csv")))
-    return 0
+    lines = []
+    if result.skipped:
+        lines.append(text("batch.cli.skipped", lang, n=len(result.skipped), entries="; ".join(
+            f"{for_terminal(s.name)} ({text('batch.skipped.' + s.why, lang)})" for s in result.skipped)))
+    lines.append(text("batch.cli.done", lang, graded=result.graded, cached=result.cached, n=len(result.records),
+                      seconds=result.duration_s, gradebook=for_terminal(result.out / "gradebook.csv")))
+    failed = result.not_graded
+    if failed:
+        lines.append(text("batch.cli.not_graded", lang, n=len(failed), entries="; ".join(
+            f"{for_terminal(r['student'])}: {for_terminal(r.get('detail') or r.get('reason', ''))}" for r in failed)))
+    return lines
 
 
 def cmd_gradescope_build(args):

@@ -47,27 +47,35 @@ def atomic_write(path, text):
         raise
 
 
-def status_of(result, copy):
-    """``(status, reason)`` for the gradebook, from the results and the copy verdict."""
+def problems_of(result, copy, policy="zero"):
+    """Every problem of the submission as ``[(status, reason key)]``, most serious first: a copy does not hide a
+    banned API or a file that does not import. Empty when all is well."""
     kinds = [(c.error or {}).get("kind") for t in result.tasks for c in t.checks]
     details = [(c.error or {}).get("detail", "") for t in result.tasks for c in t.checks]
     load = result.load_errors or {}
     kinds += [e.get("kind") for e in load.values() if isinstance(e, dict)]
+    found = []
     if copy:
-        return "copy", "batch.reason.copy"
+        found.append(("copy", "batch.reason.copy_zeroed" if policy == "zero" else "batch.reason.copy"))
     graded = {t.id for t in result.tasks}
     banned = [f for f in result.banned_api if graded & set(str(f.get("task", "")).split(","))]
     if banned and not result.allow_banned:
-        return "banned-api", "batch.reason.banned"
+        found.append(("banned-api", "batch.reason.banned"))
     if "timeout" in kinds:
-        return "timeout", "batch.reason.timeout"
+        found.append(("timeout", "batch.reason.timeout"))
     if "crashed" in kinds or any(d.startswith(("the code called sys.exit", "MemoryError")) for d in details):
-        return "crashed", "batch.reason.crashed"
+        found.append(("crashed", "batch.reason.crashed"))
     if getattr(result, "refused", None):  # before a load error: a refused contract file does not import
-        return "refused", "batch.reason.refused"
+        found.append(("refused", "batch.reason.refused"))
     if load:
-        return "error", "batch.reason.load"
-    return "ok", ""
+        found.append(("error", "batch.reason.load_files"))
+    return found
+
+
+def status_of(result, copy, policy="zero"):
+    """``(status, reason key)`` for the gradebook: the most serious of ``problems_of``, else ``("ok", "")``."""
+    found = problems_of(result, copy, policy)
+    return found[0] if found else ("ok", "")
 
 
 def grade(job):
@@ -101,17 +109,23 @@ def grade(job):
     verdict = compare(job["path"], assignment)
     copy = verdict.copy
     result.submission = job["student"]  # not the temporary folder a zip was extracted to
-    status, reason = status_of(result, copy)
-    zeroed = copy and job.get("copy_policy", "zero") == "zero"
+    policy = job.get("copy_policy", "zero")
+    problems = problems_of(result, copy, policy)
+    status = problems[0][0] if problems else "ok"
+    zeroed = copy and policy == "zero"
     tasks = {t.id: (0.0 if zeroed else t.score) for t in result.tasks}
     entries = [short(r, lang) for r in result.refused[:REASON_ENTRIES]]
     if len(result.refused) > REASON_ENTRIES:
         entries.append("…")
+    files = ", ".join(sorted(result.load_errors or {}))
+    reasons = [text(key, lang, entries=", ".join(entries), files=files) for _, key in problems]
     record = {
         "student": job["student"], "folder": out.name, "hash": job["hash"], "status": status,
-        "reason": text(reason, lang, entries=", ".join(entries)) if reason else "",
+        "reason": "; ".join(reasons),
+        "problems": [{"status": st, "reason": r} for (st, _), r in zip(problems, reasons)],
         "score": 0.0 if zeroed else result.score, "max_score": result.max_score,
-        "raw_score": result.score, "tasks": tasks, "task_max": {t.id: t.max_score for t in result.tasks},
+        "raw_score": result.score, "tasks": tasks,
+        "raw_tasks": {t.id: t.score for t in result.tasks}, "task_max": {t.id: t.max_score for t in result.tasks},
         "checks": {c.id: c.status for t in result.tasks for c in t.checks},
         "diagnoses": sorted({d.id for t in result.tasks for c in t.checks for d in c.diagnoses if d.kind == "bug"}),
         "flags": {"copy_of_reference": verdict.to_dict()},

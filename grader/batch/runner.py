@@ -50,6 +50,14 @@ class BatchResult:
     """Submissions whose result was reused."""
     duration_s: float = 0.0
     """Wall time of the run."""
+    skipped: list = field(default_factory=list)
+    """``sources.Skipped`` entries of the class folder that are not submissions (hidden folders, plain files)."""
+
+    @property
+    def not_graded(self):
+        """The records of the submissions that could not be graded at all (nothing to grade, or the grading
+        failed), each with its reason."""
+        return [r for r in self.records if r.get("status") == "error" and not r.get("max_score")]
 
 
 GRADING_SOURCES = ("checks", "bugs", "submission", "views", "messages", "batch", "probes.py", "engine.py",
@@ -94,7 +102,7 @@ def grader_fingerprint(assignment):
 
 
 def batch(*, submissions, out, jobs=None, tasks=None, profile="full", config=None, lang="en", call_timeout=None,
-          total_timeout=None, memory_mb=None, copy_policy=None, figures=False, force=False, stream=None,
+          total_timeout=None, memory_mb=None, copy_policy=None, figures=True, force=False, stream=None,
           assignment=None):
     """Grade every submission in ``submissions`` into ``out``; a ``BatchResult``.
 
@@ -108,7 +116,7 @@ def batch(*, submissions, out, jobs=None, tasks=None, profile="full", config=Non
         lang: language of the reports and the summary page.
         call_timeout, total_timeout, memory_mb: limits (default: the configuration's, else 60 s, 900 s, 4096 MiB).
         copy_policy: ``"zero"`` or ``"flag"`` (default: the configuration's, else ``"zero"``).
-        figures: draw the pictures in each report (more calls into student code).
+        figures: draw the pictures in each report (a few more calls into student code; default on).
         force: re-grade even what the cache holds.
         stream: where the progress bar goes (default: stderr when it is a terminal, else nothing).
         assignment: the ``Assignment`` graded, or its spec (default: the course configuration's, else
@@ -161,7 +169,7 @@ def batch(*, submissions, out, jobs=None, tasks=None, profile="full", config=Non
     scratch = Path(tempfile.mkdtemp(prefix="gradekit-batch-"))
     result = BatchResult(out=out)
     try:
-        found = sources.discover(src)
+        found = sources.discover(src, result.skipped)
         todo, records = [], {}
         for sub in found:
             sources.prepare(sub, scratch)  # the snapshot: nothing reads sub.source after this
@@ -218,15 +226,17 @@ def _problem_detail(sub, lang):
 
 
 def _problem_record(sub, lang):
+    detail = _problem_detail(sub, lang)
     return clean_data({"student": sub.student, "folder": sub.folder, "hash": "", "status": "error",
-                       "reason": text("batch.reason.unpreparable", lang, detail=_problem_detail(sub, lang)),
+                       "reason": text("batch.reason.unpreparable", lang, detail=detail), "detail": detail,
                        "score": 0.0, "max_score": 0.0, "raw_score": 0.0, "tasks": {}, "task_max": {}, "checks": {},
                        "diagnoses": [], "flags": {}, "duration_s": 0.0})
 
 
 def _error_record(sub, detail, lang):
     record = _problem_record(sources.Submission(sub.student, sub.source, folder=sub.folder), lang)
-    record.update(hash="", reason=text("batch.reason.judge", lang, detail=clean_text(detail)))
+    record.update(hash="", reason=text("batch.reason.judge", lang, detail=clean_text(detail)),
+                  detail=clean_text(detail))
     return record
 
 

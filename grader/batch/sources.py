@@ -1,8 +1,9 @@
 """Finding the class's submissions: one sub-folder or ``.zip`` per student, named by student id.
 
 Zips are extracted safely into a private temporary folder: members with absolute paths, ``..``
-parts, links or device files are refused, and the total size and file count are capped. A zip
-holding a single top folder is unwrapped.
+parts, links or device files are refused, and the total size and file count are capped. A folder or
+zip holding a single folder and nothing else is unwrapped one level (``snapshot.unwrap``, as a
+self-check does), and one without any ``.py`` file is an empty submission, said once.
 
 Every submission, folder or zip, is then copied once into a snapshot (``submission.snapshot.safe_copy``:
 regular files only, links and special files refused and listed); the batch hashes, the judge grades
@@ -26,7 +27,7 @@ from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
 
 from grader.safetext import display_name
-from grader.submission.snapshot import safe_copy
+from grader.submission.snapshot import has_python, safe_copy, unwrap
 
 MAX_FILES = 200
 """Most members a submission zip may hold."""
@@ -77,18 +78,31 @@ def student_folder(name):
     return f"_{slug}-{hashlib.sha256(raw).hexdigest()[:16]}"
 
 
-def discover(folder):
-    """The submissions in ``folder``, sorted by student id (hidden entries are ignored; other plain files too).
+@dataclass
+class Skipped:
+    """An entry of the class folder that is not a submission, and why (``batch.skipped.<why>``)."""
+
+    name: str
+    """The entry's name as shown (``display_name``)."""
+    why: str
+    """``hidden`` (a name starting with a dot), ``system`` (``__MACOSX``...) or ``file`` (not a folder or .zip)."""
+
+
+def discover(folder, skipped=None):
+    """The submissions in ``folder``, sorted by student id; each entry that is not one is appended to ``skipped``
+    (a list, when given) as a ``Skipped``: hidden entries, ``__MACOSX`` and the like, plain files other than zips.
 
     Entries are looked at with ``lstat``: a folder is a submission, a regular ``.zip`` file too; a link or a
     special file in their place gets a ``problem`` (and so a gradebook row), never followed."""
     folder = Path(folder)
     found = {}
+    skipped = [] if skipped is None else skipped
     with os.scandir(folder) as it:
         entries = sorted(it, key=lambda e: os.fsencode(e.name))
     for entry in entries:
         name = entry.name
         if name.startswith(".") or name in _SKIP:
+            skipped.append(Skipped(display_name(name), "hidden" if name.startswith(".") else "system"))
             continue
         try:
             mode = entry.stat(follow_symlinks=False).st_mode
@@ -96,7 +110,8 @@ def discover(folder):
             continue
         is_zip = name.lower().endswith(".zip") and len(name) > 4
         if stat.S_ISREG(mode) and not is_zip:
-            continue  # a README, a roster: not a submission
+            skipped.append(Skipped(display_name(name), "file"))  # a README, a roster: not a submission
+            continue
         student = display_name(name[:-4] if is_zip else name)
         if student in found:
             found[student].problem = f"both a folder and a zip are named {student!r}"
@@ -142,13 +157,16 @@ def prepare(sub, scratch):
             return sub
         finally:
             shutil.rmtree(unpacked, ignore_errors=True)
-    sub.path, sub.refused = snap.root, snap.refused
+    sub.path, sub.refused = unwrap(snap.root), snap.refused
+    if not has_python(sub.path):
+        sub.path = None
+        sub.problem, sub.problem_key, sub.problem_params = "empty submission (no .py file)", "batch.reason.empty", {}
     return sub
 
 
 def extract(archive, dest, *, max_files=MAX_FILES, max_bytes=MAX_BYTES):
-    """Extract ``archive`` into ``dest`` (readable by all, so an unprivileged worker can read it); the folder
-    to grade. ``UnsafeZip`` for a member that would escape ``dest``, a link, or a zip over the caps."""
+    """Extract ``archive`` into ``dest`` (readable by all, so an unprivileged worker can read it); ``dest``.
+    ``UnsafeZip`` for a member that would escape ``dest``, a link, or a zip over the caps."""
     dest = Path(dest)
     fd = os.open(archive, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC)  # never through a link
     if not stat.S_ISREG(os.fstat(fd).st_mode):
@@ -185,9 +203,6 @@ def extract(archive, dest, *, max_files=MAX_FILES, max_bytes=MAX_BYTES):
         os.chmod(folder, 0o755)
         for name in files:
             os.chmod(os.path.join(folder, name), 0o644)
-    entries = [e for e in dest.iterdir() if e.name not in _SKIP]
-    if len(entries) == 1 and entries[0].is_dir():
-        return entries[0]
     return dest
 
 

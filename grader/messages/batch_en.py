@@ -1,6 +1,9 @@
 """English sentences of the batch command, the class summary page and the Gradescope build."""
 
 MESSAGES = {
+    "batch.reason.copy_zeroed": "flagged as a copy of the reference solution (same code once names, comments and "
+                                "docstrings are set aside) and scored 0 by the course's copy policy; clear the "
+                                "flag in the overrides file if the review finds it wrong",
     "batch.reason.copy": "flagged as a copy of the reference solution (same code once names, comments and "
                          "docstrings are set aside); review before releasing the grade",
     "batch.reason.banned": "uses a banned API; the points of the tasks using it are withheld",

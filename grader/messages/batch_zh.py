@@ -1,11 +1,13 @@
 """批量评分命令、全班汇总页和 Gradescope 打包的中文语句。"""
 
 MESSAGES = {
+    "batch.reason.copy_zeroed": "被标记为参考答案的副本（忽略名称、注释和文档字符串后代码相同），按课程的抄袭处理规则"
+                                "记 0 分；如复核认为有误，请在 overrides 文件中撤销该标记",
     "batch.reason.copy": "被标记为参考答案的副本（忽略名称、注释和文档字符串后代码相同）；发布成绩前请人工复核",
     "batch.reason.banned": "使用了禁用的 API；相关任务的分数被扣除",
     "batch.reason.timeout": "对代码的某次调用超过时间限制，已被终止",
     "batch.reason.crashed": "代码使工作进程结束（退出、崩溃、超出内存或输出限制）",
-    "batch.reason.load": "有合同文件无法导入",
+    "batch.reason.load": "作业要求的文件中有的无法导入",
     "batch.reason.unpreparable": "无法评分：{detail}",
     "batch.reason.judge": "评分未完成：{detail}",
     "batch.status.ok": "正常",

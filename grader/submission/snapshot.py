@@ -245,6 +245,26 @@ def safe_copy(src, dest, *, max_file_bytes=MAX_FILE_BYTES, max_total_bytes=MAX_T
     return walk.snap
 
 
+def unwrap(folder):
+    """The folder to grade in ``folder``: ``folder`` itself, or its only sub-folder when that is all it holds
+    (``ivan/my_transformer/*.py``: a zip's top folder, an LMS download, a folder dragged into a folder). One level,
+    the same for a folder, a zip and a self-check; hidden entries and ``SKIP`` names do not count; a link is
+    never a folder here."""
+    folder = Path(folder)
+    try:
+        entries = [e for e in os.scandir(folder) if not e.name.startswith(".") and e.name not in SKIP]
+    except OSError:
+        return folder
+    if len(entries) == 1 and entries[0].is_dir(follow_symlinks=False):
+        return Path(entries[0].path)
+    return folder
+
+
+def has_python(folder):
+    """Whether ``folder`` (a snapshot: no links) holds a ``.py`` file anywhere: a submission without one is empty."""
+    return any(name.endswith(".py") for _base, _dirs, names in os.walk(folder) for name in names)
+
+
 def describe(entry, lang="en"):
     """The sentence for one refused entry (a ``Refused`` or its dict), in ``lang``."""
     from grader.messages import text
