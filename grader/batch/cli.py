@@ -35,8 +35,12 @@ def register(subparsers):
                    help="a copy of the reference scores 0 (zero, default) or is only flagged (flag)")
     b.add_argument("--figures", action=argparse.BooleanOptionalAction, default=True,
                    help="draw the pictures in each report (default; --no-figures: a little faster)")
+    b.add_argument("--overrides", default=None, metavar="FILE",
+                   help="the instructor's reviews, a .toml or .csv (default: the course configuration's, or "
+                        "overrides.toml / overrides.csv beside it)")
     b.add_argument("--force", action="store_true", help="re-grade unchanged submissions too")
-    b.add_argument("--lang", choices=("en", "zh"), default="en", help="language of the reports and summary")
+    b.add_argument("--lang", choices=("en", "zh"), default=None,
+                   help="language of the reports and summary (default: the course configuration's, else en)")
     b.add_argument("--quiet", "-q", action="store_true", help="no progress bar")
     b.set_defaults(func=cmd_batch)
 
@@ -71,13 +75,13 @@ def cmd_batch(args):
 
     stream = None if args.quiet or not sys.stderr.isatty() else sys.stderr
     if os.geteuid() != 0:
-        print(text("batch.cli.not_sealed", args.lang), file=sys.stderr)
+        print(text("batch.cli.not_sealed", args.lang or "en"), file=sys.stderr)
     result = batch(submissions=args.submissions, out=args.out, jobs=args.jobs, tasks=args.tasks,
                    profile=args.profile, config=_config_path(args.config, args.assignment), lang=args.lang,
                    call_timeout=args.call_timeout, total_timeout=args.total_timeout, memory_mb=args.memory_mb,
                    copy_policy=args.copy_policy, figures=args.figures, force=args.force, stream=stream,
-                   assignment=args.assignment)
-    for line in closing_lines(result, args.lang):
+                   assignment=args.assignment, overrides=args.overrides)
+    for line in closing_lines(result, result.lang):
         print(line)
     return 0
 
@@ -88,7 +92,7 @@ def closing_lines(result, lang):
     from grader.messages import text
     from grader.safetext import for_terminal
 
-    lines = []
+    lines = [for_terminal(w) for w in result.warnings]
     if result.skipped:
         lines.append(text("batch.cli.skipped", lang, n=len(result.skipped), entries="; ".join(
             f"{for_terminal(s.name)} ({text('batch.skipped.' + s.why, lang)})" for s in result.skipped)))

@@ -26,6 +26,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 import grader
+from grader.batch import overrides as overrides_module
 from grader.batch import sources
 from grader.batch.judge import REPLY_PREFIX, atomic_write
 from grader.messages import text
@@ -50,6 +51,10 @@ class BatchResult:
     """Submissions whose result was reused."""
     duration_s: float = 0.0
     """Wall time of the run."""
+    lang: str = "en"
+    """The language the outputs were written in (the command's, else the configuration's)."""
+    warnings: list = field(default_factory=list)
+    """Sentences for the instructor (an override naming nobody in the class...), in ``lang``."""
     skipped: list = field(default_factory=list)
     """``sources.Skipped`` entries of the class folder that are not submissions (hidden folders, plain files)."""
 
@@ -101,9 +106,9 @@ def grader_fingerprint(assignment):
     return f"{grader.__version__}+{h.hexdigest()[:16]}"
 
 
-def batch(*, submissions, out, jobs=None, tasks=None, profile="full", config=None, lang="en", call_timeout=None,
+def batch(*, submissions, out, jobs=None, tasks=None, profile="full", config=None, lang=None, call_timeout=None,
           total_timeout=None, memory_mb=None, copy_policy=None, figures=True, force=False, stream=None,
-          assignment=None):
+          assignment=None, overrides=None):
     """Grade every submission in ``submissions`` into ``out``; a ``BatchResult``.
 
     Args:
@@ -113,7 +118,7 @@ def batch(*, submissions, out, jobs=None, tasks=None, profile="full", config=Non
         tasks: task ids of the assignment (default: the course configuration's, else all).
         profile: ``"quick"`` or ``"full"``.
         config: path of a ``gradekit.toml`` (or a pyproject.toml with ``[tool.gradekit]``), or ``None``.
-        lang: language of the reports and the summary page.
+        lang: language of the reports and the summary page (default: the configuration's, else English).
         call_timeout, total_timeout, memory_mb: limits (default: the configuration's, else 60 s, 900 s, 4096 MiB).
         copy_policy: ``"zero"`` or ``"flag"`` (default: the configuration's, else ``"zero"``).
         figures: draw the pictures in each report (a few more calls into student code; default on).
@@ -121,6 +126,9 @@ def batch(*, submissions, out, jobs=None, tasks=None, profile="full", config=Non
         stream: where the progress bar goes (default: stderr when it is a terminal, else nothing).
         assignment: the ``Assignment`` graded, or its spec (default: the course configuration's, else
             ``grader.assignment.DEFAULT``).
+        overrides: the instructor's reviews, a ``.toml`` or ``.csv`` file (``grader.batch.overrides``; default: the
+            configuration's). Applied to every output after grading, never to the cached grading itself: editing
+            the file re-grades nothing, and a re-run applies it again.
     """
     from grader.api import UsageError
     from grader.assignment import AssignmentError, load
@@ -151,6 +159,7 @@ def batch(*, submissions, out, jobs=None, tasks=None, profile="full", config=Non
     total_timeout = float(total_timeout or limits.get("total_timeout") or 900.0)
     memory_mb = int(memory_mb or limits.get("memory_mb") or 4096)
     copy_policy = copy_policy or (course.copy_policy if course else "zero")
+    lang = lang or (course.lang if course else None) or "en"
     if profile not in ("quick", "full"):
         raise UsageError(f"--profile must be 'quick' or 'full', got {profile!r}")
     jobs = int(jobs or os.cpu_count() or 1)
@@ -167,9 +176,11 @@ def batch(*, submissions, out, jobs=None, tasks=None, profile="full", config=Non
     salt = json.dumps(options, sort_keys=True)
     # The snapshots: read by this process and the judges (same user) only; each worker gets its own copy.
     scratch = Path(tempfile.mkdtemp(prefix="gradekit-batch-"))
-    result = BatchResult(out=out)
+    result = BatchResult(out=out, lang=lang)
     try:
         found = sources.discover(src, result.skipped)
+        overrides = overrides or (course.overrides if course else None)
+        reviews = _load_reviews(overrides, found, lang, result)
         todo, records = [], {}
         for sub in found:
             sources.prepare(sub, scratch)  # the snapshot: nothing reads sub.source after this
@@ -196,14 +207,40 @@ def batch(*, submissions, out, jobs=None, tasks=None, profile="full", config=Non
             records[record["student"]] = record
             result.graded += 1
         bar.close()
-        result.records = [records[k] for k in sorted(records)]
-        from grader.batch import gradebook, summary
-        gradebook.write(result.records, out / "gradebook.csv", assignment)
+        result.records = [reviews_apply(reviews, records[k], copy_policy, lang) for k in sorted(records)]
+        for final in result.records:  # every student, reviewed or not: a review taken out leaves the files too
+            if final.get("folder") and (out / final["folder"]).is_dir():
+                overrides_module.apply_to_files(out / final["folder"], final, lang=lang)
+        from grader.batch import exports, gradebook, summary
+        gradebook.write(result.records, out / "gradebook.csv", assignment,
+                        headings=course.columns if course else None, reviews=overrides is not None)
         summary.write(result.records, out / "index.html", lang=lang)
+        exports.write_lms(result.records, out, title=(course.title if course else None) or assignment.title
+                          or assignment.name, lang=lang)
     finally:
         shutil.rmtree(scratch, ignore_errors=True)
     result.duration_s = round(time.perf_counter() - started, 2)
     return result
+
+
+def _load_reviews(path, found, lang, result):
+    """The instructor's reviews (an empty ``Overrides`` without a file); ``UsageError`` for a file that cannot be
+    used, before anything is graded; entries naming nobody in the class go to ``result.warnings``."""
+    from grader.api import UsageError
+
+    if path is None:
+        return overrides_module.Overrides()
+    try:
+        reviews = overrides_module.load(path, students=[s.student for s in found], lang=lang)
+    except overrides_module.OverrideError as exc:
+        raise UsageError(str(exc)) from None
+    result.warnings += reviews.messages(lang)
+    return reviews
+
+
+def reviews_apply(reviews, record, copy_policy, lang):
+    """The record as every output shows it: the judge's, with the instructor's review of that student applied."""
+    return overrides_module.apply(record, reviews.for_student(record["student"]), copy_policy=copy_policy, lang=lang)
 
 
 def _read_record(path):

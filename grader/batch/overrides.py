@@ -1,0 +1,423 @@
+"""The instructor's reviews: ``overrides.toml`` (or ``overrides.csv``) beside the course configuration.
+
+One entry per student, named as in the gradebook's ``student_id`` column::
+
+    [students."Wang Fang (王芳)"]
+    points = 2                    # added to the total (negative: taken off)
+    copy = "cleared"              # the copy flag was wrong ("cleared") or is right ("confirmed")
+    late_penalty = 1.5            # points taken off for lateness
+    late_percent = 10             # percent of the maximum taken off for lateness (with late_penalty: both)
+    note = "task 3 regraded by hand"
+    by = "Prof. Li"               # who reviewed and why: required when the entry changes the score or the
+    why = "the check missed an equivalent formula"   # copy flag (a note alone needs neither)
+
+or a CSV with the header ``student,points,copy,late_penalty,late_percent,note,by,why`` (any order and case;
+columns may be left out; empty cells are absent values; UTF-8 with or without the BOM Excel writes).
+``load`` validates everything and raises ``OverrideError`` saying where (file and line, or table), what was
+expected and what came; a name not in the class is reported (``Overrides.messages``), not an error.
+
+``apply`` turns a student's record (the judge's cached grading, never modified) into the final grade, in this
+order: the copy decision (``cleared``: the points before the copy policy, ``raw_score`` and ``raw_tasks``,
+come back, and the status becomes the next problem, or ok; ``confirmed``: 0 whatever the policy), then the late
+penalty (at most the points earned so far), then the adjustment. The total is never below 0 and may exceed
+the maximum (extra credit). The result carries ``review``: what was applied, for the outputs.
+
+``apply_to_files`` shows the review in the student's files. It is idempotent because every file is re-derived
+from the judge's version, which is recoverable whatever ran before: the report's review box sits between
+``BEGIN``/``END`` markers (HTML comments, which no escaped student text can produce) and is cut out before a
+new one goes in; ``results.json`` takes ``status``, ``reason``, ``gradebook_score`` and ``review`` from the
+final record (the judge wrote the first three from the record); ``gradescope.json`` keeps the judge's
+``output`` in ``extra_data`` while a review is appended to it. The judge rewrites all three when it re-grades.
+"""
+
+import copy
+import csv
+import io
+import json
+import math
+import re
+import unicodedata
+from dataclasses import dataclass, field, replace
+from functools import cache
+from html import escape
+from pathlib import Path
+
+import jinja2
+
+from grader.batch.gradebook import number_cell, text_cell
+from grader.batch.judge import atomic_write
+from grader.config import COPY_POLICIES, _tomllib
+from grader.messages import text
+from grader.safetext import clean_data
+
+FIELDS = ("points", "copy", "late_penalty", "late_percent", "note", "by", "why")
+CHANGES = ("points", "copy", "late_penalty", "late_percent")
+"""Fields that change the score or the copy flag: an entry with one of them needs ``by`` and ``why``."""
+NUMBERS = ("points", "late_penalty", "late_percent")
+COPY_DECISIONS = ("cleared", "confirmed")
+CSV_COLUMNS = ("student",) + FIELDS
+SUFFIXES = (".toml", ".csv")
+BEGIN, END = "<!-- gradekit:review -->", "<!-- /gradekit:review -->"
+"""The markers around the review box in ``report.html``."""
+GRADESCOPE_KEY = "gradekit_review"
+"""``extra_data`` key of ``gradescope.json`` that keeps the judge's ``output`` while a review is shown."""
+_BOX = re.compile(re.escape(BEGIN) + ".*?" + re.escape(END) + "\n", re.S)
+_BOX_TEMPLATE = """\
+<section class="card" id="review" aria-labelledby="review-h">
+  <h2 id="review-h">{{ title }}</h2>
+  <dl class="kv">
+{% for label, value in rows %}
+    <div><dt>{{ label }}</dt><dd>{{ value }}</dd></div>
+{% endfor %}
+  </dl>
+</section>
+"""
+
+
+class OverrideError(ValueError):
+    """The overrides file is invalid; the message says where, what was expected and what came."""
+
+
+@dataclass(frozen=True)
+class Override:
+    """One student's review, validated."""
+
+    student: str
+    """The student's name: the class's spelling when ``load`` was given the class, else as written."""
+    points: float = 0.0
+    copy: str = ""
+    """``""`` (no decision), ``"cleared"`` or ``"confirmed"``."""
+    late_penalty: float = 0.0
+    late_percent: float = 0.0
+    note: str = ""
+    by: str = ""
+    why: str = ""
+    place: tuple = field(default=(), compare=False)
+    """``(file, line)`` of a CSV row or ``(file, table)`` of a TOML table."""
+
+    def where(self, lang="en"):
+        """Where the entry is written, for messages."""
+        return _where(self.place, lang)
+
+
+class Overrides(dict):
+    """Student name -> ``Override``; ``unknown``: the entries naming nobody in the class."""
+
+    def __init__(self, entries=(), *, unknown=()):
+        super().__init__((o.student, o) for o in entries)
+        self.unknown = list(unknown)
+        self._by_key = {_key(o.student): o for o in entries}
+
+    def for_student(self, student):
+        """The review of ``student`` (a record's ``student``), or ``None``; names compare as the gradebook
+        shows them (trimmed, Unicode NFC, a leading formula sign quoted)."""
+        return self._by_key.get(_key(student))
+
+    def messages(self, lang="en"):
+        """One warning per entry naming a student not in the class."""
+        return [text("overrides.warning.unknown", lang, where=o.where(lang), student=repr(o.student))
+                for o in self.unknown]
+
+
+def _key(name):
+    """``name`` as the gradebook shows it, in Unicode NFC: how names are compared."""
+    return unicodedata.normalize("NFC", text_cell(name))
+
+
+def _where(place, lang):
+    file, spot = place
+    if isinstance(spot, int):
+        return text("overrides.where.line", lang, file=file, line=spot)
+    return text("overrides.where.table", lang, file=file, table=spot)
+
+
+def _error(lang, message, **params):
+    return OverrideError(text(message, lang, **params))
+
+
+# -- loading ----------------------------------------------------------------------------------------
+def load(path, *, students=None, lang="en"):
+    """The reviews in ``path`` (``.toml`` or ``.csv``) as ``Overrides``; ``OverrideError`` if invalid.
+
+    ``students``: the class's names (the records' ``student``); entries naming anybody else are listed in
+    ``unknown`` (and ``messages``), and the others are keyed by the class's spelling. ``lang``: the language
+    of the error messages."""
+    path = Path(path)
+    file = str(path)
+    if path.suffix.lower() not in SUFFIXES:
+        raise _error(lang, "overrides.error.suffix", file=file)
+    try:
+        raw = path.read_bytes()
+    except OSError as exc:
+        raise _error(lang, "overrides.error.read", file=file, detail=exc.strerror or type(exc).__name__) from None
+    try:
+        content = raw.decode("utf-8-sig")
+    except UnicodeDecodeError:
+        raise _error(lang, "overrides.error.encoding", file=file) from None
+    rows = _toml_rows(content, file, lang) if path.suffix.lower() == ".toml" else _csv_rows(content, file, lang)
+    seen, entries = {}, []
+    for name, fields, place in rows:
+        entry = _entry(name, fields, place, lang)
+        key = _key(entry.student)
+        if key in seen:
+            raise _error(lang, "overrides.error.twice", where=entry.where(lang), student=repr(entry.student),
+                         first=seen[key].where(lang))
+        seen[key] = entry
+        if any(getattr(entry, f) for f in FIELDS):
+            entries.append(entry)
+    if students is None:
+        return Overrides(entries)
+    names = {_key(s): s for s in students}
+    known = [replace(entry, student=names[_key(entry.student)]) for entry in entries if _key(entry.student) in names]
+    return Overrides(known, unknown=[entry for entry in entries if _key(entry.student) not in names])
+
+
+def _toml_rows(content, file, lang):
+    """``(name, {field: value}, place)`` for each ``[students."NAME"]`` table."""
+    toml = _tomllib()
+    try:
+        data = toml.loads(content)
+    except toml.TOMLDecodeError as exc:
+        raise _error(lang, "overrides.error.toml", file=file, detail=str(exc)) from None
+    for key in data:
+        if key != "students":
+            raise _error(lang, "overrides.error.top", file=file, got=repr(key))
+    students = data.get("students", {})
+    if not isinstance(students, dict):
+        raise _error(lang, "overrides.error.table", where=_where((file, "students"), lang), got=repr(students))
+    rows = []
+    for name, table in students.items():
+        place = (file, "students." + json.dumps(name, ensure_ascii=False))
+        if not isinstance(table, dict):
+            raise _error(lang, "overrides.error.table", where=_where(place, lang), got=repr(table))
+        rows.append((name, table, place))
+    return rows
+
+
+def _csv_rows(content, file, lang):
+    """``(name, {field: text}, place)`` for each non-empty row (empty cells left out)."""
+    reader = csv.reader(io.StringIO(content, newline=""))
+    header = [cell.strip().lower() for cell in next(reader, [])]
+    if not header:
+        return []
+    _check_header(header, (file, 1), lang)
+    rows, last = [], reader.line_num
+    for cells in reader:
+        line, last = last + 1, reader.line_num
+        if not any(cell.strip() for cell in cells):
+            continue
+        place = (file, line)
+        if len(cells) > len(header):
+            raise _error(lang, "overrides.error.cells", where=_where(place, lang), got=len(cells),
+                         expected=len(header))
+        fields = {column: cell.strip() for column, cell in zip(header, cells) if cell.strip()}
+        name = fields.pop("student", "")
+        if not name:
+            raise _error(lang, "overrides.error.no_student", where=_where(place, lang))
+        rows.append((name, fields, place))
+    return rows
+
+
+def _check_header(header, place, lang):
+    expected = ", ".join(CSV_COLUMNS)
+    for column in header:
+        if column not in CSV_COLUMNS:
+            raise _error(lang, "overrides.error.column", where=_where(place, lang), got=repr(column),
+                         expected=expected)
+        if header.count(column) > 1:
+            raise _error(lang, "overrides.error.column_twice", where=_where(place, lang), got=repr(column))
+    if "student" not in header:
+        raise _error(lang, "overrides.error.header", where=_where(place, lang), got=repr("student"),
+                     expected=expected)
+
+
+def _entry(name, fields, place, lang):
+    """An ``Override`` from one table or row, every field checked."""
+    where = _where(place, lang)
+    for key in fields:
+        if key not in FIELDS:
+            raise _error(lang, "overrides.error.unknown_key", where=where, got=repr(key),
+                         expected=", ".join(FIELDS))
+    values = {key: _number(fields[key], key, where, lang) for key in NUMBERS if key in fields}
+    if values.get("late_penalty", 0) < 0:
+        raise _error(lang, "overrides.error.negative", where=where, field="late_penalty",
+                     got=repr(fields["late_penalty"]))
+    if not 0 <= values.get("late_percent", 0) <= 100:
+        raise _error(lang, "overrides.error.percent", where=where, got=repr(fields["late_percent"]))
+    for key in ("copy", "note", "by", "why"):
+        value = fields.get(key, "")
+        if not isinstance(value, str):
+            raise _error(lang, "overrides.error.text", where=where, field=key, got=repr(value))
+        values[key] = value.strip()
+    if values["copy"]:
+        values["copy"] = values["copy"].lower()
+        if values["copy"] not in COPY_DECISIONS:
+            raise _error(lang, "overrides.error.copy", where=where, got=repr(fields["copy"]))
+    missing = [k for k in ("by", "why") if not values[k]]
+    if missing and any(values.get(k) for k in CHANGES if k in fields):
+        raise _error(lang, "overrides.error.reviewer", where=where, missing=", ".join(map(repr, missing)))
+    return Override(student=unicodedata.normalize("NFC", name.strip()), place=place, **values)
+
+
+def _number(value, key, where, lang):
+    """A finite number from TOML (int or float, not a bool) or a CSV cell (its text)."""
+    number = None
+    if isinstance(value, (int, float)) and not isinstance(value, bool):
+        number = float(value)
+    elif isinstance(value, str):
+        try:
+            number = float(value)
+        except ValueError:
+            pass
+    if number is None or not math.isfinite(number):
+        raise _error(lang, "overrides.error.number", where=where, field=key, got=repr(value))
+    return number
+
+
+# -- applying ---------------------------------------------------------------------------------------
+def apply(record, override, *, copy_policy, lang="en"):
+    """The final grade of ``record`` under ``override`` (or ``None``): a new dict, ``record`` untouched.
+
+    Adds ``review`` = ``{points, copy, late, note, by, why, before, after}`` (``late``: the points the late
+    penalty took; ``before``/``after``: the total before and after the review). ``copy_policy`` (the
+    batch's) words the reason of a confirmed copy; ``lang``: its language."""
+    if copy_policy not in COPY_POLICIES:
+        raise ValueError(f"copy_policy must be one of {', '.join(COPY_POLICIES)}, got {copy_policy!r}")
+    final = copy.deepcopy(record)
+    if override is None:
+        return final
+    before = float(record.get("score") or 0)
+    score = before
+    if override.copy:
+        score = _decide_copy(final, record, override.copy, copy_policy, lang)
+    late = min(score, override.late_penalty + override.late_percent / 100 * float(record.get("max_score") or 0))
+    final["score"] = round(max(0.0, score - late + override.points), 4)
+    final["review"] = {"points": override.points, "copy": override.copy, "late": round(late, 4),
+                       "note": override.note, "by": override.by, "why": override.why, "before": before,
+                       "after": final["score"]}
+    return final
+
+
+def _decide_copy(final, record, decision, copy_policy, lang):
+    """Apply the copy decision to ``final`` (tasks, problems, status, reason); the score it leaves."""
+    if "problems" in record:
+        problems = [p for p in record["problems"] if p["status"] != "copy"]
+    else:  # a record that could not be graded: its one problem
+        problems = [] if record.get("status", "ok") in ("ok", "copy") else [
+            {"status": record["status"], "reason": record.get("reason", "")}]
+    if decision == "cleared":
+        score = float(record.get("raw_score", record.get("score") or 0))
+        final["tasks"] = dict(record.get("raw_tasks", record.get("tasks", {})))
+    else:
+        score = 0.0
+        final["tasks"] = {task: 0.0 for task in record.get("tasks", {})}
+        problems.insert(0, {"status": "copy", "reason": text(f"overrides.reason.confirmed_{copy_policy}", lang)})
+    final["problems"] = problems
+    final["status"] = problems[0]["status"] if problems else "ok"
+    final["reason"] = "; ".join(p["reason"] for p in problems)
+    return score
+
+
+# -- the student's files ----------------------------------------------------------------------------
+def apply_to_files(folder, final, *, lang):
+    """Show ``final``'s review (or none) in the student's ``report.html``, ``gradescope.json`` and
+    ``results.json`` in ``folder``; idempotent (see the module's docstring). A missing file is left missing."""
+    folder = Path(folder)
+    review = final.get("review")
+    rows = _rows(review, lang) if review else []
+    _update(folder / "report.html", lambda page: _report(page, rows, lang))
+    _update(folder / "results.json", lambda content: _results(content, final))
+    _update(folder / "gradescope.json", lambda content: _gradescope(content, final["score"], rows, lang))
+
+
+def _update(path, change):
+    try:
+        old = path.read_bytes().decode("utf-8")
+    except FileNotFoundError:
+        return
+    new = change(old)
+    if new != old:
+        atomic_write(path, new)
+
+
+def _rows(review, lang):
+    """``[(label, value)]`` of a review, for the report's box and the Gradescope output."""
+    def t(key, **params):
+        return text(key, lang, **params)
+
+    rows = [(t("overrides.box.score"), f"{number_cell(review['before'])} → {number_cell(review['after'])}")]
+    if review["copy"]:
+        rows.append((t("overrides.box.copy"), t(f"overrides.copy.{review['copy']}")))
+    if review["late"]:
+        rows.append((t("overrides.box.late"), t("overrides.late.value", points=number_cell(review["late"]))))
+    if review["points"]:
+        sign = "+" if review["points"] > 0 else "−"
+        rows.append((t("overrides.box.points"),
+                     t("overrides.points.value", points=sign + number_cell(abs(review["points"])))))
+    rows += [(t(f"overrides.box.{key}"), review[key]) for key in ("note", "by", "why") if review[key]]
+    return clean_data(rows)
+
+
+@cache
+def _box_template():
+    env = jinja2.Environment(autoescape=True, undefined=jinja2.StrictUndefined, trim_blocks=True,
+                             lstrip_blocks=True, keep_trailing_newline=True)
+    return env.from_string(_BOX_TEMPLATE)
+
+
+def _report(page, rows, lang):
+    """``page`` without its review box, then with the box of ``rows`` (if any) after the score card."""
+    page = _BOX.sub("", page)
+    if not rows:
+        return page
+    box = BEGIN + "\n" + _box_template().render(title=text("overrides.box.title", lang), rows=rows) + END + "\n"
+    at = _after_score_card(page)
+    return page[:at] + box + page[at:]
+
+
+def _after_score_card(page):
+    """Where the box goes: after the score card's line, else before ``</body>``, else at the end."""
+    card = page.find('id="score"')
+    end = page.find("</section>", card) if card >= 0 else -1
+    if end < 0:
+        body = page.rfind("</body>")
+        return body if body >= 0 else len(page)
+    at = end + len("</section>")
+    return at + 1 if page[at:at + 1] == "\n" else at
+
+
+def _results(content, final):
+    data = json.loads(content)
+    data.update(status=final["status"], reason=final["reason"], gradebook_score=final["score"])
+    if final.get("review"):
+        data["review"] = final["review"]
+    else:
+        data.pop("review", None)
+    return json.dumps(clean_data(data), ensure_ascii=False, indent=2) + "\n"
+
+
+def _gradescope(content, score, rows, lang):
+    data = json.loads(content)
+    extra = data.get("extra_data")
+    if isinstance(extra, dict) and GRADESCOPE_KEY in extra:
+        data["output"] = extra.pop(GRADESCOPE_KEY).get("output", "")
+        if not extra:
+            del data["extra_data"]
+    data["score"] = int(score) if float(score).is_integer() else round(float(score), 4)
+    if rows:
+        judged = data.get("output", "")
+        data.setdefault("extra_data", {})[GRADESCOPE_KEY] = {"output": judged}
+        review = _gradescope_text(rows, text("overrides.box.title", lang), data.get("output_format"), lang)
+        data["output"] = f"{judged}\n\n{review}" if judged else review
+    return json.dumps(data, ensure_ascii=False, indent=2, allow_nan=False) + "\n"
+
+
+def _gradescope_text(rows, title, output_format, lang):
+    """The review for Gradescope's ``output`` in its ``output_format``: a heading and one line per row; in
+    ``html`` and ``md`` the text is HTML-escaped (a note's ``<`` shows as written, never as markup)."""
+    lines = [text("overrides.row", lang, label=label, value=value) for label, value in rows]
+    if output_format == "html":
+        items = "".join(f"<li>{escape(line, quote=False)}</li>" for line in lines)
+        return f"<h3>{escape(title, quote=False)}</h3><ul>{items}</ul>"
+    quote = (lambda s: escape(s, quote=False)) if output_format == "md" else str
+    return quote(title) + "\n\n" + "\n".join("- " + quote(line) for line in lines)
