@@ -95,8 +95,10 @@ def check(*, path, assignment=None, options=None, **overrides):
         raise UsageError(f"--profile must be 'quick' or 'full', got {o.profile!r}")
     unknown = [x for x in o.only or () if x not in a.task_ids and x not in {s.id for s in engine.checks_of(a)}]
     if unknown:
-        raise UsageError(f"--only {unknown[0]!r} is neither a check id (e.g. {engine.checks_of(a)[0].id}) nor a task "
-                         f"id ({', '.join(a.task_ids)}) of assignment {a.name!r}")
+        raise UsageError(
+            f"--only {unknown[0]!r} is neither a check id (e.g. {engine.checks_of(a)[0].id}) nor a task "
+            f"id ({', '.join(a.task_ids)}) of assignment {a.name!r}"
+        )
     tasks = tuple(o.tasks) if o.tasks else None
     if tasks:
         try:
@@ -119,8 +121,10 @@ def check(*, path, assignment=None, options=None, **overrides):
     if not has_python(snapshot.root):
         if made is not None:
             shutil.rmtree(made, ignore_errors=True)
-        raise UsageError(f"submission path {str(path)!r} is an empty submission: it holds no .py file; expected a "
-                         f"folder holding {', '.join(a.contract_files)}")
+        raise UsageError(
+            f"submission path {str(path)!r} is an empty submission: it holds no .py file; expected a "
+            f"folder holding {', '.join(a.contract_files)}"
+        )
     graded = root if made is not None and not isolated and not snapshot.refused else snapshot.root
     # The tensors graded are tiny: a second thread only adds synchronisation (10x slower under load).
     threads = torch.get_num_threads()

@@ -12,7 +12,8 @@ package under its import path (``src/assignments/transformer``, with the parent 
 ``__init__.py``) and its reference, skeleton and data folders that lie outside that package as
 ``src/<folder name>`` (``src/solution``, ``src/skeleton``: the built-in assignment finds them as
 top-level packages). With them come ``requirements.txt`` pinning the versions of torch, Hypothesis and
-Jinja2 that built it, ``settings.json`` (the assignment's spec, tasks, profile, limits) and the course
+Jinja2 that built it, ``settings.json`` (the assignment's spec, tasks, profile, limits, and the language and
+Gradescope ``output_format`` of what students read) and the course
 configuration (``gradekit.toml``: points, banned APIs, per-check visibility). ``run_autograder`` runs
 ``python3 -m grader.batch.gradescope_run``, which grades with ``api.check(isolated=True)`` and writes the
 Gradescope view.
@@ -83,7 +84,8 @@ def build(*, out="autograder.zip", config=None, tasks=None, profile="full", call
     settings = {"assignment": spec, "tasks": list(tasks) if tasks else None, "profile": profile,
                 "call_timeout": call_timeout or limits.get("call_timeout") or 60.0,
                 "total_timeout": total_timeout or limits.get("total_timeout") or 900.0,
-                "gradekit": grader.__version__}
+                "lang": (course.lang if course else None) or "en",
+                "output_format": course.gradescope_format if course else "md", "gradekit": grader.__version__}
     package = Path(grader.__file__).resolve().parent
     with zipfile.ZipFile(out, "w", compression=zipfile.ZIP_DEFLATED) as zf:
         _add(zf, "setup.sh", SETUP_SH, executable=True)

@@ -138,7 +138,8 @@ def grade(job):
     data, record = clean_data(data), clean_data(record)  # the student id and reason come from outside too
     atomic_write(out / "results.json", json.dumps(data, ensure_ascii=False, indent=2) + "\n")
     atomic_write(out / "report.html", html.render(result, lang=lang))
-    atomic_write(out / "gradescope.json", gradescope.render(result, lang=lang))
+    atomic_write(out / "gradescope.json", gradescope.render(result, lang=lang,
+                                                            output_format=job.get("output_format", "md")))
     atomic_write(out / "record.json", json.dumps(record, ensure_ascii=False, indent=2) + "\n")
     return record
 

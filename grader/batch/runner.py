@@ -160,6 +160,7 @@ def batch(*, submissions, out, jobs=None, tasks=None, profile="full", config=Non
     memory_mb = int(memory_mb or limits.get("memory_mb") or 4096)
     copy_policy = copy_policy or (course.copy_policy if course else "zero")
     lang = lang or (course.lang if course else None) or "en"
+    output_format = course.gradescope_format if course else "md"
     if profile not in ("quick", "full"):
         raise UsageError(f"--profile must be 'quick' or 'full', got {profile!r}")
     jobs = int(jobs or os.cpu_count() or 1)
@@ -188,7 +189,7 @@ def batch(*, submissions, out, jobs=None, tasks=None, profile="full", config=Non
             if sub.path is None:
                 records[sub.student] = _problem_record(sub, lang)
                 _write_problem(folder, records[sub.student], display_name(sub.source.name),
-                               _problem_detail(sub, lang), profile, lang)
+                               _problem_detail(sub, lang), profile, lang, output_format)
                 continue
             digest = sources.content_hash(sub.path, salt, sub.refused)
             cached = _read_record(folder / RECORD)
@@ -200,7 +201,8 @@ def batch(*, submissions, out, jobs=None, tasks=None, profile="full", config=Non
         job_args = {"assignment": assignment.package, "tasks": tasks, "profile": profile,
                     "call_timeout": call_timeout, "total_timeout": total_timeout, "memory_mb": memory_mb,
                     "copy_policy": copy_policy, "figures": figures, "lang": lang,
-                    "config": str(Path(config).resolve()) if config else None}
+                    "config": str(Path(config).resolve()) if config else None,
+                    "output_format": output_format}
         deadline_s = total_timeout + 3 * call_timeout + 300.0
         bar = _Progress(len(todo), stream if stream is not None else (sys.stderr if sys.stderr.isatty() else None))
         for record in _run_pool(todo, out, job_args, jobs, deadline_s, lang, bar):
@@ -211,16 +213,40 @@ def batch(*, submissions, out, jobs=None, tasks=None, profile="full", config=Non
         for final in result.records:  # every student, reviewed or not: a review taken out leaves the files too
             if final.get("folder") and (out / final["folder"]).is_dir():
                 overrides_module.apply_to_files(out / final["folder"], final, lang=lang)
+        similar = _similarity(found, out, assignment, lang)
         from grader.batch import exports, gradebook, summary
         gradebook.write(result.records, out / "gradebook.csv", assignment,
                         headings=course.columns if course else None, reviews=overrides is not None)
-        summary.write(result.records, out / "index.html", lang=lang)
+        summary.write(result.records, out / "index.html", lang=lang,
+                      similar=[{"members": r["members"], "score": r["top"] / 100, "link": r["href"]} for r in similar],
+                      skipped=[{"name": s.name, "why": text(f"batch.skipped.{s.why}", lang)} for s in result.skipped])
         exports.write_lms(result.records, out, title=(course.title if course else None) or assignment.title
                           or assignment.name, lang=lang)
     finally:
         shutil.rmtree(scratch, ignore_errors=True)
     result.duration_s = round(time.perf_counter() - started, 2)
     return result
+
+
+def _similarity(found, out, assignment, lang):
+    """Compare every submission with every other (``classsim``: fingerprints, not pairwise diffs) and write the
+    instructor's ``similarity.html`` and ``similarity.json``; the summary page's rows. Nothing of it goes into a
+    student's folder. ``found``'s snapshots must still exist."""
+    from grader.batch import classsim
+
+    paths = {s.folder: s.path for s in found if s.path is not None}
+    names = {s.folder: s.student for s in found}
+    report = classsim.compare_class(sorted(paths.items()), assignment)
+
+    def source(key, file):
+        try:
+            return (paths[key] / file).read_text(encoding="utf-8", errors="replace")
+        except OSError:
+            return ""
+
+    atomic_write(out / "similarity.json", json.dumps(classsim.to_data(report), ensure_ascii=False, indent=2) + "\n")
+    atomic_write(out / "similarity.html", classsim.render(report, names=names, sources_of=source, lang=lang))
+    return classsim.summary_rows(report, names, lang)
 
 
 def _load_reviews(path, found, lang, result):
@@ -277,7 +303,7 @@ def _error_record(sub, detail, lang):
     return record
 
 
-def _write_problem(folder, record, name, detail, profile, lang):
+def _write_problem(folder, record, name, detail, profile, lang, output_format="md"):
     """The files of a student whose submission could not be graded: the record, and a report saying why
     (``name`` could not be imported: ``detail``)."""
     from grader.results import GradeResult
@@ -292,7 +318,7 @@ def _write_problem(folder, record, name, detail, profile, lang):
                 gradebook_score=0.0)
     atomic_write(folder / "results.json", json.dumps(clean_data(data), ensure_ascii=False, indent=2) + "\n")
     atomic_write(folder / "report.html", html.render(result, lang=lang))
-    atomic_write(folder / "gradescope.json", gradescope.render(result, lang=lang))
+    atomic_write(folder / "gradescope.json", gradescope.render(result, lang=lang, output_format=output_format))
     atomic_write(folder / RECORD, json.dumps(clean_data(record), ensure_ascii=False, indent=2) + "\n")
 
 
@@ -377,7 +403,8 @@ def _run_pool(todo, out, job_args, jobs, deadline_s, lang, bar):
                         judge = None
                         detail = "the judge process did not start"
                         record = _error_record(sub, detail, lang)
-                        _write_problem(out / sub.folder, record, sub.student, detail, job_args["profile"], lang)
+                        _write_problem(out / sub.folder, record, sub.student, detail, job_args["profile"], lang,
+                                       job_args["output_format"])
                         done.put(record)
                         continue
                 source = os.path.abspath(sub.source) if sub.source.suffix.lower() != ".zip" else None
@@ -396,7 +423,8 @@ def _run_pool(todo, out, job_args, jobs, deadline_s, lang, bar):
                     judge.stop()
                     judge = None
                     record = _error_record(sub, detail, lang)
-                    _write_problem(out / sub.folder, record, sub.student, detail, job_args["profile"], lang)
+                    _write_problem(out / sub.folder, record, sub.student, detail, job_args["profile"], lang,
+                                       job_args["output_format"])
                 done.put(record)
         finally:
             if judge is not None:

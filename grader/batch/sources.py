@@ -35,7 +35,7 @@ MAX_BYTES = 20 << 20
 """Most bytes a submission zip may extract to."""
 _ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._@+-]{0,127}$")
 _SKIP = {"__pycache__", "__MACOSX", ".git", ".DS_Store"}
-_RESERVED = {"index.html", "gradebook.csv"}
+_RESERVED = {"index.html", "gradebook.csv", "lms.csv", "similarity.html", "similarity.json"}
 """Names in ``--out`` that are not a student's folder."""
 
 
