@@ -147,3 +147,22 @@ def test_the_last_line_names_every_submission_not_graded(tmp_path):
     assert lines[-1].startswith("2 could not be graded: Wang Fang (王芳): empty submission (no .py file); carol")
     assert "frank" not in lines[-1] and "\x1b" not in lines[-1]  # graded (with an import error); no escape codes
     assert "无法评分" in cli.closing_lines(result, "zh")[-1]
+
+
+@pytest.mark.parametrize("lang", ["en", "zh"])
+def test_gradescope_says_an_empty_submission_is_empty(tmp_path, lang):
+    import json
+
+    from grader.batch import gradescope_run
+
+    root = tmp_path / "autograder"
+    (root / "source").mkdir(parents=True)
+    (root / "source" / "settings.json").write_text(json.dumps(
+        {"assignment": "assignments.transformer", "call_timeout": 5, "total_timeout": 10, "lang": lang}))
+    (root / "submission" / "hw").mkdir(parents=True)
+    (root / "submission" / "hw" / "README.txt").write_text("I will do it later")
+    assert gradescope_run.main(["--root", str(root)]) == 0
+    data = json.loads((root / "results" / "results.json").read_text())
+    assert data["score"] == 0 and data["tests"] == []
+    assert ("Your submission is empty" if lang == "en" else "你的提交是空的") in data["output"]
+    assert "attention.py" in data["output"] and str(tmp_path) not in data["output"]

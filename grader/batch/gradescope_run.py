@@ -44,20 +44,24 @@ def grade(root, settings, scratch, *, lang="en", output_format="md"):
     """The ``results.json`` document for the submission in ``root / "submission"``, graded in ``scratch``."""
     from grader.assignment import load
     from grader.submission import forkserver
+    from grader.submission.snapshot import Snapshot, has_python, safe_copy
 
     source = root / "source"
     spec = settings.get("assignment")
     assignment = load(source / spec if spec and "/" in spec else spec)
+    snap = safe_copy(root / "submission", scratch / "submission")
+    if not has_python(snap.root):  # said once, plainly: nothing to grade
+        output = gradescope.render_blocks([gradescope.Block("sentence", text(
+            "gradescope.empty", lang, files=", ".join(assignment.contract_files)))], output_format)
+        return {"score": 0, "output": output, "output_format": output_format, "tests": []}
     forkserver.shared(assignment=assignment, warm=False)  # the worker's imports run beside this process's own
     from grader import api
     from grader.batch.similarity import compare
     from grader.config import CourseConfig
-    from grader.submission.snapshot import Snapshot, safe_copy
 
     config = None
     if (source / "gradekit.toml").is_file():
         config = CourseConfig.load(source / "gradekit.toml", assignment=assignment)
-    snap = safe_copy(root / "submission", scratch / "submission")
     submission = find_submission(snap.root, assignment)
     result = api.check(path=submission, assignment=assignment, tasks=settings.get("tasks"),
                        profile=settings.get("profile", "full"), isolated=True, config=config,

@@ -1,6 +1,8 @@
 """English sentences of the instructor's term: what a batch skipped, what it could not grade."""
 
 MESSAGES = {
+    "gradescope.empty": "Your submission is empty: it holds no .py file. Upload the files the assignment asks for "
+                        "({files}) and submit again.",
     "batch.reason.load_files": "could not be imported: {files}",
     "batch.reason.empty": "empty submission (no .py file)",
     "batch.skipped.hidden": "hidden",
