@@ -14,11 +14,11 @@ from grader.assignment import DEFAULT, AssignmentError, load
 from grader.errors import SubmissionError
 from grader.options import CheckOptions
 from grader.safetext import clean_result
-from grader.submission import refcache
+from grader.submission import notebook, refcache
 from grader.submission.banned import scan
 from grader.submission.refcache import CachedRunner
 from grader.submission.runner import InProcessRunner, reference_namespace
-from grader.submission.snapshot import has_python, safe_copy, unwrap
+from grader.submission.snapshot import Snapshot, has_code, safe_copy, safe_copy_file, unwrap
 
 if TYPE_CHECKING:
     from grader.submission.worker import WorkerRunner
@@ -48,8 +48,12 @@ def validate_path(path, assignment=None):
         ) from None
     if not p.exists():
         raise UsageError(f"submission path {str(path)!r} does not exist; expected a folder holding {files}")
+    if p.is_file() and p.suffix.lower() == ".ipynb":
+        return p.resolve()  # a notebook: its cells become the contract's modules (``submission.notebook``)
     if not p.is_dir():
-        raise UsageError(f"submission path {str(path)!r} is a file; expected a folder holding {files}")
+        raise UsageError(
+            f"submission path {str(path)!r} is a file; expected a folder holding {files} (or a notebook, .ipynb)"
+        )
     return unwrap(p.resolve())
 
 
@@ -111,21 +115,38 @@ def check(*, path, assignment=None, options=None, **overrides):
     if snapshot is None:
         made = Path(tempfile.mkdtemp(prefix="gradekit-check-"))
         try:
-            snapshot = safe_copy(root, made / "submission")
+            copy = safe_copy_file if root.is_file() else safe_copy
+            snapshot = copy(root, made / "submission")
         except OSError as exc:
             shutil.rmtree(made, ignore_errors=True)
             raise UsageError(
                 f"submission path {str(path)!r} cannot be read ({exc}); expected a folder holding "
                 f"{', '.join(a.contract_files)}"
             ) from None
-    if not has_python(snapshot.root):
+    if not has_code(snapshot.root):
         if made is not None:
             shutil.rmtree(made, ignore_errors=True)
         raise UsageError(
             f"submission path {str(path)!r} is an empty submission: it holds no .py file; expected a "
             f"folder holding {', '.join(a.contract_files)}"
         )
-    graded = root if made is not None and not isolated and not snapshot.refused else snapshot.root
+    cellmap = None
+    ipynb = notebook.notebook_in(snapshot.root, a)
+    if ipynb is not None:  # the notebook's definitions, written as the contract's modules; results point at cells
+        made = made or Path(tempfile.mkdtemp(prefix="gradekit-check-"))
+        try:
+            cellmap = notebook.convert(ipynb, made / "notebook", a)
+        except (notebook.NotebookError, ImportError) as exc:
+            shutil.rmtree(made, ignore_errors=True)
+            detail = (
+                str(exc)
+                if isinstance(exc, notebook.NotebookError)
+                else ("grading a notebook needs the nbformat package: pip install 'gradekit[notebook]'")
+            )
+            raise UsageError(f"submission path {str(path)!r}: {detail}") from None
+        snapshot = Snapshot(root=made / "notebook", refused=snapshot.refused)
+    own = made is not None and cellmap is None  # a snapshot of the student's own folder, made here
+    graded = root if own and not isolated and not snapshot.refused else snapshot.root
     # The tensors graded are tiny: a second thread only adds synchronisation (10x slower under load).
     threads = torch.get_num_threads()
     torch.set_num_threads(1)
@@ -192,6 +213,8 @@ def check(*, path, assignment=None, options=None, **overrides):
         if collect is not None:  # the pictures are probe results too: drawn from what the runners return
             result.figures = collect(sub=sub, ref=ref)
         result.refused = snapshot.refused_dicts
+        if cellmap is not None:
+            notebook.relocate(result, cellmap)
         return clean_result(result)
     finally:
         sub.close()

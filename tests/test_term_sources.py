@@ -11,7 +11,7 @@ import pytest
 
 from grader import api
 from grader.batch import cli, judge, runner, sources
-from grader.submission.snapshot import has_python, unwrap
+from grader.submission.snapshot import has_code, unwrap
 
 SUBMISSIONS = Path(__file__).resolve().parent / "submissions"
 GOOD = SUBMISSIONS / "alt_einsum"
@@ -90,9 +90,9 @@ def test_an_empty_submission_is_said_once(tmp_path, content):
 
 def test_a_submission_with_code_is_not_empty(tmp_path):
     (tmp_path / "deep" / "er").mkdir(parents=True)
-    assert not has_python(tmp_path)
+    assert not has_code(tmp_path)
     (tmp_path / "deep" / "er" / "x.py").write_text("")
-    assert has_python(tmp_path)
+    assert has_code(tmp_path)
 
 
 def test_a_self_check_says_empty_once_and_unwraps_a_wrapper(tmp_path):
@@ -149,8 +149,8 @@ def test_the_last_line_names_every_submission_not_graded(tmp_path):
     assert "无法评分" in cli.closing_lines(result, "zh")[-1]
 
 
-@pytest.mark.parametrize("lang", ["en", "zh"])
-def test_gradescope_says_an_empty_submission_is_empty(tmp_path, lang):
+def _gradescope(tmp_path, files, **settings):
+    """Run the Gradescope runner in-process on a submission of ``files`` ({relative path: text}); results.json."""
     import json
 
     from grader.batch import gradescope_run
@@ -158,11 +158,28 @@ def test_gradescope_says_an_empty_submission_is_empty(tmp_path, lang):
     root = tmp_path / "autograder"
     (root / "source").mkdir(parents=True)
     (root / "source" / "settings.json").write_text(json.dumps(
-        {"assignment": "assignments.transformer", "call_timeout": 5, "total_timeout": 10, "lang": lang}))
-    (root / "submission" / "hw").mkdir(parents=True)
-    (root / "submission" / "hw" / "README.txt").write_text("I will do it later")
+        {"assignment": "assignments.transformer", "call_timeout": 10, "total_timeout": 30, **settings}))
+    for rel, content in files.items():
+        (root / "submission" / rel).parent.mkdir(parents=True, exist_ok=True)
+        (root / "submission" / rel).write_text(content, encoding="utf-8")
     assert gradescope_run.main(["--root", str(root)]) == 0
-    data = json.loads((root / "results" / "results.json").read_text())
+    return json.loads((root / "results" / "results.json").read_text())
+
+
+@pytest.mark.parametrize("lang", ["en", "zh"])
+def test_gradescope_says_an_empty_submission_is_empty(tmp_path, lang):
+    data = _gradescope(tmp_path, {"hw/README.txt": "I will do it later"}, lang=lang)
     assert data["score"] == 0 and data["tests"] == []
     assert ("Your submission is empty" if lang == "en" else "你的提交是空的") in data["output"]
     assert "attention.py" in data["output"] and str(tmp_path) not in data["output"]
+
+
+def test_gradescope_grades_a_notebook_in_a_folder(tmp_path):
+    nbformat = pytest.importorskip("nbformat")
+    nb = nbformat.v4.new_notebook()
+    code = (GOOD / "masks.py").read_text(encoding="utf-8")
+    nb.cells = [nbformat.v4.new_code_cell("!pip install torch"), nbformat.v4.new_code_cell(code)]
+    data = _gradescope(tmp_path, {"hw1/homework.ipynb": nbformat.writes(nb)}, tasks=["masks"], profile="quick")
+    masks = [t for t in data["tests"] if t["name"].startswith("masks.")]
+    assert masks and all(t["status"] == "passed" for t in masks) and data["score"] == sum(
+        t["max_score"] for t in masks) > 0

@@ -44,13 +44,13 @@ def grade(root, settings, scratch, *, lang="en", output_format="md"):
     """The ``results.json`` document for the submission in ``root / "submission"``, graded in ``scratch``."""
     from grader.assignment import load
     from grader.submission import forkserver
-    from grader.submission.snapshot import Snapshot, has_python, safe_copy
+    from grader.submission.snapshot import Snapshot, has_code, safe_copy, unwrap
 
     source = root / "source"
     spec = settings.get("assignment")
     assignment = load(source / spec if spec and "/" in spec else spec)
     snap = safe_copy(root / "submission", scratch / "submission")
-    if not has_python(snap.root):  # said once, plainly: nothing to grade
+    if not has_code(snap.root):  # said once, plainly: nothing to grade
         output = gradescope.render_blocks([gradescope.Block("sentence", text(
             "gradescope.empty", lang, files=", ".join(assignment.contract_files)))], output_format)
         return {"score": 0, "output": output, "output_format": output_format, "tests": []}
@@ -62,7 +62,7 @@ def grade(root, settings, scratch, *, lang="en", output_format="md"):
     config = None
     if (source / "gradekit.toml").is_file():
         config = CourseConfig.load(source / "gradekit.toml", assignment=assignment)
-    submission = find_submission(snap.root, assignment)
+    submission = unwrap(find_submission(snap.root, assignment))  # a notebook in a folder, like a folder of files
     result = api.check(path=submission, assignment=assignment, tasks=settings.get("tasks"),
                        profile=settings.get("profile", "full"), isolated=True, config=config,
                        call_timeout=settings["call_timeout"], total_timeout=settings["total_timeout"],

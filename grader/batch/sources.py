@@ -27,7 +27,7 @@ from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
 
 from grader.safetext import display_name
-from grader.submission.snapshot import has_python, safe_copy, unwrap
+from grader.submission.snapshot import has_code, safe_copy, safe_copy_file, unwrap
 
 MAX_FILES = 200
 """Most members a submission zip may hold."""
@@ -89,8 +89,9 @@ class Skipped:
 
 
 def discover(folder, skipped=None):
-    """The submissions in ``folder``, sorted by student id; each entry that is not one is appended to ``skipped``
-    (a list, when given) as a ``Skipped``: hidden entries, ``__MACOSX`` and the like, plain files other than zips.
+    """The submissions in ``folder`` (folders, ``.zip`` and ``.ipynb`` files), sorted by student id; each entry
+    that is not one is appended to ``skipped`` (a list, when given) as a ``Skipped``: hidden entries, ``__MACOSX``
+    and the like, other plain files.
 
     Entries are looked at with ``lstat``: a folder is a submission, a regular ``.zip`` file too; a link or a
     special file in their place gets a ``problem`` (and so a gradebook row), never followed."""
@@ -109,14 +110,16 @@ def discover(folder, skipped=None):
         except OSError:
             continue
         is_zip = name.lower().endswith(".zip") and len(name) > 4
-        if stat.S_ISREG(mode) and not is_zip:
+        is_notebook = name.lower().endswith(".ipynb") and len(name) > 6  # a notebook handed in as it is
+        if stat.S_ISREG(mode) and not (is_zip or is_notebook):
             skipped.append(Skipped(display_name(name), "file"))  # a README, a roster: not a submission
             continue
-        student = display_name(name[:-4] if is_zip else name)
+        stem = name[:-4] if is_zip else name[:-6] if is_notebook else name
+        student = display_name(stem)
         if student in found:
-            found[student].problem = f"both a folder and a zip are named {student!r}"
+            found[student].problem = f"more than one entry (a folder, a .zip, a .ipynb) is named {student!r}"
             continue
-        sub = Submission(student, Path(entry.path), folder=student_folder(name[:-4] if is_zip else name))
+        sub = Submission(student, Path(entry.path), folder=student_folder(stem))
         if not (stat.S_ISDIR(mode) or stat.S_ISREG(mode)):
             kind = "symlink" if stat.S_ISLNK(mode) else "fifo" if stat.S_ISFIFO(mode) else "socket" \
                 if stat.S_ISSOCK(mode) else "device" if stat.S_ISCHR(mode) or stat.S_ISBLK(mode) else "special"
@@ -139,7 +142,14 @@ def prepare(sub, scratch):
     if sub.problem:
         return sub
     dest = Path(scratch) / sub.folder
-    if sub.source.is_dir() and not sub.source.is_symlink():
+    if sub.source.suffix.lower() == ".ipynb":
+        try:
+            snap = safe_copy_file(sub.source, dest)
+        except OSError as exc:
+            shutil.rmtree(dest, ignore_errors=True)
+            sub.problem = f"{display_name(sub.source.name)}: cannot be read ({exc.strerror or exc})"
+            return sub
+    elif sub.source.is_dir() and not sub.source.is_symlink():
         try:
             snap = safe_copy(sub.source, dest, top_link=False)
         except OSError as exc:
@@ -158,7 +168,7 @@ def prepare(sub, scratch):
         finally:
             shutil.rmtree(unpacked, ignore_errors=True)
     sub.path, sub.refused = unwrap(snap.root), snap.refused
-    if not has_python(sub.path):
+    if not has_code(sub.path):
         sub.path = None
         sub.problem, sub.problem_key, sub.problem_params = "empty submission (no .py file)", "batch.reason.empty", {}
     return sub

@@ -260,9 +260,38 @@ def unwrap(folder):
     return folder
 
 
-def has_python(folder):
-    """Whether ``folder`` (a snapshot: no links) holds a ``.py`` file anywhere: a submission without one is empty."""
-    return any(name.endswith(".py") for _base, _dirs, names in os.walk(folder) for name in names)
+CODE_SUFFIXES = (".py", ".ipynb")
+"""What a submission's code comes in: modules, or a notebook (``submission.notebook``)."""
+
+
+def has_code(folder):
+    """Whether ``folder`` (a snapshot: no links) holds a ``.py`` file or a notebook anywhere: a submission without
+    one is empty."""
+    return any(name.endswith(CODE_SUFFIXES) for _base, _dirs, names in os.walk(folder) for name in names)
+
+
+def safe_copy_file(src, dest, *, max_file_bytes=MAX_FILE_BYTES):
+    """A snapshot in the new folder ``dest`` of the one file ``src`` (a notebook handed in as a file): the file
+    opened without following a link, checked to be a regular file within ``max_file_bytes``, then copied;
+    ``OSError`` saying which rule it broke otherwise."""
+    fd = os.open(src, _O_FILE)
+    try:
+        st = os.fstat(fd)
+        if not stat.S_ISREG(st.st_mode):
+            raise OSError(errno.EINVAL, "not a regular file", str(src))
+        if st.st_size > max_file_bytes:
+            raise OSError(errno.EFBIG, f"larger than {max_file_bytes} bytes", str(src))
+        dest = Path(dest)
+        dest.mkdir(parents=True, exist_ok=True)
+        os.chmod(dest, 0o700)
+        name = Path(src).name
+        with open(dest / name, "wb") as out:
+            while chunk := os.read(fd, _CHUNK):
+                out.write(chunk)
+        os.chmod(dest / name, 0o644)
+    finally:
+        os.close(fd)
+    return Snapshot(root=dest, copied=[name])
 
 
 def describe(entry, lang="en"):
