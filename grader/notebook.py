@@ -32,11 +32,12 @@ from grader.messages import text
 from grader.submission.notebook import convert, relocate
 from grader.views import html, terminal
 
-FRAME = ('<iframe srcdoc="{{ page }}" sandbox style="width: 100%; height: {{ height }}px; resize: vertical; '
-         'border: 1px solid #ccc; border-radius: 4px"></iframe>')
+FRAME = ('<iframe srcdoc="{{ page }}" sandbox="allow-same-origin" style="width: 100%; height: {{ height }}px; '
+         'resize: vertical; border: 1px solid #ccc; border-radius: 4px"></iframe>')
 """The report inside a cell: in a frame of its own, so that its style sheet and security policy stay in it and do
-not restyle the notebook (the page is escaped into ``srcdoc`` by Jinja2's autoescape; ``sandbox`` runs no
-script)."""
+not restyle the notebook (the page is escaped into ``srcdoc`` by Jinja2's autoescape). ``sandbox`` runs no script
+in it; ``allow-same-origin`` is needed for Chromium to draw it at all (a bare ``sandbox`` left the frame blank in
+a real browser, tests/test_notebooks.py), and grants nothing without scripts."""
 
 
 @functools.cache

@@ -343,3 +343,18 @@ def test_a_class_of_notebooks_is_graded_like_folders(tmp_path):
     assert set(rows) == {"李雷", "wang"}
     assert rows["李雷"]["score"] == rows["李雷"]["max_score"] > 0 and rows["李雷"]["status"] == "ok"
     assert rows["wang"]["score"] < rows["wang"]["max_score"]
+
+
+def test_the_report_in_a_cell_is_drawn_by_a_real_browser(tmp_path, browser):
+    """The cell's HTML (the report in a frame) shows the report in Chromium, not an empty frame."""
+    from grader.notebook import Report
+
+    folder = tmp_path / "sub"
+    folder.mkdir()
+    (folder / "masks.py").write_text((ALT / "masks.py").read_text(encoding="utf-8"), encoding="utf-8")
+    page_file = tmp_path / "cell.html"
+    page_file.write_text(Report(api.check(path=folder, tasks=["masks"], profile="quick"))._repr_html_(),
+                         encoding="utf-8")
+    page = browser.open(page_file.as_uri(), width=900, height=900)
+    shown = page.evaluate("document.querySelector('iframe').contentDocument?.body?.innerText || ''")
+    assert "gradekit report" in shown and "masks" in shown
