@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import functools
 import importlib
+import re
 import sys
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -234,15 +235,19 @@ def load(spec: str | Path | Assignment | None = None) -> Assignment:
 
 
 def builtin_names() -> tuple:
-    """The assignments shipped under ``assignments/``."""
+    """The assignments shipped under ``assignments/``: the packages whose ``__init__.py`` assigns ``ASSIGNMENT``
+    (one still being written, without it, is not offered)."""
     try:
         import assignments
     except ImportError:
         return ()
+    defines = re.compile(r"^ASSIGNMENT\s*(:[^=]*)?=", re.M)
     return tuple(
         sorted(
             p.name
             for p in Path(assignments.__file__).parent.iterdir()
-            if (p / "__init__.py").is_file() and not p.name.startswith("_")
+            if (p / "__init__.py").is_file()
+            and not p.name.startswith("_")
+            and defines.search((p / "__init__.py").read_text(encoding="utf-8"))
         )
     )

@@ -19,19 +19,19 @@ MODULES = sorted(path.stem for path in (ROOT / "solution").glob("*.py"))
 
 
 
-def _contract_table():
-    """(module, public name) -> task id, read from the contract page's task table (the students' source of
-    truth): the assignment's task list is checked against it, not restated here."""
+def contract_table(page="CONTRACT.md"):
+    """(module, public name) -> task id, read from a contract page's task table (``| `id` | `Name` | file.py |``,
+    the students' source of truth): an assignment's task list is checked against it, not restated here."""
     table = {}
-    for line in (ROOT / "docs" / "CONTRACT.md").read_text(encoding="utf-8").splitlines():
+    for line in (ROOT / "docs" / page).read_text(encoding="utf-8").splitlines():
         cells = [c.strip() for c in line.strip().strip("|").split("|")]
         if len(cells) == 3 and cells[2].endswith(".py") and cells[0].startswith("`"):
-            for name in re.findall(r"`([A-Za-z_]+)`", cells[1]):
+            for name in re.findall(r"`(\w+)`", cells[1]):
                 table[(cells[2][:-3], name)] = cells[0].strip("`")
     return table
 
 
-TASK_IDS = _contract_table()
+TASK_IDS = contract_table()
 
 
 def test_assignment_tasks_match_the_contract_page():
