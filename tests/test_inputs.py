@@ -37,13 +37,18 @@ def test_unknown_task_is_a_usage_error(capsys):
     assert "unknown task id(s) attention" in capsys.readouterr().err
 
 
-def test_empty_folder_fails_every_task_with_missing_files(tmp_path):
+def test_empty_folder_is_said_to_be_empty_once(tmp_path):
+    """No .py file at all: one sentence, not a missing-file error per contract file and per check (issue 15)."""
     (tmp_path / "notes.txt").write_text("not python")
     (tmp_path / "data.bin").write_bytes(b"\x00\xff")
-    result = api.check(path=tmp_path, profile="quick", tasks=["sdpa", "masks", "model"])
-    assert result.score == 0
-    assert set(result.load_errors) == {"attention.py", "embedding.py", "decoding.py", "feedforward.py",
-                                       "layers.py", "masks.py", "model.py", "norm.py", "training.py"}
+    with pytest.raises(api.UsageError, match="is an empty submission: it holds no .py file"):
+        api.check(path=tmp_path, profile="quick", tasks=["sdpa", "masks", "model"])
+
+
+def test_a_folder_missing_some_files_fails_those_tasks_with_missing_files(make_submission):
+    sub = make_submission(files=["masks.py"])
+    result = api.check(path=sub, profile="quick", tasks=["sdpa", "model"])
+    assert result.score == 0 and "attention.py" in result.load_errors and "masks.py" not in result.load_errors
     for task in result.tasks:
         for c in task.checks:
             assert c.status == "error" and c.error["kind"] == "missing_file", (c.id, c.error)
