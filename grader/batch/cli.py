@@ -41,6 +41,9 @@ def register(subparsers):
     b.add_argument("--force", action="store_true", help="re-grade unchanged submissions too")
     b.add_argument("--lang", choices=("en", "zh"), default=None,
                    help="language of the reports and summary (default: the course configuration's, else en)")
+    b.add_argument("--scheduler", default=None, metavar="ADDRESS",
+                   help="grade on a Dask cluster: local:N (N worker processes here) or a scheduler's address, "
+                        "tcp://host:8786 (pip install 'gradekit[dask]'; docs/CLUSTER.md)")
     b.add_argument("--quiet", "-q", action="store_true", help="no progress bar")
     b.set_defaults(func=cmd_batch)
 
@@ -74,13 +77,13 @@ def cmd_batch(args):
     from grader.messages import text
 
     stream = None if args.quiet or not sys.stderr.isatty() else sys.stderr
-    if os.geteuid() != 0:
+    if os.geteuid() != 0 and args.scheduler is None:  # on Dask, the workers' users count: the batch says after
         print(text("batch.cli.not_sealed", args.lang or "en"), file=sys.stderr)
     result = batch(submissions=args.submissions, out=args.out, jobs=args.jobs, tasks=args.tasks,
                    profile=args.profile, config=_config_path(args.config, args.assignment), lang=args.lang,
                    call_timeout=args.call_timeout, total_timeout=args.total_timeout, memory_mb=args.memory_mb,
                    copy_policy=args.copy_policy, figures=args.figures, force=args.force, stream=stream,
-                   assignment=args.assignment, overrides=args.overrides)
+                   assignment=args.assignment, overrides=args.overrides, scheduler=args.scheduler)
     for line in closing_lines(result, result.lang):
         print(line)
     return 0

@@ -30,7 +30,7 @@ from grader.batch import overrides as overrides_module
 from grader.batch import sources
 from grader.batch.judge import REPLY_PREFIX, atomic_write
 from grader.messages import text
-from grader.safetext import clean_data, clean_text, display_name, for_terminal
+from grader.safetext import clean_data, clean_text, display_name
 
 RECORD = "record.json"
 JUDGE_START_S = 180.0
@@ -108,7 +108,7 @@ def grader_fingerprint(assignment):
 
 def batch(*, submissions, out, jobs=None, tasks=None, profile="full", config=None, lang=None, call_timeout=None,
           total_timeout=None, memory_mb=None, copy_policy=None, figures=True, force=False, stream=None,
-          assignment=None, overrides=None):
+          assignment=None, overrides=None, scheduler=None):
     """Grade every submission in ``submissions`` into ``out``; a ``BatchResult``.
 
     Args:
@@ -129,6 +129,8 @@ def batch(*, submissions, out, jobs=None, tasks=None, profile="full", config=Non
         overrides: the instructor's reviews, a ``.toml`` or ``.csv`` file (``grader.batch.overrides``; default: the
             configuration's). Applied to every output after grading, never to the cached grading itself: editing
             the file re-grades nothing, and a re-run applies it again.
+        scheduler: grade on a Dask cluster instead of local judges: ``"local:N"`` or a scheduler's address
+            (``"tcp://host:8786"``; ``grader.batch.distributed``, docs/CLUSTER.md). ``jobs`` is then unused.
     """
     from grader.api import UsageError
     from grader.assignment import AssignmentError, load
@@ -166,6 +168,12 @@ def batch(*, submissions, out, jobs=None, tasks=None, profile="full", config=Non
     jobs = int(jobs or os.cpu_count() or 1)
     if jobs < 1:
         raise UsageError(f"-j must be at least 1, got {jobs}")
+    from grader.batch import distributed
+    if scheduler is not None:
+        try:
+            distributed.parse_scheduler(scheduler, lang)
+        except ValueError as exc:
+            raise UsageError(str(exc)) from None
     tasks = list(tasks) if tasks else None
     out.mkdir(parents=True, exist_ok=True)
     os.chmod(out, 0o755)  # the judge (root) writes here; an unprivileged worker cannot
@@ -204,8 +212,14 @@ def batch(*, submissions, out, jobs=None, tasks=None, profile="full", config=Non
                     "config": str(Path(config).resolve()) if config else None,
                     "output_format": output_format}
         deadline_s = total_timeout + 3 * call_timeout + 300.0
-        bar = _Progress(len(todo), stream if stream is not None else (sys.stderr if sys.stderr.isatty() else None))
-        for record in _run_pool(todo, out, job_args, jobs, deadline_s, lang, bar):
+        bar = distributed.Progress(len(todo), stream if stream is not None else (
+            sys.stderr if sys.stderr.isatty() else None), lang)
+        if scheduler is not None:
+            pool = distributed.run_pool(todo, out, job_args, scheduler, deadline_s, lang, bar,
+                                        warnings=result.warnings)
+        else:
+            pool = _run_pool(todo, out, job_args, jobs, deadline_s, lang, bar)
+        for record in pool:
             records[record["student"]] = record
             result.graded += 1
         bar.close()
@@ -439,37 +453,3 @@ def _run_pool(todo, out, job_args, jobs, deadline_s, lang, bar):
         yield record
     for t in threads:
         t.join()
-
-
-class _Progress:
-    """``[12/40] 30%  ok 10  timeout 1 ...  ETA 3:20`` on one line of a terminal."""
-
-    def __init__(self, total, stream):
-        self.total, self.stream, self.done, self.started = total, stream, 0, time.monotonic()
-        self.counts = {}
-        self._show()
-
-    def step(self, record):
-        self.done += 1
-        self.counts[record.get("status", "error")] = self.counts.get(record.get("status", "error"), 0) + 1
-        self._show(record.get("student", ""))
-
-    def _show(self, last=""):
-        if self.stream is None or not self.total:
-            return
-        elapsed = time.monotonic() - self.started
-        eta = ""
-        if self.done:
-            left = elapsed / self.done * (self.total - self.done)
-            eta = f"ETA {int(left // 60)}:{int(left % 60):02d}"
-        width = 20
-        filled = int(width * self.done / self.total)
-        counts = " ".join(f"{k} {v}" for k, v in sorted(self.counts.items()))
-        self.stream.write(f"\r[{'#' * filled}{'.' * (width - filled)}] {self.done}/{self.total} {counts} {eta} "
-                          f"{for_terminal(last)[:20]:<20}")
-        self.stream.flush()
-
-    def close(self):
-        if self.stream is not None and self.total:
-            self.stream.write("\n")
-            self.stream.flush()

@@ -1,0 +1,435 @@
+"""Grading a class on Dask workers: ``gradekit batch ... --scheduler tcp://host:8786`` or ``--scheduler local:N``.
+
+The Dask counterpart of ``runner._run_pool``, with the same contract: ``run_pool`` yields each student's record as
+it finishes, and each student's files are in ``--out`` (written atomically, ``record.json`` last) before the record
+is yielded, so resume, the gradebook and the summary page are the local batch's.
+
+The client (the ``gradekit batch`` process) ships each submission's snapshot as zip bytes, never a path: the
+workers need not share a disk with it. Each Dask worker process hosts judges (``python -m grader.batch.judge``,
+one per worker thread, each with its own fork server and slot), started on first use and kept for the worker's
+life; a task unpacks the snapshot into the worker's own scratch folder, has a judge grade it into a scratch
+output folder, and returns the files as bytes. Grading is the judge's, byte for byte as in the local batch: the
+student's code runs jailed under it, as its own uid, when the Dask worker runs as root; otherwise isolation
+degrades to a process of the worker's user, and the batch says so (``Receiver.warnings``).
+
+A worker that dies mid-submission loses nothing: the scheduler (``allowed-failures``: ``ALLOWED_FAILURES``)
+runs the task once more on another worker, then the student's row is ``error`` with the reason. A task that
+raises is retried once too (``retries``). Nothing here is needed by the local batch: Dask is imported only when
+a scheduler is named.
+"""
+
+import fcntl
+import io
+import itertools
+import os
+import re
+import shutil
+import tempfile
+import threading
+import time
+import zipfile
+from contextlib import contextmanager
+from pathlib import Path
+
+from grader.batch import runner, sources
+from grader.batch.judge import atomic_write
+from grader.messages import text
+from grader.safetext import for_terminal
+from grader.submission import snapshot
+
+ALLOWED_FAILURES = 1
+"""Workers that may die running one submission before it is given up (1: it is retried once elsewhere)."""
+OUTPUTS = ("results.json", "report.html", "gradescope.json", "record.json")
+"""The files a judge writes for a student, in the order the client writes them: ``record.json`` last, so that a
+student whose record is there has every file (``runner._complete``)."""
+LOCAL_SETTINGS = {"distributed.admin.tick.interval": "1s", "distributed.admin.system-monitor.interval": "2s",
+                  "distributed.worker.profile.enabled": False, "distributed.scheduler.worker-saturation": 1.0}
+"""Dask settings of a ``local:N`` cluster (docs/CLUSTER.md gives them to a cluster too). Its event loops' watchdog,
+its dashboard's sampling and its profiler took about 4% of a 2-core machine while the judges waited; these take
+under 1%. A worker of one thread is sent its next submission when it finishes one (Dask's default queues two at a
+worker, which can leave the other worker idle at the end of a class)."""
+_ADDRESS = re.compile(r"^(?:[a-z][a-z0-9+]*://\S+|[^\s:/]+:\d+)$")
+
+
+# -- the client side ---------------------------------------------------------------------------------------------
+def parse_scheduler(value, lang="en"):
+    """``"local:N"`` -> ``("local", N)``; an address (``tcp://host:8786``, ``host:8786``) -> ``("address", value)``;
+    ``ValueError`` with a sentence saying what is expected otherwise."""
+    value = str(value).strip()
+    kind, _, count = value.partition(":")
+    if kind == "local":
+        if count.isdigit() and int(count) >= 1:
+            return "local", int(count)
+    elif _ADDRESS.match(value):
+        return "address", value
+    raise ValueError(text("dask.bad_scheduler", lang, value=for_terminal(value)))
+
+
+@contextmanager
+def connect(scheduler, lang="en"):
+    """A Dask ``Client`` for ``scheduler`` (``parse_scheduler``): ``local:N`` starts a cluster of N single-threaded
+    worker processes on this machine, closed on the way out; an address connects to a running scheduler."""
+    kind, value = parse_scheduler(scheduler, lang)
+    try:
+        import dask
+        from distributed import Client, LocalCluster
+    except ImportError:
+        from grader.api import UsageError
+        raise UsageError(text("dask.missing", lang)) from None
+    if kind == "address":
+        with Client(value, set_as_default=False) as client:
+            yield client
+        return
+    # memory_limit=0: the judges cap the students' memory themselves; a Dask limit would count the worker only.
+    # The workers' nannies pass the settings in force when they start on to the workers, restarted ones too.
+    with dask.config.set(LOCAL_SETTINGS), LocalCluster(n_workers=value, threads_per_worker=1, processes=True,
+                                              memory_limit=0, scheduler_kwargs={"allowed_failures": ALLOWED_FAILURES}
+                                              ) as cluster, Client(cluster, set_as_default=False) as client:
+        yield client
+
+
+def pack(folder):
+    """The snapshot ``folder`` as zip bytes: its regular files under their paths relative to ``folder``, sorted (a
+    snapshot holds nothing else; links would be skipped, never followed)."""
+    buf = io.BytesIO()
+    folder = os.fspath(folder)
+    with zipfile.ZipFile(buf, "w", compression=zipfile.ZIP_DEFLATED) as zf:
+        for base, dirs, names in os.walk(folder, followlinks=False):
+            dirs.sort()
+            for name in sorted(names):
+                path = os.path.join(base, name)
+                if os.path.isfile(path) and not os.path.islink(path):
+                    zf.write(path, os.path.relpath(path, folder).replace(os.sep, "/"))
+    return buf.getvalue()
+
+
+def task_key(sub, digest):
+    """The Dask key of ``sub``'s grading, ``grade-<folder>-<digest[:8]>``: the dashboard shows it by name."""
+    return f"grade-{sub.folder}-{digest[:8]}"
+
+
+def run_pool(todo, out, job_args, scheduler, deadline_s, lang, bar, *, warnings=None):
+    """Grade ``todo`` (``[(sources.Submission, digest)]``) on the Dask cluster ``scheduler``; yields each record as it
+    finishes, its files already in ``out/<folder>/``. ``warnings`` (a list, e.g. ``BatchResult.warnings``) gets the
+    sentences for the instructor (workers that could not seal the graded code) once all are done."""
+    if not todo:
+        return
+    from distributed import as_completed
+
+    from grader.assignment import load
+
+    receiver = Receiver(out, job_args, runner.grader_fingerprint(load(job_args["assignment"])), lang, bar)
+    config = _config_file(job_args.get("config"))
+    with connect(scheduler, lang) as client:
+        client.register_plugin(judge_plugin())
+        if "dashboard" in client.scheduler_info().get("services", {}):
+            bar.note(text("dask.dashboard", lang, link=client.dashboard_link))
+        futures = {}
+        for sub, digest in todo:
+            futures[client.submit(grade_on_worker, pack(sub.path), sub.folder, _job(sub, digest, job_args), config,
+                                  deadline_s, key=task_key(sub, digest), pure=False,
+                                  retries=ALLOWED_FAILURES)] = sub
+        for future in as_completed(list(futures), loop=client.loop):
+            sub = futures.pop(future)
+            if future.status == "finished":
+                record = receiver.finish(sub, future.result())
+            else:
+                record = receiver.fail(sub, future.exception())
+            bar.step(record)
+            yield record
+    if warnings is not None:
+        warnings.extend(receiver.warnings())
+
+
+def _job(sub, digest, job_args):
+    """The judge's job for ``sub``, less what the worker fills in (``path``, ``out``, ``slot``, ``config``).
+    ``source`` is the local folder's path as a label only (the results name it, as in the local batch); nothing
+    reads it."""
+    source = os.path.abspath(sub.source) if sub.source.suffix.lower() != ".zip" else None
+    return dict(job_args, student=sub.student, source=source, refused=[r.to_dict() for r in sub.refused],
+                hash=digest, config=None)
+
+
+def _config_file(path):
+    """The course configuration as ``(file name, bytes)`` to ship, or ``None``."""
+    return (Path(path).name, Path(path).read_bytes()) if path else None
+
+
+class Receiver:
+    """Turns what a worker returned for a student into that student's files in ``out`` and the record."""
+
+    def __init__(self, out, job_args, fingerprint, lang, bar):
+        self.out, self.profile, self.fingerprint, self.lang, self.bar = Path(out), job_args["profile"], \
+            fingerprint, lang, bar
+        self.unsealed = []
+        """Names of the workers whose judge was not root (in the order first seen)."""
+
+    def finish(self, sub, outcome):
+        """Write ``outcome``'s files (``grade_on_worker``'s dict) for ``sub`` and return the record; an error row
+        when the judge failed or the worker grades with another grader than this batch's."""
+        if not outcome["sealed"] and outcome["worker"] not in self.unsealed:
+            self.unsealed.append(outcome["worker"])
+            if self.bar is not None:
+                self.bar.note(self.warnings()[-1])
+        record, detail = outcome["record"], outcome["detail"]
+        if record is not None and outcome["grader"] != self.fingerprint:
+            record, detail = None, text("dask.detail.other_grader", self.lang, worker=outcome["worker"],
+                                        theirs=outcome["grader"], ours=self.fingerprint)
+        if record is None:
+            return self._error(sub, detail)
+        folder = self.out / sub.folder
+        folder.mkdir(exist_ok=True)
+        for name in OUTPUTS:
+            atomic_write(folder / name, outcome["files"][name].decode("utf-8"))
+        return record
+
+    def fail(self, sub, exc):
+        """The error row of ``sub`` whose task failed for good (``exc``): its workers died, or it raised twice."""
+        try:
+            from distributed import KilledWorker
+        except ImportError:  # pragma: no cover - a task ran, so Dask is here
+            KilledWorker = ()
+        if isinstance(exc, KilledWorker):
+            detail = text("dask.detail.worker_died", self.lang, n=getattr(exc, "allowed_failures",
+                                                                          ALLOWED_FAILURES) + 1)
+        else:
+            detail = text("dask.detail.task", self.lang, error=f"{type(exc).__name__}: {exc}")
+        return self._error(sub, detail)
+
+    def _error(self, sub, detail):
+        record = runner._error_record(sub, detail, self.lang)
+        runner._write_problem(self.out / sub.folder, record, sub.student, detail, self.profile, self.lang)
+        return record
+
+    def warnings(self):
+        """The sentences for the instructor: the workers that ran the graded code without a jail, if any."""
+        if not self.unsealed:
+            return []
+        return [text("dask.not_sealed", self.lang, workers=", ".join(for_terminal(w) for w in self.unsealed))]
+
+
+# -- the worker side ---------------------------------------------------------------------------------------------
+def claim_slot(folder):
+    """``(slot, fd)``: the lowest slot number that no live process of this machine holds, held (an exclusive lock on
+    ``folder/slot-<n>.lock``) until ``fd`` is closed or the process dies: two judges on one machine, in one Dask
+    worker or in two, never share a slot (and so ``sandbox.slot_user``'s users)."""
+    folder = Path(folder)
+    folder.mkdir(mode=0o700, parents=True, exist_ok=True)
+    for slot in itertools.count():
+        fd = os.open(folder / f"slot-{slot}.lock", os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o600)
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            os.close(fd)
+            continue
+        return slot, fd
+
+
+SLOTS = Path(tempfile.gettempdir()) / f"gradekit-slots-{os.getuid()}"
+"""Where a machine's judges claim their slots (one folder per user: another user's locks are not ours)."""
+
+
+class JudgeSession:
+    """A judge process kept for many submissions, on a slot of its own: started on first use (or for another
+    assignment), stopped after it failed so that the next submission gets a fresh one."""
+
+    def __init__(self, slots=SLOTS):
+        self.slot, self._lock = claim_slot(slots)
+        self.judge = self.assignment = None
+
+    def grade(self, job, deadline_s, lang):
+        """``(record, None)``, or ``(None, why)`` when the judge did not start, died, ran past ``deadline_s`` or
+        reported an internal error."""
+        if self.judge is not None and self.assignment != job["assignment"]:
+            self.stop()
+        if self.judge is None:
+            judge = runner._Judge(job["assignment"])
+            hello = judge.receive(time.monotonic() + runner.JUDGE_START_S)
+            if not hello or not hello.get("ready"):
+                judge.stop()
+                return None, text("dask.detail.no_start", lang)
+            self.judge, self.assignment = judge, job["assignment"]
+        started = time.monotonic()
+        try:
+            self.judge.send(dict(job, slot=self.slot))
+            record = self.judge.receive(started + deadline_s)
+        except OSError:
+            record = None
+        if record is None or "internal_error" in record:
+            self.stop()
+            return None, (record or {}).get("internal_error") or text("dask.detail.late", lang, seconds=deadline_s)
+        return record, None
+
+    def stop(self):
+        """Stop the judge (a later ``grade`` starts another)."""
+        if self.judge is not None:
+            self.judge.stop()
+            self.judge = self.assignment = None
+
+    def close(self):
+        """Stop the judge and give the slot back."""
+        self.stop()
+        os.close(self._lock)
+
+
+class _Host:
+    """The judges of one Dask worker process: one per task running at once (a worker of N threads has N), reused
+    for the worker's life."""
+
+    def __init__(self, name, scratch):
+        self.name, self.scratch = name, Path(scratch)
+        self.scratch.mkdir(mode=0o700, parents=True, exist_ok=True)
+        self._idle, self._all, self._lock = [], [], threading.Lock()
+
+    @contextmanager
+    def session(self):
+        with self._lock:
+            session = self._idle.pop() if self._idle else None
+        if session is None:
+            session = JudgeSession()
+            with self._lock:
+                self._all.append(session)
+        try:
+            yield session
+        finally:
+            with self._lock:
+                self._idle.append(session)
+
+    def close(self):
+        with self._lock:
+            sessions, self._all, self._idle = self._all, [], []
+        for session in sessions:
+            session.close()
+
+
+_HOST = None
+_HOST_LOCK = threading.Lock()
+
+
+def _host():
+    """This worker process's ``_Host`` (made on the first task): its scratch folder lies in the worker's own local
+    directory, which Dask removes when the worker is gone, even killed."""
+    global _HOST
+    from distributed import get_worker
+
+    with _HOST_LOCK:
+        if _HOST is None:
+            worker = get_worker()
+            _HOST = _Host(str(worker.name), Path(worker.local_directory) / "gradekit")
+        return _HOST
+
+
+def close_host():
+    """Stop this worker process's judges (a later task starts others)."""
+    global _HOST
+    with _HOST_LOCK:
+        host, _HOST = _HOST, None
+    if host is not None:
+        host.close()
+
+
+def judge_plugin():
+    """A Dask ``WorkerPlugin`` that stops a worker's judges when the worker closes (a judge also exits on its own
+    once its worker is gone: its stdin closes). Made here, not at import, so that the local batch, which uses this
+    module's ``Progress``, never imports Dask."""
+    from distributed import WorkerPlugin
+
+    class JudgePlugin(WorkerPlugin):
+        name = "gradekit-judges"
+
+        def teardown(self, worker):
+            close_host()
+
+    return JudgePlugin()
+
+
+def grade_on_worker(packed, folder, job, config, deadline_s):
+    """Run on a Dask worker: unpack ``packed`` (``pack``'s bytes), grade it with one of this worker's judges into a
+    scratch folder named ``folder`` (the student's output folder: the record names it), and return
+    ``{"record", "detail", "files": {name: bytes}, "sealed", "worker", "grader"}``; the scratch is removed."""
+    host = _host()
+    work = Path(tempfile.mkdtemp(prefix="job-", dir=host.scratch))
+    try:
+        archive = work / "snapshot.zip"
+        archive.write_bytes(packed)
+        path = sources.extract(archive, work / "snapshot", max_files=snapshot.MAX_FILES,
+                               max_bytes=snapshot.MAX_TOTAL_BYTES)
+        out = work / "out" / folder
+        out.mkdir(parents=True)
+        if config is not None:
+            (work / "config").mkdir()
+            (work / "config" / config[0]).write_bytes(config[1])
+            job = dict(job, config=str(work / "config" / config[0]))
+        with host.session() as session:
+            record, detail = session.grade(dict(job, path=str(path), out=str(out)), deadline_s, job["lang"])
+        files = {name: (out / name).read_bytes() for name in OUTPUTS} if record is not None else {}
+        return {"record": record, "detail": detail, "files": files, "sealed": os.geteuid() == 0,
+                "worker": host.name, "grader": _fingerprint(job["assignment"])}
+    finally:
+        shutil.rmtree(work, ignore_errors=True)
+
+
+_FINGERPRINTS = {}
+
+
+def _fingerprint(assignment):
+    """``runner.grader_fingerprint`` of this worker's kit and ``assignment`` (computed once per worker)."""
+    if assignment not in _FINGERPRINTS:
+        from grader.assignment import load
+
+        _FINGERPRINTS[assignment] = runner.grader_fingerprint(load(assignment))
+    return _FINGERPRINTS[assignment]
+
+
+# -- progress ------------------------------------------------------------------------------------------------------
+class Progress:
+    """``[#####...............] 12/40 ok 10 timeout 2  5.1/min  5:30 left  s012`` on one line of a terminal
+    (``stream``; ``None``: nothing is shown), for the local batch and the Dask one alike."""
+
+    WIDTH = 20
+
+    def __init__(self, total, stream, lang="en"):
+        self.total, self.stream, self.lang = total, stream, lang
+        self.done, self.counts, self.started = 0, {}, time.monotonic()
+        self._show()
+
+    def step(self, record):
+        """One more student done (``record``: its status and id)."""
+        self.done += 1
+        status = record.get("status", "error")
+        self.counts[status] = self.counts.get(status, 0) + 1
+        self._show(record.get("student", ""))
+
+    def note(self, line):
+        """Print ``line`` (already safe for a terminal) above the progress line."""
+        if self.stream is not None:
+            self.stream.write(f"\r{line}\n")
+            self._show()
+
+    def _show(self, last=""):
+        if self.stream is None or not self.total:
+            return
+        filled = int(self.WIDTH * self.done / self.total)
+        counts = " ".join(f"{k} {v}" for k, v in sorted(self.counts.items()))
+        pace = ""
+        if self.done:
+            elapsed = max(time.monotonic() - self.started, 1e-9)
+            rate = self.done / elapsed * 60
+            pace = (text("batch.progress.rate", self.lang, rate=f"{rate:.1f}") + "  " + text(
+                "batch.progress.left", self.lang, time=_clock((self.total - self.done) / rate * 60)))
+        self.stream.write(f"\r[{'#' * filled}{'.' * (self.WIDTH - filled)}] {self.done}/{self.total} {counts}  "
+                          f"{pace}  {for_terminal(last)[:20]:<20}")
+        self.stream.flush()
+
+    def close(self):
+        """End the line."""
+        if self.stream is not None and self.total:
+            self.stream.write("\n")
+            self.stream.flush()
+
+
+def _clock(seconds):
+    """``3:20``, ``1:02:03``."""
+    seconds = int(round(seconds))
+    hours, rest = divmod(seconds, 3600)
+    return f"{hours}:{rest // 60:02d}:{rest % 60:02d}" if hours else f"{rest // 60}:{rest % 60:02d}"
