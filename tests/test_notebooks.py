@@ -105,6 +105,22 @@ def test_magics_shell_lines_and_demo_code_are_left_out(tmp_path):
     assert _top_names(_module(tmp_path / "out", "norm.py")) == []
 
 
+def test_a_demo_cell_whose_names_a_function_uses_as_locals_is_left_out(tmp_path):
+    """A student tries attention at the top level with the very names its code uses inside (``q``, ``scores``):
+    those are the function's locals, not the notebook's globals, so the demo is not copied into the module, where
+    it would run on import (here it would raise)."""
+    cells = _solution_cells()
+    cells.insert(-1, "q = torch.randn(2, 3, 4)\nscores = 1 / 0\nout, weights = scaled_dot_product_attention(q, q, q)")
+    nb = _notebook(tmp_path / "nb.ipynb", cells)
+    cellmap = convert(nb, tmp_path / "out", TRANSFORMER)
+    attention = _module(tmp_path / "out", "attention.py")
+    assert "1 / 0" not in attention and "torch.randn(2, 3, 4)" not in attention
+    assert not {"q", "scores", "out", "weights"} & set().union(*cellmap.helpers.values())
+    result = api.check(path=nb, profile="quick", allow_banned=True, tasks=["sdpa", "mha"])
+    assert result.score == result.max_score and not result.load_errors
+    assert not any(c.notes for t in result.tasks for c in t.checks)
+
+
 def test_a_name_defined_twice_takes_the_last_definition(tmp_path):
     first = "import torch\n\ndef causal_mask(size, device=None):\n    return 'first'"
     second = "def causal_mask(size, device=None):\n    return 'second'"

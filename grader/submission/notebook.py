@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import ast
 import re
+import symtable
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -176,7 +177,22 @@ def _parse(source):
 
 # -- what a cell defines ---------------------------------------------------------------------------------------
 def _names_used(node):
-    return frozenset(n.id for n in ast.walk(node) if isinstance(n, ast.Name))
+    """The names a top-level statement reads from the notebook's globals: at its own level, and in every function,
+    class and comprehension inside it the names not bound there. A method's local ``q`` is not the notebook's
+    ``q``: a demo cell's ``q = torch.randn(...)`` must not be copied into a module (and run there) because a
+    method happens to use the same name for a local (``symtable``, Python's own scope analysis)."""
+    try:
+        top = symtable.symtable(ast.unparse(node), "<cell>", "exec")
+    except SyntaxError:  # not expected for a parsed statement; every name then, as before
+        return frozenset(n.id for n in ast.walk(node) if isinstance(n, ast.Name))
+    used, todo = set(), [top]
+    while todo:
+        table = todo.pop()
+        todo += table.get_children()
+        for sym in table.get_symbols():
+            if sym.is_referenced() and (table.get_type() == "module" or sym.is_global()):
+                used.add(sym.get_name())
+    return frozenset(used)
 
 
 def _cut(line, start=0, end=None):
