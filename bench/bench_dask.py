@@ -30,7 +30,7 @@ from grader.batch import distributed, runner  # noqa: E402
 
 def on_dask(scheduler, **kwargs):
     """``gradekit batch --scheduler``: ``runner.batch`` on Dask."""
-    return runner.batch(scheduler=scheduler, **kwargs)
+    return distributed.batch(scheduler, **kwargs)
 
 
 def cluster_start_s(n):

@@ -2,7 +2,7 @@
 
 A module-scoped class of 20 (correct folders and a zip, catalogued bugs, hostile cases from ``tests/hostile``,
 an unsafe zip and an empty folder) is graded once by the local batch (``-j 2``) and once on a local Dask cluster
-of two worker processes, ``batch(scheduler=...)`` (``distributed.run_pool`` in place of ``runner._run_pool``).
+of two worker processes, ``distributed.batch`` (``distributed.run_pool`` in place of ``runner._run_pool``).
 While the Dask batch runs, the worker grading ``hang`` is killed (SIGKILL, mid-submission):
 the submission is retried on the other worker and the gradebook is still the local one. A second, small batch
 kills the worker twice: that student's row is ``error`` with the reason, the others are untouched, and a re-run
@@ -28,7 +28,7 @@ from distributed import Client, LocalCluster  # noqa: E402
 
 from grader.assignment import load  # noqa: E402
 from grader.batch import distributed as dask_batch  # noqa: E402
-from grader.batch import runner, sources  # noqa: E402
+from grader.batch import progress, runner, sources  # noqa: E402
 from grader.bugs.catalogue import Catalogue  # noqa: E402
 from grader.messages import text  # noqa: E402
 from tests import hostile  # noqa: E402
@@ -108,10 +108,11 @@ def cluster(tmp_path_factory):
 
 
 def _dask_batch(monkeypatch, address, **kwargs):
-    """``runner.batch(scheduler=address)``; its result and the warnings it gathered."""
+    """``distributed.batch(address, ...)`` (``gradekit batch --scheduler``); its result and the warnings it
+    gathered."""
     with monkeypatch.context() as m:
         m.setattr(runner, "grader_fingerprint", lambda assignment: FIXED)
-        result = runner.batch(scheduler=address, **kwargs)
+        result = dask_batch.batch(address, **kwargs)
     return result, result.warnings
 
 
@@ -281,9 +282,9 @@ def test_a_worker_with_another_grader_or_a_judge_failure_gives_an_error_row(tmp_
 
 def test_the_progress_line_shows_done_total_rate_and_time_left(monkeypatch):
     clock = iter([100.0, 130.0, 160.0])
-    monkeypatch.setattr(dask_batch.time, "monotonic", lambda: next(clock))
+    monkeypatch.setattr(progress.time, "monotonic", lambda: next(clock))
     stream = io.StringIO()
-    bar = dask_batch.Progress(4, stream, "en")
+    bar = progress.Progress(4, stream, "en")
     bar.step({"student": "s1", "status": "ok"})
     line = stream.getvalue().rsplit("\r", 1)[1]
     assert "1/4" in line and "ok 1" in line and "2.0/min" in line and "1:30 left" in line and "s1" in line
@@ -293,13 +294,13 @@ def test_the_progress_line_shows_done_total_rate_and_time_left(monkeypatch):
     bar.close()
     assert stream.getvalue().endswith("\n")
     zh = io.StringIO()
-    monkeypatch.setattr(dask_batch.time, "monotonic", iter([0.0, 60.0]).__next__)
-    dask_batch.Progress(2, zh, "zh").step({"student": "s1", "status": "ok"})
+    monkeypatch.setattr(progress.time, "monotonic", iter([0.0, 60.0]).__next__)
+    progress.Progress(2, zh, "zh").step({"student": "s1", "status": "ok"})
     assert text("batch.progress.rate", "zh", rate="1.0") in zh.getvalue()
 
 
 def test_no_stream_no_progress_output():
-    bar = dask_batch.Progress(3, None, "en")
+    bar = progress.Progress(3, None, "en")
     bar.step({"student": "s1", "status": "ok"})
     bar.note("a line")
     bar.close()  # nothing to write to, nothing raised

@@ -79,11 +79,16 @@ def cmd_batch(args):
     stream = None if args.quiet or not sys.stderr.isatty() else sys.stderr
     if os.geteuid() != 0 and args.scheduler is None:  # on Dask, the workers' users count: the batch says after
         print(text("batch.cli.not_sealed", args.lang or "en"), file=sys.stderr)
-    result = batch(submissions=args.submissions, out=args.out, jobs=args.jobs, tasks=args.tasks,
-                   profile=args.profile, config=_config_path(args.config, args.assignment), lang=args.lang,
-                   call_timeout=args.call_timeout, total_timeout=args.total_timeout, memory_mb=args.memory_mb,
-                   copy_policy=args.copy_policy, figures=args.figures, force=args.force, stream=stream,
-                   assignment=args.assignment, overrides=args.overrides, scheduler=args.scheduler)
+    kwargs = dict(submissions=args.submissions, out=args.out, jobs=args.jobs, tasks=args.tasks,
+                  profile=args.profile, config=_config_path(args.config, args.assignment), lang=args.lang,
+                  call_timeout=args.call_timeout, total_timeout=args.total_timeout, memory_mb=args.memory_mb,
+                  copy_policy=args.copy_policy, figures=args.figures, force=args.force, stream=stream,
+                  assignment=args.assignment, overrides=args.overrides)
+    if args.scheduler is not None:
+        from grader.batch import distributed
+        result = distributed.batch(args.scheduler, **kwargs)
+    else:
+        result = batch(**kwargs)
     for line in closing_lines(result, result.lang):
         print(line)
     return 0

@@ -29,6 +29,7 @@ import grader
 from grader.batch import overrides as overrides_module
 from grader.batch import sources
 from grader.batch.judge import REPLY_PREFIX, atomic_write
+from grader.batch.progress import Progress
 from grader.messages import text
 from grader.safetext import clean_data, clean_text, display_name
 
@@ -108,7 +109,7 @@ def grader_fingerprint(assignment):
 
 def batch(*, submissions, out, jobs=None, tasks=None, profile="full", config=None, lang=None, call_timeout=None,
           total_timeout=None, memory_mb=None, copy_policy=None, figures=True, force=False, stream=None,
-          assignment=None, overrides=None, scheduler=None):
+          assignment=None, overrides=None, pool=None):
     """Grade every submission in ``submissions`` into ``out``; a ``BatchResult``.
 
     Args:
@@ -129,8 +130,9 @@ def batch(*, submissions, out, jobs=None, tasks=None, profile="full", config=Non
         overrides: the instructor's reviews, a ``.toml`` or ``.csv`` file (``grader.batch.overrides``; default: the
             configuration's). Applied to every output after grading, never to the cached grading itself: editing
             the file re-grades nothing, and a re-run applies it again.
-        scheduler: grade on a Dask cluster instead of local judges: ``"local:N"`` or a scheduler's address
-            (``"tcp://host:8786"``; ``grader.batch.distributed``, docs/CLUSTER.md). ``jobs`` is then unused.
+        pool: who grades what is not cached: ``pool(todo, out, job_args, jobs, deadline_s, lang, bar, warnings)``
+            yields each record once its files are in ``out`` (default: judges on this machine, ``_run_pool``).
+            ``grader.batch.distributed.batch`` passes Dask's (docs/CLUSTER.md).
     """
     from grader.api import UsageError
     from grader.assignment import AssignmentError, load
@@ -168,12 +170,6 @@ def batch(*, submissions, out, jobs=None, tasks=None, profile="full", config=Non
     jobs = int(jobs or os.cpu_count() or 1)
     if jobs < 1:
         raise UsageError(f"-j must be at least 1, got {jobs}")
-    from grader.batch import distributed
-    if scheduler is not None:
-        try:
-            distributed.parse_scheduler(scheduler, lang)
-        except ValueError as exc:
-            raise UsageError(str(exc)) from None
     tasks = list(tasks) if tasks else None
     out.mkdir(parents=True, exist_ok=True)
     os.chmod(out, 0o755)  # the judge (root) writes here; an unprivileged worker cannot
@@ -212,14 +208,9 @@ def batch(*, submissions, out, jobs=None, tasks=None, profile="full", config=Non
                     "config": str(Path(config).resolve()) if config else None,
                     "output_format": output_format}
         deadline_s = total_timeout + 3 * call_timeout + 300.0
-        bar = distributed.Progress(len(todo), stream if stream is not None else (
-            sys.stderr if sys.stderr.isatty() else None), lang)
-        if scheduler is not None:
-            pool = distributed.run_pool(todo, out, job_args, scheduler, deadline_s, lang, bar,
-                                        warnings=result.warnings)
-        else:
-            pool = _run_pool(todo, out, job_args, jobs, deadline_s, lang, bar)
-        for record in pool:
+        bar = Progress(len(todo), stream if stream is not None else (sys.stderr if sys.stderr.isatty() else None),
+                       lang)
+        for record in (pool or _run_pool)(todo, out, job_args, jobs, deadline_s, lang, bar, result.warnings):
             records[record["student"]] = record
             result.graded += 1
         bar.close()
@@ -394,8 +385,9 @@ class _Judge:
         self.proc.stdout.close()
 
 
-def _run_pool(todo, out, job_args, jobs, deadline_s, lang, bar):
-    """Grade ``todo`` with ``jobs`` judges; yields each record as it finishes (in finishing order)."""
+def _run_pool(todo, out, job_args, jobs, deadline_s, lang, bar, warnings):
+    """Grade ``todo`` with ``jobs`` judges; yields each record as it finishes (in finishing order). ``warnings``
+    gets nothing here: whether this machine seals the graded code is said by ``gradekit batch`` at the start."""
     pending = queue.Queue()
     for item in todo:
         pending.put(item)

@@ -83,7 +83,7 @@ def test_the_summary_escapes_what_the_submission_wrote(lang, color):
 def test_the_practice_view_and_the_progress_bar_escape_too():
     import io
 
-    from grader.batch import distributed
+    from grader.batch import progress
     from grader.practice import render
 
     class Checked:
@@ -94,7 +94,7 @@ def test_the_practice_view_and_the_progress_bar_escape_too():
 
     _assert_terminal_safe(render.checked(Checked(), "en"))
     stream = io.StringIO()
-    bar = distributed.Progress(2, stream)  # the batch's progress line, local and on Dask
+    bar = progress.Progress(2, stream)  # the batch's progress line, local and on Dask
     bar.step({"student": NASTY, "status": "ok"})
     bar.note("a line above the bar")
     _assert_terminal_safe(stream.getvalue().replace("\r", ""))
