@@ -1,0 +1,25 @@
+from torch import nn
+
+from .attention import CausalSelfAttention
+from .feedforward import SwiGLU
+from .norm import RMSNorm
+
+
+class DecoderBlock(nn.Module):
+    def __init__(self, dim, num_heads, hidden_dim, num_kv_heads=None, eps=1e-6, rope_base=10000.0):
+        super().__init__()
+        self.attn_norm = RMSNorm(dim, eps)
+        self.ffn_norm = RMSNorm(dim, eps)
+        self.attn = CausalSelfAttention(dim, num_heads, num_kv_heads, rope_base)
+        self.ffn = SwiGLU(dim, hidden_dim)
+
+    def _attn_branch(self, x, cache):
+        return self.attn(self.attn_norm(x), cache)
+
+    def _ffn_branch(self, x):
+        return self.ffn(self.ffn_norm(x))
+
+    def forward(self, x, cache=None):
+        h = x + self._attn_branch(x, cache)
+        out = h + self._ffn_branch(h)
+        return out

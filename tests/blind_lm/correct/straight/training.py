@@ -1,0 +1,34 @@
+import torch.nn.functional as F
+
+from .optim import clip_grad_norm_
+
+
+def lm_loss(logits, tokens, pad_id=None):
+    V = logits.shape[-1]
+    pred = logits[:, :-1, :].reshape(-1, V)
+    target = tokens[:, 1:].reshape(-1)
+    if pad_id is None:
+        return F.cross_entropy(pred, target)
+    return F.cross_entropy(pred, target, ignore_index=pad_id)
+
+
+def train_step(model, tokens, optimizer, pad_id=None, max_grad_norm=None, lr=None):
+    if lr is not None:
+        for group in optimizer.param_groups:
+            group["lr"] = lr
+    optimizer.zero_grad()
+    loss = lm_loss(model(tokens), tokens, pad_id)
+    loss.backward()
+    if max_grad_norm is not None:
+        clip_grad_norm_(model.parameters(), max_grad_norm)
+    optimizer.step()
+    return loss.item()
+
+
+def count_parameters(vocab_size, dim, num_layers, num_heads, hidden_dim, num_kv_heads=None):
+    if num_kv_heads is None:
+        num_kv_heads = num_heads
+    head_dim = dim // num_heads
+    kv_dim = num_kv_heads * head_dim
+    per_layer = 2 * dim + 2 * dim * dim + 2 * dim * kv_dim + 3 * dim * hidden_dim
+    return vocab_size * dim + num_layers * per_layer + dim
