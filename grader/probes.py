@@ -249,6 +249,20 @@ def shapes(ns, *, name, kwargs):
 
 
 @probe
+def defaults(ns, *, name):
+    """The constructor's default values that are plain data (numbers, strings, booleans, ``None``), by argument:
+    asked of the reference, they are the contract's defaults."""
+    import inspect
+
+    out = {}
+    for p in inspect.signature(ns.get(name)).parameters.values():
+        if p.default is not inspect.Parameter.empty and (p.default is None or isinstance(p.default,
+                                                                                       (bool, int, float, str))):
+            out[p.name] = p.default
+    return out
+
+
+@probe
 def construct(ns, *, name, kwargs):
     """Build a module and report which exception, if any, the constructor raised."""
     try:

@@ -139,3 +139,28 @@ def test_statistics_in_float32_are_compared_at_float32_precision(variant, fails,
         assert not failing and result.score == result.max_score
         notes = {n.key for t in result.tasks for c in t.checks for n in c.notes}
         assert "note.float32_inside" in notes
+
+
+MERGE_HEADS = ("out = out.transpose(1, 2).contiguous().view(B, Lq, D)", "out = out.reshape(B, Lq, D)")
+
+
+@pytest.mark.parametrize("edit, contract_passes", [
+    # a forward mistake: both ways of building the module are wrong alike, charged in the checks against the reference
+    (MERGE_HEADS, True),
+    # a default mistake: the module built with dropout=0.1 spelled out is right, the one built without is not
+    (("def __init__(self, d_model, num_heads, dropout=0.1)", "def __init__(self, d_model, num_heads, dropout=0.0)"),
+     False),
+])
+def test_the_defaults_check_judges_the_defaults_only(edit, contract_passes, make_submission):
+    """mha.contract compares the submission built without its optional arguments with the submission built with
+    the contract's defaults spelled out: a forward mistake is not charged there a second time (it once was, and
+    the diagnosis then appeared under the defaults check), a wrong default still is."""
+    result = api.check(path=make_submission({"attention.py": edit}), profile="quick", tasks=["mha"])
+    status = {c.id: c for t in result.tasks for c in t.checks}
+    assert (status["mha.contract"].status == "passed") is contract_passes
+    if contract_passes:
+        assert status["mha.equivalence"].status == "failed"
+        assert [d.id for d in status["mha.equivalence"].diagnoses] == ["mha.merge_without_transpose"]
+    else:
+        assert status["mha.contract"].message.key == "fail.defaults"
+        assert status["mha.equivalence"].status == "passed"

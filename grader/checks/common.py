@@ -193,22 +193,28 @@ def dropout_behaviour(ctx, *, name, kwargs, state, inputs, method="forward", exa
 
 
 def defaults_agree(ctx, *, name, required, inputs, given, example=None, train_differs=False, state=True):
-    """``name(**required)`` (the contract's defaults for everything else) behaves as the reference's does: the same
-    ``eval()`` output for the same weights, and, with ``train_differs``, a default dropout that is not zero.
-    ``given``: the arguments a check usually passes, named in the message when they are the ones left out."""
-    left_out = ", ".join(sorted(set(given) - set(required)))
-    ex = dict(example or {}, config=dict(required, defaults_for=left_out))
+    """``name(**required)`` (the submission's defaults for everything else) behaves as the submission's own module
+    built with the contract's defaults passed explicitly: the same ``eval()`` output for the same weights, and,
+    with ``train_differs``, a default dropout that is not zero. Only the defaults are judged here: a mistake in the
+    forward pass makes both outputs wrong alike and is charged in the checks that compare with the reference.
+    ``given``: the arguments a check usually passes; those not in ``required`` are the ones left out."""
+    left = sorted(set(given) - set(required))
+    contract = ctx.ref("defaults", name=name)
+    explicit = dict(required, **{k: contract[k] for k in left if k in contract})
+    shown = ", ".join(f"{k}={contract[k]!r}" for k in left if k in contract)
+    ex = dict(example or {}, config=dict(required, defaults_for=", ".join(left)))
     weights = ref_state(ctx, name, required, 0) if state else None
-    ref, got = ctx.both("forward", name=name, kwargs=required, state=weights, inputs=inputs)
+    got = ctx.sub("forward", name=name, kwargs=required, state=weights, inputs=inputs)
+    spelled = ctx.sub("forward", name=name, kwargs=explicit, state=weights, inputs=inputs)
     try:
-        check_tensor(got["out"], ref["out"], what=f"{name}({', '.join(sorted(required))}) output", example=ex)
+        check_tensor(got["out"], spelled["out"], what=f"{name}({', '.join(sorted(required))}) output", example=ex)
     except Fail as fail:
-        raise Fail("fail.defaults", what=name, argument=left_out, default="(the contract's)",
+        raise Fail("fail.defaults_spelled", what=name, arguments=", ".join(left), defaults=shown,
                    detail=_render_plain(fail), example=ex) from None
     if train_differs:
         tr = ctx.sub("forward", name=name, kwargs=required, state=weights, inputs=inputs, train=True, repeat=2)
         if all(torch.equal(o, got["out"]) for o in tr["outs"]):
-            raise Fail("fail.defaults", what=name, argument="dropout", default=0.1,
+            raise Fail("fail.defaults", what=name, argument="dropout", default=contract.get("dropout", 0.1),
                        detail="in train() mode nothing is dropped", example=ex)
 
 

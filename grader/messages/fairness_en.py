@@ -14,6 +14,8 @@ MESSAGES = {
                            "(printing costs no points).",
     "fail.defaults": "{what} built without {argument} behaves differently from the contract's default "
                      "{argument}={default}: {detail}",
+    "fail.defaults_spelled": "{what} built without {arguments} does not behave as when the contract's defaults "
+                             "are passed ({defaults}): {detail}",
     "fail.dropout_zero": "{what} built with dropout=0.0 in train() mode does not give its eval() output: some dropout "
                          "ignores the dropout argument (a fixed probability?).",
     "check.defaults": "constructor defaults are the contract's",

@@ -10,6 +10,7 @@ MESSAGES = {
     "note.zero_bias": "{what} 没有 {names}：比较时把参考实现中的对应参数设为零（缺少的参数只在约定检查中扣分一次）。",
     "note.output_dropped": "有 {n} 次调用打印的内容超过输出上限，超出部分已丢弃（打印不扣分）。",
     "fail.defaults": "{what} 不传 {argument} 时的行为与约定的默认值 {argument}={default} 不同：{detail}",
+    "fail.defaults_spelled": "{what} 不传 {arguments} 时，与显式传入约定默认值（{defaults}）时的行为不同：{detail}",
     "fail.dropout_zero": "{what} 以 dropout=0.0 构造并处于 train() 模式时，输出与 eval() 不同：某个 dropout 没有使用 "
                          "dropout 参数（写死了概率？）。",
     "check.defaults": "构造函数的默认值符合约定",
