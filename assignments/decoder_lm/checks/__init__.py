@@ -1,0 +1,1 @@
+"""The decoder-only LM's checks: one module per task id."""

@@ -1,0 +1,53 @@
+"""The checks of task ``clip`` (``clip_grad_norm_``, docs/CONTRACT_LM.md): the same as
+``torch.nn.utils.clip_grad_norm_(parameters, max_norm)`` (the reference is verified against it in
+tests/test_lm_reference.py)."""
+
+from hypothesis import strategies as st
+
+from grader.checks.base import Fail, check
+from grader.checks.compare import check_tensor
+from grader.strategies import seeds
+
+SHAPES = ([4, 3], [6], [2, 3, 2], [5])
+SCALES = (1.0, 1e-4, 30.0)
+"""Gradient sizes: at 1e-4 the total norm is near 1e-3, where the 1e-6 in max_norm / (total + 1e-6) shows."""
+
+
+@st.composite
+def clip_case(draw):
+    return {"without": draw(st.integers(0, len(SHAPES) - 1)), "ratio": draw(st.sampled_from([0.1, 0.5, 0.9])),
+            "seed": draw(seeds())}
+
+
+@check("clip", "norm", points=5, given=clip_case())
+def norm(ctx, c):
+    """Returns the total L2 norm of all gradients together, before clipping, as a 0-dim tensor; scales every
+    gradient in place by min(1, max_norm / (total + 1e-6)) (nothing changes under max_norm); skips parameters
+    without a gradient; accepts a generator (model.parameters())."""
+    for scale in SCALES:
+        _clip(ctx, c, scale)
+
+
+def _clip(ctx, c, scale):
+    scales = [scale * (1 + i) for i in range(len(SHAPES))]
+    has_grad = [i != c["without"] for i in range(len(SHAPES))]
+    base = dict(shapes=list(SHAPES), scales=scales, has_grad=has_grad, seed=c["seed"])
+    total = ctx.ref("lm_clip", **base, max_norm=1e9)["out"] * scales[0]
+    for max_norm, as_generator in ((float(total) * c["ratio"], False), (float(total) * c["ratio"], True),
+                                   (float(total) * 1.5, False)):
+        ex = {"config": {"max_norm": max_norm, "gradient_scale": scale, "parameter_without_gradient":
+                         c["without"], "parameters": "a generator" if as_generator else "a list"},
+              "shapes": {f"parameter {i}": s for i, s in enumerate(SHAPES)}}
+        ref, got = ctx.both("lm_clip", **base, max_norm=max_norm, as_generator=as_generator)
+        if "out" not in got:
+            raise Fail("fail.not_tensor", what="clip_grad_norm_", got=got.get("other"), example=ex)
+        # the probe divides by the gradients' scales: the tolerances are relative to their size
+        check_tensor(got["out"], ref["out"], what="the norm clip_grad_norm_ returned", example=ex)
+        for i, (g, r) in enumerate(zip(got["grads"], ref["grads"])):
+            if r is None:
+                if g is not None:
+                    raise Fail("fail.lm_clip_created", param=i, example=ex)
+                continue
+            check_tensor(g, r, what=f"the gradient of parameter {i} after clip_grad_norm_", example=ex)
+        if got["replaced"]:
+            raise Fail("fail.lm_clip_inplace", params=got["replaced"], example=ex)

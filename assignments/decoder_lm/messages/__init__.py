@@ -1,0 +1,1 @@
+"""The decoder-only LM's sentences: ``<part>_<lang>.py`` modules with ``MESSAGES`` dicts."""
