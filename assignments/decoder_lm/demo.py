@@ -1,0 +1,175 @@
+"""A short end-to-end demo: train the reference decoder-only LM on classical poems, then let it write some.
+
+``run_demo()`` trains a small ``DecoderLM`` of the reference (``assignments/decoder_lm/reference``) on the
+shipped poems (``assignments.decoder_lm.corpus``), character by character, with the reference's own pieces:
+``param_groups`` and ``AdamW``, ``cosine_lr`` (warm-up, then cosine), ``train_step`` (``lm_loss`` with the
+padding ignored, ``clip_grad_norm_``). Then ``generate`` samples a few poems, each from a newline and a first
+character, with temperature, top-k and top-p and a seeded ``torch.Generator``, decoding with the KV cache. It
+runs on the CPU in well under a minute::
+
+    gradekit demo --assignment decoder_lm [--steps N] [--seed S]
+"""
+
+from __future__ import annotations
+
+import argparse
+import math
+import sys
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+
+import torch
+
+from assignments.decoder_lm.corpus import NEWLINE, PAD, PoemTask, batches, build_task, first_line
+from assignments.decoder_lm.reference.model import DecoderLM
+from assignments.decoder_lm.reference.optim import AdamW, cosine_lr, param_groups
+from assignments.decoder_lm.reference.sampling import generate
+from assignments.decoder_lm.reference.training import train_step
+
+STARTS = "春月山江白"
+"""The first characters of the sampled poems (one poem each, in this order)."""
+
+
+@dataclass
+class DemoResult:
+    """What a demo run did.
+
+    Attributes:
+        first_loss: the training loss of the first step (about ``ln V`` for an untrained model).
+        final_loss: the mean training loss over the last logging window.
+        seconds: wall time of training plus sampling.
+        n_params: the model's parameter count.
+        vocab_size: V, the characters and the two specials.
+        samples: the sampled poems, each starting with its ``STARTS`` character and cut at its newline.
+    """
+
+    first_loss: float
+    final_loss: float
+    seconds: float
+    n_params: int
+    vocab_size: int
+    samples: list[str] = field(default_factory=list)
+
+
+def sample_poems(model: DecoderLM, task: PoemTask, starts: str = STARTS, *, max_chars: int | None = None,
+                 temperature: float = 0.8, top_k: int | None = 20, top_p: float | None = 0.9,
+                 seed: int = 0) -> list[str]:
+    """One poem per character of ``starts``: ``generate`` from ``NEWLINE`` and that character, all rows in one
+    batch, drawn with ``torch.Generator().manual_seed(seed)``; each is cut at the first newline it writes.
+
+    Args:
+        model: a trained ``DecoderLM`` over ``task.vocab``.
+        task: the corpus (its vocabulary).
+        starts: first characters, each in the vocabulary.
+        max_chars: new characters to sample per poem (default: the longest poem's length).
+        temperature, top_k, top_p: passed to ``generate``.
+        seed: the generator's seed: the same seed gives the same poems.
+    """
+    max_chars = task.max_row - 2 if max_chars is None else max_chars
+    prompt = torch.tensor([[NEWLINE, *task.vocab.encode(ch)] for ch in starts], dtype=torch.long)  # (S, 2)
+    generator = torch.Generator().manual_seed(seed)
+    out = generate(model, prompt, max_chars, temperature=temperature, top_k=top_k, top_p=top_p,
+                   generator=generator)  # (S, 2 + max_chars)
+    return [first_line(task.vocab.decode(row[1:])) for row in out]
+
+
+def run_demo(*, steps: int = 250, seed: int = 0, dim: int = 96, num_layers: int = 2, num_heads: int = 4,
+             num_kv_heads: int = 2, hidden_dim: int = 256, batch_size: int = 32, max_lr: float = 3e-3,
+             min_lr: float = 3e-4, warmup: int = 40, weight_decay: float = 0.1, max_grad_norm: float = 1.0,
+             log_every: int = 50, starts: str = STARTS,
+             log: Callable[[str], object] | None = print) -> DemoResult:
+    """Train a small decoder-only LM on the poems, then sample one poem per character of ``starts``.
+
+    The defaults (width 96, two layers, four query heads sharing two key/value heads, 250 steps of 32 poems)
+    take about 30 s of CPU time on one thread and bring the loss from ``ln V`` (about 7.2) to about 0.5: a
+    model this size learns most of the 188 poems by heart, so from a first character it mostly recites a poem
+    that starts with it (and runs on past its end where it has not learnt where the poem stops). Fewer steps
+    (``--steps 120``, loss about 3.5) give new text that only resembles the poems: short runs of characters
+    between commas and full stops, repeated characters, no sense. ``torch.manual_seed(seed)`` fixes the
+    initialisation, ``seed`` the batches and the samples.
+
+    Args:
+        steps: optimizer steps (the cosine ends at the last one).
+        seed: seed of the model, the batches and the sampling.
+        dim, num_layers, num_heads, num_kv_heads, hidden_dim: the model's sizes.
+        batch_size: poems per step.
+        max_lr, min_lr, warmup: the schedule (``cosine_lr``; the warm-up is at most a fifth of ``steps``).
+        weight_decay: AdamW's λ for the matrices (norm weights get none: ``param_groups``).
+        max_grad_norm: gradient clipping.
+        log_every: print the mean loss every this many steps.
+        starts: the sampled poems' first characters.
+        log: where progress lines go; ``None`` for silence.
+
+    Returns:
+        a ``DemoResult``.
+    """
+    if steps < 1:
+        raise ValueError(f"steps must be at least 1, got {steps}")
+    emit: Callable[[str], object] = log if log is not None else (lambda _line: None)
+    start = time.perf_counter()
+    torch.manual_seed(seed)
+    task = build_task()
+    model = DecoderLM(len(task.vocab), dim, num_layers, num_heads, hidden_dim, num_kv_heads=num_kv_heads)
+    optimizer = AdamW(param_groups(model, weight_decay), lr=max_lr, betas=(0.9, 0.95))
+    n_params = sum(p.numel() for p in model.parameters())
+    emit(f"classical poems, one character per token: {len(task.poems)} poems, vocabulary {len(task.vocab)} "
+         f"(ln V = {math.log(len(task.vocab)):.2f})")
+    emit(f"DecoderLM dim={dim} layers={num_layers} heads={num_heads} kv_heads={num_kv_heads} "
+         f"hidden={hidden_dim}, {n_params:,} parameters; {steps} steps of {batch_size} poems")
+
+    data = batches(task, batch_size, seed=seed)
+    warm = min(warmup, steps // 5)  # a short run still spends most of its steps after the warm-up
+    window: list[float] = []
+    first_loss = final_loss = float("nan")
+    model.train()
+    for step in range(steps):
+        lr = cosine_lr(step, max_lr, min_lr, warm, steps)
+        loss = train_step(model, next(data), optimizer, pad_id=PAD, max_grad_norm=max_grad_norm, lr=lr)
+        if step == 0:
+            first_loss = loss
+        window.append(loss)
+        if (step + 1) % log_every == 0 or step + 1 == steps:
+            final_loss = sum(window) / len(window)
+            emit(f"  step {step + 1:4d}  loss {final_loss:.3f}  lr {lr:.2e}  {time.perf_counter() - start:5.1f}s")
+            window = []
+
+    model.eval()
+    samples = sample_poems(model, task, starts, seed=seed)
+    seconds = time.perf_counter() - start
+    emit("")
+    emit("sampled (temperature 0.8, top-k 20, top-p 0.9, with the KV cache):")
+    for text in samples:
+        emit(f"  {text}")
+    emit("")
+    emit(f"loss {first_loss:.2f} -> {final_loss:.2f} in {seconds:.1f}s")
+    return DemoResult(first_loss=first_loss, final_loss=final_loss, seconds=seconds, n_params=n_params,
+                      vocab_size=len(task.vocab), samples=samples)
+
+
+def main(argv: list[str] | None = None) -> int:
+    """``gradekit demo --assignment decoder_lm [--steps N] [--seed S] [--quiet]``; returns the exit status."""
+    parser = argparse.ArgumentParser(prog="gradekit demo --assignment decoder_lm",
+                                     description="Train the reference decoder-only LM on classical Chinese poems "
+                                                 "and sample a few.")
+    parser.add_argument("--steps", type=int, default=250, help="optimizer steps (default: %(default)s)")
+    parser.add_argument("--seed", type=int, default=0, help="random seed (default: %(default)s)")
+    parser.add_argument("--quiet", action="store_true", help="print only the samples and the loss line")
+    parser.add_argument("--threads", type=int, default=1,
+                        help="torch threads (default: %(default)s; a model this small trains fastest on one)")
+    args = parser.parse_args(argv)
+    if args.steps < 1:
+        parser.error("--steps must be at least 1")
+    torch.set_num_threads(max(1, args.threads))
+    if args.quiet:
+        result = run_demo(steps=args.steps, seed=args.seed, log=None)
+        for text in result.samples:
+            print(text)
+        print(f"loss {result.first_loss:.2f} -> {result.final_loss:.2f} in {result.seconds:.1f}s")
+    else:
+        run_demo(steps=args.steps, seed=args.seed)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
