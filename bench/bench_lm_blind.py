@@ -1,0 +1,109 @@
+"""The decoder-only LM's checks on code written elsewhere: the blind corpus (tests/blind_lm).
+
+A helper wrote it from docs/CONTRACT_LM.md and the skeleton alone (never the reference, the checks or the
+catalogue): correct submissions in other styles, and 58 cases of one mistake each over three other correct bases.
+Grades each with the quick profile (in-process, with diagnosis) and prints:
+
+- correct submissions: the score (anything below full marks is a false fail, listed with its failing checks);
+- bases: the same (they are correct too);
+- cases: caught (lost points somewhere) or a false pass (full marks), the tasks that lost points, and the catalogued
+  bugs the diagnosis named. With labels (tests/blind_lm/bugs/labels.json: {key: bug id or "none"}), the named
+  ones are compared: named right, wrong name, unnamed (the rules of bench/bench_diagnosis.py).
+
+    python bench/bench_lm_blind.py [--profile quick|full] [--only m001,m002] [--details]
+"""
+
+import argparse
+import json
+import shutil
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+
+from grader import api  # noqa: E402
+
+DATA = ROOT / "tests" / "blind_lm"
+ASSIGNMENT = "decoder_lm"
+
+
+def grade(path, profile):
+    result = api.check(path=path, assignment=ASSIGNMENT, profile=profile)
+    failing = [c.id for t in result.tasks for c in t.checks if c.status != "passed"]
+    lost = [t.id for t in result.tasks if t.score < t.max_score]
+    named = []
+    for t in result.tasks:
+        for c in t.checks:
+            for d in c.diagnoses:
+                if d.kind == "bug" and d.id not in named:
+                    named.append(d.id)
+    return result, failing, lost, named
+
+
+def case_folder(case, tmp):
+    folder = Path(tmp) / case["key"]
+    shutil.copytree(DATA / "bugs" / "bases" / case["base"], folder)
+    shutil.copy(DATA / "bugs" / "cases" / case["key"] / case["file"], folder / case["file"])
+    return folder
+
+
+def verdict(label, named):
+    if label is None:
+        return None
+    if label == "none":
+        return "right" if not named else "wrong"
+    if not named:
+        return "unnamed"
+    return "right" if set(named) <= set(label.split("|")) and set(named) & set(label.split("|")) else "wrong"
+
+
+def main(argv=None):
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--profile", default="quick", choices=("quick", "full"))
+    parser.add_argument("--only", default=None, help="comma-separated case keys")
+    parser.add_argument("--details", action="store_true")
+    args = parser.parse_args(argv)
+    started = time.perf_counter()
+    cases = json.loads((DATA / "bugs" / "cases.json").read_text(encoding="utf-8"))
+    labels_file = DATA / "bugs" / "labels.json"
+    labels = json.loads(labels_file.read_text(encoding="utf-8")) if labels_file.is_file() else {}
+    if args.only:
+        keep = set(args.only.split(","))
+        cases = [c for c in cases if c["key"] in keep]
+    else:
+        false_fails = 0
+        correct = sorted(p for p in (DATA / "correct").iterdir() if p.is_dir())
+        bases = sorted(p for p in (DATA / "bugs" / "bases").iterdir() if p.is_dir())
+        for folder in correct + bases:
+            result, failing, _, _ = grade(folder, args.profile)
+            full = result.score == result.max_score
+            false_fails += not full
+            print(f"correct {folder.parent.name}/{folder.name}: {result.score:g}/{result.max_score:g}"
+                  + ("" if full else f"  FALSE FAIL: {', '.join(failing)}"))
+        print(f"correct submissions: {len(correct) + len(bases) - false_fails}/{len(correct) + len(bases)} "
+              f"full marks ({false_fails} false fails)")
+    caught = 0
+    tally = {"right": 0, "wrong": 0, "unnamed": 0}
+    with tempfile.TemporaryDirectory() as tmp:
+        for case in cases:
+            result, failing, lost, named = grade(case_folder(case, tmp), args.profile)
+            caught += bool(lost)
+            v = verdict(labels.get(case["key"]), named)
+            if v:
+                tally[v] += 1
+            line = (f"{case['key']} {case['file']:<15} {'caught' if lost else 'FALSE PASS'}  lost in: "
+                    f"{', '.join(lost) or '-'}  named: {', '.join(named) or '-'}"
+                    + (f"  label: {labels.get(case['key'])} -> {v}" if v else ""))
+            if args.details or not lost or v == "wrong":
+                print(line)
+    print(f"cases: {caught}/{len(cases)} caught ({len(cases) - caught} false passes)")
+    if any(tally.values()):
+        print(f"labelled cases: named right {tally['right']}, wrong name {tally['wrong']}, unnamed {tally['unnamed']}")
+    print(f"time: {time.perf_counter() - started:.0f} s")
+
+
+if __name__ == "__main__":
+    main()
