@@ -265,9 +265,12 @@ def _errored(result, err):
     result.status, result.score = "error", 0.0
     result.error = err.to_dict()
     params = {"detail": err.detail, "file": err.file, "line": err.line, "code": err.code}
+    key = f"error.{err.kind}"
     if err.kind == "contract":
         params.update(err.data)
-    result.message = Message(f"error.{err.kind}", params)
+        if not {"missing", "unexpected", "wrong_shape", "shared"} & set(err.data):
+            key = "error.contract_detail"  # a contract error that is not about the parameters: its detail says all
+    result.message = Message(key, params)
 
 
 def grade(

@@ -481,3 +481,21 @@ def test_a_buffer_cache_made_on_the_cpu_fails_on_meta(tmp_path):
     (folder / "cache.py").write_text(wrong, encoding="utf-8")
     r = grade(folder, tasks=["kv_cache"])
     assert [c[0] for c in lost(r)] == ["kv_cache.devices"], lost(r)
+
+
+EMBED_BY_TABLE = ("        h = self.embed(tokens)  # (B, L) -> (B, L, D)",
+                  "        h = nn.functional.embedding(tokens, self.embed.weight)")
+
+
+def test_a_model_reading_the_embedding_table_itself_gets_full_marks(tmp_path):
+    """The contract fixes the submodule ``embed``, not that it is called: ``F.embedding(tokens, embed.weight)``
+    is correct (the blind corpus's complex_rope once lost model.causal to "never called its embed submodule")."""
+    r = grade(edited(tmp_path, {"model.py": [EMBED_BY_TABLE]}), tasks=["model"])
+    assert r.score == r.max_score, lost(r)
+
+
+def test_a_model_reading_the_table_itself_that_sees_the_future_still_fails_causal(tmp_path):
+    leak = (EMBED_BY_TABLE[0], EMBED_BY_TABLE[1] + "\n        h = h + h.flip(1)")
+    r = grade(edited(tmp_path, {"model.py": [leak]}), tasks=["model"])
+    causal = {c.id: c for t in r.tasks for c in t.checks}["model.causal"]
+    assert causal.status == "failed" and causal.message.key == "fail.future_leak", lost(r)

@@ -148,8 +148,8 @@ def lm_model(ns, *, name="DecoderLM", kwargs, state, tokens, dtype="float64", de
     ``cache_lengths`` (every layer's cache length after each call), ``cache_count`` and ``fresh`` (each cache of
     ``new_cache()`` empty), and with ``watch`` the shapes of the inputs every layer received during each
     call (``layer_inputs``; empty where the layers were called without ``__call__``). ``grad_upto``: the
-    gradient of ``out[:, :grad_upto].sum()`` with respect to the embedding's output (``grad``). ``watch``: also
-    ``embedded``, the first layer's input in the full forward, and ``table``, the embedding rows of the tokens."""
+    gradient of ``out[:, :grad_upto].sum()`` with respect to the embedded tokens (``grad``; ``None`` where it
+    cannot be taken: see ``_embed_grad``). ``watch``: also ``embedded``, the first layer's input in the full forward, and ``table``, the embedding rows of the tokens."""
     del name  # names the task for the banned-API guard
     model = _build_model(ns, kwargs, state, dtype, device)
     tokens = _to(tokens, device)
@@ -193,24 +193,44 @@ def _first_tensor(args, kwargs):
 
 
 def _embed_grad(model, tokens, upto):
+    """The logits and the gradient of ``out[:, :upto].sum()`` with respect to the embedded tokens: the output of
+    the ``embed`` submodule, or, where the model reads the table itself (``F.embedding(tokens, embed.weight)``,
+    which the contract allows), the first layer's input. ``None`` where neither is called through ``__call__``
+    (the perturbation half of the causality check still judges such a model)."""
     captured = {}
 
-    def hook(_mod, _args, output):
-        leaf = output.detach().requires_grad_(True)
-        captured["x"] = leaf
-        return leaf
+    def leaf(x):
+        captured["x"] = x.detach().requires_grad_(True)
+        return captured["x"]
+
+    def embed_hook(_mod, _args, output):
+        return leaf(output) if isinstance(output, torch.Tensor) and "x" not in captured else None
+
+    def layer_hook(_mod, args, kwargs):
+        if "x" in captured:
+            return None
+        if args and isinstance(args[0], torch.Tensor):
+            return (leaf(args[0]), *args[1:]), kwargs
+        for key, value in kwargs.items():
+            if isinstance(value, torch.Tensor):
+                return args, dict(kwargs, **{key: leaf(value)})
+        return None
 
     embed = getattr(model, "embed", None)
     if not isinstance(embed, torch.nn.Module):
         raise SubmissionError(kind="contract", detail="DecoderLM has no submodule `embed`")
-    handle = embed.register_forward_hook(hook)
+    handles = [embed.register_forward_hook(embed_hook)]
+    layers = getattr(model, "layers", None)
+    if isinstance(layers, torch.nn.ModuleList) and len(layers):
+        handles.append(layers[0].register_forward_pre_hook(layer_hook, with_kwargs=True))
     try:
         out = model(tokens)
     finally:
-        handle.remove()
+        for h in handles:
+            h.remove()
     logits = _logits(out)
     if "x" not in captured:
-        raise SubmissionError(kind="contract", detail="DecoderLM never called its `embed` submodule")
+        return logits, None
     out[:, :upto].sum().backward()
     g = captured["x"].grad
     return logits, torch.zeros_like(captured["x"]).detach() if g is None else plain(g)

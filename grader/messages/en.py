@@ -46,6 +46,7 @@ MESSAGES = {
     "error.exception": "your code raised {detail} ({file}:{line}: {code}).",
     "error.contract": "{detail}. Missing: {missing}. Unexpected: {unexpected}. Wrong shape: {wrong_shape}. "
                       "Shared: {shared}.",
+    "error.contract_detail": "{detail}.",
     "error.bad_output": "{detail}.",
     "error.timeout": "{detail}.",
     "error.crashed": "{detail}.",

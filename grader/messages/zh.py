@@ -30,6 +30,7 @@ MESSAGES = {
     "error.not_implemented": "尚未实现（{detail}）。",
     "error.exception": "你的代码抛出了 {detail}（{file}:{line}：{code}）。",
     "error.contract": "{detail}。缺少：{missing}。多出：{unexpected}。形状不对：{wrong_shape}。共享：{shared}。",
+    "error.contract_detail": "{detail}。",
     "error.bad_output": "{detail}。",
     "error.timeout": "{detail}。",
     "error.crashed": "{detail}。",
