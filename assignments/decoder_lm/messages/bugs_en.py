@@ -106,8 +106,7 @@ MESSAGES = {
     "bughint.attention.merge_without_transpose": "Move the head axis back behind the sequence axis before "
                                                  "flattening the heads.",
     "bug.attention.kv_heads_not_checked": "CausalSelfAttention accepts a num_kv_heads that does not divide "
-                                          "num_heads (it only checks that it is not larger) instead of raising "
-                                          "ValueError.",
+                                          "num_heads instead of raising ValueError.",
     "bughint.attention.kv_heads_not_checked": "Every key/value head must serve the same number of query heads: "
                                               "raise ValueError when num_heads is not a multiple of num_kv_heads.",
     # -- kv_cache -------------------------------------------------------------------------------------------------
@@ -181,8 +180,7 @@ MESSAGES = {
     "bughint.top_k.in_place": "Never modify the input: use the out-of-place version of the masking operation.",
     # -- top_p ----------------------------------------------------------------------------------------------------
     "bug.top_p.one_too_early": "the cut uses the cumulative probability including each token instead of the mass "
-                               "before it, so the token that crosses p is dropped (and a top token above p "
-                               "removes everything).",
+                               "before it, so the token that crosses p is dropped.",
     "bughint.top_p.one_too_early": "A token stays if the tokens more probable than it have not yet reached p: "
                                    "compare the mass before the token, that is, the cumulative sum minus itself.",
     "bug.top_p.sorted_ascending": "the probabilities are sorted in ascending order, so the cumulative mass starts "

@@ -64,7 +64,7 @@ MESSAGES = {
     "bughint.attention.split_without_transpose": "先 view 成 [B, L, heads, Dh]，再交换序列维和头维。",
     "bug.attention.merge_without_transpose": "合并多头时把 [B, H, L, Dh] 直接 reshape 成 [B, L, H·Dh]，把位置和头混在了一起。",
     "bughint.attention.merge_without_transpose": "在展平多头之前，先把头维移回序列维之后。",
-    "bug.attention.kv_heads_not_checked": "CausalSelfAttention 接受了不能整除 num_heads 的 num_kv_heads（只检查了不大于），"
+    "bug.attention.kv_heads_not_checked": "CausalSelfAttention 接受了不能整除 num_heads 的 num_kv_heads，"
                                           "没有抛出 ValueError。",
     "bughint.attention.kv_heads_not_checked": "每个键/值头要服务相同数量的查询头：num_heads 不是 num_kv_heads 的倍数时，抛出 ValueError。",
     # -- kv_cache -------------------------------------------------------------------------------------------------
@@ -109,7 +109,7 @@ MESSAGES = {
     "bughint.top_k.in_place": "不要修改输入：使用掩码操作的非原地版本。",
     # -- top_p ----------------------------------------------------------------------------------------------------
     "bug.top_p.one_too_early": "截断时用的是包含当前词元在内的累计概率，而不是它之前的概率质量，"
-                               "于是越过 p 的那个词元被丢掉了（最可能的词元概率超过 p 时甚至全部被过滤）。",
+                               "于是越过 p 的那个词元被丢掉了。",
     "bughint.top_p.one_too_early": "如果比某个词元更可能的那些词元的总概率还没达到 p，这个词元就保留："
                                    "比较的是它之前的概率质量，即累计和减去它自己。",
     "bug.top_p.sorted_ascending": "概率按升序排序，累计概率从最不可能的词元开始，过滤器最终保留了全部词元。",
