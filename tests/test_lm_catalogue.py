@@ -41,7 +41,7 @@ def test_catalogue_is_large_well_formed_and_spread_over_the_tasks():
         mutated = apply(bug, source)  # ValueError unless every find occurs exactly once
         assert mutated != source, bug.id
         compile(mutated, bug.file, "exec")
-    assert {b.task for b in BUGS} == set(LM.task_ids)
+    assert {b.task for b in BUGS} == {t.id for t in LM.tasks if t.names}  # overfit has no code of its own
     assert not set(EQUIVALENT) & set(IDS)
     assert all(i.split(".")[0] in LM.task_ids and why for i, why in EQUIVALENT.items())
 

@@ -34,6 +34,8 @@ TASKS = (
     Task("loss", "training.py", ("lm_loss",)),
     Task("train_step", "training.py", ("train_step",), ("model", "loss", "clip")),
     Task("param_count", "training.py", ("count_parameters",)),
+    # The whole: no file or names of its own (docs/CONTRACT_LM.md "Task ids").
+    Task("overfit", "", (), ("model", "train_step", "generate", "decay_groups", "adamw", "schedule")),
 )
 
 CHECKS = tuple(f"{__name__}.checks.{t.id}" for t in TASKS)
@@ -60,12 +62,14 @@ ASSIGNMENT = Assignment(
         "lm_adamw": ("adamw",),
         "lm_clip": ("clip",),
         "lm_train_steps": ("train_step",),
+        "lm_overfit": ("overfit",),
     },
     messages=f"{__name__}.messages",
     bugs=f"{__name__}.bugs",
     practice=f"{__name__}.practice",
     data=HERE / "data",
     demo=f"{__name__}.demo:main",
+    figures=f"{__name__}.figures:collect",
     banned=(
         "torch.nn.RMSNorm",
         "torch.nn.functional.rms_norm",

@@ -4,6 +4,8 @@ Each returns plain data (numbers, strings, tensors, lists and dicts of them); th
 Their names start with ``lm_``: the probe table is shared by every assignment loaded in a process.
 """
 
+import math
+
 import torch
 from torch.overrides import TorchFunctionMode
 
@@ -332,3 +334,25 @@ def lm_train_steps(ns, *, model, tokens, steps, pad_id=None, max_grad_norm=None,
         losses.append(float(loss))
         lr_seen.append([float(grp["lr"]) for grp in opt.param_groups])
     return {"losses": losses, "lrs": lr_seen, "state": {n: plain(p).clone() for n, p in named}}
+
+
+@probe
+def lm_overfit(ns, *, model, tokens, pad_id, steps, max_lr, min_lr, warmup, weight_decay, betas, max_grad_norm,
+               prompt):
+    """Train the namespace's ``DecoderLM`` (float32) with its own ``param_groups``, ``AdamW``, ``cosine_lr`` and
+    ``train_step`` on ``tokens`` for ``steps`` steps (stopping at a loss that is not finite), then greedy
+    ``generate`` from each row's first ``prompt`` tokens to the rows' length. Returns the losses and ``out``."""
+    net = build_lm(ns, model["kwargs"], model["state"], dtype="float32", train=True)
+    opt = ns.get("AdamW")(ns.get("param_groups")(net, weight_decay), lr=max_lr, betas=tuple(betas))
+    schedule, step_fn = ns.get("cosine_lr"), ns.get("train_step")
+    seed_rng(0)
+    losses = []
+    for s in range(steps):
+        loss = step_fn(net, tokens, opt, pad_id=pad_id, max_grad_norm=max_grad_norm,
+                       lr=float(schedule(s, max_lr, min_lr, warmup, steps)))
+        losses.append(float(loss))
+        if not math.isfinite(losses[-1]):
+            break
+    net.eval()
+    out = ns.get("generate")(net, tokens[:, :prompt], tokens.shape[1] - prompt, temperature=0.0)
+    return {"losses": losses, "out": as_tensor(out, "generate").cpu()}

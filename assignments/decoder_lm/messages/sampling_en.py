@@ -79,4 +79,14 @@ MESSAGES = {
                           "and batch before the update.",
     "fail.lm_train_lr": "after train_step(lr={lr}) at step {step} the optimizer's groups have learning rates "
                         "{got}: set every group's lr when lr is given, and leave them alone when it is None.",
+    "fail.lm_overfit_loss": "after {steps} training steps on 10 poems the loss is {last}, not below {target}: the "
+                            "whole model, optimiser, schedule and train_step together do not learn what a correct "
+                            "one learns. If a task beneath fails, fix that first; else look at what connects them "
+                            "(the lr reaching the groups, the gradients zeroed, the loss's shifted targets).",
+    "fail.lm_overfit_nonfinite": "the loss became {value} at step {step} of {steps} on 10 poems, and training "
+                                 "stopped there: look for a division by zero or a log of zero (an RMSNorm without "
+                                 "eps, a softmax over a row of -inf) or a learning rate far too large.",
+    "fail.lm_overfit_recite": "the loss fell, but greedy generate gets {wrong} of the {total} poems wrong "
+                              "(from their first character: {examples}): the model learnt them, so look at "
+                              "generate with temperature 0 and the cache (positions continuing from its length).",
 }

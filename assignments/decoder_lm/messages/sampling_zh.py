@@ -63,4 +63,11 @@ MESSAGES = {
     "fail.lm_train_loss": "train_step 在第 {step} 步返回了 {got}，不是相同权重和批次下更新之前的损失。",
     "fail.lm_train_lr": "第 {step} 步 train_step(lr={lr}) 之后，优化器各参数组的学习率是 {got}：给定 lr 时要设置每一组"
                         "的 lr，lr 为 None 时保持不变。",
+    "fail.lm_overfit_loss": "在 10 首诗上训练 {steps} 步后损失是 {last}，没有低于 {target}：整个模型、优化器、学习率"
+                            "调度和 train_step 合在一起学不会正确实现能学会的内容。如果下面的某个任务没有通过，先修它；"
+                            "否则看它们之间的衔接（lr 是否设到每个参数组、梯度是否清零、损失的目标是否错位一位）。",
+    "fail.lm_overfit_nonfinite": "在 10 首诗上训练到第 {step} 步（共 {steps} 步）时损失变成了 {value}，训练在此停止："
+                                 "找找除以零或对零取对数（RMSNorm 没有 eps、整行都是 -inf 的 softmax），或过大的学习率。",
+    "fail.lm_overfit_recite": "损失降下来了，但贪心 generate 从首字出发背错了 {total} 首诗中的 {wrong} 首（{examples}）："
+                              "模型已经学会了，所以看 temperature 为 0 时的 generate 和缓存（位置要从缓存长度接着算）。",
 }
