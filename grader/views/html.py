@@ -248,17 +248,18 @@ def _numbers(grid):
 
 # -- pictures -------------------------------------------------------------------------------------
 def _figures(result, t):
-    """The pictures whose data the result holds, each drawn only then: an attention map and a positional
-    table (``result.figures``, gathered by the assignment's ``figures`` function) and a check's loss curve
-    (its ``loss_curve`` artifact). A result with none of them has no pictures section."""
+    """The pictures whose data the result holds, each drawn only then: an attention map, a positional table and
+    any number of heat-map figures (``result.figures``, gathered by the assignment's ``figures`` function) and a
+    check's loss curve (its ``loss_curve`` artifact). A result with none of them has no pictures section."""
     figs = result.figures or {}
-    out = {"attention": None, "positional": None, "loss": None}
+    out = {"attention": None, "positional": None, "heatmaps": [], "loss": None}
     att = figs.get("attention")
     if att:
         out["attention"] = _attention(att, t)
     pe = figs.get("positional")
     if pe:
         out["positional"] = _positional(pe, t)
+    out["heatmaps"] = [_heatmap_figure(f, t) for f in figs.get("heatmaps") or () if isinstance(f, dict)]
     trained = _loss_check(result)
     if trained is not None:
         out["loss"] = _loss(trained, t)
@@ -274,37 +275,50 @@ def _error_class(err):
     return "todo" if err and err.get("kind") == "not_implemented" else "bad"
 
 
+ATTENTION_MESSAGES = {role: f"report.attention_{role}" for role in (
+    "title", "note", "yours", "reference", "legend", "blocked", "same", "differs", "mask_differs")}
+"""The attention figure's sentences by role; an assignment's data may name its own keys (``"messages"``)."""
+
+
 def _attention(att, t):
     """Each side's weights under its own causal mask, the cells that mask blocks hatched: a wrong mask shows
-    as hatching (and weights) in the wrong place, a wrong softmax as weights where the hatching is the same."""
+    as hatching (and weights) in the wrong place, a wrong softmax as weights where the hatching is the same.
+
+    Optional fields an assignment may add: ``messages`` (``{role: message key}`` in place of
+    ``ATTENTION_MESSAGES``) and ``remarks`` (messages, ``{"key", "params"}``, added to the comparison)."""
+    keys = {**ATTENTION_MESSAGES, **(att.get("messages") or {})}
     tokens = att.get("tokens") or []
     characters = att.get("characters") or []
-    # Each syllable with its character ("xue 学"): source and target have one token per character.
-    labels = [f"{s} {c}" for s, c in zip(tokens, characters)] if len(characters) == len(tokens) else tokens
+    # Each syllable with its character ("xue 学"): source and target have one token per character. Tokens that
+    # are the characters themselves (a character-level model) are labelled once.
+    same = list(characters) == list(tokens)
+    labels = [f"{s} {c}" for s, c in zip(tokens, characters)] if len(characters) == len(tokens) and not same \
+        else tokens
     panels = []
-    for which, title_key in (("submission", "report.attention_yours"), ("reference", "report.attention_reference")):
+    for which, title_key in (("submission", keys["yours"]), ("reference", keys["reference"])):
         weights = att.get(which)
         keep = att.get(f"{which}_mask")
         if weights:
             panels.append({"title": t(title_key), "svg": svg.heatmap(
                 _numbers(weights), row_labels=labels, col_labels=labels, x_label=t("report.axis_key"),
-                y_label=t("report.axis_query"), vmin=0.0, vmax=1.0, legend=t("report.attention_legend"),
+                y_label=t("report.axis_query"), vmin=0.0, vmax=1.0, legend=t(keys["legend"]),
                 label=t(title_key), value_format=_two_decimals,
                 blocked=[[not k for k in row] for row in keep] if keep else None,
-                blocked_label=t("report.attention_blocked"), missing_label=t("report.legend_nonfinite"))})
+                blocked_label=t(keys["blocked"]), missing_label=t("report.legend_nonfinite"))})
     diff = att.get("max_abs_diff")
     comparison = []
     if att.get("submission"):  # the masks explain the submission's picture, when there is one
         if att.get("mask_error"):
             comparison.append(_error_text(att["mask_error"], t))
         elif att.get("mask_differs"):
-            comparison.append(t("report.attention_mask_differs", size=len(tokens), count=att["mask_differs"],
+            comparison.append(t(keys["mask_differs"], size=len(tokens), count=att["mask_differs"],
                                 total=len(tokens) ** 2))
+    comparison += [_say(r, t) for r in att.get("remarks") or ()]
     if diff is not None:
-        comparison.append(t("report.attention_same") if diff <= 1e-6 else t("report.attention_differs", diff=diff))
-    return {"title": t("report.attention_title"),
-            "sentence": " ".join(tokens), "characters": "".join(att.get("characters") or []),
-            "note": t("report.attention_note"),
+        comparison.append(t(keys["same"]) if diff <= 1e-6 else t(keys["differs"], diff=diff))
+    return {"title": t(keys["title"]),
+            "sentence": "" if same else " ".join(tokens), "characters": "".join(characters),
+            "note": t(keys["note"]),
             "panels": panels, "comparison": " ".join(comparison),
             "error": _error_text(att.get("error"), t), "error_class": _error_class(att.get("error"))}
 
@@ -328,6 +342,50 @@ def _positional(pe, t):
     return {"title": t("report.pe_title"), "svg": picture, "note": note,
             "caption": t("report.pe_caption", max_len=pe.get("max_len"), d_model=pe.get("d_model")),
             "error": _error_text(pe.get("error"), t), "error_class": _error_class(pe.get("error"))}
+
+
+def _say(message, t):
+    """A sentence given as data: a message key, or ``{"key": ..., "params": {...}}``; ``""`` for ``None``."""
+    if not message:
+        return ""
+    if isinstance(message, str):
+        return t(message)
+    return t(message["key"], **(message.get("params") or {}))
+
+
+def _heatmap_figure(fig, t):
+    """A generic figure of titled heat-map panels side by side, every sentence a message key of the assignment's.
+
+    ``fig`` (one item of ``result.figures["heatmaps"]``): ``id`` (the anchor ``fig-<id>``), ``title``, ``note``,
+    ``comparison`` (a list: sentences under the panels), ``error`` (a figure error, as the other figures') and
+    ``panels``, each with ``values`` (rows of numbers, ``None`` where not finite) and optionally ``title``,
+    ``row_labels``, ``col_labels``, ``x_label``, ``y_label``, ``legend``, ``scale`` (a name in ``svg.SCALES``),
+    ``vmin``, ``vmax``, ``blocked`` (rows of booleans: the cells hatched), ``blocked_label``, ``show_values``.
+    A sentence is a message key or ``{"key": ..., "params": {...}}``."""
+    panels = []
+    figure_title = _say(fig.get("title"), t)
+    for p in fig.get("panels") or ():
+        values = p.get("values")
+        if not values:
+            continue
+        title = _say(p.get("title"), t)
+        rows, cols = p.get("row_labels"), p.get("col_labels")
+        bounds = {k: float(p[k]) for k in ("vmin", "vmax") if isinstance(p.get(k), (int, float))}
+        blocked = p.get("blocked")
+        panels.append({"title": title, "svg": svg.heatmap(
+            _numbers(values), row_labels=[str(r) for r in rows] if rows else None,
+            col_labels=[str(c) for c in cols] if cols else None, x_label=_say(p.get("x_label"), t),
+            y_label=_say(p.get("y_label"), t),
+            scale=p.get("scale") if p.get("scale") in svg.SCALES else "sequential",
+            legend=_say(p.get("legend"), t), label=f"{figure_title}: {title}" if title else figure_title,
+            show_values=p.get("show_values"), missing_label=t("report.legend_nonfinite"),
+            blocked=[[bool(b) for b in row] for row in blocked] if blocked else None,
+            blocked_label=_say(p.get("blocked_label"), t), **bounds)})
+    error = fig.get("error")
+    return {"id": str(fig.get("id") or "heatmap"), "title": figure_title,
+            "note": _say(fig.get("note"), t), "panels": panels,
+            "comparison": " ".join(s for s in (_say(c, t) for c in fig.get("comparison") or ()) if s),
+            "error": _error_text(error, t), "error_class": _error_class(error)}
 
 
 def _loss_check(result):

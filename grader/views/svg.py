@@ -24,7 +24,10 @@ DIVERGING = ((0.0, (33, 102, 172)), (0.25, (103, 169, 207)), (0.5, (247, 247, 24
 """Blue through white to red, for values around 0 (the positional table)."""
 ERROR = ((0.0, (255, 247, 236)), (0.35, (253, 187, 132)), (0.7, (227, 74, 51)), (1.0, (127, 0, 0)))
 """Pale to dark red: how wrong an entry is (0 = right)."""
-SCALES = {"sequential": SEQUENTIAL, "diverging": DIVERGING, "error": ERROR}
+CYCLIC = ((0.0, (64, 32, 72)), (0.25, (49, 111, 186)), (0.5, (247, 247, 247)), (0.75, (196, 78, 52)),
+          (1.0, (64, 32, 72)))
+"""Dark, blue, white, red and back to the same dark: angles from -180° to 180°, whose two ends are one angle."""
+SCALES = {"sequential": SEQUENTIAL, "diverging": DIVERGING, "error": ERROR, "cyclic": CYCLIC}
 MISSING = "#9e9e9e"
 """Fill for NaN, inf or absent entries."""
 WIDTH = 360
@@ -49,6 +52,11 @@ def _esc(s):
 def _num(x):
     """A coordinate: short and locale-free."""
     return f"{x:.1f}".rstrip("0").rstrip(".") if x != int(x) else str(int(x))
+
+
+def _edge(x):
+    """A coordinate as ``_num`` writes it (one decimal), as a number."""
+    return float(f"{x:.1f}")
 
 
 def label_number(x):
@@ -151,7 +159,8 @@ def heatmap(values, *, row_labels=None, col_labels=None, x_label="", y_label="",
         values: rows of numbers (``None``, NaN and inf are drawn grey).
         row_labels, col_labels: one label per row / column (default: the index).
         x_label, y_label: axis titles.
-        scale: ``"sequential"``, ``"diverging"`` (symmetric around 0) or ``"error"``.
+        scale: ``"sequential"``, ``"diverging"`` (symmetric around 0), ``"error"`` or ``"cyclic"`` (angles: both
+            ends one colour).
         vmin, vmax: the colour range (default: the data's range).
         legend: the colour bar's title.
         label: the accessible name of the picture.
@@ -214,8 +223,11 @@ def heatmap(values, *, row_labels=None, col_labels=None, x_label="", y_label="",
                 x, y = left + (j - columns.start) * cell, y0 + i * cell
                 shown = (binary[0] if v >= 0.5 else binary[1]) if ok and binary else (label_number(v) if ok else v)
                 tip = f"{row_labels[i]} / {col_labels[j]}: {shown}"
-                # crispEdges: no hairline seams between cells whose sides fall between pixels.
-                parts.append(f'<rect x="{_num(x)}" y="{_num(y)}" width="{_num(cell)}" height="{_num(cell)}" '
+                # crispEdges: no hairline seams between cells whose sides fall between pixels. Each side is where
+                # the next cell begins, both rounded as written: a width rounded on its own would leave a gap of
+                # up to 0.1 unit now and then, a pixel-wide white line across the grid.
+                w, h = _edge(x + cell) - _edge(x), _edge(y + cell) - _edge(y)
+                parts.append(f'<rect x="{_num(x)}" y="{_num(y)}" width="{_num(w)}" height="{_num(h)}" '
                              f'fill="{fill}" shape-rendering="crispEdges"><title>{_esc(tip)}</title></rect>')
                 if blocked is not None and i < len(blocked) and j < len(blocked[i]) and blocked[i][j]:
                     (light_hatch if _dark(fill) else dark_hatch).append(_hatch(x, y, cell))
