@@ -64,7 +64,9 @@ def reproduce_command(path, spec, *, seed=None, isolated=False, assignment=None,
     quick --lang zh``) and those that change what is run (assignment, seed, isolation)."""
     parts = ["check", str(path), "--only", spec.id, *options]
     if assignment is not None and assignment.name != DEFAULT:
-        parts += ["--assignment", assignment.package]
+        # A built-in by its short name, as a user types it; any other by the import path or folder it came from.
+        builtin = assignment.package == f"assignments.{assignment.name}"
+        parts += ["--assignment", assignment.name if builtin else assignment.package]
     if seed is not None:
         parts += ["--seed", str(seed)]
     if isolated:
