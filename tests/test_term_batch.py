@@ -96,6 +96,19 @@ def test_every_folder_is_a_student_with_a_row_and_a_report(term):
     assert rows["eve"]["status"] == "error" and "empty submission" in rows["eve"]["reason"]
 
 
+def test_the_reports_have_the_pictures_by_default_even_for_a_task_subset(term):
+    """No figures option given, and the course grades ``masks`` only: every graded student's report still has the
+    pictures (the attention map and the positional table), as ``gradekit batch`` draws them by default."""
+    from grader.cli import build_parser
+
+    assert build_parser().parse_args(["batch", "class", "--out", "out"]).figures is True
+    graded = [r for r in term["first"].records if r["status"] != "error"]
+    assert len(graded) == 7
+    for record in graded:
+        report = (term["out"] / record["folder"] / "report.html").read_text(encoding="utf-8")
+        assert 'id="fig-attention"' in report and 'id="fig-positional"' in report, record["student"]
+
+
 def test_the_closing_lines_name_what_was_skipped_and_not_graded(term):
     lines = cli.closing_lines(term["first"], "en")
     assert ".git (hidden)" in lines[0]
