@@ -111,7 +111,7 @@ def test_the_reports_have_the_pictures_by_default_even_for_a_task_subset(term):
 
 def test_the_closing_lines_name_what_was_skipped_and_not_graded(term):
     lines = cli.closing_lines(term["first"], "en")
-    assert ".git (hidden)" in lines[0]
+    assert lines[0] == "skipped 1 entry that is not a submission: .git (hidden)"
     assert lines[-1] == "1 could not be graded: eve: empty submission (no .py file)"
 
 

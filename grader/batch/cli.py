@@ -102,7 +102,8 @@ def closing_lines(result, lang):
 
     lines = [for_terminal(w) for w in result.warnings]
     if result.skipped:
-        lines.append(text("batch.cli.skipped", lang, n=len(result.skipped), entries="; ".join(
+        key = "batch.cli.skipped_one" if len(result.skipped) == 1 else "batch.cli.skipped"
+        lines.append(text(key, lang, n=len(result.skipped), entries="; ".join(
             f"{for_terminal(s.name)} ({text('batch.skipped.' + s.why, lang)})" for s in result.skipped)))
     lines.append(text("batch.cli.done", lang, graded=result.graded, cached=result.cached, n=len(result.records),
                       seconds=result.duration_s, gradebook=for_terminal(result.out / "gradebook.csv")))

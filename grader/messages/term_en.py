@@ -9,5 +9,6 @@ MESSAGES = {
     "batch.skipped.system": "system folder",
     "batch.skipped.file": "not a folder or .zip",
     "batch.cli.skipped": "skipped {n} entries that are not submissions: {entries}",
+    "batch.cli.skipped_one": "skipped 1 entry that is not a submission: {entries}",
     "batch.cli.not_graded": "{n} could not be graded: {entries}",
 }

@@ -8,5 +8,6 @@ MESSAGES = {
     "batch.skipped.system": "系统文件夹",
     "batch.skipped.file": "不是文件夹或 .zip",
     "batch.cli.skipped": "跳过了 {n} 个不是提交的条目：{entries}",
+    "batch.cli.skipped_one": "跳过了 1 个不是提交的条目：{entries}",
     "batch.cli.not_graded": "{n} 份提交无法评分：{entries}",
 }
