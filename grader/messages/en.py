@@ -139,6 +139,12 @@ MESSAGES = {
     "report.visibility.hidden": "hidden from students",
     "report.visibility.after_due_date": "shown after the due date",
     "report.visibility.after_published": "shown after grades are published",
+    # The loss curve of any check that leaves one (grader.checks.common.judge_losses' artifacts).
+    "report.loss_title": "Overfitting 10 samples: loss per step",
+    "report.loss_target": "target {target}",
+    "report.loss_summary": "The loss went from {first} to {last} in {steps} steps.",
+    "report.loss_nonfinite": "The loss became {value} at step {step}; the curve stops there.",
+    "report.loss_stop": "{value} at step {step}",
     "report.figure_shape": "Your code returned {what} with shape {got}, expected {expected}.",
     "report.example.config": "configuration",
     "report.example.shapes": "input shapes",

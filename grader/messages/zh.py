@@ -119,6 +119,12 @@ MESSAGES = {
     "report.visibility.hidden": "对学生隐藏",
     "report.visibility.after_due_date": "截止日期后可见",
     "report.visibility.after_published": "成绩发布后可见",
+    # The loss curve of any check that leaves one (grader.checks.common.judge_losses' artifacts).
+    "report.loss_title": "在 10 个样本上过拟合：每步的损失",
+    "report.loss_target": "目标 {target}",
+    "report.loss_summary": "{steps} 步内损失从 {first} 降到 {last}。",
+    "report.loss_nonfinite": "损失在第 {step} 步变成 {value}，曲线在此中断。",
+    "report.loss_stop": "第 {step} 步：{value}",
     "report.figure_shape": "你的代码返回的 {what} 形状是 {got}，应为 {expected}。",
     "report.example.config": "配置",
     "report.example.shapes": "输入形状",

@@ -56,11 +56,6 @@ MESSAGES = {
                          "position, one column per dimension.",
     "report.pe_legend": "value",
     "report.pe_reference_note": "Your table could not be built, so this is the reference's table, for comparison.",
-    "report.loss_title": "Overfitting 10 samples: loss per step",
-    "report.loss_target": "target {target}",
-    "report.loss_summary": "The loss went from {first} to {last} in {steps} steps.",
-    "report.loss_nonfinite": "The loss became {value} at step {step}; the curve stops there.",
-    "report.loss_stop": "{value} at step {step}",
     "report.figure_no_pe": "PositionalEncoding has no buffer named 'pe' (buffers found: {found}).",
     "fail.residual_dropout": "{what}: with dropout=1.0 in train() mode (and the sublayers' own dropout off) the output is not the reference's: each sublayer's output must pass through a dropout with the layer's probability before the residual add (missing, or a fixed probability?).",
     "fail.padding_row": "{what}: the embedding row of token {token} starts as all zeros (padding_idx?); the contract's nn.Embedding(V, D) has "
