@@ -82,6 +82,10 @@ def test_deviation_is_charged_in_its_own_checks(name, isolated, tmp_path):
         shutil.copy(f, sub / f.name)
     result = api.check(path=sub, profile="quick", isolated=isolated, diagnose=False)
     assert _failing(result) == EXPECTED[name]
+    # ... and each fails with its reason, never with the grader's own error (a check once raised NameError here)
+    internal = [c.id for t in result.tasks for c in t.checks
+                if c.message and c.message.key in ("error.internal", "error.reference")]
+    assert not internal, internal
 
 
 def test_a_part_that_cannot_be_isolated_is_graded_and_said_so():

@@ -2,7 +2,7 @@
 
 from hypothesis import strategies as st
 
-from grader.checks.base import check
+from grader.checks.base import Fail, check
 from grader.checks.common import contract_params, equivalent, float32_close, meta_runs, ref_state
 from grader.strategies import distinct_ints, random_tokens, seeds
 
