@@ -1,5 +1,7 @@
 """Building blocks the task checks share: reference weights, equivalence, devices, dropout."""
 
+import math
+
 import torch
 
 from grader.checks.base import Fail
@@ -222,3 +224,24 @@ def _render_plain(fail):
     from grader.messages import text
 
     return text(fail.key, "en", **fail.params)
+
+
+def nonfinite_name(x):
+    """How a loss that is not a finite number reads in a message: ``NaN``, ``inf`` or ``-inf``."""
+    return "NaN" if math.isnan(x) else ("inf" if x > 0 else "-inf")
+
+
+def judge_losses(losses, *, steps, target, example, nonfinite_key, loss_key):
+    """The artifacts of a training run's ``losses`` (the report draws them as the loss curve, failed or not),
+    once the run is judged: ``Fail(nonfinite_key)`` naming the step where a loss stopped being a finite number
+    (training stops there: say so, rather than "does not learn"), ``Fail(loss_key)`` when the last loss is not
+    below ``target`` after ``steps`` steps."""
+    artifacts = {"loss_curve": [round(x, 5) for x in losses], "loss_target": target, "loss_steps": steps}
+    bad = next((i for i, x in enumerate(losses) if not math.isfinite(x)), None)
+    if bad is not None:
+        raise Fail(nonfinite_key, value=nonfinite_name(losses[bad]), step=bad + 1, steps=steps, example=example,
+                   artifacts=artifacts)
+    if not losses or not losses[-1] < target:
+        raise Fail(loss_key, steps=steps, target=target, last=f"{losses[-1]:.4g}" if losses else "none",
+                   example=example, artifacts=artifacts)
+    return artifacts

@@ -8,10 +8,9 @@ decays its norms or steps the wrong way does not. A defect here is charged where
 this check has no work of its own but the whole (the report says which tasks beneath fail).
 """
 
-import math
-
-from assignments.decoder_lm.corpus import NEWLINE, PAD, Vocab, load_poems, make_batch
+from assignments.decoder_lm.corpus import PAD, Vocab, load_poems, make_batch
 from grader.checks.base import Fail, check
+from grader.checks.common import judge_losses
 
 POEMS = 10
 MAX_CHARS = 24
@@ -40,10 +39,6 @@ def overfit_poems():
     return chosen
 
 
-def _nonfinite(x):
-    return "NaN" if math.isnan(x) else "inf"
-
-
 @check("overfit", "ten_poems", points=10, examples=(1, 1), profiles=("quick", "full"), diagnose=False)
 def ten_poems(ctx):
     """Your model, optimiser, schedule and train_step learn ten poems (loss below 0.2 in 60 steps), then greedy
@@ -63,14 +58,8 @@ def ten_poems(ctx):
                          max_grad_norm=MAX_GRAD_NORM, dtype="float32"),
           "shapes": {"tokens": list(tokens.shape)},
           "first_loss": round(losses[0], 4) if losses else None, "last_loss": round(losses[-1], 4) if losses else None}
-    artifacts = {"loss_curve": [round(x, 5) for x in losses], "loss_target": LOSS_TARGET, "loss_steps": STEPS}
-    bad = next((i for i, x in enumerate(losses) if not math.isfinite(x)), None)
-    if bad is not None:
-        raise Fail("fail.lm_overfit_nonfinite", value=_nonfinite(losses[bad]), step=bad + 1, steps=STEPS,
-                   example=ex, artifacts=artifacts)
-    if not losses or not losses[-1] < LOSS_TARGET:
-        raise Fail("fail.lm_overfit_loss", steps=STEPS, target=LOSS_TARGET,
-                   last=f"{losses[-1]:.4g}" if losses else "none", example=ex, artifacts=artifacts)
+    artifacts = judge_losses(losses, steps=STEPS, target=LOSS_TARGET, example=ex,
+                             nonfinite_key="fail.lm_overfit_nonfinite", loss_key="fail.lm_overfit_loss")
     recited = got["out"]
     wrong = []
     for i, text in enumerate(texts):

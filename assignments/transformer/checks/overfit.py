@@ -1,11 +1,8 @@
 """The overfit check (task ``overfit``): the whole submission learns 10 samples and decodes them back."""
 
-import math
-
-from assignments.transformer.checks.training import nonfinite_name
 from assignments.transformer.corpus import BOS, EOS, PAD, build_task, make_batch, sample_pairs
 from grader.checks.base import Fail, check
-from grader.checks.common import ref_state
+from grader.checks.common import judge_losses, ref_state
 
 STEPS = 100
 LR = 5e-3
@@ -27,15 +24,8 @@ def ten_samples(ctx):
     losses = got["losses"]
     ex = {"config": {"samples": 10, "steps": STEPS, "optimizer": f"Adam(lr={LR:g})", "d_model": 32, "num_layers": 2},
           "first_loss": round(losses[0], 4) if losses else None, "last_loss": round(losses[-1], 4) if losses else None}
-    artifacts = {"loss_curve": [round(x, 5) for x in losses], "loss_target": LOSS_TARGET, "loss_steps": STEPS}
-    # Training stops at a NaN or inf loss: say so and where, rather than "does not learn".
-    bad = next((i for i, x in enumerate(losses) if not math.isfinite(x)), None)
-    if bad is not None:
-        raise Fail("fail.overfit_nonfinite", value=nonfinite_name(losses[bad]), step=bad + 1, steps=STEPS,
-                   example=ex, artifacts=artifacts)
-    if not losses or not losses[-1] < LOSS_TARGET:
-        raise Fail("fail.overfit_loss", steps=STEPS, target=LOSS_TARGET,
-                   last=f"{losses[-1]:.4g}" if losses else "none", example=ex, artifacts=artifacts)
+    artifacts = judge_losses(losses, steps=STEPS, target=LOSS_TARGET, example=ex,
+                             nonfinite_key="fail.overfit_nonfinite", loss_key="fail.overfit_loss")
     decoded = got["decoded"]
     wrong = []
     for i in range(len(pairs)):

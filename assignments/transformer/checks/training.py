@@ -6,7 +6,7 @@ import torch
 from hypothesis import strategies as st
 
 from grader.checks.base import Fail, check
-from grader.checks.common import ref_state
+from grader.checks.common import nonfinite_name, ref_state
 from grader.checks.compare import check_tensor
 from grader.strategies import randn, random_tokens, seeds
 
@@ -113,11 +113,6 @@ def _steps(ctx, c, *, max_grad_norm=None, steps=3, stale_grads=True):
             raise Fail("fail.train_loss", step=i + 1, got=f"{a:.6g}", example=ex)
     for name in ref["state"]:
         check_tensor(got["state"][name], ref["state"][name], what=f"{name} after {steps} steps", example=ex)
-
-
-def nonfinite_name(x):
-    """How a loss that is not a finite number reads in a message: ``NaN``, ``inf`` or ``-inf``."""
-    return "NaN" if math.isnan(x) else ("inf" if x > 0 else "-inf")
 
 
 @check("training", "train_step", points=4, variant="isolated", examples=(2, 12), given=step_case())
