@@ -14,6 +14,7 @@ import json
 import os
 import shutil
 import signal
+import sys
 import threading
 import time
 import zipfile
@@ -223,6 +224,22 @@ def test_the_command_refuses_a_bad_scheduler_before_grading_anything(tmp_path, c
     err = capsys.readouterr().err
     assert code == 2 and "local:N" in err and "tcp://" in err
     assert not (tmp_path / "out" / "gradebook.csv").exists()
+
+
+def test_without_dask_the_command_says_how_to_install_it_before_grading_anything(tmp_path, capsys, monkeypatch):
+    """Dask is an optional extra: where it is missing (simulated: importing it raises ImportError), ``--scheduler``
+    says to ``pip install 'gradekit[dask]'`` and exits 2, with no traceback and nothing graded or written."""
+    from grader.cli import main
+
+    for name in ("dask", "distributed"):
+        monkeypatch.setitem(sys.modules, name, None)
+    shutil.copytree(SUBMISSIONS / "alt_loops", tmp_path / "class" / "s1")
+    (tmp_path / "class" / "empty").mkdir()
+    code = main(["batch", str(tmp_path / "class"), "--out", str(tmp_path / "out"), "--scheduler", "local:2",
+                 "--tasks", "masks", "--profile", "quick"])
+    err = capsys.readouterr().err
+    assert code == 2 and text("dask.missing", "en") in err and "Traceback" not in err
+    assert not (tmp_path / "out").exists()
 
 
 def test_local_n_starts_n_single_threaded_worker_processes_and_closes_them():

@@ -54,8 +54,8 @@ _ADDRESS = re.compile(r"^(?:[a-z][a-z0-9+]*://\S+|[^\s:/]+:\d+)$")
 # -- the client side ---------------------------------------------------------------------------------------------
 def batch(scheduler, **kwargs):
     """``runner.batch(**kwargs)`` with the judges on the Dask cluster ``scheduler`` (``parse_scheduler``) instead of
-    this machine's; ``kwargs["jobs"]`` is unused. A scheduler that is not understood is a ``UsageError`` before
-    anything is read or graded."""
+    this machine's; ``kwargs["jobs"]`` is unused. A scheduler that is not understood, or Dask not installed, is a
+    ``UsageError`` before anything is read or graded."""
     from grader.api import UsageError
 
     lang = kwargs.get("lang") or "en"
@@ -63,6 +63,10 @@ def batch(scheduler, **kwargs):
         parse_scheduler(scheduler, lang)
     except ValueError as exc:
         raise UsageError(str(exc)) from None
+    try:
+        import distributed  # noqa: F401 - only to know it is there
+    except ImportError:
+        raise UsageError(text("dask.missing", lang)) from None
 
     def pool(todo, out, job_args, jobs, deadline_s, lang, bar, warnings):
         return run_pool(todo, out, job_args, scheduler, deadline_s, lang, bar, warnings=warnings)
