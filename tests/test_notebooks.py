@@ -262,6 +262,27 @@ def test_an_error_raised_in_a_cell_is_located_in_that_cell(tmp_path):
     assert notes and notes[0].params == {"notebook": "transformer.ipynb", "cell": masks_cell, "line": 6}
 
 
+def test_the_sentences_a_student_reads_name_the_cell_not_a_generated_file(tmp_path):
+    """The error's own sentence ("your code raised ... (file:line: code)", "... raised in float16 ... (file:line)")
+    names the cell and its line, as the notes and the traceback do: the student has no ``masks.py``. Found trying
+    the starter notebook as a new user: every other location said the cell, that sentence said ``masks.py:6``."""
+    cells = _solution_cells(edit=("masks", "return tokens.ne(pad_idx)[:, None, None]",
+                                  "width = tokens.size(1)\n    return tokens.ne(pad_idx)[:, None, None, width]"))
+    nb = _notebook(tmp_path / "transformer.ipynb", cells)
+    result = api.check(path=nb, profile="quick", tasks=["masks"], diagnose=False)
+    masks_cell = 1 + ORDER.index("masks") + 1
+    errors = [c for t in result.tasks for c in t.checks if c.error and c.error.get("kind") == "exception"]
+    assert len(errors) >= 2
+    for check in errors:
+        sentence = text(check.message.key, "en", **check.message.params)
+        assert f"(transformer.ipynb, cell #{masks_cell}:6: " in sentence and "masks.py" not in sentence, sentence
+    shown = terminal.summary(result) + terminal.summary(result, lang="zh")
+    assert "masks.py" not in shown and f"cell #{masks_cell}" in shown
+    from grader.views import html as html_view
+
+    assert "masks.py" not in html_view.render(result)
+
+
 def test_names_no_cell_defines_are_said(tmp_path):
     nb = _notebook(tmp_path / "nb.ipynb", ["import torch\ndef padding_mask(tokens, pad_idx):\n    return 1"])
     cellmap = convert(nb, tmp_path / "sub", TRANSFORMER)

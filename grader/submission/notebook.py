@@ -403,7 +403,22 @@ def _relocate_error(err, cellmap):
     return where
 
 
+def _relocate_message(message, cellmap):
+    """A sentence's ``file`` and ``line`` (``error.exception``'s "(masks.py:6: ...)", ``fail.half_overflow``'s)
+    pointed at the cell, as the error itself is: the student has no generated file."""
+    if message is None:
+        return
+    params = message.get("params") if isinstance(message, dict) else message.params
+    if isinstance(params, dict) and "file" in params and "line" in params:
+        had_data = "data" in params
+        _relocated(params, cellmap)
+        if not had_data:
+            params.pop("data", None)  # _relocated's record of the generated line: not a parameter of the sentence
+
+
 def _relocate_check(check, cellmap):
+    for message in (check.message, *check.notes):
+        _relocate_message(message, cellmap)
     where = _relocate_error(check.error, cellmap) if check.error else None
     if check.status == "passed":
         return
