@@ -350,7 +350,8 @@ def lm_overfit(ns, *, model, tokens, pad_id, steps, max_lr, min_lr, warmup, weig
     for s in range(steps):
         loss = step_fn(net, tokens, opt, pad_id=pad_id, max_grad_norm=max_grad_norm,
                        lr=float(schedule(s, max_lr, min_lr, warmup, steps)))
-        losses.append(float(loss))
+        # a tensor is charged in train_step's own checks; here only its value counts
+        losses.append(float(loss.detach() if isinstance(loss, torch.Tensor) else loss))
         if not math.isfinite(losses[-1]):
             break
     net.eval()
