@@ -211,6 +211,7 @@ def check(*, path, assignment=None, options=None, **overrides):
         if diagnoser is not None:
             diagnoser.close()
         result.output_dropped = getattr(sub, "output_dropped", 0)
+        result.sealed = bool(isolated and getattr(sub, "jail", False))
         collect = a.function(a.figures) if o.figures else None
         if collect is not None:  # the pictures are probe results too: drawn from what the runners return
             result.figures = collect(sub=sub, ref=ref)

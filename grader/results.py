@@ -120,6 +120,9 @@ class GradeResult:
     """Python, torch, platform, devices, gradekit version, when."""
     isolated: bool = False
     """Whether student code ran in a worker process."""
+    sealed: bool = False
+    """Whether that worker was sealed: jailed under a uid of its own, which needs the grader to run as root
+    (docs: "Isolation"). An isolated grading by an ordinary user is not: the worker ran as that user."""
     hidden_checks: int = 0
     """How many checks were hidden from this run by the course configuration."""
     allow_banned: bool = False

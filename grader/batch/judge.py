@@ -130,6 +130,7 @@ def grade(job):
         "diagnoses": sorted({d.id for t in result.tasks for c in t.checks for d in c.diagnoses if d.kind == "bug"}),
         "flags": {"copy_of_reference": verdict.to_dict()},
         "refused": list(result.refused),
+        "sealed": result.sealed,
         "duration_s": round(time.perf_counter() - started, 2),
     }
     data = json_view.to_data(result, lang=lang)

@@ -84,6 +84,8 @@ def context(records, *, lang="en", similar=(), skipped=()):
     slowest = sorted(records, key=lambda r: (-r.get("duration_s", 0), r["student"]))[:TOP]
     statuses = Counter(r.get("status", "error") for r in records)
     mean = sum(r["score"] / r["max_score"] for r in graded) / len(graded) if graded else 0.0
+    # Graded in a worker without a jail of its own (records from before this field say nothing either way).
+    unsealed = sum(1 for r in graded if r.get("sealed") is False)
     return {
         "lang": lang, "t": {k: t(f"batch.page.{k}") for k in WORDS},
         "n": len(records), "mean": round(100 * mean, 1),
@@ -100,6 +102,7 @@ def context(records, *, lang="en", similar=(), skipped=()):
                      "link": g.get("link") or None} for g in similar],
         "skipped": [{"name": str(s["name"]), "why": str(s["why"])} for s in skipped],
         "skipped_title": t("batch.page.skipped", n=len(skipped)),
+        "unsealed": t("batch.page.unsealed", n=unsealed) if unsealed else "",
         "all_passed_title": t("batch.page.all_passed", n=sum(1 for c in rates if c["rate"] == 100)),
     }
 

@@ -98,6 +98,8 @@ MESSAGES = {
     "ui.when": "graded",
     "ui.mode": "mode",
     "ui.mode_isolated": "worker process (isolated)",
+    "ui.mode_unsealed": "worker process, not sealed: it ran as the grading user, not in a jail of its own "
+                        "(grade as root for a sealed grade)",
     "ui.mode_in_process": "in process",
     "report.environment": "Environment",
     "report.load_errors": "Files that could not be imported",

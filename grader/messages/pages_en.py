@@ -19,6 +19,9 @@ MESSAGES = {
     "batch.page.likeness": "Likeness",
     "batch.page.compare": "compare",
     "batch.page.skipped": "Skipped: not submissions ({n})",
+    "batch.page.unsealed": "{n} submissions were graded in a worker that was not sealed (it ran as the grading "
+                           "user, not in a jail with a uid of its own): those grades are not proof against a "
+                           "hostile submission. Grade as root, or on workers that run as root, for sealed grades.",
     "batch.page.colon": ": ",
     "batch.page.all_note": "A name links to that student's report.",
 }

@@ -80,6 +80,7 @@ MESSAGES = {
     "ui.when": "评分时间",
     "ui.mode": "运行方式",
     "ui.mode_isolated": "子进程（隔离）",
+    "ui.mode_unsealed": "子进程，未封闭：它以评分用户的身份运行，没有独立的隔离环境（以 root 运行评分才能得到封闭的成绩）",
     "ui.mode_in_process": "同一进程",
     "report.environment": "运行环境",
     "report.load_errors": "无法导入的文件",

@@ -90,7 +90,8 @@ def context(result, *, lang="en"):
             (t("ui.profile"), result.profile),
             (t("ui.seed"), seed),
             (t("ui.duration"), f"{result.duration_s:.1f} s"),
-            (t("ui.mode"), t("ui.mode_isolated") if result.isolated else t("ui.mode_in_process")),
+            (t("ui.mode"), t("ui.mode_in_process") if not result.isolated
+                           else t("ui.mode_isolated") if result.sealed else t("ui.mode_unsealed")),
         ],
         "environment": [(k, _plain(v)) for k, v in env.items() if k != "when"],
         "score": _score(result.score),
