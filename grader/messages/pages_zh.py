@@ -16,7 +16,7 @@ MESSAGES = {
     "batch.page.likeness": "相似程度",
     "batch.page.compare": "对比",
     "batch.page.skipped": "已跳过：不是提交的条目（{n} 个）",
-    "batch.page.unsealed": "有 {n} 份提交是在未封闭的子进程中评分的（它以评分用户的身份运行，没有独立 uid 的隔离环境）："
+    "batch.page.unsealed": "有 {n} 份提交是在未封闭的子进程中评分的（它以评分用户的身份运行，没有独立用户身份的隔离环境）："
                            "这些成绩不能防范恶意提交。要得到封闭的成绩，请以 root 运行评分，或让工作进程以 root 运行。",
     "batch.page.colon": "：",
     "batch.page.all_note": "点击姓名可打开该学生的报告。",
