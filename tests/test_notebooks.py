@@ -289,6 +289,10 @@ def test_names_no_cell_defines_are_said(tmp_path):
     result = relocate(api.check(path=tmp_path / "sub", profile="quick", tasks=["masks"], diagnose=False), cellmap)
     notes = [n for c in result.tasks[0].checks for n in c.notes if n.key == "notebook.not_defined"]
     assert notes and notes[0].params["names"] == "causal_mask, target_mask"
+    # a check that could not run says so in the notebook's words, once, not "masks.py defines no 'causal_mask'"
+    errored = [c for c in result.tasks[0].checks if c.status == "error"]
+    assert errored and all(c.message.key == "notebook.not_defined" for c in errored), [c.message for c in errored]
+    assert all(n.key != "notebook.not_defined" for c in errored for n in c.notes)
 
 
 # -- in the kernel ---------------------------------------------------------------------------------------------

@@ -425,7 +425,14 @@ def _relocate_check(check, cellmap):
     if where is not None:
         _add_note(check, Message(f"notebook.error_at.{cellmap.numbering}",
                                  {"notebook": cellmap.notebook, "cell": where[0], "line": where[1]}))
-    for note in _code_notes(check.task, cellmap):
+    notes = _code_notes(check.task, cellmap)
+    missing = [n for n in notes if n.key == "notebook.not_defined"]
+    if missing and check.status == "error" and (check.error or {}).get("kind") in ("missing_name", "missing_file"):
+        # "attention.py defines no 'MultiHeadAttention'" names a file the student does not have: the notebook's
+        # own sentence says it instead, once
+        check.message = missing[0]
+        notes = [n for n in notes if n is not missing[0]]
+    for note in notes:
         _add_note(check, note)
 
 
