@@ -8,7 +8,7 @@ the result, never on it.
 import platform
 import time
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import datetime, timezone
 
 import hypothesis
@@ -128,7 +128,8 @@ def consolidate_diagnoses(results):
     bug, or two together) whose mutant reproduced all its failing calls; within one task, an explanation is kept
     only if every check of the task that named any named it too (a check whose calls two mistakes explain alike
     is settled by the task's other failing checks), and where two or more explanations still fit equally, none is
-    named (hints stay)."""
+    named (hints stay). Where the checks share no whole explanation but every one names some mistake, alone or
+    paired, only those mistakes are named, each alone: a partner that only some checks pair with it is not."""
 
     def explanations(r):
         found = set()
@@ -144,19 +145,40 @@ def consolidate_diagnoses(results):
             by_task.setdefault(r.task, []).append(found)
     for task, sets in by_task.items():
         common = set.intersection(*sets)
+        # Mistakes every naming check names, alone or in a pair: where the checks agree on no whole explanation,
+        # a partner only some of them pair it with is not named (a softmax over the wrong axis, with a finite
+        # fill the contract allows, is reproduced on a masked check by "wrong axis + blocked scores set to 0",
+        # which would name a fill mistake the code does not have). With none shared, each check keeps its own
+        # (two mistakes of one task, each seen by other checks).
+        shared = set.intersection(*({n for e in found for n in e} for found in sets)) if not common else set()
         for r in results:
             if r.task != task:
                 continue
             found = explanations(r)
-            keep = found & common if common else found
+            if common:
+                keep = found & common
+            elif shared:
+                keep = {tuple(n for n in e if n in shared) for e in found} - {()}
+            else:
+                keep = found
             if len(keep) > 1:
                 keep = set()
             names = {n for e in keep for n in e}
-            r.diagnoses = [
-                d
-                for d in r.diagnoses
-                if d.kind != "bug" or (d.id in names and tuple(d.params.get("compound") or (d.id,)) in keep)
-            ]
+            kept = []
+            for d in r.diagnoses:
+                if d.kind != "bug":
+                    kept.append(d)
+                elif (
+                    d.id in names
+                    and d.id not in {k.id for k in kept if k.kind == "bug"}
+                    and (shared or tuple(d.params.get("compound") or (d.id,)) in keep)
+                ):
+                    (explanation,) = keep
+                    params = {k: v for k, v in d.params.items() if k != "compound"}
+                    if len(explanation) > 1:
+                        params["compound"] = list(explanation)
+                    kept.append(replace(d, params=params))
+            r.diagnoses = kept
 
 
 def variant_of(assignment, spec):

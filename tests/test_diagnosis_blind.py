@@ -8,6 +8,7 @@ is measured by bench/bench_diagnosis.py (not asserted here, beyond the cases the
 """
 
 import json
+import shutil
 import sys
 from pathlib import Path
 
@@ -93,3 +94,23 @@ def test_errors_compare_by_kind_and_meaning_not_by_their_first_words():
     c = SubmissionError(kind="exception", detail="RuntimeError: shape '[2, 3]' is invalid for input of size 5")
     assert same(a, b)  # the same error raised elsewhere
     assert not same(a, c)  # the same type, another meaning
+
+
+def test_a_partner_only_one_check_pairs_a_mistake_with_is_not_named(tmp_path):
+    """A softmax over the queries with a finite fill (allowed): the masked check's calls are reproduced only by the
+    pair "wrong axis + blocked scores set to 0", the other checks' by the wrong axis alone. The fill mistake is
+    not in the code and is not named (it once was, on sdpa.weights); the wrong axis is named everywhere."""
+    from grader import api
+    from tests.conftest import SUBMISSIONS
+
+    sub = tmp_path / "sub"
+    shutil.copytree(SUBMISSIONS / "alt_einsum", sub, ignore=shutil.ignore_patterns("__pycache__"))
+    source = (sub / "attention.py").read_text(encoding="utf-8")
+    assert source.count("torch.softmax(scores, dim=-1)") == 1
+    (sub / "attention.py").write_text(source.replace("torch.softmax(scores, dim=-1)", "torch.softmax(scores, dim=-2)"),
+                                      encoding="utf-8")
+    result = api.check(path=sub, profile="quick", tasks=["sdpa"])
+    named = {c.id: [d.id for d in c.diagnoses if d.kind == "bug"] for t in result.tasks for c in t.checks
+             if c.status == "failed"}
+    assert "sdpa.weights" in named and len(named) >= 2, named
+    assert all(ids == ["sdpa.softmax_wrong_axis"] for ids in named.values()), named
