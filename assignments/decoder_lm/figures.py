@@ -26,6 +26,7 @@ import torch
 
 from assignments.decoder_lm.corpus import load_poems
 from grader.errors import SubmissionError
+from grader.figure_data import failure, rows
 
 D_ATTENTION = 16
 """Width of the made-up query and key vectors of the attention picture."""
@@ -136,9 +137,9 @@ def _weights(runner, q, k, v, L):
         if list(out.shape) != [1, 1, L, L]:
             return None, {"key": "report.figure_shape", "params": {"what": "causal_attention(q, k, v)",
                                                                     "got": list(out.shape), "expected": [1, 1, L, L]}}
-        return _rows(out.reshape(L, L)), None
+        return rows(out.reshape(L, L)), None
     except SubmissionError as err:
-        return None, _failure(err)
+        return None, failure(err)
     except Exception as exc:  # noqa: BLE001 - a picture must never sink the report
         return None, {"key": "report.figure_failed", "params": {"detail": f"{type(exc).__name__}: {exc}"}}
 
@@ -176,7 +177,7 @@ def _guarded(compute, runner):
     except _Unusable as bad:
         return None, bad.args[0]
     except SubmissionError as err:
-        return None, _failure(err)
+        return None, failure(err)
     except Exception as exc:  # noqa: BLE001 - a picture must never sink the report
         return None, {"key": "report.figure_failed", "params": {"detail": f"{type(exc).__name__}: {exc}"}}
 
@@ -215,7 +216,7 @@ def rope_scores(*, sub, ref):
     panels, comparison = [], []
     for title, s in (("lm.fig.rope_yours", sub_s), ("lm.fig.rope_reference", ref_s)):
         if s is not None:
-            panels.append({"title": title, "values": _rows(s), "row_labels": labels, "col_labels": labels,
+            panels.append({"title": title, "values": rows(s), "row_labels": labels, "col_labels": labels,
                            "x_label": "lm.fig.rope_axis_key", "y_label": "lm.fig.rope_axis_query",
                            "scale": "sequential", "vmin": lo, "vmax": hi,
                            "legend": "lm.fig.rope_legend",
@@ -261,7 +262,7 @@ def pair_angles(runner, positions=ANGLE_POSITIONS):
     angles = torch.rad2deg(torch.atan2(b, a))
     total = y.norm(dim=-1).T
     off = ~(torch.sqrt(a ** 2 + b ** 2) >= 0.99 * total) | (total < 1e-9)
-    return _rows(angles), [[bool(v) for v in row] for row in off.tolist()]
+    return rows(angles), [[bool(v) for v in row] for row in off.tolist()]
 
 
 def rope_angles(*, sub, ref):
@@ -315,16 +316,3 @@ def _round_out(lo, hi):
 
 
 # -- helpers -------------------------------------------------------------------------------------------------------
-def _failure(err):
-    """A ``SubmissionError`` as a figure's error: what was raised and where."""
-    detail = err.detail + (f" ({err.file}:{err.line})" if err.file else "")
-    key = "report.figure_not_implemented" if err.kind == "not_implemented" else "report.figure_failed"
-    return {"key": key, "params": {"detail": detail}, "kind": err.kind}
-
-
-def _rows(t):
-    """A 2-D tensor as rows of floats (``None`` for NaN and inf), 5 significant digits."""
-    out = []
-    for row in t.detach().to(device="cpu", dtype=torch.float64).tolist():
-        out.append([float(f"{v:.5g}") if math.isfinite(v) else None for v in row])
-    return out

@@ -22,6 +22,7 @@ import torch
 
 from assignments.transformer.corpus import load_pairs, src_tokens, tgt_tokens
 from grader.errors import SubmissionError
+from grader.figure_data import failure, rows
 
 D_ATTENTION = 16
 """Width of the made-up query and key vectors."""
@@ -103,7 +104,7 @@ def _causal_mask(runner, L):
         got = runner.run("call", "integrated", name="causal_mask", args=[L])
     except SubmissionError as err:
         key = "report.mask_not_implemented" if err.kind == "not_implemented" else "report.mask_failed"
-        return None, {"key": key, "params": {"detail": _failure(err)["params"]["detail"]}, "kind": err.kind}
+        return None, {"key": key, "params": {"detail": failure(err)["params"]["detail"]}, "kind": err.kind}
     except Exception as exc:  # noqa: BLE001 - a picture must never sink the report
         return None, {"key": "report.mask_failed", "params": {"detail": f"{type(exc).__name__}: {exc}"}}
     mask = got.get("out")
@@ -126,9 +127,9 @@ def _weights(runner, args, L):
         if list(weights.shape) not in ([1, L, L], [L, L]):
             return None, {"key": "report.figure_shape", "params": {"what": "weights", "got": list(weights.shape),
                                                                     "expected": [1, L, L]}}
-        return _rows(weights.reshape(L, L)), None
+        return rows(weights.reshape(L, L)), None
     except SubmissionError as err:
-        return None, _failure(err)
+        return None, failure(err)
     except Exception as exc:  # noqa: BLE001 - a picture must never sink the report
         return None, {"key": "report.figure_failed", "params": {"detail": f"{type(exc).__name__}: {exc}"}}
 
@@ -157,23 +158,8 @@ def _pe_table(runner):
         if list(pe.shape) not in ([1, *expected], expected):
             return None, {"key": "report.figure_shape", "params": {"what": "pe", "got": list(pe.shape),
                                                                     "expected": [1, *expected]}}
-        return _rows(pe.reshape(expected)), None
+        return rows(pe.reshape(expected)), None
     except SubmissionError as err:
-        return None, _failure(err)
+        return None, failure(err)
     except Exception as exc:  # noqa: BLE001 - a picture must never sink the report
         return None, {"key": "report.figure_failed", "params": {"detail": f"{type(exc).__name__}: {exc}"}}
-
-
-def _failure(err):
-    """A ``SubmissionError`` as a figure's error: what was raised and where."""
-    detail = err.detail + (f" ({err.file}:{err.line})" if err.file else "")
-    key = "report.figure_not_implemented" if err.kind == "not_implemented" else "report.figure_failed"
-    return {"key": key, "params": {"detail": detail}, "kind": err.kind}
-
-
-def _rows(t):
-    """A 2-D tensor as rows of floats (``None`` for NaN and inf), 5 significant digits."""
-    out = []
-    for row in t.detach().to(device="cpu", dtype=torch.float64).tolist():
-        out.append([float(f"{v:.5g}") if math.isfinite(v) else None for v in row])
-    return out
