@@ -4,6 +4,7 @@ import torch
 from hypothesis import strategies as st
 
 from assignments.decoder_lm.checks.modules_common import (
+    EVERY_KIND,
     construct_raises,
     layer_sizes,
     steps_match,
@@ -22,8 +23,6 @@ from grader.strategies import randn
 
 NAME = "CausalSelfAttention"
 
-EVERY_KIND = st.tuples(layer_sizes(("mha",)), layer_sizes(("mqa",)), layer_sizes(("gqa",)))
-"""One layer of each kind of head sharing (Hkv == H, Hkv == 1, 1 < Hkv < H) per example."""
 
 
 def kwargs_of(c, base=10000.0):

@@ -3,7 +3,7 @@
 import torch
 from hypothesis import strategies as st
 
-from assignments.decoder_lm.checks.modules_common import layer_sizes, steps_match
+from assignments.decoder_lm.checks.modules_common import EVERY_KIND, layer_sizes, steps_match
 from grader.checks.base import Fail, check
 from grader.checks.common import (
     contract_params,
@@ -18,7 +18,6 @@ from grader.strategies import randn
 
 NAME = "DecoderBlock"
 
-EVERY_KIND = st.tuples(layer_sizes(("mha",)), layer_sizes(("mqa",)), layer_sizes(("gqa",)))
 
 
 def kwargs_of(c):

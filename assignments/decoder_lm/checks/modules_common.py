@@ -68,6 +68,10 @@ def layer_sizes(draw, kinds=KV_KINDS):
             "F": draw(st.integers(2, 9)), "kind": kind, "seed": draw(seeds())}
 
 
+EVERY_KIND = st.tuples(layer_sizes(("mha",)), layer_sizes(("mqa",)), layer_sizes(("gqa",)))
+"""One layer of each kind of head sharing (Hkv == H, Hkv == 1, 1 < Hkv < H) per example."""
+
+
 # -- the model's weights ------------------------------------------------------------------------------
 _TABLES = {}
 
