@@ -13,6 +13,7 @@ from pathlib import Path
 import torch
 
 from assignments.transformer import figures
+from grader import figure_data
 from grader.assignment import load
 from grader.errors import SubmissionError
 from grader.messages import CATALOGUES, text
@@ -262,5 +263,5 @@ def test_figure_inputs_are_seeded_and_causal():
     assert torch.equal(q1, q2) and q1.shape == (1, len(syllables), figures.D_ATTENTION)
     mask = figures.causal(3)
     assert mask.tolist() == [[True, False, False], [True, True, False], [True, True, True]]
-    nan_rows = figures._rows(torch.tensor([[1.0, math.nan], [math.inf, 0.123456789]]))
+    nan_rows = figure_data.rows(torch.tensor([[1.0, math.nan], [math.inf, 0.123456789]]))
     assert nan_rows == [[1.0, None], [None, 0.12346]]
