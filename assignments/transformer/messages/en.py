@@ -34,8 +34,8 @@ MESSAGES = {
     "fail.overfit_nonfinite": "the loss became {value} at step {step} of {steps} on 10 samples, and training "
                               "stopped there. Common causes: a row of attention scores that is all -inf (a position "
                               "that may attend to nothing), a division by zero, a log of 0.",
-    "fail.overfit_decode": "the loss fell, but greedy_decode reproduces only {wrong} fewer than all 10 training "
-                           "targets (for example: {examples}).",
+    "fail.overfit_decode": "the loss fell, but greedy_decode decodes {wrong} of the 10 training sources to "
+                           "something other than their targets (for example: {examples}).",
     "report.attention_title": "Attention weights",
     "report.attention_note": "Made-up query and key vectors for the syllables of one corpus sentence, each side "
                              "under its own causal_mask (hatched cells are blocked):",
