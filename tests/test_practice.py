@@ -19,8 +19,10 @@ from grader.assignment import DEFAULT, load
 from grader.bugs.catalogue import Catalogue, apply
 from grader.messages import text
 from grader.practice import drills, quiz, render, session, workspace
+from grader.practice import history as history_module
 from grader.practice.cli import register
 from grader.practice.history import History, default_path
+from grader.practice.workspace import STATE_FILE
 
 A = load()
 DRILLS = drills.of(A)
@@ -48,11 +50,12 @@ def definitions(source):
     return {name: "".join(lines[a - 1:b]) for name, (a, b) in workspace._top_level(source).items()}
 
 
-def solve(root, tasks):
+def solve(root, tasks, assignment=None):
     """Fill the drilled stubs in ``root`` with the reference's definitions, as a student who knows them would."""
-    for file, names in workspace.drill_names(tasks, A).items():
+    a = load(assignment) if assignment else A
+    for file, names in workspace.drill_names(tasks, a).items():
         path = root / file
-        path.write_text(workspace.splice(path.read_text(), (A.reference / file).read_text(), names))
+        path.write_text(workspace.splice(path.read_text(), (a.reference / file).read_text(), names))
 
 
 # -- drills and workspaces -----------------------------------------------------------------------------------------
@@ -243,7 +246,8 @@ def test_personal_bests_and_chart(tmp_path):
         attempts, bests = h.attempts(), h.bests()
         assert [a.seconds for a in h.attempts("sdpa")] == [500, 400, 900]
         assert h.get(first).checks == 2
-    assert set(bests) == {"sdpa"} and bests["sdpa"].seconds == 400
+    assert set(bests) == {("assignments.transformer", "sdpa")}
+    assert bests["assignments.transformer", "sdpa"].seconds == 400
     view = render.history_view(session.Past(attempts, bests, [], {}), "en")
     assert "06:40" in view and "15:00 / 10:00" in view and "(late)" in view
     rows = [line for line in view.splitlines() if "#" in line]
@@ -255,6 +259,66 @@ def test_personal_bests_and_chart(tmp_path):
     columns = [r[1] for r in sqlite3.connect(default_path()).execute("PRAGMA table_info(attempts)")]
     assert {"drill", "started", "finished", "seconds", "limit_s", "passed", "score", "max_score", "hints"} <= set(
         columns)
+
+
+def test_drills_of_two_assignments_with_one_id_are_kept_apart(tmp_path):
+    """Both assignments have a drill ``model``: a fast pass of one is not the other's personal best, and the
+    history names each with its assignment."""
+    common = dict(drill="model", tasks=["model"], workspace=tmp_path, limit_s=1800, max_score=10, hints=0,
+                  no_hints=False, profile="quick", passed=True, score=10)
+    with History() as h:
+        h.record(assignment="assignments.transformer", started=0, finished=1500, **common)
+        h.record(assignment="assignments.decoder_lm", started=2000, finished=2100, **common)
+        bests = h.bests()
+        assert {k: b.seconds for k, b in bests.items()} == {("assignments.transformer", "model"): 1500,
+                                                            ("assignments.decoder_lm", "model"): 100}
+        assert [a.seconds for a in h.attempts("model")] == [1500]
+        assert [a.seconds for a in h.attempts("model", assignment="assignments.decoder_lm")] == [100]
+        view = render.history_view(session.Past(h.attempts(), bests, [], {}), "en")
+    assert "transformer/model" in view and "decoder_lm/model" in view
+    best_lines = view.split("Personal bests")[1].splitlines()
+    assert any("transformer/model" in line and "25:00" in line for line in best_lines)
+    assert any("decoder_lm/model" in line and "01:40" in line for line in best_lines)
+
+
+def test_a_check_compares_with_the_best_of_its_own_assignment(tmp_path):
+    """The first pass of the LM's drill ``rmsnorm`` is a personal best even after a faster pass of a drill of that id
+    in another assignment (recorded here as the Transformer's)."""
+    with History() as h:
+        h.record(assignment="assignments.transformer", drill="rmsnorm", tasks=["rmsnorm"], workspace=tmp_path,
+                 started=0, finished=1, limit_s=1800, passed=True, score=10, max_score=10, hints=0, no_hints=False,
+                 profile="quick")
+    started = session.start(drill="rmsnorm", assignment="decoder_lm", dest=tmp_path / "ws", now=1000.0)
+    solve(started.root, list(started.drill.tasks), assignment="decoder_lm")
+    checked = session.check(path=started.root, now=1500.0)
+    assert checked.result.passed and checked.new_best and checked.previous_best is None
+    assert checked.attempt.assignment == "assignments.decoder_lm"
+
+
+def test_an_older_history_file_gains_the_assignment_of_each_attempt(tmp_path):
+    """A version-2 file (no ``attempts.assignment``) opens: each attempt takes the assignment its workspace's state
+    file names, or the default one where the workspace is gone; its rows and quizzes stay."""
+    path = tmp_path / "old.sqlite"
+    db = sqlite3.connect(path)
+    old_schema = history_module.SCHEMA.replace("    assignment TEXT NOT NULL DEFAULT 'assignments.transformer',\n",
+                                               "")
+    assert "assignment TEXT NOT NULL DEFAULT" not in old_schema.split("CREATE TABLE IF NOT EXISTS quizzes")[0]
+    db.executescript(old_schema)
+    db.execute("PRAGMA user_version = 2")
+    lm_ws, gone = tmp_path / "lm_ws", tmp_path / "gone"
+    lm_ws.mkdir()
+    (lm_ws / STATE_FILE).write_text(json.dumps({"drill": "model", "tasks": ["model"], "started": 0, "minutes": 30,
+                                                "assignment": "assignments.decoder_lm"}), encoding="utf-8")
+    row = "(drill, tasks, workspace, started, finished, seconds, limit_s, passed, score, max_score, hints, checks, " \
+          "no_hints, profile) VALUES (?, ?, ?, 0, 60, 60, 1800, 1, 10, 10, 0, 1, 0, 'quick')"
+    db.execute(f"INSERT INTO attempts {row}", ("model", "model", str(lm_ws)))
+    db.execute(f"INSERT INTO attempts {row}", ("model", "model", str(gone)))
+    db.commit()
+    db.close()
+    with History(path) as h:
+        assert [a.assignment for a in h.attempts()] == ["assignments.decoder_lm", "assignments.transformer"]
+        assert set(h.bests()) == {("assignments.decoder_lm", "model"), ("assignments.transformer", "model")}
+    assert sqlite3.connect(path).execute("PRAGMA user_version").fetchone()[0] == history_module.SCHEMA_VERSION
 
 
 # -- messages ----------------------------------------------------------------------------------------------------

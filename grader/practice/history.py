@@ -2,7 +2,9 @@
 
 The data folder is ``$GRADEKIT_HOME`` when set, else ``$XDG_DATA_HOME/gradekit``, else
 ``~/.local/share/gradekit``: ``history.sqlite`` there, and the drills' workspaces under ``practice/``.
-One ``attempts`` row per drill workspace: created when the drill starts, updated by each check until one passes.
+One ``attempts`` row per drill workspace: created when the drill starts, updated by each check until one passes; a
+drill is known by its assignment and its id together (both assignments have a drill ``model``, for one), so bests
+and charts never mix two assignments' drills.
 One ``quizzes`` row per quiz with an answer, and a ``quiz_answers`` row per question it asked.
 """
 
@@ -11,11 +13,16 @@ import sqlite3
 from dataclasses import dataclass
 from pathlib import Path
 
-SCHEMA_VERSION = 2
-"""1: attempts. 2: quizzes and quiz_answers added (a version-1 file gains them when opened)."""
+SCHEMA_VERSION = 3
+"""1: attempts. 2: quizzes and quiz_answers added. 3: ``attempts.assignment`` added. An older file gains what it lacks
+when opened; its attempts get the assignment their workspace's state file names, where the workspace is still
+there, else the default one (the only one drills had before version 3 could say otherwise)."""
+DEFAULT_ASSIGNMENT = "assignments.transformer"
+"""What an attempt recorded without an assignment drilled (``Assignment.package`` of the default)."""
 SCHEMA = """
 CREATE TABLE IF NOT EXISTS attempts (
     id INTEGER PRIMARY KEY AUTOINCREMENT,
+    assignment TEXT NOT NULL DEFAULT 'assignments.transformer',
     drill TEXT NOT NULL,
     tasks TEXT NOT NULL,
     workspace TEXT NOT NULL,
@@ -32,6 +39,7 @@ CREATE TABLE IF NOT EXISTS attempts (
     profile TEXT NOT NULL
 );
 CREATE INDEX IF NOT EXISTS attempts_drill ON attempts (drill, passed, seconds);
+
 CREATE TABLE IF NOT EXISTS quizzes (
     id INTEGER PRIMARY KEY AUTOINCREMENT,
     taken REAL NOT NULL,
@@ -62,8 +70,10 @@ class Attempt:
 
     id: int
     """Row id."""
+    assignment: str
+    """The assignment drilled (``Assignment.package``)."""
     drill: str
-    """The drill id."""
+    """The drill id (unique within its assignment)."""
     tasks: str
     """Comma-separated task ids."""
     workspace: str
@@ -176,8 +186,25 @@ class History:
         if version > SCHEMA_VERSION:
             raise RuntimeError(f"{self.path} was written by a newer gradekit (schema {version} > {SCHEMA_VERSION})")
         with self.db:
+            columns = {r[1] for r in self.db.execute("PRAGMA table_info(attempts)")}
+            if columns and "assignment" not in columns:  # a file written before version 3
+                self.db.execute(f"ALTER TABLE attempts ADD COLUMN assignment TEXT NOT NULL DEFAULT "
+                                f"'{DEFAULT_ASSIGNMENT}'")
+                self._assignments_from_workspaces()
             self.db.executescript(SCHEMA)
             self.db.execute(f"PRAGMA user_version = {SCHEMA_VERSION}")
+
+    def _assignments_from_workspaces(self):
+        """Give each attempt the assignment its workspace's state file names, where that file is still readable."""
+        from grader.practice import workspace  # its module imports the assignments; only migrations need it
+
+        for row in self.db.execute("SELECT id, workspace FROM attempts").fetchall():
+            try:
+                name = workspace.read_state(row["workspace"]).assignment
+            except (OSError, ValueError, TypeError):
+                continue
+            if name and isinstance(name, str):
+                self.db.execute("UPDATE attempts SET assignment = ? WHERE id = ?", (recorded_as(name), row["id"]))
 
     def close(self):
         self.db.close()
@@ -188,12 +215,13 @@ class History:
     def __exit__(self, *exc):
         self.close()
 
-    def record(self, *, attempt_id=None, drill, tasks, workspace, started, finished, limit_s, passed, score,
-               max_score, hints, no_hints, profile, checked=True):
+    def record(self, *, attempt_id=None, assignment=DEFAULT_ASSIGNMENT, drill, tasks, workspace, started, finished,
+               limit_s, passed, score, max_score, hints, no_hints, profile, checked=True):
         """Insert the attempt (``attempt_id=None``) or update it after another check; returns its id. ``checked``:
-        a check ran (counted in ``checks``); a drill just started is recorded with ``checked=False``."""
-        values = dict(drill=drill, tasks=",".join(tasks), workspace=str(workspace), started=started,
-                      finished=finished, seconds=max(0.0, finished - started), limit_s=limit_s,
+        a check ran (counted in ``checks``); a drill just started is recorded with ``checked=False``.
+        ``assignment``: the drill's (``Assignment.package``)."""
+        values = dict(assignment=assignment, drill=drill, tasks=",".join(tasks), workspace=str(workspace),
+                      started=started, finished=finished, seconds=max(0.0, finished - started), limit_s=limit_s,
                       passed=int(bool(passed)), score=score, max_score=max_score, hints=hints,
                       no_hints=int(bool(no_hints)), profile=profile)
         counted = int(bool(checked))
@@ -223,20 +251,22 @@ class History:
         row = self.db.execute("SELECT * FROM attempts WHERE id = ?", (attempt_id,)).fetchone()
         return _attempt(row) if row else None
 
-    def attempts(self, drill=None):
-        """Every attempt, oldest first (of one drill when given)."""
+    def attempts(self, drill=None, *, assignment=DEFAULT_ASSIGNMENT):
+        """Every attempt, oldest first (of one drill of ``assignment`` when ``drill`` is given)."""
         if drill:
-            rows = self.db.execute("SELECT * FROM attempts WHERE drill = ? ORDER BY started, id", (drill,))
+            rows = self.db.execute("SELECT * FROM attempts WHERE assignment = ? AND drill = ? ORDER BY started, id",
+                                   (assignment, drill))
         else:
             rows = self.db.execute("SELECT * FROM attempts ORDER BY started, id")
         return [_attempt(r) for r in rows]
 
     def bests(self):
-        """Drill id -> the fastest passed ``Attempt`` (the personal best)."""
+        """``(assignment, drill id)`` -> the fastest passed ``Attempt`` of that drill (the personal best)."""
         rows = self.db.execute(
             "SELECT * FROM attempts a WHERE passed = 1 AND id = (SELECT id FROM attempts b WHERE b.drill = a.drill "
-            "AND b.passed = 1 ORDER BY b.seconds, b.id LIMIT 1) ORDER BY drill")
-        return {r["drill"]: _attempt(r) for r in rows}
+            "AND b.assignment = a.assignment AND b.passed = 1 ORDER BY b.seconds, b.id LIMIT 1) "
+            "ORDER BY assignment, drill")
+        return {(r["assignment"], r["drill"]): _attempt(r) for r in rows}
 
 
     def record_quiz(self, *, taken, assignment, seed, topics, lang, replay, answers):
@@ -270,6 +300,12 @@ class History:
         rows = self.db.execute("SELECT topic, SUM(right) AS r, COUNT(*) AS n FROM quiz_answers GROUP BY topic")
         totals = {row["topic"]: (row["r"], row["n"]) for row in rows}
         return dict(sorted(totals.items(), key=lambda kv: (kv[1][0] / kv[1][1], kv[0])))
+
+
+def recorded_as(name):
+    """An assignment as the history records it, ``Assignment.package``: a built-in's short name (a workspace's
+    state file written with the default, ``transformer``) becomes its package."""
+    return name if "." in name or "/" in name else f"assignments.{name}"
 
 
 def _attempt(row):

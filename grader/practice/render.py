@@ -211,34 +211,44 @@ def history_view(past, lang, now=None, last=20):
 
 
 def _attempts_view(attempts, bests, lang, now, last):
+    several = len({a.assignment for a in attempts} | {k[0] for k in bests}) > 1
     lines = [text("practice.history.header", lang, n=len(attempts)), ""]
     rows = [[text("practice.col.when", lang), text("practice.col.drill", lang), text("practice.col.result", lang),
              text("practice.col.used", lang), text("practice.col.score", lang), text("practice.col.hints", lang),
              text("practice.col.checks", lang)]]
     for a in attempts[-last:]:
         score = f"{a.score:g}/{a.max_score:g}" if a.checks else "–"
-        rows.append([when(a.started), a.drill, _result(a, now, lang), f"{clock(a.seconds)} / {clock(a.limit_s)}",
-                     score, str(a.hints) + (" ⊘" if a.no_hints else ""), str(a.checks)])
+        rows.append([when(a.started), _drill_label(a.assignment, a.drill, several), _result(a, now, lang),
+                     f"{clock(a.seconds)} / {clock(a.limit_s)}", score, str(a.hints) + (" ⊘" if a.no_hints else ""),
+                     str(a.checks)])
     lines += table(rows)
     lines += ["", text("practice.history.chart", lang, width=BAR_WIDTH)]
     by_drill = {}
     for a in attempts:
-        by_drill.setdefault(a.drill, []).append(a)
-    name_w = max(width(d) for d in by_drill)
+        by_drill.setdefault((a.assignment, a.drill), []).append(a)
+    labels = {key: _drill_label(*key, several) for key in by_drill}
+    name_w = max(width(label) for label in labels.values())
     bar_w = max(width(bar(a.seconds, a.limit_s)) for a in attempts) + 1
-    for drill_id, group in by_drill.items():
+    for key, group in by_drill.items():
         lines.append("")
         first = max(1, len(group) - 7)
         for i, a in enumerate(group[-8:], start=first):
-            label = pad(drill_id if i == first else "", name_w)
+            label = pad(labels[key] if i == first else "", name_w)
             mark = _MARKS[a.status(now)]
             lines.append(f"  {label}  #{i:<2} {mark} {pad(bar(a.seconds, a.limit_s), bar_w)}{clock(a.seconds)}")
     if bests:
         lines += ["", text("practice.history.bests", lang)]
-        rows = [[d, clock(b.seconds), text("practice.history.best_of", lang, limit=clock(b.limit_s),
-                                           when=when(b.started), hints=b.hints)] for d, b in bests.items()]
+        rows = [[_drill_label(*key, several), clock(b.seconds),
+                 text("practice.history.best_of", lang, limit=clock(b.limit_s), when=when(b.started), hints=b.hints)]
+                for key, b in bests.items()]
         lines += table(rows)
     return lines
+
+
+def _drill_label(assignment, drill, several):
+    """A drill as the history names it: its id, prefixed by its assignment's short name (``decoder_lm/model``)
+    when the history holds drills of more than one assignment (their ids may be the same)."""
+    return f"{assignment.rsplit('.', 1)[-1]}/{drill}" if several else drill
 
 
 def _topic(topic, lang):

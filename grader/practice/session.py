@@ -15,7 +15,7 @@ from pathlib import Path
 from grader import api
 from grader.assignment import AssignmentError, load
 from grader.practice import drills, workspace
-from grader.practice.history import History, data_dir
+from grader.practice.history import History, data_dir, recorded_as
 
 HINT_LEVELS = 2
 """Level 1: the shape flow. Level 2: the key operation. There is no level that gives the answer."""
@@ -105,7 +105,7 @@ class Past:
     attempts: list
     """Every ``history.Attempt``, oldest first."""
     bests: dict
-    """Drill id -> its fastest passed ``Attempt``."""
+    """``(assignment, drill id)`` -> its fastest passed ``Attempt``."""
     quizzes: list
     """Every ``history.Quiz``, oldest first."""
     topics: dict
@@ -169,8 +169,9 @@ def start(*, drill, assignment=None, minutes=None, dest=None, no_hints=False, la
                             no_hints=bool(no_hints), lang=lang)
     with History(history_path) as history:  # recorded now, so that an attempt never checked is still seen
         state.attempt_id = history.record(
-            drill=d.id, tasks=d.tasks, workspace=root, started=now, finished=now, limit_s=state.limit_s,
-            passed=False, score=0, max_score=0, hints=0, no_hints=state.no_hints, profile="quick", checked=False)
+            assignment=a.package, drill=d.id, tasks=d.tasks, workspace=root, started=now, finished=now,
+            limit_s=state.limit_s, passed=False, score=0, max_score=0, hints=0, no_hints=state.no_hints,
+            profile="quick", checked=False)
     workspace.write_state(root, state)
     return Started(d, root, state, files, workspace.task_texts(d.tasks, a, lang=lang, hints=not no_hints))
 
@@ -246,12 +247,13 @@ def check(*, path=None, profile="quick", only=None, lang=None, now=None, history
     passed = result.passed
     state.last_failing = [t.id for t in result.tasks
                           if not (all(c.status == "passed" for c in t.checks) and t.score >= t.max_score)]
+    assignment = recorded_as(state.assignment)
     with History(history_path) as history:
-        before = history.bests().get(state.drill)
+        before = history.bests().get((assignment, state.drill))
         state.attempt_id = history.record(
-            attempt_id=state.attempt_id, drill=state.drill, tasks=state.tasks, workspace=root, started=state.started,
-            finished=now, limit_s=state.limit_s, passed=passed, score=result.score, max_score=result.max_score,
-            hints=state.hints_used, no_hints=state.no_hints, profile=profile)
+            attempt_id=state.attempt_id, assignment=assignment, drill=state.drill, tasks=state.tasks, workspace=root,
+            started=state.started, finished=now, limit_s=state.limit_s, passed=passed, score=result.score,
+            max_score=result.max_score, hints=state.hints_used, no_hints=state.no_hints, profile=profile)
         out.attempt = history.get(state.attempt_id)
     if passed:
         state.passed_at = now
