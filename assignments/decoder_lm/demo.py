@@ -12,7 +12,6 @@ runs on the CPU in well under a minute::
 
 from __future__ import annotations
 
-import argparse
 import math
 import sys
 import time
@@ -26,6 +25,7 @@ from assignments.decoder_lm.reference.model import DecoderLM
 from assignments.decoder_lm.reference.optim import AdamW, cosine_lr, param_groups
 from assignments.decoder_lm.reference.sampling import generate
 from assignments.decoder_lm.reference.training import train_step
+from grader import demo
 
 STARTS = "春月山江白"
 """The first characters of the sampled poems (one poem each, in this order)."""
@@ -149,26 +149,11 @@ def run_demo(*, steps: int = 250, seed: int = 0, dim: int = 96, num_layers: int 
 
 def main(argv: list[str] | None = None) -> int:
     """``gradekit demo --assignment decoder_lm [--steps N] [--seed S] [--quiet]``; returns the exit status."""
-    parser = argparse.ArgumentParser(prog="gradekit demo --assignment decoder_lm",
-                                     description="Train the reference decoder-only LM on classical Chinese poems "
-                                                 "and sample a few.")
-    parser.add_argument("--steps", type=int, default=250, help="optimizer steps (default: %(default)s)")
-    parser.add_argument("--seed", type=int, default=0, help="random seed (default: %(default)s)")
-    parser.add_argument("--quiet", action="store_true", help="print only the samples and the loss line")
-    parser.add_argument("--threads", type=int, default=1,
-                        help="torch threads (default: %(default)s; a model this small trains fastest on one)")
-    args = parser.parse_args(argv)
-    if args.steps < 1:
-        parser.error("--steps must be at least 1")
-    torch.set_num_threads(max(1, args.threads))
-    if args.quiet:
-        result = run_demo(steps=args.steps, seed=args.seed, log=None)
-        for text in result.samples:
-            print(text)
-        print(f"loss {result.first_loss:.2f} -> {result.final_loss:.2f} in {result.seconds:.1f}s")
-    else:
-        run_demo(steps=args.steps, seed=args.seed)
-    return 0
+    return demo.main(argv, prog="gradekit demo --assignment decoder_lm",
+                     description="Train the reference decoder-only LM on classical Chinese poems and sample a few.",
+                     steps=250, quiet_help="print only the samples and the loss line", run_demo=run_demo,
+                     quiet_lines=lambda r: [*r.samples, f"loss {r.first_loss:.2f} -> {r.final_loss:.2f} in "
+                                                        f"{r.seconds:.1f}s"])
 
 
 if __name__ == "__main__":

@@ -10,7 +10,6 @@ accuracy. It runs on the CPU in well under a minute::
 
 from __future__ import annotations
 
-import argparse
 import random
 import sys
 import time
@@ -20,6 +19,7 @@ from dataclasses import dataclass, field
 import torch
 
 from assignments.transformer.corpus import BOS, EOS, PAD, PinyinTask, build_task, make_batch
+from grader import demo
 from solution.decoding import greedy_decode
 from solution.model import Transformer
 from solution.training import train_step
@@ -164,25 +164,12 @@ def _pad_wide(text: str, chars: int) -> str:
 
 def main(argv: list[str] | None = None) -> int:
     """``gradekit demo [--steps N] [--seed S] [--quiet]``; returns the exit status."""
-    parser = argparse.ArgumentParser(prog="gradekit demo",
-                                     description="Train the reference Transformer on pinyin -> characters "
-                                                 "and decode held-out phrases.")
-    parser.add_argument("--steps", type=int, default=500, help="optimizer steps (default: %(default)s)")
-    parser.add_argument("--seed", type=int, default=0, help="random seed (default: %(default)s)")
-    parser.add_argument("--quiet", action="store_true", help="print only the accuracy line")
-    parser.add_argument("--threads", type=int, default=1,
-                        help="torch threads (default: %(default)s; a model this small trains fastest on one)")
-    args = parser.parse_args(argv)
-    if args.steps < 1:
-        parser.error("--steps must be at least 1")
-    torch.set_num_threads(max(1, args.threads))
-    if args.quiet:
-        result = run_demo(steps=args.steps, seed=args.seed, log=None)
-        print(f"exact match on {result.n_test} held-out phrases: {result.n_correct}/{result.n_test} "
-              f"({100 * result.accuracy:.1f}%) in {result.seconds:.1f}s")
-    else:
-        run_demo(steps=args.steps, seed=args.seed)
-    return 0
+    return demo.main(argv, prog="gradekit demo",
+                     description="Train the reference Transformer on pinyin -> characters and decode held-out "
+                                 "phrases.",
+                     steps=500, quiet_help="print only the accuracy line", run_demo=run_demo,
+                     quiet_lines=lambda r: [f"exact match on {r.n_test} held-out phrases: {r.n_correct}/{r.n_test} "
+                                            f"({100 * r.accuracy:.1f}%) in {r.seconds:.1f}s"])
 
 
 if __name__ == "__main__":
