@@ -101,6 +101,13 @@ def contract_params(ctx, name, kwargs):
     if got["shared"]:
         raise Fail("fail.shared_params", what=name, groups=[g[:4] for g in got["shared"][:3]],
                    example={"config": kwargs})
+    same_params(name, ref, got, example={"config": kwargs})
+    return got
+
+
+def same_params(name, ref, got, *, example):
+    """Fail unless the ``params`` probe's answers ``ref`` and ``got`` list the same parameter names and shapes,
+    naming what is missing, unexpected or of another shape (12 of each at most)."""
     expected, found = dict(ref["params"]), dict(got["params"])
     if expected != found:
         raise Fail("fail.param_names", what=name,
@@ -108,8 +115,7 @@ def contract_params(ctx, name, kwargs):
                    unexpected=[f"{k} {found[k]}" for k in sorted(set(found) - set(expected))][:12],
                    wrong_shape=[f"{k}: {found[k]} (expected {expected[k]})"
                                 for k in sorted(set(found) & set(expected)) if found[k] != expected[k]][:12],
-                   example={"config": kwargs})
-    return got
+                   example=example)
 
 
 def float32_runs(ctx, probe, args):

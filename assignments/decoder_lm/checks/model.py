@@ -11,6 +11,7 @@ from hypothesis import strategies as st
 
 from assignments.decoder_lm.checks.modules_common import close_to_reference, heads_for, model_state, no_inplace
 from grader.checks.base import Fail, check
+from grader.checks.common import same_params
 from grader.checks.compare import check_tensor
 from grader.strategies import distinct_ints, random_tokens, seeds
 
@@ -63,14 +64,7 @@ def contract(ctx):
     kw = {"vocab_size": 11, "dim": 8, "num_layers": 2, "num_heads": 4, "hidden_dim": 12, "num_kv_heads": 2}
     ref, got = ctx.both("params", name=NAME, kwargs=kw)
     ex = {"config": kw}
-    expected, found = dict(ref["params"]), dict(got["params"])
-    if expected != found:
-        raise Fail("fail.param_names", what=NAME,
-                   missing=[f"{k} {expected[k]}" for k in sorted(set(expected) - set(found))][:12],
-                   unexpected=[f"{k} {found[k]}" for k in sorted(set(found) - set(expected))][:12],
-                   wrong_shape=[f"{k}: {found[k]} (expected {expected[k]})"
-                                for k in sorted(set(found) & set(expected)) if found[k] != expected[k]][:12],
-                   example=ex)
+    same_params(NAME, ref, got, example=ex)
     shared = sorted(sorted(group) for group in got["shared"])
     if shared != [TIED]:
         raise Fail("fail.lm_not_tied", groups=shared[:3], example=ex)
