@@ -55,6 +55,14 @@ def make_submission(tmp_path):
     return make
 
 
+@pytest.fixture
+def home(tmp_path, monkeypatch):
+    """A fresh gradekit data folder (``GRADEKIT_HOME``: the practice history, the drills' workspaces) per test, under
+    ``tmp_path / "home"``; the practice and quiz tests use it for every test (their ``pytestmark``)."""
+    monkeypatch.setenv("GRADEKIT_HOME", str(tmp_path / "home"))
+    return tmp_path / "home"
+
+
 @pytest.fixture(scope="module")
 def browser():
     """A headless Chromium (``tests/chromium.py``) for the report tests; they skip, saying why, without one."""

@@ -7,10 +7,8 @@ answers the closed forms reject. The commands run as ``gradekit`` runs them (``p
 on a bare parser, ``demo`` through ``grader.cli.main``).
 """
 
-import argparse
 import math
 import random
-import string
 import subprocess
 import sys
 from pathlib import Path
@@ -22,8 +20,10 @@ from assignments.decoder_lm import corpus
 from grader.assignment import load
 from grader.messages import CATALOGUES, text
 from grader.practice import drills, quiz, workspace
-from grader.practice.cli import register
 from grader.practice.render import width
+from tests.practice_helpers import fields, gradekit
+
+pytestmark = pytest.mark.usefixtures("home")  # drills and quizzes are recorded: a fresh history per test
 
 A = load("decoder_lm")
 T = load("transformer")
@@ -37,30 +37,9 @@ WHOLE = "overfit"
 """The whole's check, in both assignments: no code of its own, so no drill in either."""
 
 
-@pytest.fixture(autouse=True)
-def home(tmp_path, monkeypatch):
-    """Drills and quizzes are recorded in the history: a fresh one per test."""
-    monkeypatch.setenv("GRADEKIT_HOME", str(tmp_path / "home"))
-    return tmp_path / "home"
-
-
 @pytest.fixture(scope="module")
 def ref():
     return quiz.reference(A)
-
-
-def gradekit(capsys, *argv):
-    """``gradekit ARGV`` through the practice/quiz registration: ``(exit code, stdout, stderr)``."""
-    parser = argparse.ArgumentParser(prog="gradekit")
-    register(parser.add_subparsers(dest="command", required=True))
-    args = parser.parse_args(list(argv))
-    code = args.func(args)
-    out, err = capsys.readouterr()
-    return code, out, err
-
-
-def fields(template):
-    return {f for _, f, _, _ in string.Formatter().parse(template) if f}
 
 
 # -- the corpus ------------------------------------------------------------------------------------------------

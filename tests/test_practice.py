@@ -5,7 +5,6 @@ registers it) with ``GRADEKIT_HOME`` in ``tmp_path``; they drill the Transformer
 to grade. The last tests drill a made-up assignment: the machinery knows no Transformer.
 """
 
-import argparse
 import ast
 import json
 import sqlite3
@@ -20,28 +19,14 @@ from grader.bugs.catalogue import Catalogue, apply
 from grader.messages import text
 from grader.practice import drills, quiz, render, session, workspace
 from grader.practice import history as history_module
-from grader.practice.cli import register
 from grader.practice.history import History, default_path
 from grader.practice.workspace import STATE_FILE
+from tests.practice_helpers import gradekit
+
+pytestmark = pytest.mark.usefixtures("home")  # drills and quizzes are recorded: a fresh history per test
 
 A = load()
 DRILLS = drills.of(A)
-
-
-@pytest.fixture(autouse=True)
-def home(tmp_path, monkeypatch):
-    monkeypatch.setenv("GRADEKIT_HOME", str(tmp_path / "home"))
-    return tmp_path / "home"
-
-
-def gradekit(capsys, *argv):
-    """Run ``gradekit ARGV`` through the practice/quiz registration; ``(exit code, stdout, stderr)``."""
-    parser = argparse.ArgumentParser(prog="gradekit")
-    register(parser.add_subparsers(dest="command", required=True))
-    args = parser.parse_args(list(argv))
-    code = args.func(args)
-    out, err = capsys.readouterr()
-    return code, out, err
 
 
 def definitions(source):

@@ -1,11 +1,9 @@
 """``gradekit quiz``: the Transformer's questions well-formed in both languages, answers computed from the
 reference, marking."""
 
-import argparse
 import io
 import math
 import random
-import string
 
 import pytest
 import torch
@@ -13,8 +11,10 @@ import torch
 from grader.assignment import load
 from grader.messages import CATALOGUES, text
 from grader.practice import quiz
-from grader.practice.cli import register
 from grader.practice.render import width
+from tests.practice_helpers import fields, gradekit
+
+pytestmark = pytest.mark.usefixtures("home")  # drills and quizzes are recorded: a fresh history per test
 
 A = load()
 QUESTIONS = quiz.questions(A)
@@ -22,28 +22,9 @@ BY_ID = {q.id: q for q in QUESTIONS}
 SEEDS = range(6)
 
 
-@pytest.fixture(autouse=True)
-def home(tmp_path, monkeypatch):
-    """Quizzes are saved in the history: a fresh one per test."""
-    monkeypatch.setenv("GRADEKIT_HOME", str(tmp_path / "home"))
-
-
 @pytest.fixture(scope="module")
 def ref():
     return quiz.reference(A)
-
-
-def gradekit(capsys, *argv):
-    parser = argparse.ArgumentParser(prog="gradekit")
-    register(parser.add_subparsers(dest="command", required=True))
-    args = parser.parse_args(list(argv))
-    code = args.func(args)
-    out, err = capsys.readouterr()
-    return code, out, err
-
-
-def fields(template):
-    return {f for _, f, _, _ in string.Formatter().parse(template) if f}
 
 
 def test_at_least_25_questions_over_every_topic():
