@@ -55,6 +55,26 @@ def make_submission(tmp_path):
     return make
 
 
+def assert_bug_caught_in_its_task_and_named_first(assignment, catalogue, bug, ref, diagnoser, tmp_path):
+    """The mutation test of one catalogued bug: the reference with ``bug`` applied fails some quick check of the
+    bug's own task, and the diagnosis of the first such check names ``bug`` first."""
+    from grader.engine import Grading, run_one, select_checks
+    from grader.submission.runner import InProcessRunner
+
+    sub = InProcessRunner(catalogue.write_mutant(bug, tmp_path / "sub"), assignment=assignment, banned=())
+    try:
+        g = Grading(assignment, sub, ref, profile="quick", devices=["cpu"])
+        for spec in select_checks(assignment, tasks=[bug.task], profile="quick"):
+            result, calls = run_one(g, spec)
+            if result.status != "passed":
+                diagnoses = diagnoser(spec, calls)
+                assert diagnoses and diagnoses[0].id == bug.id, (spec.id, [d.id for d in diagnoses])
+                return
+        pytest.fail(f"no check of task {bug.task} fails with {bug.id}: the grader cannot see this bug")
+    finally:
+        sub.close()
+
+
 @pytest.fixture
 def home(tmp_path, monkeypatch):
     """A fresh gradekit data folder (``GRADEKIT_HOME``: the practice history, the drills' workspaces) per test, under

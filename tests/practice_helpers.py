@@ -2,8 +2,11 @@
 ``home`` fixture, a fresh history per test, which each of their modules uses for every test)."""
 
 import argparse
+import re
 import string
 
+from grader.messages import text
+from grader.practice import workspace
 from grader.practice.cli import register
 
 
@@ -20,3 +23,19 @@ def gradekit(capsys, *argv):
 def fields(template):
     """The ``{names}`` a message template fills in."""
     return {f for _, f, _, _ in string.Formatter().parse(template) if f}
+
+
+def assert_chinese_task_texts_match(assignment, drills, zh_texts):
+    """Every drilled name's Chinese task text (``zh_texts``: name -> text) names what its English docstring names:
+    the same ````code```` spans (names, shapes, values; a span may wrap differently), and a Hints, Args and Returns
+    section exactly where the English has one."""
+    code = re.compile(r"``[^`]+``")
+    texts = {t.name: t for t in workspace.task_texts([d.id for d in drills if not d.is_set], assignment)}
+    assert set(zh_texts) == set(texts)
+    for name, t in texts.items():
+        zh = zh_texts[name]
+        spans = [sorted(" ".join(c.split()) for c in code.findall(doc)) for doc in (zh, t.doc)]
+        assert spans[0] == spans[1], name
+        assert ("Hints:" in t.doc) == (text("practice.doc.hints", "zh") in zh), name
+        assert ("Args:" in t.doc) == ("参数：" in zh) and ("Returns:" in t.doc) == ("返回：" in zh), name
+        assert '"""' not in zh and "\\" not in zh, name

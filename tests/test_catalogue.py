@@ -9,10 +9,9 @@ import pytest
 
 from grader.bugs.catalogue import Catalogue, apply
 from grader.bugs.diagnose import make_diagnoser
-from grader.engine import Grading, run_one, select_checks
 from grader.messages import CATALOGUES
 from grader.submission.runner import InProcessRunner, reference_namespace
-from tests.conftest import SOLUTION_ROOT, TRANSFORMER
+from tests.conftest import SOLUTION_ROOT, TRANSFORMER, assert_bug_caught_in_its_task_and_named_first
 
 CATALOGUE = Catalogue(TRANSFORMER)
 BUGS, EQUIVALENT = CATALOGUE.bugs, CATALOGUE.equivalent
@@ -49,15 +48,4 @@ def test_every_bug_is_explained_with_a_hint(lang):
 @pytest.mark.parametrize("bug", BUGS, ids=[b.id for b in BUGS])
 def test_bug_loses_points_in_its_task_and_is_diagnosed_first(bug, reference, tmp_path):
     ns, ref, diagnoser = reference
-    sub = InProcessRunner(CATALOGUE.write_mutant(bug, tmp_path / "sub"), assignment=TRANSFORMER, banned=())
-    try:
-        g = Grading(TRANSFORMER, sub, ref, profile="quick", devices=["cpu"])
-        for spec in select_checks(TRANSFORMER, tasks=[bug.task], profile="quick"):
-            result, calls = run_one(g, spec)
-            if result.status != "passed":
-                diagnoses = diagnoser(spec, calls)
-                assert diagnoses and diagnoses[0].id == bug.id, (spec.id, [d.id for d in diagnoses])
-                return
-        pytest.fail(f"no check of task {bug.task} fails with {bug.id}: the grader cannot see this bug")
-    finally:
-        sub.close()
+    assert_bug_caught_in_its_task_and_named_first(TRANSFORMER, CATALOGUE, bug, ref, diagnoser, tmp_path)

@@ -16,9 +16,9 @@ from grader import api
 from grader.assignment import load
 from grader.bugs.catalogue import Catalogue, apply
 from grader.bugs.diagnose import make_diagnoser
-from grader.engine import Grading, run_one, select_checks
 from grader.submission.loader import Namespace
 from grader.submission.runner import InProcessRunner, reference_namespace
+from tests.conftest import assert_bug_caught_in_its_task_and_named_first
 
 LM = load("decoder_lm")
 CATALOGUE = Catalogue(LM)
@@ -86,18 +86,7 @@ def reference():
 @pytest.mark.parametrize("bug", BUGS, ids=IDS)
 def test_bug_loses_points_in_its_task_and_is_diagnosed_first(bug, reference, tmp_path):
     ref, diagnoser = reference
-    sub = InProcessRunner(CATALOGUE.write_mutant(bug, tmp_path / "sub"), assignment=LM, banned=())
-    try:
-        g = Grading(LM, sub, ref, profile="quick", devices=["cpu"])
-        for spec in select_checks(LM, tasks=[bug.task], profile="quick"):
-            result, calls = run_one(g, spec)
-            if result.status != "passed":
-                diagnoses = diagnoser(spec, calls)
-                assert diagnoses and diagnoses[0].id == bug.id, (spec.id, [d.id for d in diagnoses])
-                return
-        pytest.fail(f"no check of task {bug.task} fails with {bug.id}: the grader cannot see this bug")
-    finally:
-        sub.close()
+    assert_bug_caught_in_its_task_and_named_first(LM, CATALOGUE, bug, ref, diagnoser, tmp_path)
 
 
 def reached(bug):

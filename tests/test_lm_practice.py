@@ -21,7 +21,7 @@ from grader.assignment import load
 from grader.messages import CATALOGUES, text
 from grader.practice import drills, quiz, workspace
 from grader.practice.render import width
-from tests.practice_helpers import fields, gradekit
+from tests.practice_helpers import assert_chinese_task_texts_match, fields, gradekit
 
 pytestmark = pytest.mark.usefixtures("home")  # drills and quizzes are recorded: a fresh history per test
 
@@ -274,20 +274,9 @@ def test_both_assignments_load_together_in_either_order():
 
 
 def test_chinese_task_texts_name_everything_the_english_ones_do():
-    import re
-
     from assignments.decoder_lm.practice import TASK_TEXTS
 
-    code = re.compile(r"``[^`]+``")
-    texts = {t.name: t for t in workspace.task_texts([d.id for d in DRILLS if not d.is_set], A)}
-    assert set(TASK_TEXTS["zh"]) == set(texts)
-    for name, t in texts.items():
-        zh = TASK_TEXTS["zh"][name]
-        spans = [sorted(" ".join(c.split()) for c in code.findall(doc)) for doc in (zh, t.doc)]
-        assert spans[0] == spans[1], name  # the same names, shapes and values (a span may wrap differently)
-        assert ("Hints:" in t.doc) == (text("practice.doc.hints", "zh") in zh), name
-        assert ("Args:" in t.doc) == ("参数：" in zh) and ("Returns:" in t.doc) == ("返回：" in zh), name
-        assert '"""' not in zh and "\\" not in zh, name
+    assert_chinese_task_texts_match(A, DRILLS, TASK_TEXTS["zh"])
 
 
 @pytest.mark.parametrize("drill", ["rope_attention40", "adamw"])

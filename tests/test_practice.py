@@ -21,7 +21,7 @@ from grader.practice import drills, quiz, render, session, workspace
 from grader.practice import history as history_module
 from grader.practice.history import History, default_path
 from grader.practice.workspace import STATE_FILE
-from tests.practice_helpers import gradekit
+from tests.practice_helpers import assert_chinese_task_texts_match, gradekit
 
 pytestmark = pytest.mark.usefixtures("home")  # drills and quizzes are recorded: a fresh history per test
 
@@ -602,18 +602,9 @@ def test_drill_texts_come_in_chinese(tmp_path, capsys):
 
 
 def test_chinese_task_texts_name_everything_the_english_ones_do():
-    import re
-
     from assignments.transformer.practice import TASK_TEXTS
 
-    code = re.compile(r"``[^`]+``")
-    texts = {t.name: t for t in workspace.task_texts([d.id for d in DRILLS if not d.is_set], A)}
-    assert set(TASK_TEXTS["zh"]) == set(texts)
-    for name, t in texts.items():
-        zh = TASK_TEXTS["zh"][name]
-        assert sorted(code.findall(zh)) == sorted(code.findall(t.doc)), name  # the same names, shapes and values
-        assert ('Hints:' in t.doc) == (text("practice.doc.hints", "zh") in zh), name
-        assert '"""' not in zh and "\\" not in zh, name
+    assert_chinese_task_texts_match(A, DRILLS, TASK_TEXTS["zh"])
 
 
 def test_workspaces_live_outside_the_clone_and_ignore_themselves(tmp_path, monkeypatch, capsys, home):
