@@ -21,7 +21,7 @@ from grader.assignment import load
 from grader.messages import CATALOGUES, text
 from grader.practice import drills, quiz, workspace
 from grader.practice.render import width
-from tests.practice_helpers import assert_chinese_task_texts_match, fields, gradekit
+from tests.practice_helpers import assert_chinese_task_texts_match, assert_quiz_texts_complete, fields, gradekit
 
 pytestmark = pytest.mark.usefixtures("home")  # drills and quizzes are recorded: a fresh history per test
 
@@ -331,20 +331,7 @@ def test_questions_are_well_formed_and_named_apart_from_the_first_assignments():
 
 @pytest.mark.parametrize("lang", ["en", "zh"])
 def test_every_question_has_all_its_texts_and_fields(lang, ref):
-    for topic in quiz.topics_of(QUESTIONS):
-        assert f"quiz.topic.{topic}" in CATALOGUES[lang], topic
-    for q in QUESTIONS:
-        keys = [f"quiz.{q.id}.q", f"quiz.{q.id}.why"]
-        if q.kind == "choice":
-            keys += [f"quiz.{q.id}.{x}" for x in quiz.LETTERS]
-            assert len({CATALOGUES[lang][k] for k in keys[2:]}) == 4, q.id
-        for key in keys:
-            assert key in CATALOGUES[lang], key
-            assert fields(CATALOGUES[lang][key]) == fields(CATALOGUES["en"][key]), key
-        if q.kind == "number":
-            asked = quiz.ask(q, random.Random(0), ref)
-            for key in keys:
-                assert fields(CATALOGUES[lang][key]) <= set(asked.params) | {"answer"}, key
+    assert_quiz_texts_complete(QUESTIONS, lang, ref)
 
 
 def _built_lm_params(p):

@@ -12,7 +12,7 @@ from grader.assignment import load
 from grader.messages import CATALOGUES, text
 from grader.practice import quiz
 from grader.practice.render import width
-from tests.practice_helpers import fields, gradekit
+from tests.practice_helpers import assert_quiz_texts_complete, gradekit
 
 pytestmark = pytest.mark.usefixtures("home")  # drills and quizzes are recorded: a fresh history per test
 
@@ -45,22 +45,7 @@ def test_at_least_25_questions_over_every_topic():
 
 @pytest.mark.parametrize("lang", ["en", "zh"])
 def test_every_question_has_all_its_texts_and_fields(lang, ref):
-    for topic in quiz.topics_of(QUESTIONS):
-        assert f"quiz.topic.{topic}" in CATALOGUES[lang], topic
-    for q in QUESTIONS:
-        keys = [f"quiz.{q.id}.q", f"quiz.{q.id}.why"]
-        if q.kind == "choice":
-            keys += [f"quiz.{q.id}.{x}" for x in quiz.LETTERS]
-        for key in keys:
-            assert key in CATALOGUES[lang], key
-            assert fields(CATALOGUES[lang][key]) == fields(CATALOGUES["en"][key]), key
-        for seed in SEEDS:
-            asked = quiz.ask(q, random.Random(seed), ref)
-            for key in keys:
-                assert fields(CATALOGUES[lang][key]) <= set(asked.params) | {"answer"}, key
-        if q.kind == "choice":
-            options = [CATALOGUES[lang][f"quiz.{q.id}.{x}"] for x in quiz.LETTERS]
-            assert len(set(options)) == 4, q.id
+    assert_quiz_texts_complete(QUESTIONS, lang, ref, seeds=SEEDS)
 
 
 def _brute_target(length, pads):
