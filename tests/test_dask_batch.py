@@ -360,3 +360,29 @@ def test_the_worker_plugin_stops_the_judges_of_its_worker(monkeypatch):
     assert closed == [True] and dask_batch._HOST is None
     plugin.teardown(worker=None)  # nothing left to stop
     assert closed == [True]
+
+
+def test_the_dask_extra_brings_the_dashboard(tmp_path):
+    """``gradekit[dask]`` asks for Dask's ``diagnostics`` extra (Bokeh): without it Dask serves no dashboard and the
+    batch prints no link. With it (the test extra has it too), a ``local:1`` batch prints the dashboard's link
+    above its progress line."""
+    import importlib.metadata
+    import re
+
+    import tomllib
+
+    extras = tomllib.loads((Path(__file__).parent.parent / "pyproject.toml").read_text())["project"][
+        "optional-dependencies"]
+    for extra in ("dask", "test"):
+        [req] = [r for r in extras[extra] if r.startswith("dask[")]
+        assert "diagnostics" in re.match(r"dask\[([^\]]*)\]", req).group(1).split(","), extra
+    assert any(r.startswith("bokeh") and 'extra == "diagnostics"' in r for r in importlib.metadata.requires("dask"))
+    pytest.importorskip("bokeh", reason="the dashboard needs Bokeh (gradekit[dask] installs it)")
+    cls = tmp_path / "class"
+    cls.mkdir()
+    shutil.copytree(SUBMISSIONS / "alt_loops", cls / "fine")
+    stream = io.StringIO()
+    result = dask_batch.batch("local:1", submissions=cls, out=tmp_path / "out", stream=stream, **OPTIONS)
+    assert result.graded == 1 and _rows(tmp_path / "out")["fine"]["status"] == "ok"
+    [line] = [x for x in stream.getvalue().replace("\r", "\n").splitlines() if x.startswith("Dask dashboard")]
+    assert line == text("dask.dashboard", "en", link=line.split(": ", 1)[1]) and "/status" in line
