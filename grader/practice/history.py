@@ -3,8 +3,8 @@
 The data folder is ``$GRADEKIT_HOME`` when set, else ``$XDG_DATA_HOME/gradekit``, else
 ``~/.local/share/gradekit``: ``history.sqlite`` there, and the drills' workspaces under ``practice/``.
 One ``attempts`` row per drill workspace: created when the drill starts, updated by each check until one passes; a
-drill is known by its assignment and its id together (both assignments have a drill ``model``, for one), so bests
-and charts never mix two assignments' drills.
+drill is known by its assignment and its id together (an id is unique only within its assignment), so bests and
+charts never mix two assignments' drills.
 One ``quizzes`` row per quiz with an answer, and a ``quiz_answers`` row per question it asked.
 """
 
@@ -39,7 +39,6 @@ CREATE TABLE IF NOT EXISTS attempts (
     profile TEXT NOT NULL
 );
 CREATE INDEX IF NOT EXISTS attempts_drill ON attempts (drill, passed, seconds);
-
 CREATE TABLE IF NOT EXISTS quizzes (
     id INTEGER PRIMARY KEY AUTOINCREMENT,
     taken REAL NOT NULL,
@@ -303,9 +302,14 @@ class History:
 
 
 def recorded_as(name):
-    """An assignment as the history records it, ``Assignment.package``: a built-in's short name (a workspace's
-    state file written with the default, ``transformer``) becomes its package."""
-    return name if "." in name or "/" in name else f"assignments.{name}"
+    """An assignment as the history records it: its ``Assignment.package`` (a workspace's state file written before
+    it named its assignment has the default's short name, ``transformer``). A name that no longer loads is kept."""
+    from grader.assignment import AssignmentError, load
+
+    try:
+        return load(name).package
+    except (AssignmentError, ImportError, OSError, ValueError):
+        return name
 
 
 def _attempt(row):
