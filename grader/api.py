@@ -171,7 +171,9 @@ def check(*, path, assignment=None, options=None, **overrides):
             spin=o.spin_s,
         )
     else:
-        sub = InProcessRunner(graded, assignment=a, banned=banned)
+        sub = InProcessRunner(
+            graded, assignment=a, banned=banned, call_timeout=o.call_timeout, total_timeout=o.total_timeout
+        )
     try:
         try:
             load_errors = sub.run("load_report")

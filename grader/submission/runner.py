@@ -13,6 +13,10 @@ reference's for every other contract name).
 
 import ast
 import functools
+import signal
+import sys
+import threading
+import time
 from pathlib import Path
 
 from grader.errors import SubmissionError, from_exception
@@ -135,6 +139,59 @@ class Deferred:
         pass
 
 
+class CallTimeout(BaseException):
+    """Raised where the student's code is running when an in-process call's time is up (``TimeLimit``). Not an
+    ``Exception``, so that an ``except Exception`` in that code does not swallow it."""
+
+
+def _traced():
+    """A debugger (or a tracer such as coverage) is attached: pdb, an IDE's debugger, anything using
+    ``sys.settrace`` or, from Python 3.12, ``sys.monitoring``."""
+    if sys.gettrace() is not None:
+        return True
+    monitoring = getattr(sys, "monitoring", None)
+    return monitoring is not None and any(monitoring.get_tool(i) is not None for i in range(6))
+
+
+class TimeLimit:
+    """The time limit of one call into the student's code in this process (``with TimeLimit(seconds):``): when it is
+    up, ``SIGALRM`` raises ``CallTimeout`` wherever that code is, so an endless loop ends the call instead of hanging
+    the grader. It raises again every half second after that, in case the code swallowed it. Paused while a
+    debugger or tracer is attached: a student stopped at a ``breakpoint()`` has all the time they want. Only where
+    it can work without disturbing anyone: in the main thread, on a system with ``SIGALRM``, and when no other
+    timer (pytest-timeout's, say) is armed; elsewhere the call has no limit, as before. A long operation in C
+    (one huge matrix product) is stopped only when it returns to Python."""
+
+    REPEAT_S = 0.5
+
+    def __init__(self, seconds):
+        self.seconds = seconds
+        self.active = False
+        self._done = False
+        self._old = None
+
+    def __enter__(self):
+        self.active = bool(self.seconds and self.seconds > 0 and hasattr(signal, "SIGALRM")
+                           and threading.current_thread() is threading.main_thread()
+                           and signal.getitimer(signal.ITIMER_REAL)[0] == 0)
+        if self.active:
+            self._old = signal.signal(signal.SIGALRM, self._fire)
+            signal.setitimer(signal.ITIMER_REAL, self.seconds, self.REPEAT_S)
+        return self
+
+    def _fire(self, signum, frame):
+        if self._done or _traced():
+            return  # finishing, or a debugger is attached: the code may take its time
+        raise CallTimeout
+
+    def __exit__(self, *exc):
+        self._done = True
+        if self.active:
+            signal.setitimer(signal.ITIMER_REAL, 0)
+            signal.signal(signal.SIGALRM, self._old)
+        return False
+
+
 class InProcessRunner:
     """Run probes on a folder of code in this process.
 
@@ -145,10 +202,19 @@ class InProcessRunner:
         namespace: the ``Namespace`` of the 'integrated' variant (default: the folder as it is).
         parts: ``task_id -> {file: source}``, the reference parts an 'isolated:<task>' variant may use
             (default: ``reference_parts`` read from disk; a worker is given only its own variant's).
+        call_timeout: seconds one ``run`` may take (``TimeLimit``; ``None``: no limit, as for the reference and
+            inside a worker, whose judge keeps the time).
+        total_timeout: seconds all ``run`` calls together may take; once used up, every ``run`` raises
+            ``SubmissionError(kind="timeout")`` at once, as ``WorkerRunner`` does.
     """
 
-    def __init__(self, root, *, assignment, banned=None, namespace=None, parts=None):
+    def __init__(self, root, *, assignment, banned=None, namespace=None, parts=None, call_timeout=None,
+                 total_timeout=None):
         self.root = Path(root).resolve()
+        self.call_timeout = call_timeout
+        self.total_timeout = total_timeout
+        self.used = 0.0
+        """Seconds the timed calls have taken so far."""
         self.assignment = assignment
         assignment.load_probes()
         self.parts = parts or functools.partial(reference_parts_for, assignment)
@@ -168,27 +234,55 @@ class InProcessRunner:
                 self._namespaces[variant] = isolated_namespace(self.assignment, self.root, task_id, parts)
         return self._namespaces[variant]
 
+    def _limit(self, probe):
+        """This call's time limit in seconds (``None``: none); ``SubmissionError`` when all the time is used up."""
+        if self.total_timeout is None:
+            return self.call_timeout
+        left = self.total_timeout - self.used
+        if left <= 0:
+            raise SubmissionError(kind="timeout", detail=f"the time limit of {self.total_timeout:g} s for all calls "
+                                                         f"together is used up; {probe!r} was not run")
+        return left if self.call_timeout is None else min(self.call_timeout, left)
+
     def run(self, probe, variant="integrated", **args):
+        limit = self._limit(probe)
         ns = self.namespace(variant)
         if self.guard is not None:
             self.guard.start(self.root, probe_tasks(self.assignment, probe, variant, args))
         used = getattr(ns, "parts_used", None)
         if used is not None:
             used.clear()
+        start = time.monotonic()
         try:
-            result = plain_data(PROBES[probe](ns, **args))
+            with TimeLimit(limit):
+                result = plain_data(PROBES[probe](ns, **args))
             if used is not None and isinstance(result, dict):
                 result[PARTS_USED] = sorted(used)  # which reference parts the submission's code used
             return result
         except SubmissionError:
             raise
+        except CallTimeout as exc:
+            raise self._timed_out(exc, probe, limit) from None
         except Exception as exc:  # noqa: BLE001 - anything the student's code raised
             raise from_exception(exc, self.root) from None
         except SystemExit as exc:
             raise SubmissionError(kind="exception", detail=f"the code called sys.exit({exc.code!r})") from None
         finally:
+            if limit is not None:
+                self.used += time.monotonic() - start
             if self.guard is not None:
                 self.guard.stop()
+
+    def _timed_out(self, exc, probe, limit):
+        """The ``SubmissionError`` of a call stopped by its time limit, saying where the student's code was."""
+        where = from_exception(exc, self.root)
+        detail = f"your code did not finish within {limit:g} s"
+        if self.total_timeout is not None and self.call_timeout is not None and limit < self.call_timeout:
+            detail += f" (what was left of the {self.total_timeout:g} s for all calls together)"
+        if where.file:
+            detail += f" (it was at {where.file}:{where.line}: {where.code})"
+        return SubmissionError(kind="timeout", detail=detail, file=where.file, line=where.line, code=where.code,
+                               trace=where.trace)
 
     def submit(self, probe, variant="integrated", **args):
         """``run`` deferred: it runs when ``.result()`` is called (the interface of ``WorkerRunner.submit``)."""

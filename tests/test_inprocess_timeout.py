@@ -1,0 +1,126 @@
+"""A student's own check (in process, the default) has a time limit per call: an endless loop in their code ends
+that call with a timeout naming the line, instead of hanging ``gradekit check`` for ever; a debugger attached, or
+somebody else's timer, turns the limit off."""
+
+import signal
+import sys
+import threading
+import time
+
+import pytest
+
+from grader import api
+from grader.submission.runner import CallTimeout, TimeLimit
+
+pytestmark = pytest.mark.skipif(not hasattr(signal, "SIGALRM"), reason="the in-process time limit needs SIGALRM")
+
+RETURN = "    return embeddings + num_layers * (encoder_layer + decoder_layer) + final_norms + output_proj"
+ENDLESS = {"training.py": (RETURN, "    layers, i = 0, 0\n"
+                                   "    while i < num_layers:  # i is never incremented\n"
+                                   "        layers += encoder_layer + decoder_layer\n"
+                                   "    return embeddings + layers + final_norms + output_proj")}
+SWALLOWING = {"training.py": (RETURN, "    while True:\n"
+                                      "        try:\n"
+                                      "            num_layers = int(num_layers)\n"
+                                      "        except Exception:\n"
+                                      "            pass\n"
+                                      "    return 0")}
+
+
+def _grade(path, tasks=("param_count", "masks"), **options):
+    started = time.monotonic()
+    result = api.check(path=path, tasks=list(tasks), profile="quick", **options)
+    return result, time.monotonic() - started
+
+
+def _task(result, task_id):
+    return next(t for t in result.tasks if t.id == task_id)
+
+
+@pytest.mark.parametrize("edits", [ENDLESS, SWALLOWING], ids=["endless_loop", "loop_swallowing_exceptions"])
+def test_an_endless_loop_ends_its_call_with_a_timeout_naming_the_line(make_submission, edits):
+    result, took = _grade(make_submission(edits), call_timeout=1.0)
+    param_count = _task(result, "param_count")
+    assert param_count.score == 0
+    [first, *_] = [c for c in param_count.checks if c.status == "error"]
+    assert first.error["kind"] == "timeout", first.error
+    assert first.error["file"] == "training.py" and first.error["line"] > 0
+    assert "your code did not finish within 1 s (it was at training.py:" in first.error["detail"]
+    assert _task(result, "masks").score == _task(result, "masks").max_score  # the rest is graded as usual
+    assert took < 30, took
+
+
+def test_the_total_limit_stops_every_later_call_at_once(make_submission):
+    """param_count's call gets what is left of the total; overfit, graded after it, finds the total used up."""
+    result, took = _grade(make_submission(ENDLESS), tasks=("param_count", "overfit"), call_timeout=5.0,
+                          total_timeout=1.0)
+    [looped] = [c.error for c in _task(result, "param_count").checks if c.status == "error"]
+    assert "(what was left of the 1 s for all calls together)" in looped["detail"], looped
+    later = [c.error for c in _task(result, "overfit").checks]
+    assert later and all(e and e["kind"] == "timeout" and "is used up" in e["detail"] for e in later), later
+    assert took < 20, took
+
+
+def test_a_correct_submission_is_not_disturbed(make_submission):
+    result, _ = _grade(make_submission(), call_timeout=5.0)
+    assert result.score == result.max_score
+    assert signal.getitimer(signal.ITIMER_REAL) == (0.0, 0.0)
+    assert signal.getsignal(signal.SIGALRM) in (signal.SIG_DFL, signal.SIG_IGN, None)
+
+
+def _spin(seconds):
+    end = time.monotonic() + seconds
+    while time.monotonic() < end:
+        pass
+    return "done"
+
+
+def test_time_limit_raises_where_the_code_is_and_restores_everything():
+    before = signal.getsignal(signal.SIGALRM)
+    with pytest.raises(CallTimeout):
+        with TimeLimit(0.2):
+            _spin(5)
+    assert signal.getsignal(signal.SIGALRM) is before and signal.getitimer(signal.ITIMER_REAL) == (0.0, 0.0)
+    with TimeLimit(2.0):
+        assert _spin(0.1) == "done"
+
+
+def test_no_limit_while_a_debugger_or_tracer_is_attached():
+    """pdb, an IDE's debugger and coverage all trace: a student stopped at a breakpoint is not timed out."""
+    def tracer(frame, event, arg):
+        return None
+
+    sys.settrace(tracer)
+    try:
+        with TimeLimit(0.2):
+            assert _spin(0.8) == "done"
+    finally:
+        sys.settrace(None)
+
+
+def test_no_limit_where_somebody_else_owns_the_alarm():
+    """pytest-timeout and the like arm ``ITIMER_REAL`` themselves: their timer is left alone."""
+    old = signal.signal(signal.SIGALRM, lambda *a: None)
+    signal.setitimer(signal.ITIMER_REAL, 100.0)
+    try:
+        with TimeLimit(0.2) as limit:
+            assert not limit.active
+            assert _spin(0.5) == "done"
+        assert signal.getitimer(signal.ITIMER_REAL)[0] > 90  # still theirs, still running
+    finally:
+        signal.setitimer(signal.ITIMER_REAL, 0)
+        signal.signal(signal.SIGALRM, old)
+
+
+def test_no_limit_outside_the_main_thread():
+    seen = {}
+
+    def body():
+        with TimeLimit(0.2) as limit:
+            seen["active"] = limit.active
+            seen["result"] = _spin(0.5)
+
+    thread = threading.Thread(target=body)
+    thread.start()
+    thread.join(10)
+    assert seen == {"active": False, "result": "done"}
