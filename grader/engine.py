@@ -288,11 +288,26 @@ def _errored(result, err):
     result.error = err.to_dict()
     params = {"detail": err.detail, "file": err.file, "line": err.line, "code": err.code}
     key = f"error.{err.kind}"
+    limit = err.data.get("limit") if err.kind == "timeout" and isinstance(err.data, dict) else None
+    if isinstance(limit, dict):  # a time limit of the runner's: said in the student's language, not as its detail
+        key, params = _timeout_message(limit, params)
     if err.kind == "contract":
         params.update(err.data)
         if not {"missing", "unexpected", "wrong_shape", "shared"} & set(err.data):
             key = "error.contract_detail"  # a contract error that is not about the parameters: its detail says all
     result.message = Message(key, params)
+
+
+def _timeout_message(limit, params):
+    """The message key and parameters of a time-limit error: ``limit`` is ``{"used_up": total}`` (the call did not
+    run) or ``{"seconds": s, "of_total": total or None}``, and ``params["file"]`` is where the code was, if known."""
+    if "used_up" in limit:
+        return "error.timeout_used_up", {**params, "total": f"{limit['used_up']:g}"}
+    key = "error.timeout_at" if params.get("file") else "error.timeout_in"
+    params = {**params, "seconds": f"{limit['seconds']:g}"}
+    if limit.get("of_total") is not None:
+        key, params["total"] = key + "_total", f"{limit['of_total']:g}"
+    return key, params
 
 
 def grade(

@@ -11,6 +11,7 @@ import pytest
 
 from grader import api
 from grader.submission.runner import CallTimeout, TimeLimit
+from grader.views import terminal
 
 pytestmark = pytest.mark.skipif(not hasattr(signal, "SIGALRM"), reason="the in-process time limit needs SIGALRM")
 
@@ -48,6 +49,9 @@ def test_an_endless_loop_ends_its_call_with_a_timeout_naming_the_line(make_submi
     assert "your code did not finish within 1 s (it was at training.py:" in first.error["detail"]
     assert _task(result, "masks").score == _task(result, "masks").max_score  # the rest is graded as usual
     assert took < 30, took
+    line = f"training.py:{first.error['line']}"
+    assert f"your code did not finish within 1 s (it was at {line}: " in terminal.summary(result, lang="en")
+    assert f"你的代码没有在 1 秒内完成（当时运行到 {line}：" in terminal.summary(result, lang="zh")
 
 
 def test_the_total_limit_stops_every_later_call_at_once(make_submission):
@@ -59,6 +63,9 @@ def test_the_total_limit_stops_every_later_call_at_once(make_submission):
     later = [c.error for c in _task(result, "overfit").checks]
     assert later and all(e and e["kind"] == "timeout" and "is used up" in e["detail"] for e in later), later
     assert took < 20, took
+    zh = terminal.summary(result, lang="zh")
+    assert "所有调用合计最多 1 秒；当时运行到 training.py:" in zh and "之前的调用已用完" in zh, zh
+    assert "did not finish" not in zh and "used up" not in zh
 
 
 def test_a_correct_submission_is_not_disturbed(make_submission):
@@ -124,3 +131,16 @@ def test_no_limit_outside_the_main_thread():
     thread.start()
     thread.join(10)
     assert seen == {"active": False, "result": "done"}
+
+
+def test_an_endless_loop_at_import_is_an_import_error_that_says_so(make_submission):
+    """The loop runs while ``masks.py`` is imported: that file (and those importing it) could not be imported, the
+    error says it did not finish and where, and a task in another file is graded as usual."""
+    sub = make_submission({"masks.py": ("import torch\n", "import torch\nwhile True:\n    pass\n")})
+    started = time.monotonic()
+    result = api.check(path=sub, tasks=["masks", "embedding"], profile="quick", call_timeout=1.0)
+    assert time.monotonic() - started < 30
+    assert "did not finish within 1 s" in result.load_errors["masks.py"]["detail"]
+    assert result.load_errors["masks.py"]["file"] == "masks.py"
+    assert _task(result, "masks").score == 0
+    assert _task(result, "embedding").score == _task(result, "embedding").max_score

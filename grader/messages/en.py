@@ -49,6 +49,14 @@ MESSAGES = {
     "error.contract_detail": "{detail}.",
     "error.bad_output": "{detail}.",
     "error.timeout": "{detail}.",
+    "error.timeout_in": "your code did not finish within {seconds} s.",
+    "error.timeout_in_total": "your code did not finish within the {seconds} s left of the {total} s all calls may "
+                              "take together.",
+    "error.timeout_at": "your code did not finish within {seconds} s (it was at {file}:{line}: {code}).",
+    "error.timeout_at_total": "your code did not finish within the {seconds} s left of the {total} s all calls may "
+                              "take together (it was at {file}:{line}: {code}).",
+    "error.timeout_used_up": "not run: the calls before it used up the {total} s all calls of your code may take "
+                             "together.",
     "error.crashed": "{detail}.",
     "error.banned": "{detail}.",
     "error.reference": "the reference implementation raised {detail} ({file}:{line}) on this check's input: the assignment (its reference or this check) is at fault, not your code; please report it.",

@@ -33,6 +33,12 @@ MESSAGES = {
     "error.contract_detail": "{detail}。",
     "error.bad_output": "{detail}。",
     "error.timeout": "{detail}。",
+    "error.timeout_in": "你的代码没有在 {seconds} 秒内完成。",
+    "error.timeout_in_total": "你的代码没有在剩下的 {seconds} 秒内完成（所有调用合计最多 {total} 秒）。",
+    "error.timeout_at": "你的代码没有在 {seconds} 秒内完成（当时运行到 {file}:{line}：{code}）。",
+    "error.timeout_at_total": "你的代码没有在剩下的 {seconds} 秒内完成（所有调用合计最多 {total} 秒；当时运行到 "
+                              "{file}:{line}：{code}）。",
+    "error.timeout_used_up": "未运行：之前的调用已用完你的代码所有调用合计可用的 {total} 秒。",
     "error.crashed": "{detail}。",
     "error.banned": "{detail}。",
     "error.reference": "参考实现在本检查的输入上抛出 {detail}（{file}:{line}）：问题出在作业本身（参考实现或本检查），不是你的代码；请报告。",

@@ -160,15 +160,22 @@ class TimeLimit:
     debugger or tracer is attached: a student stopped at a ``breakpoint()`` has all the time they want. Only where
     it can work without disturbing anyone: in the main thread, on a system with ``SIGALRM``, and when no other
     timer (pytest-timeout's, say) is armed; elsewhere the call has no limit, as before. A long operation in C
-    (one huge matrix product) is stopped only when it returns to Python."""
+    (one huge matrix product) is stopped only when it returns to Python.
+
+    ``ours(filename)``, when given, says whether a file is the student's: the exception is raised only while one of
+    their frames is the one running (for at most ``PATIENCE`` more signals), not inside a library's garbage
+    collection callback or ``__del__`` that happened to be running, where Python would only print it and go on."""
 
     REPEAT_S = 0.5
+    PATIENCE = 6
 
-    def __init__(self, seconds):
+    def __init__(self, seconds, ours=None):
         self.seconds = seconds
+        self.ours = ours
         self.active = False
         self._done = False
         self._old = None
+        self._waited = 0
 
     def __enter__(self):
         self.active = bool(self.seconds and self.seconds > 0 and hasattr(signal, "SIGALRM")
@@ -182,7 +189,11 @@ class TimeLimit:
     def _fire(self, signum, frame):
         if self._done or _traced():
             return  # finishing, or a debugger is attached: the code may take its time
-        raise CallTimeout
+        if self.ours is not None and frame is not None and not self.ours(frame.f_code.co_filename) \
+                and self._waited < self.PATIENCE:
+            self._waited += 1  # not in the student's code just now: the next signal, half a second on
+            return
+        raise CallTimeout(f"did not finish within {self.seconds:g} s")
 
     def __exit__(self, *exc):
         self._done = True
@@ -241,7 +252,8 @@ class InProcessRunner:
         left = self.total_timeout - self.used
         if left <= 0:
             raise SubmissionError(kind="timeout", detail=f"the time limit of {self.total_timeout:g} s for all calls "
-                                                         f"together is used up; {probe!r} was not run")
+                                                         f"together is used up; {probe!r} was not run",
+                                  data={"limit": {"used_up": self.total_timeout}})
         return left if self.call_timeout is None else min(self.call_timeout, left)
 
     def run(self, probe, variant="integrated", **args):
@@ -254,7 +266,7 @@ class InProcessRunner:
             used.clear()
         start = time.monotonic()
         try:
-            with TimeLimit(limit):
+            with TimeLimit(limit, ours=self._ours):
                 result = plain_data(PROBES[probe](ns, **args))
             if used is not None and isinstance(result, dict):
                 result[PARTS_USED] = sorted(used)  # which reference parts the submission's code used
@@ -273,16 +285,25 @@ class InProcessRunner:
             if self.guard is not None:
                 self.guard.stop()
 
+    def _ours(self, filename):
+        """``filename`` is one of the submission's files (for ``TimeLimit``)."""
+        try:
+            return Path(filename).resolve().is_relative_to(self.root)
+        except (OSError, ValueError):
+            return False
+
     def _timed_out(self, exc, probe, limit):
         """The ``SubmissionError`` of a call stopped by its time limit, saying where the student's code was."""
         where = from_exception(exc, self.root)
         detail = f"your code did not finish within {limit:g} s"
+        of_total = None
         if self.total_timeout is not None and self.call_timeout is not None and limit < self.call_timeout:
             detail += f" (what was left of the {self.total_timeout:g} s for all calls together)"
+            of_total = self.total_timeout
         if where.file:
             detail += f" (it was at {where.file}:{where.line}: {where.code})"
         return SubmissionError(kind="timeout", detail=detail, file=where.file, line=where.line, code=where.code,
-                               trace=where.trace)
+                               trace=where.trace, data={"limit": {"seconds": limit, "of_total": of_total}})
 
     def submit(self, probe, variant="integrated", **args):
         """``run`` deferred: it runs when ``.result()`` is called (the interface of ``WorkerRunner.submit``)."""

@@ -333,7 +333,8 @@ class WorkerRunner:
         left = self.total_timeout - self.used
         if left <= 0:
             raise SubmissionError(kind="timeout", detail=f"the time limit of {self.total_timeout:g} s for "
-                                                         f"all calls together is used up; {probe!r} was not run")
+                                                         f"all calls together is used up; {probe!r} was not run",
+                                  data={"limit": {"used_up": self.total_timeout}})
         request = wire.encode((probe, variant, args))
         worker = self._ensure_worker(variant)
         limit = min(self.call_timeout, left)
@@ -573,9 +574,12 @@ class WorkerRunner:
         data = {"output": tail, "returncode": rc}
         if isinstance(exc, _Timeout):
             detail = f"{probe!r} did not finish within {limit:g} s"
+            of_total = None
             if limit < self.call_timeout:
                 detail += f" (what was left of the {self.total_timeout:g} s for all calls together)"
-            return SubmissionError(kind="timeout", detail=detail, data=data)
+                of_total = self.total_timeout
+            return SubmissionError(kind="timeout", detail=detail,
+                                   data={**data, "limit": {"seconds": limit, "of_total": of_total}})
         if isinstance(exc, _BadReply):
             return SubmissionError(kind="crashed", detail=f"the worker sent back a reply that is not plain "
                                                           f"data while running {probe!r}: {exc}", data=data)
