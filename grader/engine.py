@@ -5,6 +5,7 @@ probe calls each check made (what diagnosis replays) stay inside the engine: ``r
 the result, never on it.
 """
 
+import math
 import platform
 import time
 from collections.abc import Callable
@@ -288,9 +289,9 @@ def _errored(result, err):
     result.error = err.to_dict()
     params = {"detail": err.detail, "file": err.file, "line": err.line, "code": err.code}
     key = f"error.{err.kind}"
-    limit = err.data.get("limit") if err.kind == "timeout" and isinstance(err.data, dict) else None
-    if isinstance(limit, dict):  # a time limit of the runner's: said in the student's language, not as its detail
-        key, params = _timeout_message(limit, params)
+    timed = _timeout_message(err.data.get("limit"), params) if err.kind == "timeout" else None
+    if timed is not None:  # a time limit of the runner's: said in the student's language, not as its detail
+        key, params = timed
     if err.kind == "contract":
         params.update(err.data)
         if not {"missing", "unexpected", "wrong_shape", "shared"} & set(err.data):
@@ -298,15 +299,29 @@ def _errored(result, err):
     result.message = Message(key, params)
 
 
+def _seconds(value):
+    """``value`` as the runners write a number of seconds (``"1.5"``), or ``None`` when it is not a plain number."""
+    ok = isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value)
+    return f"{value:g}" if ok else None
+
+
 def _timeout_message(limit, params):
     """The message key and parameters of a time-limit error: ``limit`` is ``{"used_up": total}`` (the call did not
-    run) or ``{"seconds": s, "of_total": total or None}``, and ``params["file"]`` is where the code was, if known."""
+    run) or ``{"seconds": s, "of_total": total or None}``, and ``params["file"]`` is where the code was, if known.
+    ``None`` for anything else: an error the submission raised itself can carry any data, and is told by its
+    detail (``error.timeout``)."""
+    if not isinstance(limit, dict):
+        return None
     if "used_up" in limit:
-        return "error.timeout_used_up", {**params, "total": f"{limit['used_up']:g}"}
+        total = _seconds(limit["used_up"])
+        return None if total is None else ("error.timeout_used_up", {**params, "total": total})
+    seconds, of_total = _seconds(limit.get("seconds")), limit.get("of_total")
+    if seconds is None or (of_total is not None and _seconds(of_total) is None):
+        return None
     key = "error.timeout_at" if params.get("file") else "error.timeout_in"
-    params = {**params, "seconds": f"{limit['seconds']:g}"}
-    if limit.get("of_total") is not None:
-        key, params["total"] = key + "_total", f"{limit['of_total']:g}"
+    params = {**params, "seconds": seconds}
+    if of_total is not None:
+        key, params["total"] = key + "_total", _seconds(of_total)
     return key, params
 
 

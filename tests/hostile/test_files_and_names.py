@@ -471,3 +471,26 @@ def test_a_submission_cannot_pass_its_error_off_as_the_references(tmp_path):
         keys = {c.message.key for t in result.tasks for c in t.checks if c.status != "passed"}
         assert keys and "error.reference" not in keys, (isolated, keys)
         assert result.score < result.max_score
+
+
+@pytest.mark.parametrize("limit", ["{'seconds': '<b>1</b>', 'of_total': [1]}", "{'used_up': True}", "'60'",
+                                   "{'seconds': float('inf')}", "{'seconds': 1, 'of_total': 'x'}"])
+def test_a_forged_timeout_is_told_by_its_detail_and_grading_goes_on(tmp_path, limit):
+    """A submission can raise the grader's SubmissionError itself, with any data: a time limit that is not plain
+    numbers (as only the runners write it) is not turned into a sentence; the check errs with the detail, and the
+    grading goes on, in process and isolated."""
+    from grader import api
+
+    sub = tmp_path / "sub"
+    shutil.copytree(REFERENCE, sub, ignore=shutil.ignore_patterns("__pycache__"))
+    masks = sub / "masks.py"
+    masks.write_text(masks.read_text().replace(
+        "def padding_mask(", "def _forge():\n    from grader.errors import SubmissionError\n"
+        f"    raise SubmissionError(kind='timeout', detail='forged', data={{'limit': {limit}}})\n\n\n"
+        "def padding_mask(", 1).replace("    return ", "    _forge()\n    return ", 1))
+    for isolated in (False, True):
+        result = api.check(path=sub, profile="quick", tasks=["masks", "embedding"], isolated=isolated, diagnose=False)
+        failing = [c for t in result.tasks for c in t.checks if c.status != "passed"]
+        assert failing and {c.message.key for c in failing} == {"error.timeout"}, (isolated, failing)
+        assert all(c.message.params["detail"] == "forged" for c in failing)
+        assert next(t for t in result.tasks if t.id == "embedding").score == 10
