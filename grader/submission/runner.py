@@ -19,7 +19,7 @@ import threading
 import time
 from pathlib import Path
 
-from grader.errors import SubmissionError, from_exception
+from grader.errors import SubmissionError, call_timed_out, from_exception, time_used_up
 from grader.probes import PROBES, plain_data
 from grader.submission.banned import RuntimeGuard, probe_tasks
 from grader.submission.loader import PARTS_ROOT, Namespace
@@ -251,9 +251,7 @@ class InProcessRunner:
             return self.call_timeout
         left = self.total_timeout - self.used
         if left <= 0:
-            raise SubmissionError(kind="timeout", detail=f"the time limit of {self.total_timeout:g} s for all calls "
-                                                         f"together is used up; {probe!r} was not run",
-                                  data={"limit": {"used_up": self.total_timeout}})
+            raise time_used_up(self.total_timeout, probe)
         return left if self.call_timeout is None else min(self.call_timeout, left)
 
     def run(self, probe, variant="integrated", **args):
@@ -274,7 +272,8 @@ class InProcessRunner:
         except SubmissionError:
             raise
         except CallTimeout as exc:
-            raise self._timed_out(exc, probe, limit) from None
+            raise call_timed_out("your code", limit, call_timeout=self.call_timeout, total_timeout=self.total_timeout,
+                                 where=from_exception(exc, self.root)) from None
         except Exception as exc:  # noqa: BLE001 - anything the student's code raised
             raise from_exception(exc, self.root) from None
         except SystemExit as exc:
@@ -291,19 +290,6 @@ class InProcessRunner:
             return Path(filename).resolve().is_relative_to(self.root)
         except (OSError, ValueError):
             return False
-
-    def _timed_out(self, exc, probe, limit):
-        """The ``SubmissionError`` of a call stopped by its time limit, saying where the student's code was."""
-        where = from_exception(exc, self.root)
-        detail = f"your code did not finish within {limit:g} s"
-        of_total = None
-        if self.total_timeout is not None and self.call_timeout is not None and limit < self.call_timeout:
-            detail += f" (what was left of the {self.total_timeout:g} s for all calls together)"
-            of_total = self.total_timeout
-        if where.file:
-            detail += f" (it was at {where.file}:{where.line}: {where.code})"
-        return SubmissionError(kind="timeout", detail=detail, file=where.file, line=where.line, code=where.code,
-                               trace=where.trace, data={"limit": {"seconds": limit, "of_total": of_total}})
 
     def submit(self, probe, variant="integrated", **args):
         """``run`` deferred: it runs when ``.result()`` is called (the interface of ``WorkerRunner.submit``)."""

@@ -39,7 +39,7 @@ from pathlib import Path
 
 import torch
 
-from grader.errors import SubmissionError
+from grader.errors import SubmissionError, call_timed_out, time_used_up
 from grader.submission import forkserver, wire
 from grader.submission.banned import Finding
 from grader.submission.sandbox import (
@@ -332,9 +332,7 @@ class WorkerRunner:
             raise RuntimeError("collect the result of the last request before sending another")
         left = self.total_timeout - self.used
         if left <= 0:
-            raise SubmissionError(kind="timeout", detail=f"the time limit of {self.total_timeout:g} s for "
-                                                         f"all calls together is used up; {probe!r} was not run",
-                                  data={"limit": {"used_up": self.total_timeout}})
+            raise time_used_up(self.total_timeout, probe)
         request = wire.encode((probe, variant, args))
         worker = self._ensure_worker(variant)
         limit = min(self.call_timeout, left)
@@ -573,13 +571,8 @@ class WorkerRunner:
         self._discard(worker)
         data = {"output": tail, "returncode": rc}
         if isinstance(exc, _Timeout):
-            detail = f"{probe!r} did not finish within {limit:g} s"
-            of_total = None
-            if limit < self.call_timeout:
-                detail += f" (what was left of the {self.total_timeout:g} s for all calls together)"
-                of_total = self.total_timeout
-            return SubmissionError(kind="timeout", detail=detail,
-                                   data={**data, "limit": {"seconds": limit, "of_total": of_total}})
+            return call_timed_out(repr(probe), limit, call_timeout=self.call_timeout,
+                                  total_timeout=self.total_timeout, data=data)
         if isinstance(exc, _BadReply):
             return SubmissionError(kind="crashed", detail=f"the worker sent back a reply that is not plain "
                                                           f"data while running {probe!r}: {exc}", data=data)
