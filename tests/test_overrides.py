@@ -459,7 +459,7 @@ def test_gradebook_review_columns_exact_bytes(tmp_path):
     assert (tmp_path / "gradebook.csv").read_bytes() == (
         "\ufeffstudent_id,total,max,status,Q3 masks,reason,before_review,adjustment,late,copy_review,review_note,"
         "reviewed_by,review_why\r\n"
-        f"{WANG},9,10,timeout,5,{TIMEOUT_REASON},0,0,0,cleared,\"said \"\"hi\"\", =1+1\",Prof. Li,"
+        f"{WANG},9,10,timeout,5,{TIMEOUT_REASON},0,0,0,cleared,\"said \"\"hi\"\", '=1+1\",Prof. Li,"
         "regrade request\r\n"
         "\"王芳, Li\",7.25,10,ok,5,,,,,,,,\r\n"
         "'-dash,7,10,ok,5,,8,-0.5,0.5,,,Prof. Li,regrade request\r\n").encode()

@@ -13,12 +13,16 @@ Format decisions:
   decimals (``12.5``), never locale-formatted.
 - ``total`` and the task columns are the final grade: after the copy policy and the instructor's review
   (``grader.batch.overrides.apply``); ``before_review`` keeps the grader's total beside it.
-- A text cell starting with ``= + - @`` is prefixed with ``'`` so a spreadsheet never runs it as a
-  formula (CSV injection).
+- No text cell holds a formula under any separator a spreadsheet may split the file on (CSV injection;
+  ``text_cell``): a spreadsheet set to ``;`` (usual where the decimal mark is a comma), tab or ``|`` cuts a
+  cell into fragments there, and each fragment that would start with a formula sign, after spaces or a quote,
+  gets an apostrophe before the sign (OWASP's remedy): ``x;=HYPERLINK(...)`` is written ``x;'=HYPERLINK(...)``.
+  Scores are written by ``number_cell`` and stay numbers (``-0.5``).
 """
 
 import csv
 import io
+import re
 from pathlib import Path
 
 from grader.batch.judge import atomic_write
@@ -35,10 +39,24 @@ def number_cell(x):
     return str(int(x)) if x.is_integer() else f"{x:.4f}".rstrip("0").rstrip(".")
 
 
+SEPARATORS = ",;\t|\n\v\f\x1c\x1d\x1e\x85\u2028\u2029"
+"""Where a spreadsheet may cut a cell: the separators it may be set to (comma, semicolon, tab, bar) and the
+line breaks (a reader that ignores the quotes starts a row there)."""
+FORMULA_SIGNS = "=+-@\uff1d\uff0b\uff0d\uff20"
+"""What starts a formula: ``= + - @`` and their full-width forms ``＝ ＋ － ＠``, which some spreadsheets take
+for them (tab, carriage return and NUL, which start one too, never reach a cell: ``text_cell`` makes them
+spaces)."""
+_FRAGMENT_FORMULA = re.compile(rf'(^|[{re.escape(SEPARATORS)}])([\s"]*)(?=[{re.escape(FORMULA_SIGNS)}])')
+
+
 def text_cell(s):
-    """A text cell: one line, trimmed, a leading ``= + - @`` defused with ``'``."""
-    s = str(s or "").replace("\r", " ").strip()
-    return "'" + s if s[:1] in ("=", "+", "-", "@") else s
+    """A text cell that no spreadsheet runs as a formula, whatever separator it splits the file on: trimmed;
+    tab, carriage return and NUL made spaces; an apostrophe before the formula sign (``FORMULA_SIGNS``) that
+    starts the cell or any fragment after a ``SEPARATORS`` character (after spaces or a double quote). The
+    apostrophe is OWASP's remedy and reads as a quote: ``x; =1`` becomes ``x; '=1``. Idempotent: a defused
+    text is written as it is, so a name copied from the gradebook names the same student."""
+    s = str(s or "").replace("\t", " ").replace("\r", " ").replace("\0", " ").strip()
+    return _FRAGMENT_FORMULA.sub(r"\1\2'", s)
 
 
 def columns(records, assignment):
@@ -50,8 +68,15 @@ def columns(records, assignment):
 def _review_cells(review):
     if not review:
         return [""] * len(REVIEW)
-    return [number_cell(review["before"]), number_cell(review["points"]), number_cell(review["late"]),
-            review["copy"], text_cell(review["note"]), text_cell(review["by"]), text_cell(review["why"])]
+    return [
+        number_cell(review["before"]),
+        number_cell(review["points"]),
+        number_cell(review["late"]),
+        review["copy"],
+        text_cell(review["note"]),
+        text_cell(review["by"]),
+        text_cell(review["why"]),
+    ]
 
 
 def render(records, assignment, *, headings=None, reviews=None):
@@ -68,8 +93,12 @@ def render(records, assignment, *, headings=None, reviews=None):
     writer = csv.writer(buf, lineterminator="\r\n", quoting=csv.QUOTE_MINIMAL)
     writer.writerow(list(HEAD) + [text_cell(n) for n in names] + ["reason"] + (list(REVIEW) if reviews else []))
     for r in records:
-        row = [text_cell(r["student"]), number_cell(r.get("score")), number_cell(r.get("max_score")),
-               r.get("status", "error")]
+        row = [
+            text_cell(r["student"]),
+            number_cell(r.get("score")),
+            number_cell(r.get("max_score")),
+            r.get("status", "error"),
+        ]
         row += [number_cell(r["tasks"][t]) if t in r.get("tasks", {}) else "" for t in tasks]
         row.append(text_cell(r.get("reason", "")))
         if reviews:
