@@ -72,7 +72,7 @@ def _review_cells(review):
         number_cell(review["before"]),
         number_cell(review["points"]),
         number_cell(review["late"]),
-        review["copy"],
+        text_cell(review["copy"]),
         text_cell(review["note"]),
         text_cell(review["by"]),
         text_cell(review["why"]),
@@ -97,7 +97,7 @@ def render(records, assignment, *, headings=None, reviews=None):
             text_cell(r["student"]),
             number_cell(r.get("score")),
             number_cell(r.get("max_score")),
-            r.get("status", "error"),
+            text_cell(r.get("status", "error")),
         ]
         row += [number_cell(r["tasks"][t]) if t in r.get("tasks", {}) else "" for t in tasks]
         row.append(text_cell(r.get("reason", "")))
