@@ -17,8 +17,10 @@ at all, so that the import leaves that grade alone rather than writing a 0 nobod
   ``SIS Login ID`` to the user field the folders are named by (username, ID number or email address), and
   map the title's column to the grade item (or to a new one). The other columns stay "ignore".
 
-Both read UTF-8 with the byte-order mark and RFC 4180 quoting (``gradebook.py`` explains the format); a cell
-starting with ``= + - @`` is prefixed with ``'`` as in the gradebook (a spreadsheet must never run it).
+Both read UTF-8 with the byte-order mark and RFC 4180 quoting (``gradebook.py`` explains the format); text
+cells are defused as in the gradebook (``gradebook.text_cell``: no spreadsheet runs a formula from them, whatever
+separator it splits on): a student id or title in which a formula sign starts the text or follows a separator
+gets an apostrophe before the sign, which the LMS then reads as part of the id or title.
 """
 
 import csv

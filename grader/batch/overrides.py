@@ -110,7 +110,7 @@ class Overrides(dict):
 
     def for_student(self, student):
         """The review of ``student`` (a record's ``student``), or ``None``; names compare as the gradebook
-        shows them (trimmed, Unicode NFC, a leading formula sign quoted)."""
+        shows them (``gradebook.text_cell``: trimmed, formula signs quoted; Unicode NFC)."""
         return self._by_key.get(_key(student))
 
     def messages(self, lang="en"):
