@@ -56,16 +56,34 @@ def _write_all(fd, data):
         view = view[n:]
 
 
-def _take_parts(config):
-    """The reference parts this worker's variant may use (``{file: source}``), read from the file the judge left
-    for it and removed at once, before any submission code runs."""
-    path = config.get("parts_file")
-    if not path:
-        return {}
-    with open(path, "rb") as f:
-        parts = json.loads(f.read())
-    os.unlink(path)
-    return parts
+class _PipeLink:
+    """The stand-ins' way to the judge's ``standin.Host`` while a request is being answered: a message down the reply
+    pipe (``{"standin": message}``), its answer up the request pipe (``{"answer": reply}``)."""
+
+    def __init__(self, req_fd, rep_fd):
+        self.req_fd, self.rep_fd = req_fd, rep_fd
+        self.encode, self.decode, self.frame, self.header = wire.encode, wire.decode, wire.frame, wire.HEADER
+
+    def ask(self, message):
+        _write_all(self.rep_fd, self.frame(self.encode({"standin": message})))
+        header = _read_exact(self.req_fd, self.header.size)
+        payload = None if header is None else _read_exact(self.req_fd, self.header.unpack(header)[0])
+        if payload is None:
+            raise SystemExit(0)  # the judge is gone
+        reply = self.decode(payload)
+        return reply.get("answer") if isinstance(reply, dict) else None
+
+
+def _stand_ins(config, assignment):
+    """The reference parts this worker's variant may use, as stand-ins (``runner.StandInParts``): the judge sent
+    their interface (names only, ``config["surface"]``); their every computation is asked of the judge."""
+    from grader.submission.runner import StandInParts
+    from grader.submission.standin import StandIns
+
+    surface = config.get("surface")
+    if not surface:
+        return None
+    return StandInParts(assignment, StandIns(_PipeLink(config["req_fd"], config["rep_fd"]), surface))
 
 
 class _CappedOutput(io.RawIOBase):
@@ -165,12 +183,12 @@ def serve(config):
     req_fd, rep_fd = config["req_fd"], config["rep_fd"]
     reply_cap = int(config["reply_cap"])
     variant = config.get("variant", "integrated")
-    parts = _take_parts(config)
+    parts = _stand_ins(config, assignment)
     _enter_jail(config)
     root = config["root"]
 
     def allowed_parts(task_id):
-        if variant != f"isolated:{task_id}":
+        if variant != f"isolated:{task_id}" or parts is None:
             raise SubmissionError(kind="exception", detail=f"this worker serves {variant!r} only")
         return parts
 

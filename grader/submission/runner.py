@@ -17,6 +17,7 @@ import signal
 import sys
 import threading
 import time
+import types
 from pathlib import Path
 
 from grader.errors import SubmissionError, call_timed_out, from_exception, time_used_up
@@ -102,15 +103,79 @@ def _watched(obj, name, used):
     return call
 
 
-def isolated_namespace(assignment, root, task_id, parts, label="isolated"):
-    """The submission's code for ``task_id`` over the reference's for the tasks beneath it; ``parts`` is a
-    ``Namespace`` of the reference parts allowed for ``task_id`` (``reference_parts``). ``namespace.parts_used``
-    collects the names of the reference parts the submission's code called or built (see ``InProcessRunner``)."""
+def beneath_names(assignment, task_id):
+    """The contract names an 'isolated:<task_id>' run takes from the reference: the tasks beneath ``task_id`` and
+    the task's own ``own_reference``."""
     deps = assignment.all_deps(task_id)
     beneath = {name for name, task in assignment.name_to_task.items() if task in deps}
-    beneath |= set(assignment.task_by_id[task_id].own_reference)
-    used = set()
-    overrides = {name: _watched(parts.get(name), name, used) for name in assignment.name_to_file if name in beneath}
+    return beneath | set(assignment.task_by_id[task_id].own_reference)
+
+
+class StandInParts:
+    """The reference parts of an 'isolated:<task>' run as stand-ins (``grader.submission.standin``): what a sealed
+    worker holds in place of the reference's code. ``get(name)`` and ``module(file)`` as a ``Namespace`` of
+    parts has them; ``used`` collects the names the submission's code called or built."""
+
+    def __init__(self, assignment, standins):
+        self.assignment = assignment
+        self.standins = standins
+        self.used = standins.used
+        self._modules = {}
+
+    def get(self, name):
+        return self.standins.get(name)
+
+    def module(self, file):
+        if file not in self._modules:
+            names = [n for n in self.standins.names() if self.assignment.name_to_file.get(n) == file]
+            if not names:
+                raise SubmissionError(kind="missing_file", file=file, detail=f"no reference part in {file}")
+            module = types.ModuleType(f"reference.{file[:-3]}")
+            for n in names:
+                setattr(module, n, self.standins.get(n))
+            self._modules[file] = module
+        return self._modules[file]
+
+
+_HOST_MODULES = {}
+"""``host_for``'s cache of the reference parts' modules, loaded once per judge process and variant."""
+
+
+def host_for(assignment, task_id):
+    """A ``standin.Host`` answering the stand-ins of 'isolated:<task_id>': the reference parts that variant may
+    use (``reference_parts``), loaded here, in the judge; a fresh one for each worker (it keeps that worker's
+    objects)."""
+    from grader.submission.standin import Host
+
+    key = (Path(assignment.reference), assignment.tasks, task_id)
+    if key not in _HOST_MODULES:
+        parts = reference_parts_for(assignment, task_id)
+        ns = parts_namespace(assignment, parts)
+        _HOST_MODULES[key] = [ns.module(file) for file in sorted(parts)]
+    return Host(_HOST_MODULES[key], beneath_names(assignment, task_id))
+
+
+def loopback_parts(assignment, task_id):
+    """``StandInParts`` for 'isolated:<task_id>' answered by a host in this process (tests, and the in-process runner
+    when asked to grade as a worker would)."""
+    from grader.submission.standin import Loopback, StandIns
+
+    host = host_for(assignment, task_id)
+    return StandInParts(assignment, StandIns(Loopback(host), host.surface))
+
+
+def isolated_namespace(assignment, root, task_id, parts, label="isolated"):
+    """The submission's code for ``task_id`` over the reference's for the tasks beneath it. ``parts`` gives those:
+    ``StandInParts`` (stand-ins, as in a sealed worker), or a ``Namespace`` of the reference parts' own code
+    (``reference_parts``: the default in process). ``namespace.parts_used`` collects the names of the reference parts
+    the submission's code called or built (see ``InProcessRunner``)."""
+    beneath = beneath_names(assignment, task_id)
+    if isinstance(parts, StandInParts):
+        used = parts.used
+        overrides = {name: parts.get(name) for name in assignment.name_to_file if name in beneath}
+    else:
+        used = set()
+        overrides = {name: _watched(parts.get(name), name, used) for name in assignment.name_to_file if name in beneath}
     own_file = assignment.task_by_id[task_id].file
     fallback = {}
     for file in assignment.contract_files:
@@ -211,8 +276,9 @@ class InProcessRunner:
         assignment: the ``Assignment`` graded; its probe modules are imported here (``load_probes``).
         banned: banned API names for the runtime guard (``None``: the assignment's; empty: no guard).
         namespace: the ``Namespace`` of the 'integrated' variant (default: the folder as it is).
-        parts: ``task_id -> {file: source}``, the reference parts an 'isolated:<task>' variant may use
-            (default: ``reference_parts`` read from disk; a worker is given only its own variant's).
+        parts: ``task_id -> {file: source}`` (the reference parts' own code, ``reference_parts``) or ``task_id ->
+            StandInParts`` (stand-ins: what a sealed worker is given), for an 'isolated:<task>' variant (default:
+            ``reference_parts`` read from disk).
         call_timeout: seconds one ``run`` may take (``TimeLimit``; ``None``: no limit, as for the reference and
             inside a worker, whose judge keeps the time).
         total_timeout: seconds all ``run`` calls together may take; once used up, every ``run`` raises
@@ -241,7 +307,9 @@ class InProcessRunner:
                 self._namespaces[variant] = Namespace(self.root, assignment=self.assignment)
             else:
                 task_id = variant.split(":", 1)[1]
-                parts = parts_namespace(self.assignment, self.parts(task_id))
+                parts = self.parts(task_id)
+                if not isinstance(parts, StandInParts):
+                    parts = parts_namespace(self.assignment, parts)
                 self._namespaces[variant] = isolated_namespace(self.assignment, self.root, task_id, parts)
         return self._namespaces[variant]
 

@@ -97,6 +97,8 @@ class _Worker:
         self.returncode = None
         self.ready = False
         self.started = time.monotonic()
+        self.host = None
+        """The ``standin.Host`` answering this worker's stand-ins (an isolated variant's), or ``None``."""
 
     @property
     def pid(self):
@@ -314,6 +316,10 @@ class WorkerRunner:
         self._variant = "integrated"
         self.output_dropped = 0
         """How many calls printed more than ``output_cap`` (the rest of their output was dropped)."""
+        self.standin_calls = 0
+        """Messages of the workers' stand-ins answered (computations of the reference's parts for isolated checks)."""
+        self.standin_seconds = 0.0
+        """Seconds the judge spent computing them."""
         self._closed = False
         self._state = {"worker": None, "base": None}
         self._finalizer = weakref.finalize(self, _cleanup, self._state)
@@ -360,10 +366,14 @@ class WorkerRunner:
         try:
             if pending.failed is not None:
                 raise pending.failed
-            blob = _receive(worker, deadline, self.reply_cap, self.spin)
+            while True:
+                blob = _receive(worker, deadline, self.reply_cap, self.spin)
+                reply = _parse_reply(blob)
+                if "standin" not in reply:
+                    break
+                self._answer(worker, reply["standin"], deadline)
             if worker.output_size() >= self.output_cap:
                 self.output_dropped += 1
-            reply = _parse_reply(blob)
         except (_Timeout, _Dead, _BadReply) as exc:
             self.used += time.monotonic() - start
             error = self._failure(worker, exc, probe, limit)
@@ -382,6 +392,23 @@ class WorkerRunner:
         if "error" in reply:
             raise _error_from(reply["error"])
         return reply["result"]
+
+    def _answer(self, worker, message, deadline):
+        """Answer one message of the worker's stand-ins (a reference part's computation), within the call's time."""
+        if worker.host is None:
+            raise _BadReply("a stand-in's message from a worker that serves no reference parts")
+        self.standin_calls += 1
+        start = time.perf_counter()
+        answer = worker.host.answer(message)
+        self.standin_seconds += time.perf_counter() - start
+        try:
+            blob = wire.encode({"answer": answer})
+        except wire.WireError as exc:  # the reference made something the wire cannot carry: the grader's own fault
+            blob = wire.encode({"answer": {"error": {"type": "RuntimeError", "message": str(exc)[:200]}}})
+        if len(blob) > self.reply_cap:
+            blob = wire.encode({"answer": {"error": {"type": "StandInError", "message":
+                                f"an answer of {len(blob)} bytes, more than grading ever needs"}}})
+        _send(worker, blob, deadline)
 
     def _abandon(self, pending):
         """Forget ``pending`` without its reply: the worker is stopped (a fresh one answers the next request)."""
@@ -493,22 +520,17 @@ class WorkerRunner:
             os.chown(home, uid, gid)
         os.chmod(home, 0o700)
         log_fd = os.open(wdir / "output.log", os.O_RDWR | os.O_CREAT | os.O_TRUNC | os.O_APPEND, 0o600)
-        parts_file = None
-        if variant != "integrated":
-            from grader.submission.runner import reference_parts_for
+        host = None
+        if variant != "integrated":  # the reference's parts beneath the task, computed here for the worker's stand-ins
+            from grader.submission.runner import host_for
 
-            parts_file = wdir / "parts.json"
-            fd = os.open(parts_file, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
-            with os.fdopen(fd, "w", encoding="utf-8") as f:
-                json.dump(reference_parts_for(self.assignment, variant.split(":", 1)[1]), f)
-            if uid is not None and not self.jail:
-                os.chown(parts_file, uid, gid)
+            host = host_for(self.assignment, variant.split(":", 1)[1])
         req_r, req_w = os.pipe()
         rep_r, rep_w = os.pipe()
         config = {
             "assignment": self.assignment.package, "root": root, "banned": list(self.banned), "variant": variant,
             "req_fd": req_r, "rep_fd": rep_w,
-            "parts_file": str(parts_file) if parts_file else None, "jail": str(jail) if jail else None,
+            "surface": host.surface if host is not None else None, "jail": str(jail) if jail else None,
             "user": [uid, gid] if uid is not None else None, "home": str(home),
             "memory_mb": self.memory_mb, "memory_kind": self.memory_kind, "cpu_seconds": self.cpu_seconds,
             "file_size": self.output_cap, "max_processes": 128 if own_uid else None, "reply_cap": self.reply_cap,
@@ -526,6 +548,7 @@ class WorkerRunner:
         os.set_blocking(req_w, False)
         worker = _Worker(proc, req_w, rep_r, log_fd, wdir, uid=uid, variant=variant, own_uid=own_uid)
         worker.started = t0
+        worker.host = host
         self._state["worker"] = worker
         return worker
 
@@ -682,6 +705,10 @@ def _parse_reply(blob):
     if not isinstance(reply, dict):
         raise _BadReply(f"a {type(reply).__name__} instead of a dict")
     if reply.get("ready"):
+        return reply
+    if "standin" in reply:
+        if not isinstance(reply["standin"], dict):
+            raise _BadReply("a stand-in's message that is not a dict")
         return reply
     if not isinstance(reply.get("findings", []), list):
         raise _BadReply("findings is not a list")
