@@ -99,7 +99,7 @@ def _class_surface(cls):
 # ================================================================================================
 # Values as plain data (both sides)
 # ================================================================================================
-_INTERNALS = frozenset(vars(nn.Module())) | {"_standin_handle", "_standin_hub"}
+_INTERNALS = frozenset(vars(nn.Module())) | {"_standin_handle", "_standin_cell"}
 """Attributes that are not an object's state: ``nn.Module``'s own bookkeeping and a stand-in's link."""
 
 
@@ -133,42 +133,62 @@ def _bare(cls):
     return obj
 
 
+_SKIP = ("X",)
+"""An attribute that is not data (a function, say): it stays as it was built."""
+MAX_SCHEMAS = 10_000
+"""Object layouts one side accepts from the other (a layout is sent once, then named by its number)."""
+
+
 class _Encoder:
-    """One side's objects as plain data for one message.
+    """One side's objects as plain data, for one message.
 
-    Tensors go into ``table`` once each (a tensor used twice, such as a tied weight, stays one tensor on the other
-    side); ``{"#T": i}`` refers to entry ``i`` and ``{"~T": i}`` to the other side's tensor ``i`` of the message
-    this one answers (``known``: ``id(tensor) -> (i, version)``; with ``"data"`` when the call changed it in place).
-    Objects (stand-ins, torch.nn modules, generators) are numbered from ``first``; the first time one appears it
-    carries its state (``{"#S": k, "h": handle, "cls": name, "state": ...}``), later ``{"#O": k}``."""
+    Values are tagged tuples: ``("T", i)`` is entry ``i`` of ``table`` (each tensor once: a tensor used twice, such as
+    a tied weight, stays one tensor on the other side), ``("K", i)`` the other side's tensor ``i`` of the message this
+    one answers (``known``: ``id(tensor) -> (i, version)``; changed in place, its new data is in ``changed``),
+    ``("L", items)``/``("U", items)``/``("D", dict)`` containers, ``("G", k, device, state)`` a generator. An object
+    (a stand-in, a torch.nn module) is ``(tag, k, handle, class, layout, training, params, buffers, children,
+    attributes)`` the first time (``"S"`` for the reference's, ``"M"`` for torch's), then ``("O", k)``; its layout
+    (the names of its parameters, buffers, submodules and attributes) goes once per link (``layouts``), then only its
+    number; parameters and buffers are table indices (``-1 - i`` for a known tensor). Objects are numbered from
+    ``first`` (the objects of the message answered keep their numbers: ``objects``)."""
 
-    def __init__(self, is_reference, handle_of, known=None, objects=None, first=0):
-        self.is_reference, self.handle_of = is_reference, handle_of
+    def __init__(self, is_reference, handle_of, layouts, known=None, objects=None, first=0):
+        self.is_reference, self.handle_of, self.layouts = is_reference, handle_of, layouts
         self.table, self.tensors, self.index = [], [], {}
         self.known = known or {}
+        self.changed = []
+        self.local_layouts, self.new_layouts = {}, {}
         self.objects = dict(objects or {})
-        """``id(obj) -> k``; seeded with the objects of the message answered, which keep their numbers."""
+        """``id(obj) -> k``."""
         self.by_number = {}
         self.next = first
         self.encoded = set()
 
-    def tensor(self, t):
-        if type(t) not in (torch.Tensor, nn.Parameter):
+    def tensor_index(self, t):
+        """The table index of ``t`` (``-1 - i`` for the other side's tensor ``i``)."""
+        if type(t) is not torch.Tensor and type(t) is not nn.Parameter:
             raise StandInError(f"a {type(t).__qualname__} (a subclass of torch.Tensor) cannot be passed to the "
                                f"reference's parts; pass a plain tensor")
         key = id(t)
-        if key in self.known:
-            i, version = self.known[key]
-            return {"~T": i} if t._version == version else {"~T": i, "data": t.detach()}
-        if key not in self.index:
+        known = self.known.get(key)
+        if known is not None:
+            i, version = known
+            if t._version != version:
+                self.changed.append([i, t.detach()])
+            return -1 - i
+        i = self.index.get(key)
+        if i is None:
             i = self.index[key] = len(self.table)
             self.table.append(None)
             self.tensors.append(t)
-            entry = {"t": t.detach(), "rg": bool(t.requires_grad), "p": isinstance(t, nn.Parameter)}
-            if t.is_leaf and t.grad is not None:
-                entry["grad"] = self.tensor(t.grad)
-            self.table[i] = entry
-        return {"#T": self.index[key]}
+            flags = (1 if t.requires_grad else 0) | (2 if isinstance(t, nn.Parameter) else 0)
+            grad = t.grad if t.is_leaf else None
+            self.table[i] = [t.detach(), flags, None if grad is None else self.tensor_index(grad)]
+        return i
+
+    def tensor(self, t):
+        i = self.tensor_index(t)
+        return ("K", -1 - i) if i < 0 else ("T", i)
 
     def number(self, x):
         k = self.objects.get(id(x))
@@ -181,23 +201,24 @@ class _Encoder:
     def value(self, x, depth=0):
         if depth > 60:
             raise StandInError("an argument nested too deeply for the reference's parts")
+        if x is None or type(x) in (bool, int, float, str):
+            return x
         if isinstance(x, torch.Tensor):
             return self.tensor(x)
         if _plain(x):
             return x
         if isinstance(x, (list, tuple)):
-            items = [self.value(v, depth + 1) for v in x]
-            return {"#U": items} if isinstance(x, tuple) else {"#L": items}
+            return ("U" if isinstance(x, tuple) else "L", [self.value(v, depth + 1) for v in x])
         if isinstance(x, dict):
             if not all(isinstance(k, str) for k in x):
                 raise StandInError("a dict whose keys are not strings cannot be passed to the reference's parts")
-            return {"#D": {k: self.value(v, depth + 1) for k, v in x.items()}}
+            return ("D", {k: self.value(v, depth + 1) for k, v in x.items()})
         if isinstance(x, torch.Generator):
-            return {"#G": str(x.device), "k": self.number(x), "state": x.get_state()}
+            return ("G", self.number(x), str(x.device), x.get_state())
         if isinstance(x, (collections.abc.Iterator, collections.abc.KeysView, collections.abc.ValuesView,
                           collections.abc.ItemsView)) and not isinstance(x, nn.Module):
             # ``model.parameters()``: consumed here, as the part would have consumed it
-            return {"#L": [self.value(v, depth + 1) for v in itertools.islice(x, 1_000_000)]}
+            return ("L", [self.value(v, depth + 1) for v in itertools.islice(x, 1_000_000)])
         if self.is_reference(x) or (isinstance(x, nn.Module) and _torch_class_name(type(x))):
             return self.obj(x, depth)
         raise StandInError(f"a {type(x).__qualname__} cannot be passed to the reference's parts: only tensors, "
@@ -206,151 +227,216 @@ class _Encoder:
     def obj(self, x, depth=0):
         k = self.number(x)
         if k in self.encoded:
-            return {"#O": k}
+            return ("O", k)
         self.encoded.add(k)
-        state = self.state(x, depth)
-        if self.is_reference(x):
-            return {"#S": k, "h": self.handle_of(x), "cls": type(x).__name__, "state": state}
-        return {"#M": k, "cls": _torch_class_name(type(x)), "state": state}
-
-    def state(self, x, depth=0):
-        attrs = {}
-        for name in _state_attrs(x):
+        attrs = _state_attrs(x)
+        values = []
+        for name in attrs:
             try:
-                attrs[name] = self.value(vars(x)[name], depth + 1)
+                values.append(self.value(vars(x)[name], depth + 1))
             except StandInError:
-                continue  # not data (a function, say): it stays as it was built
-        out = {"attrs": attrs}
+                values.append(_SKIP)
         if isinstance(x, nn.Module):
-            out["training"] = x.training
-            out["params"] = {n: (None if p is None else self.tensor(p)) for n, p in x._parameters.items()}
-            out["buffers"] = {n: (None if b is None else self.tensor(b)) for n, b in x._buffers.items()}
-            out["transient"] = sorted(x._non_persistent_buffers_set)
-            children = {}
-            for n, child in x._modules.items():
-                if child is not None and not (self.is_reference(child) or _torch_class_name(type(child))):
-                    raise StandInError(f"the reference's {type(x).__name__} holds a {type(child).__qualname__} as "
-                                       f"{n!r}; the reference's parts can hold only their own parts and torch.nn's "
-                                       f"modules")
-                children[n] = None if child is None else self.obj(child, depth + 1)
-            out["children"] = children
-        return out
+            params, buffers, children = x._parameters, x._buffers, x._modules
+            layout = (tuple(params), tuple(buffers), tuple(children), tuple(attrs),
+                      tuple(sorted(x._non_persistent_buffers_set)))
+            training = x.training
+        else:
+            params = buffers = children = {}
+            layout, training = ((), (), (), tuple(attrs), ()), None
+        number = self.layouts.get(layout)
+        if number is None:
+            number = self.local_layouts.get(layout)
+        if number is None:
+            if len(self.layouts) + len(self.local_layouts) >= MAX_SCHEMAS:
+                raise StandInError("too many kinds of objects passed to the reference's parts")
+            number = self.local_layouts[layout] = len(self.layouts) + len(self.local_layouts)
+            self.new_layouts[number] = [list(part) for part in layout]
+        prefs = [None if p is None else self.tensor_index(p) for p in params.values()]
+        brefs = [None if b is None else self.tensor_index(b) for b in buffers.values()]
+        crefs = []
+        for n, child in children.items():
+            if child is not None and not (self.is_reference(child) or _torch_class_name(type(child))):
+                raise StandInError(f"the reference's {type(x).__name__} holds a {type(child).__qualname__} as "
+                                   f"{n!r}; the reference's parts can hold only their own parts and torch.nn's "
+                                   f"modules")
+            crefs.append(None if child is None else self.obj(child, depth + 1))
+        if self.is_reference(x):
+            return ("S", k, self.handle_of(x), type(x).__name__, number, training, prefs, brefs, crefs, values)
+        return ("M", k, 0, _torch_class_name(type(x)), number, training, prefs, brefs, crefs, values)
+
+    def message(self, **fields):
+        """The message of ``fields`` and the tensors, changes and layouts they need. The layouts count as sent
+        from now on (``layouts`` of the link)."""
+        self.layouts.update(self.local_layouts)
+        return dict(fields, table=self.table, changed=self.changed, layouts=self.new_layouts)
 
 
 class _Decoder:
-    """The other side's plain data back into objects, for one message.
+    """The other side's plain data back into objects, for one message (see ``_Encoder``).
 
-    ``make(entry, k)`` gives the object numbered ``k`` (an entry ``{"#S"...}`` or ``{"#M"...}``) before its state is
-    set; ``sent`` are this side's tensors of the message being answered (``{"~T": i}``)."""
+    ``make(entry, k, reuse)`` gives the object numbered ``k`` before its state is set (``reuse``: the object that held
+    its place before, for a torch.nn module the host may reuse); ``sent`` are this side's tensors of the message
+    being answered; ``layouts`` the layouts the other side sent so far on this link."""
 
-    def __init__(self, table, make, sent=()):
+    def __init__(self, message, make, layouts, sent=()):
+        table = message.get("table")
         if not isinstance(table, list):
             raise StandInError("a message without its tensors")
-        self.raw, self.make, self.sent = table, make, list(sent)
+        self.raw, self.make, self.layouts, self.sent = table, make, layouts, list(sent)
+        new = message.get("layouts") or {}
+        if not isinstance(new, dict):
+            raise StandInError("malformed layouts")
+        for number, layout in new.items():
+            if len(self.layouts) >= MAX_SCHEMAS:
+                raise StandInError("too many kinds of objects")
+            if not (isinstance(layout, list) and len(layout) == 5
+                    and all(isinstance(part, list) and all(isinstance(n, str) for n in part) for part in layout)):
+                raise StandInError("a malformed layout")
+            self.layouts[number] = layout
+        for i, data in message.get("changed") or []:  # this side's tensors the other changed in place
+            t = self.sent[_index(i, len(self.sent))]
+            with torch.no_grad():
+                t.copy_(_tensor(data))
         self.tensors, self.versions, self.grads = {}, {}, {}
         self.objects = {}
+        self.entries = {}
+        """``k -> entry``: each object as it came."""
 
-    def tensor(self, ref):
-        if "~T" in ref:
-            t = self.sent[_index(ref["~T"], len(self.sent))]
-            if "data" in ref:  # the other side changed it in place
-                with torch.no_grad():
-                    t.copy_(_tensor(ref["data"]))
-            return t
-        i = _index(ref.get("#T"), len(self.raw))
-        if i not in self.tensors:
-            entry = self.raw[i]
-            if not isinstance(entry, dict):
+    def tensor_at(self, i):
+        if type(i) is not int:
+            raise StandInError("a malformed tensor reference")
+        if i < 0:
+            return self.sent[_index(-1 - i, len(self.sent))]
+        t = self.tensors.get(i)
+        if t is None:
+            entry = self.raw[_index(i, len(self.raw))]
+            if not (isinstance(entry, list) and len(entry) == 3 and type(entry[1]) is int):
                 raise StandInError("a malformed tensor entry")
-            t = _tensor(entry.get("t"))
-            if entry.get("p"):
-                t = nn.Parameter(t, requires_grad=bool(entry.get("rg")) and t.dtype.is_floating_point)
+            t = _tensor(entry[0])
+            if entry[1] & 2:
+                t = nn.Parameter(t, requires_grad=bool(entry[1] & 1) and t.dtype.is_floating_point)
             self.tensors[i] = t
-            if isinstance(entry.get("grad"), dict):
-                g = self.tensor(entry["grad"])
+            if entry[2] is not None:
+                g = self.tensor_at(entry[2])
                 if g.shape == t.shape and g.dtype == t.dtype:
                     t.grad = g
             self.versions[i] = t._version
             self.grads[i] = (t.grad, None if t.grad is None else t.grad._version)
-        return self.tensors[i]
+        return t
 
-    def value(self, x, depth=0):
+    def value(self, x, depth=0, reuse=None):
+        if x is None or type(x) in (bool, int, float, str) or _plain(x):
+            return x
         if depth > 80:
             raise StandInError("a value nested too deeply")
-        if _plain(x):
-            return x
-        if not isinstance(x, dict):
+        if not isinstance(x, tuple) or not x or not isinstance(x[0], str):
             raise StandInError(f"a {type(x).__name__} where a value was expected")
-        if "#T" in x or "~T" in x:
-            return self.tensor(x)
-        if "#L" in x:
-            return [self.value(v, depth + 1) for v in _seq(x["#L"])]
-        if "#U" in x:
-            return tuple(self.value(v, depth + 1) for v in _seq(x["#U"]))
-        if "#D" in x:
-            if not isinstance(x["#D"], dict):
+        tag = x[0]
+        if tag == "T" or tag == "K":
+            i = x[1] if len(x) == 2 else None
+            return self.tensor_at(i if tag == "T" else (-1 - i if type(i) is int and i >= 0 else "bad"))
+        if tag == "L" or tag == "U":
+            items = [self.value(v, depth + 1) for v in _seq(x[1] if len(x) == 2 else None)]
+            return items if tag == "L" else tuple(items)
+        if tag == "D":
+            if len(x) != 2 or not isinstance(x[1], dict):
                 raise StandInError("a malformed dict")
-            return {k: self.value(v, depth + 1) for k, v in x["#D"].items()}
-        if "#G" in x:
-            return self.generator(x)
-        if "#O" in x:
-            if x["#O"] not in self.objects:
+            return {k: self.value(v, depth + 1) for k, v in x[1].items()}
+        if tag == "G":
+            if len(x) != 4:
+                raise StandInError("a malformed generator")
+            gen = self.objects[x[1]] = self.make(x, x[1], None)
+            if isinstance(x[3], torch.Tensor) and x[3].dtype == torch.uint8:
+                gen.set_state(x[3])
+            return gen
+        if tag == "O":
+            if len(x) != 2 or x[1] not in self.objects:
                 raise StandInError("a reference to an object not sent")
-            return self.objects[x["#O"]]
-        if "#S" in x or "#M" in x:
-            return self.obj(x, depth)
+            return self.objects[x[1]]
+        if tag == "S" or tag == "M":
+            return self.obj(x, depth, reuse)
         raise StandInError("a malformed value")
 
-    def generator(self, x):
-        k = x.get("k")
-        gen = self.make(x, k)
-        state = x.get("state")
-        if isinstance(state, torch.Tensor) and state.dtype == torch.uint8:
-            gen.set_state(state)
-        self.objects[k] = gen
-        return gen
-
-    def obj(self, x, depth=0):
-        k = x.get("#S", x.get("#M"))
-        if type(k) is not int:
+    def obj(self, x, depth=0, reuse=None):
+        if len(x) != 10 or type(x[1]) is not int:
             raise StandInError("a malformed object")
+        k = x[1]
         if k in self.objects:
             return self.objects[k]
-        obj = self.objects[k] = self.make(x, k)
-        if isinstance(x.get("state"), dict):
-            self.apply(obj, x["state"], depth)
+        layout = self.layouts.get(x[4])
+        if layout is None:
+            raise StandInError("an object of a layout not sent")
+        obj = self.objects[k] = self.make(x, k, reuse)
+        self.entries[k] = x
+        self.apply(obj, layout, x, depth)
         return obj
 
-    def apply(self, obj, state, depth=0):
-        """Set ``obj``'s parameters, buffers, submodules, attributes and mode to ``state``."""
+    def apply(self, obj, layout, x, depth=0):
+        """Set ``obj``'s parameters, buffers, submodules, attributes and mode to those of entry ``x``."""
+        pnames, bnames, cnames, anames, transient = layout
+        _, _, _, _, _, training, prefs, brefs, crefs, values = x
+        if not (len(_seq(prefs)) == len(pnames) and len(_seq(brefs)) == len(bnames)
+                and len(_seq(crefs)) == len(cnames) and len(_seq(values)) == len(anames)):
+            raise StandInError("an object that does not match its layout")
         if isinstance(obj, nn.Module):
-            object.__setattr__(obj, "training", bool(state.get("training", obj.training)))
-            for slot, kind in ((obj._parameters, "params"), (obj._buffers, "buffers")):
-                given = state.get(kind) or {}
-                for name, ref in given.items():
-                    t = None if ref is None else self.tensor(ref)
+            object.__setattr__(obj, "training", bool(training))
+            for slot, names, refs, kind in ((obj._parameters, pnames, prefs, "params"),
+                                            (obj._buffers, bnames, brefs, "buffers")):
+                for name, ref in zip(names, refs):
+                    t = None if ref is None else self.tensor_at(ref)
                     if kind == "params" and t is not None and not isinstance(t, nn.Parameter):
                         raise StandInError(f"{name!r} is not a parameter")
                     if name not in slot or slot[name] is not t:
                         slot[name] = t
-                for name in [n for n in slot if n not in given]:
-                    del slot[name]
-            obj._non_persistent_buffers_set = {n for n in state.get("transient") or () if isinstance(n, str)}
-            children = state.get("children") or {}
-            for name, ref in children.items():
-                child = None if ref is None else self.value(ref, depth + 1)
+                if len(slot) != len(names):
+                    for name in [n for n in slot if n not in set(names)]:
+                        del slot[name]
+            if obj._non_persistent_buffers_set != set(transient):
+                obj._non_persistent_buffers_set = set(transient)
+            modules = obj._modules
+            for name, ref in zip(cnames, crefs):
+                child = None if ref is None else self.value(ref, depth + 1, reuse=modules.get(name))
                 if child is not None and not isinstance(child, nn.Module):
                     raise StandInError(f"submodule {name!r} is not a module")
-                if name not in obj._modules or obj._modules[name] is not child:
-                    obj._modules[name] = child
-            for name in [n for n in obj._modules if n not in children]:
-                del obj._modules[name]
-        for name, ref in (state.get("attrs") or {}).items():
-            if not isinstance(name, str) or name in _INTERNALS or name.startswith("__"):
-                raise StandInError(f"an attribute named {str(name)[:40]!r}")
+                if name not in modules or modules[name] is not child:
+                    modules[name] = child
+            if len(modules) != len(cnames):
+                for name in [n for n in modules if n not in set(cnames)]:
+                    del modules[name]
+        elif pnames or bnames or cnames:
+            raise StandInError("parameters for an object that is not a module")
+        own = vars(obj)
+        for name, ref in zip(anames, values):
+            if name in _INTERNALS or name.startswith("__"):
+                raise StandInError(f"an attribute named {name[:40]!r}")
+            if ref == _SKIP:
+                continue
             value = self.value(ref, depth + 1)
-            if name not in vars(obj) or vars(obj)[name] is not value:
-                vars(obj)[name] = value
+            if name not in own or own[name] is not value:
+                own[name] = value
+
+
+def _as_known(entry, layouts, depth=0):
+    """An object's entry as the worker sent it, written as the host would write the same state back (its tensors
+    as the worker's, its layout by the host's number): equal to the host's entry when the call changed nothing."""
+    if depth > 80:
+        return None
+    if isinstance(entry, tuple) and entry:
+        tag = entry[0]
+        if tag == "T" and len(entry) == 2:
+            return ("K", entry[1])
+        if tag in ("S", "M") and len(entry) == 10:
+            known = [None if i is None else -1 - i for i in entry[6]], [None if i is None else -1 - i for i in entry[7]]
+            return (*entry[:4], layouts.get(entry[4]), entry[5], *known,
+                    [_as_known(c, layouts, depth + 1) for c in entry[8]],
+                    [_as_known(v, layouts, depth + 1) for v in entry[9]])
+        return tuple(_as_known(v, layouts, depth + 1) if isinstance(v, (tuple, list, dict)) else v for v in entry)
+    if isinstance(entry, list):
+        return [_as_known(v, layouts, depth + 1) for v in entry]
+    if isinstance(entry, dict):
+        return {k: _as_known(v, layouts, depth + 1) for k, v in entry.items()}
+    return entry
 
 
 def _index(i, n):
@@ -453,6 +539,8 @@ class Host:
         uses from the worker's before it runs."""
         self._handles = {}
         self._next = itertools.count(1)
+        self.layouts_in, self.layouts_out = {}, {}
+        """The object layouts the worker sent (by number), and those sent to it."""
         self.calls = 0
         """Messages answered."""
         self.seconds = 0.0
@@ -501,21 +589,24 @@ class Host:
     def _decoder(self, message):
         taken = set()
 
-        def make(entry, k):
-            if "#G" in entry:
-                return torch.Generator(device=str(entry.get("#G") or "cpu"))
-            if "#M" in entry:
-                return _bare(_torch_class(entry.get("cls")))
-            h = entry.get("h")
+        def make(entry, k, reuse):
+            tag = entry[0]
+            if tag == "G":
+                return torch.Generator(device=str(entry[2] or "cpu"))
+            if tag == "M":
+                cls = _torch_class(entry[3])
+                return reuse if type(reuse) is cls and id(reuse) not in taken and not taken.add(id(reuse)) \
+                    else _bare(cls)
+            h = entry[2]
             template = self.objects.get(h) if type(h) is int else None
-            if template is None or type(template).__name__ != entry.get("cls"):
+            if template is None or type(template).__name__ != entry[3]:
                 raise StandInError("an object of the reference's that this grader did not build")
             if id(template) in taken:  # two of the worker's objects (copies) share one: each gets its own here
                 template = copy.deepcopy(template)
             taken.add(id(template))
             return template
 
-        return _Decoder(message.get("table"), make)
+        return _Decoder(message, make, self.layouts_in)
 
     def _run(self, op, message):
         body = message.get("body")
@@ -532,8 +623,8 @@ class Host:
             target, method = self.classes[name], None
         else:
             target, method = self._target(body, decoder, op)
-        args = decoder.value(body.get("args", {"#U": []}))
-        kwargs = decoder.value(body.get("kwargs", {"#D": {}}))
+        args = decoder.value(body.get("args", ("U", [])))
+        kwargs = decoder.value(body.get("kwargs", ("D", {})))
         if not isinstance(args, tuple) or not isinstance(kwargs, dict):
             raise StandInError("malformed arguments")
         env = body.get("env")
@@ -578,25 +669,30 @@ class Host:
     def _encoder(self, decoder, first):
         known = {id(t): (i, decoder.versions[i]) for i, t in decoder.tensors.items()}
         objects = {id(obj): k for k, obj in decoder.objects.items()}
-        return _Encoder(self._is_reference, self._handle, known=known, objects=objects, first=first)
+        return _Encoder(self._is_reference, self._handle, self.layouts_out, known=known, objects=objects, first=first)
 
-    def _outcome(self, decoder, result, first):
-        """The encoder holding every object the call involved (their states after it) and the result."""
+    def _outcome(self, decoder, result, first, sent=None):
+        """The encoder holding every object the call involved (their states after it; with ``sent``, the entries
+        of the objects as the worker sent them, only those the call changed) and the result."""
         encoder = self._encoder(decoder, first)
         objects = [[k, encoder.obj(obj)] for k, obj in sorted(decoder.objects.items())
                    if not isinstance(obj, torch.Generator)]
+        if sent is not None:
+            numbers = {n: self.layouts_out.get(tuple(tuple(part) for part in layout))
+                       for n, layout in self.layouts_in.items()}
+            objects = [[k, entry] for k, entry in objects
+                       if entry[0] != "O" and (k not in sent or _as_known(sent[k], numbers) != entry)]
         return encoder, objects, encoder.value(result)
 
     def _reply(self, decoder, result, after, first):
-        encoder, objects, out = self._outcome(decoder, result, first)
+        encoder, objects, out = self._outcome(decoder, result, first, sent=decoder.entries)
         generators = [[k, g.get_state()] for k, g in decoder.objects.items() if isinstance(g, torch.Generator)]
         grads = []
         for i, t in decoder.tensors.items():
             before, version = decoder.grads[i]
             if t.grad is not before or (before is not None and before._version != version):
                 grads.append([i, None if t.grad is None else t.grad.detach()])
-        return {"result": out, "objects": objects, "generators": generators, "grads": grads, "env": after,
-                "table": encoder.table}
+        return encoder.message(result=out, objects=objects, generators=generators, grads=grads, env=after)
 
     def _vjp(self, body, decoder, target, method, args, kwargs, env, first):
         wrt = body.get("wrt")
@@ -692,6 +788,7 @@ class StandIns:
         self.functions = {name: self._function(name) for name in surface.get("functions", ())}
         self.calls = 0
         """Messages sent to the host."""
+        self.layouts_out, self.layouts_in = {}, {}
         self._live = {}
         self._released = []
 
@@ -733,14 +830,15 @@ class StandIns:
             twin = _bare(type(self))
             memo[id(self)] = twin
             for key, value in vars(self).items():
-                vars(twin)[key] = value if key == "_standin_handle" else copy.deepcopy(value, memo)
+                if key != "_standin_cell":
+                    vars(twin)[key] = value if key == "_standin_handle" else copy.deepcopy(value, memo)
             hub._track(twin, vars(self).get("_standin_handle"))
             return twin
 
         def __copy__(self):
             twin = _bare(type(self))
             vars(twin).update({k: (dict(v) if isinstance(v, dict) and k in _INTERNALS else v)
-                               for k, v in vars(self).items()})
+                               for k, v in vars(self).items() if k != "_standin_cell"})
             hub._track(twin, vars(self).get("_standin_handle"))
             return twin
 
@@ -766,13 +864,25 @@ class StandIns:
         return vars(x).get("_standin_handle")
 
     def _track(self, obj, handle):
-        """Count the worker's objects per host object; the host forgets one when the last is gone."""
+        """Count the worker's objects per host object; the host forgets one when the last is gone. An object's
+        handle may change (``_retrack``): the count follows it."""
         if type(handle) is not int:
             return
+        vars(obj)["_standin_handle"] = handle
+        cell = vars(obj)["_standin_cell"] = [handle]
         self._live[handle] = self._live.get(handle, 0) + 1
-        weakref.finalize(obj, self._gone, handle)
+        weakref.finalize(obj, self._gone, cell)
 
-    def _gone(self, handle):
+    def _retrack(self, obj, handle):
+        cell = vars(obj).get("_standin_cell")
+        if type(handle) is not int or cell is None or cell[0] == handle:
+            return
+        self._gone(list(cell))
+        self._live[handle] = self._live.get(handle, 0) + 1
+        cell[0] = vars(obj)["_standin_handle"] = handle
+
+    def _gone(self, cell):
+        handle = cell[0]
         left = self._live.get(handle, 1) - 1
         if left <= 0:
             self._live.pop(handle, None)
@@ -782,8 +892,7 @@ class StandIns:
 
     # -- messages ------------------------------------------------------------------------------------
     def ask(self, op, encoder, body):
-        body = dict(body, objects=encoder.next)
-        message = {"op": op, "table": encoder.table, "body": body}
+        message = encoder.message(op=op, body=dict(body, objects=encoder.next))
         if self._released:
             message["released"], self._released = self._released, []
         self.calls += 1
@@ -795,7 +904,7 @@ class StandIns:
         return reply
 
     def _encoder(self):
-        return _Encoder(self.is_standin, self.handle_of)
+        return _Encoder(self.is_standin, self.handle_of, self.layouts_out)
 
     def new(self, obj, name, args, kwargs):
         encoder = self._encoder()
@@ -824,26 +933,28 @@ class StandIns:
         reply's new tensors."""
         sent_objects = dict(encoder.by_number)
 
-        def make(entry, k):
+        def make(entry, k, reuse):
             if k in sent_objects:
+                if entry[0] == "S":  # the host gave it an object of its own (it shared one with a copy)
+                    self._retrack(sent_objects[k], entry[2])
                 return sent_objects[k]
-            if "#M" in entry:
-                return _bare(_torch_class(entry.get("cls")))
-            if "#G" in entry:
-                return torch.Generator(device=str(entry.get("#G") or "cpu"))
+            tag = entry[0]
+            if tag == "M":
+                return _bare(_torch_class(entry[3]))
+            if tag == "G":
+                return torch.Generator(device=str(entry[2] or "cpu"))
             nonlocal into
-            cls = self.classes.get(entry.get("cls"))
+            cls = self.classes.get(entry[3])
             if cls is None:
-                raise StandInError(f"an object of an unknown class {str(entry.get('cls'))[:40]}")
+                raise StandInError(f"an object of an unknown class {str(entry[3])[:40]}")
             if into is not None and type(into) is cls:
                 obj, into = into, None
             else:
                 obj = _bare(cls)
-            vars(obj)["_standin_handle"] = entry.get("h")
-            self._track(obj, entry.get("h"))
+            self._track(obj, entry[2])
             return obj
 
-        decoder = _Decoder(reply.get("table") or [], make, sent=encoder.tensors)
+        decoder = _Decoder(reply, make, self.layouts_in, sent=encoder.tensors)
         if outputs is not None:
             decoder.tensors.update(outputs)
         for _k, entry in reply.get("objects") or []:
@@ -891,7 +1002,7 @@ class _Call(torch.autograd.Function):
         reply = hub.ask("call", encoder, dict(body, autograd=True))
         new = []
         for entry in reply.get("table") or []:
-            new.append(_tensor(entry.get("t") if isinstance(entry, dict) else None))
+            new.append(_tensor(entry[0] if isinstance(entry, list) and entry else None))
         box["reply"] = reply
         ctx.box = box
         ctx.picks = [j for j, t in enumerate(new) if t.dtype.is_floating_point or t.dtype.is_complex]
@@ -919,7 +1030,7 @@ def _through_autograd(hub, encoder, body, wrt):
     made = {}
     for j, t in enumerate(outputs):
         entry = table[j]
-        made[j] = nn.Parameter(t.detach(), requires_grad=bool(entry.get("rg"))) if entry.get("p") else t
+        made[j] = nn.Parameter(t.detach(), requires_grad=bool(entry[1] & 1)) if entry[1] & 2 else t
     return hub.settle(encoder, box["reply"], outputs=made)
 
 

@@ -1,0 +1,244 @@
+"""Stand-ins for the reference's parts (``grader.submission.standin``): what an isolated check's code is given in a
+sealed worker. Over a host in this process (``Loopback``: every message through the wire format), a stand-in must
+behave as the part itself (values, gradients, random draws, devices, copies, state changes), hold nothing of the
+reference's code, and a host must answer only what its variant gives, whatever a message says."""
+
+import copy
+import types
+
+import pytest
+import torch
+from torch import nn
+
+from grader.assignment import load
+from grader.submission import wire
+from grader.submission.runner import StandInParts, host_for, loopback_parts, reference_namespace
+from grader.submission.standin import MAX_STATE_BYTES, MESSAGE_CHARS, Loopback, StandInError, StandIns
+
+TRANSFORMER = load("transformer")
+LM = load("decoder_lm")
+
+
+def parts(assignment, task):
+    return loopback_parts(assignment, task)
+
+
+def same_params(a, b):
+    pa, pb = dict(a.named_parameters()), dict(b.named_parameters())
+    return pa.keys() == pb.keys() and all(torch.equal(pa[k], pb[k]) for k in pa)
+
+
+# -- the same behaviour as the part ----------------------------------------------------------------------------
+def test_a_module_builds_computes_and_differentiates_as_the_part():
+    ref = reference_namespace(TRANSFORMER).get("MultiHeadAttention")
+    MHA = parts(TRANSFORMER, "encoder_layer").get("MultiHeadAttention")
+    torch.manual_seed(3)
+    mine = ref(8, 2, dropout=0.25)
+    torch.manual_seed(3)
+    theirs = MHA(8, 2, dropout=0.25)
+    assert type(theirs).__name__ == "MultiHeadAttention" and isinstance(theirs, nn.Module)
+    assert same_params(mine, theirs) and theirs.state_dict().keys() == mine.state_dict().keys()
+    assert all(isinstance(p, nn.Parameter) for p in theirs.parameters())
+    x = torch.randn(2, 5, 8, requires_grad=True)
+    mask = torch.ones(2, 1, 5, dtype=torch.bool)
+    mask[1, 0, 3:] = False
+    torch.manual_seed(7)
+    y_ref = mine(x, x, x, mask)  # dropout draws from the global generator
+    after_ref = torch.get_rng_state()
+    torch.manual_seed(7)
+    y = theirs(x, x, x, mask)
+    assert torch.equal(y, y_ref) and torch.equal(torch.get_rng_state(), after_ref)
+    g_ref = torch.autograd.grad((y_ref * y_ref).sum(), [x, *mine.parameters()])
+    g = torch.autograd.grad((y * y).sum(), [x, *theirs.parameters()])
+    assert all(torch.allclose(a, b, atol=1e-6) for a, b in zip(g, g_ref))
+
+
+def test_parameters_changed_by_the_students_code_are_used_in_the_next_call():
+    ref = reference_namespace(TRANSFORMER).get("FeedForward")
+    FF = parts(TRANSFORMER, "encoder_layer").get("FeedForward")
+    mine, theirs = ref(6, 10, dropout=0.0), FF(6, 10, dropout=0.0)
+    x = torch.randn(3, 6)
+    optimiser = torch.optim.SGD(theirs.parameters(), lr=0.5)  # the student's optimiser on the stand-in's parameters
+    theirs(x).sum().backward()
+    optimiser.step()
+    with torch.no_grad():
+        theirs.linear1.weight.data.mul_(2)  # through .data too: no version counter moves
+        for p_ref, p in zip(mine.parameters(), theirs.parameters()):
+            p_ref.copy_(p)
+    assert torch.equal(theirs(x), mine(x))
+    theirs.eval()
+    assert not theirs.training and not theirs.linear1.training
+
+
+def test_copies_devices_dtypes_and_meta_work_as_on_a_module():
+    MHA = parts(TRANSFORMER, "encoder_layer").get("MultiHeadAttention")
+    first = MHA(8, 2, dropout=0.0)
+    twins = [copy.deepcopy(first) for _ in range(3)]  # the annotated transformer's clones()
+    with torch.no_grad():
+        twins[1].w_q.weight.add_(1.0)
+    x = torch.randn(1, 4, 8)
+    assert torch.equal(twins[0](x, x, x), first(x, x, x))
+    assert not torch.equal(twins[1](x, x, x), first(x, x, x))  # each copy has its own state on the host too
+    assert torch.equal(twins[0](x, x, x), first(x, x, x))
+    double = MHA(8, 2).double()
+    assert double(x.double(), x.double(), x.double()).dtype == torch.float64
+    with torch.device("meta"):
+        meta = MHA(8, 2)
+    assert all(p.device.type == "meta" for p in meta.parameters())
+    assert meta(torch.empty(1, 3, 8, device="meta"), torch.empty(1, 3, 8, device="meta"),
+                torch.empty(1, 3, 8, device="meta")).device.type == "meta"
+
+
+def test_objects_built_by_the_reference_methods_properties_and_generators():
+    lm = parts(LM, "generate")
+    DecoderLM, sample_next = lm.get("DecoderLM"), lm.get("sample_next")
+    ref = reference_namespace(LM)
+    torch.manual_seed(0)
+    model = DecoderLM(11, 8, 2, 2, 12)
+    torch.manual_seed(0)
+    model_ref = ref.get("DecoderLM")(11, 8, 2, 2, 12)
+    assert same_params(model, model_ref)
+    assert model.lm_head.weight is model.embed.weight  # tied: one parameter in the worker as in the part
+    caches, caches_ref = model.new_cache(), model_ref.new_cache()
+    assert type(caches[0]).__name__ == "KVCache" and caches[0].length == 0
+    tokens = torch.tensor([[1, 2, 3]])
+    out, out_ref = model(tokens, caches), model_ref(tokens, caches_ref)
+    assert torch.allclose(out, out_ref) and caches[1].length == 3 and torch.equal(caches[1].keys, caches_ref[1].keys)
+    step, step_ref = model(tokens[:, -1:], caches), model_ref(tokens[:, -1:], caches_ref)
+    assert torch.allclose(step, step_ref) and caches[0].length == 4
+    gen, gen_ref = torch.Generator().manual_seed(5), torch.Generator().manual_seed(5)
+    draws = [sample_next(step[:, -1], 0.9, top_k=5, generator=gen) for _ in range(4)]
+    draws_ref = [ref.get("sample_next")(step_ref[:, -1], 0.9, top_k=5, generator=gen_ref) for _ in range(4)]
+    assert all(torch.equal(a, b) for a, b in zip(draws, draws_ref))
+    assert torch.equal(gen.get_state(), gen_ref.get_state())  # the caller's generator moved on as with the part
+
+
+def test_a_reference_function_that_changes_gradients_in_place():
+    clip = parts(LM, "train_step").get("clip_grad_norm_")
+    clip_ref = reference_namespace(LM).get("clip_grad_norm_")
+    params = [nn.Parameter(torch.randn(4, 3)), nn.Parameter(torch.randn(5))]
+    twins = [nn.Parameter(p.detach().clone()) for p in params]
+    for p, q in zip(params, twins):
+        p.grad = torch.randn_like(p) * 10
+        q.grad = p.grad.clone()
+    grads = [p.grad for p in params]
+    total = clip((p for p in params), 1.0)  # a generator of parameters, as model.parameters() gives
+    total_ref = clip_ref(twins, 1.0)
+    assert torch.allclose(total, total_ref)
+    assert all(torch.allclose(p.grad, q.grad) for p, q in zip(params, twins))
+    assert all(p.grad is g for p, g in zip(params, grads))  # changed in place, as the part does
+
+
+# -- nothing of the reference's code in what the worker holds ---------------------------------------------------
+@pytest.mark.parametrize("assignment, task", [(a, t.id) for a in (TRANSFORMER, LM) for t in a.tasks
+                                              if t.names and a.all_deps(t.id)])
+def test_the_worker_side_holds_names_only(assignment, task):
+    host = host_for(assignment, task)
+    assert wire.decode(wire.encode(host.surface)) == host.surface  # plain data
+    strings = []
+
+    def walk(x):
+        if isinstance(x, dict):
+            for k, v in x.items():
+                strings.append(k)
+                walk(v)
+        elif isinstance(x, (list, tuple)):
+            for v in x:
+                walk(v)
+        else:
+            assert isinstance(x, (str, bool)), x
+            if isinstance(x, str):
+                strings.append(x)
+
+    walk(host.surface)
+    assert all(s.isidentifier() for s in strings)
+    standins = StandIns(Loopback(host), host.surface)
+    for name in standins.names():
+        obj = standins.get(name)
+        functions = [obj] if isinstance(obj, types.FunctionType) else \
+            [v for v in vars(obj).values() if isinstance(v, types.FunctionType)]
+        for fn in functions:
+            assert fn.__code__.co_filename.endswith("grader/submission/standin.py"), (name, fn)
+            cells = [c.cell_contents for c in fn.__closure__ or ()]
+            assert not any(isinstance(c, (types.ModuleType, types.CodeType)) for c in cells)
+        assert obj.__module__ == "reference"
+
+
+# -- a host answers only what its variant gives ----------------------------------------------------------------
+def ask(host, message):
+    return wire.decode(wire.encode(host.answer(wire.decode(wire.encode(message)))))
+
+
+def test_a_host_builds_only_the_parts_of_its_variant():
+    standins = parts(TRANSFORMER, "encoder_layer").standins
+    host = standins.link.host
+    for forged in ("EncoderLayer", "DecoderLayer", "Transformer", "greedy_decode", "_init_weights", "__import__"):
+        message = {"op": "new", "table": [], "body": {"cls": forged, "args": ("U", []), "kwargs": ("D", {}),
+                                                        "objects": 0, "env": {}}}
+        assert ask(host, message)["error"]["type"] == "StandInError"
+        message = {"op": "call", "table": [], "body": {"fn": forged, "args": ("U", []), "kwargs": ("D", {}),
+                                                         "objects": 0, "env": {}}}
+        assert ask(host, message)["error"]["type"] == "StandInError"
+    with pytest.raises(KeyError):
+        standins.get("EncoderLayer")
+
+
+def test_a_host_calls_no_private_method_and_survives_any_message():
+    lm = parts(LM, "block")
+    attention = lm.get("CausalSelfAttention")(8, 2)
+    host = lm.standins.link.host
+    for method in ("_split", "__reduce__", "__init__", "__class__", "_apply", "register_forward_hook"):
+        with pytest.raises(StandInError):
+            lm.standins.call({"self": attention, "method": method}, (), {})
+    junk = [None, 3, "x", [], {"op": "call"}, {"op": "call", "table": 5, "body": {}},
+            {"op": "call", "table": [[1, 2, 3]], "body": {"fn": "causal_attention", "args": ("U", [("T", 0)]),
+                                                           "objects": 0}},
+            {"op": "call", "table": [], "body": {"self": ("S", 0, 99999, "RMSNorm", 0, True, [], [], [], []),
+                                                  "method": "forward", "objects": 1}},
+            {"op": "vjp", "table": [], "body": {"fn": "causal_attention", "objects": 0, "wrt": [7]}},
+            {"op": "get", "table": [], "body": {"self": ("O", 4), "method": "length", "objects": 0}}]
+    for message in junk:
+        assert "error" in ask(host, message), message
+    assert attention(torch.randn(1, 3, 8)).shape == (1, 3, 8)  # and it still answers properly
+
+
+def test_errors_come_back_as_their_type_with_a_bounded_message_and_no_traceback():
+    MHA = parts(TRANSFORMER, "encoder_layer").get("MultiHeadAttention")
+    with pytest.raises(ValueError) as info:
+        MHA(10, 3)
+    assert info.value.__traceback__ is not None
+    assert len(str(info.value)) <= MESSAGE_CHARS + 10
+    assert "reference-parts" not in str(info.value) and "File " not in str(info.value)
+    assert all("nonexistent-gradekit" not in f.filename for f in __import__("traceback").extract_tb(
+        info.value.__traceback__))
+
+
+def test_a_part_too_large_for_grading_is_refused_before_it_is_built():
+    MHA = parts(TRANSFORMER, "encoder_layer").get("MultiHeadAttention")
+    with pytest.raises(StandInError, match="more than"):
+        MHA(1 << 16, 2)  # 4 x 2^32 parameters: refused from its size on the meta device, nothing allocated
+    assert MAX_STATE_BYTES < 16 * (1 << 32) * 4
+
+
+def test_an_argument_that_is_not_data_is_refused_and_says_so():
+    sdpa = parts(TRANSFORMER, "mha").get("scaled_dot_product_attention")
+    q = torch.randn(1, 2, 3)
+
+    class Spy(torch.Tensor):
+        pass
+
+    with pytest.raises(StandInError, match="subclass"):
+        sdpa(q.as_subclass(Spy), q, q)
+    with pytest.raises(StandInError, match="cannot be passed"):
+        sdpa(q, q, q, dropout=lambda w: w)
+    out, weights = sdpa(q, q, q, dropout=nn.Dropout(0.0))  # torch.nn's own modules cross
+    assert out.shape == (1, 2, 3) and weights.shape == (1, 2, 2)
+
+
+def test_stand_in_parts_give_modules_by_file():
+    p = parts(TRANSFORMER, "model")
+    assert isinstance(p, StandInParts)
+    layers = p.module("layers.py")
+    assert {"EncoderLayer", "DecoderLayer"} <= set(vars(layers))
+    assert "model.py" not in {f for f in TRANSFORMER.contract_files if any(
+        TRANSFORMER.name_to_file[n] == f for n in p.standins.names())}
