@@ -1,0 +1,20 @@
+from torch import nn
+
+from .attention import CausalSelfAttention
+from .feedforward import SwiGLU
+from .norm import RMSNorm
+
+
+class DecoderBlock(nn.Module):
+    """Every part called by keyword: attn_norm(x=...), attn(x=..., cache=...), ffn(x=...)."""
+
+    def __init__(self, dim, num_heads, hidden_dim, num_kv_heads=None, eps=1e-6, rope_base=10000.0):
+        super().__init__()
+        self.attn_norm = RMSNorm(dim=dim, eps=eps)
+        self.attn = CausalSelfAttention(dim=dim, num_heads=num_heads, num_kv_heads=num_kv_heads, rope_base=rope_base)
+        self.ffn_norm = RMSNorm(dim=dim, eps=eps)
+        self.ffn = SwiGLU(dim=dim, hidden_dim=hidden_dim)
+
+    def forward(self, x, cache=None):
+        h = x + self.attn(x=self.attn_norm(x=x), cache=cache)
+        return h + self.ffn(x=self.ffn_norm(x=h))

@@ -1,0 +1,14 @@
+import torch
+from torch import nn
+
+
+class SwiGLU(nn.Module):
+    def __init__(self, dim, hidden_dim):
+        super().__init__()
+        self.gate_proj = nn.Linear(dim, hidden_dim, bias=False)
+        self.up_proj = nn.Linear(dim, hidden_dim, bias=False)
+        self.down_proj = nn.Linear(hidden_dim, dim, bias=False)
+
+    def forward(self, x):
+        gate = self.gate_proj.forward(x)
+        return self.down_proj.forward(gate * torch.sigmoid(gate) * self.up_proj.forward(x))

@@ -1,0 +1,1 @@
+"""A Transformer whose decoding and training ask the model where it lives (next(model.parameters()))."""
