@@ -5,11 +5,13 @@ reference's code, and a host must answer only what its variant gives, whatever a
 
 import copy
 import types
+from pathlib import Path
 
 import pytest
 import torch
 from torch import nn
 
+from grader import api
 from grader.assignment import load
 from grader.submission import wire
 from grader.submission.runner import StandInParts, host_for, loopback_parts, reference_namespace
@@ -242,3 +244,39 @@ def test_stand_in_parts_give_modules_by_file():
     assert {"EncoderLayer", "DecoderLayer"} <= set(vars(layers))
     assert "model.py" not in {f for f in TRANSFORMER.contract_files if any(
         TRANSFORMER.name_to_file[n] == f for n in p.standins.names())}
+
+
+def test_inference_mode_crosses():
+    lm = parts(LM, "generate")
+    ref = reference_namespace(LM)
+    outs = []
+    for make in (lm.get("DecoderLM"), ref.get("DecoderLM")):
+        torch.manual_seed(0)
+        model = make(11, 8, 2, 2, 12)
+        with torch.inference_mode():
+            caches = model.new_cache()
+            model(torch.tensor([[1, 2, 3]]), caches)
+            out = model(torch.tensor([[1]]), caches)
+        outs.append((out, caches[0].keys.is_inference(), out.is_inference()))
+    (mine, *flags), (theirs, *flags_ref) = outs
+    assert torch.allclose(mine, theirs) and flags == flags_ref == [True, True]
+
+
+# -- correct code in other styles keeps every point over stand-ins ---------------------------------------------
+STYLES = Path(__file__).resolve().parent / "standin_styles"
+
+
+@pytest.mark.parametrize("style", sorted(f"{a.name}/{p.name}" for a in (TRANSFORMER, LM)
+                                         for p in (STYLES / a.name).iterdir() if p.is_dir()))
+def test_correct_styles_keep_full_marks_over_stand_ins(style):
+    """Submissions written from the contract alone that lean on the parts they are given (copies, ``apply``,
+    ``state_dict`` round trips, direct ``forward`` calls, keyword calls, ``inference_mode``, generators of
+    parameters, caches of their own beside the reference's): every isolated check passes over the stand-ins,
+    without falling back to the student's own parts."""
+    assignment = load(style.split("/")[0])
+    tasks = [t.id for t in assignment.tasks if t.names and assignment.all_deps(t.id)]
+    result = api.check(path=STYLES / style, assignment=assignment, profile="quick", tasks=tasks, figures=False)
+    lost = {c.id: c.message for t in result.tasks for c in t.checks if c.status != "passed"}
+    fallen = {c.id: [n.params for n in c.notes] for t in result.tasks for c in t.checks
+              if any(n.key in ("note.not_isolated", "note.partly_isolated") for n in c.notes)}
+    assert not lost and not fallen, (lost, fallen)

@@ -152,7 +152,8 @@ def host_for(assignment, task_id):
         parts = reference_parts_for(assignment, task_id)
         ns = parts_namespace(assignment, parts)
         _HOST_MODULES[key] = [ns.module(file) for file in sorted(parts)]
-    return Host(_HOST_MODULES[key], beneath_names(assignment, task_id))
+    beneath = beneath_names(assignment, task_id)
+    return Host(_HOST_MODULES[key], beneath, hidden=set(assignment.name_to_task) - beneath)
 
 
 def loopback_parts(assignment, task_id):

@@ -53,6 +53,8 @@ MAX_STATE_BYTES = 256 << 20
 """Bytes of tensors one reference object built in the judge may hold (measured on the meta device first)."""
 MESSAGE_CHARS = 500
 """Characters of a reference error's message sent back to the worker."""
+STATS = {"messages": 0, "seconds": 0.0}
+"""Stand-in messages every host in this process answered, and the seconds it took (for the benchmarks)."""
 _EXCEPTIONS = {name: getattr(builtins, name) for name in (
     "ValueError", "TypeError", "RuntimeError", "IndexError", "KeyError", "AttributeError", "NotImplementedError",
     "ZeroDivisionError", "AssertionError", "ArithmeticError", "OverflowError", "StopIteration", "LookupError")}
@@ -65,16 +67,19 @@ class StandInError(RuntimeError):
 # ================================================================================================
 # What a variant's parts are, as data
 # ================================================================================================
-def surface(parts_modules, allowed):
+def surface(parts_modules, allowed, hidden=()):
     """``{"functions": [...], "classes": {name: {"module": bool, "methods": [...], "properties": [...]}}}``: the
-    interface of the reference parts ``allowed`` (names) and of every class the parts' modules define (objects
-    the reference builds, such as a cache, are stand-ins too). Names only: no code, no text."""
+    interface of the reference parts ``allowed`` (names) and of the other classes the parts' modules define (objects
+    the reference builds, such as a cache, are stand-ins too), but for those named in ``hidden`` (the contract's
+    names of tasks the variant does not give). Names only: no code, no text."""
     functions, classes = [], {}
     for module in parts_modules:
         for name, obj in vars(module).items():
+            if name in hidden and name not in allowed:
+                continue
             if isinstance(obj, type) and obj.__module__ == module.__name__:
                 classes[name] = _class_surface(obj)
-            elif name in allowed and callable(obj):
+            elif name in allowed and callable(obj) and not isinstance(obj, type):
                 functions.append(name)
     return {"functions": sorted(set(functions)), "classes": classes, "allowed": sorted(allowed)}
 
@@ -173,7 +178,7 @@ class _Encoder:
         known = self.known.get(key)
         if known is not None:
             i, version = known
-            if t._version != version:
+            if _version(t) != version:
                 self.changed.append([i, t.detach()])
             return -1 - i
         i = self.index.get(key)
@@ -321,8 +326,8 @@ class _Decoder:
                 g = self.tensor_at(entry[2])
                 if g.shape == t.shape and g.dtype == t.dtype:
                     t.grad = g
-            self.versions[i] = t._version
-            self.grads[i] = (t.grad, None if t.grad is None else t.grad._version)
+            self.versions[i] = _version(t)
+            self.grads[i] = (t.grad, None if t.grad is None else _version(t.grad))
         return t
 
     def value(self, x, depth=0, reuse=None):
@@ -439,6 +444,11 @@ def _as_known(entry, layouts, depth=0):
     return entry
 
 
+def _version(t):
+    """``t``'s version counter (how often it was changed in place); an inference tensor keeps none (``-1``)."""
+    return -1 if t.is_inference() else t._version
+
+
 def _index(i, n):
     if type(i) is not int or not 0 <= i < n:
         raise StandInError("a reference to a tensor not sent")
@@ -464,7 +474,8 @@ def _env():
     """What the reference's code depends on besides its arguments: the random state, the default dtype and device,
     grad mode."""
     env = {"rng": torch.get_rng_state(), "dtype": torch.get_default_dtype(),
-           "device": str(torch.get_default_device()), "grad": torch.is_grad_enabled()}
+           "device": str(torch.get_default_device()), "grad": torch.is_grad_enabled(),
+           "inference": torch.is_inference_mode_enabled()}
     if torch.cuda.is_available() and torch.cuda.is_initialized():
         env["cuda_rng"] = list(torch.cuda.get_rng_state_all())
     return env
@@ -505,9 +516,12 @@ class _Environment:
             torch.set_default_device(device)
             self._device_set = True
         torch.set_grad_enabled(bool(self.env.get("grad")) if self.grad is None else self.grad)
+        self._inference = torch.inference_mode(self.env.get("inference") is True and not self.grad)
+        self._inference.__enter__()
         return self
 
     def __exit__(self, *exc):
+        self._inference.__exit__(*exc)
         torch.set_default_dtype(self._dtype)
         if self._device_set:
             torch.set_default_device(None)
@@ -525,14 +539,15 @@ class Host:
         modules: the modules of the reference parts the variant may use (``runner.parts_namespace``, loaded in the
             judge from the cut source: the task itself and what is built on it are not there).
         allowed: the contract names the variant gives (the tasks beneath, and the task's ``own_reference``).
+        hidden: the other contract names: not even their names reach the worker.
     """
 
-    def __init__(self, modules, allowed):
+    def __init__(self, modules, allowed, hidden=()):
         self.namespace = {}
         for module in modules:
             self.namespace.update({k: v for k, v in vars(module).items() if not k.startswith("__")})
         self.allowed = {name for name in allowed if name in self.namespace}
-        self.surface = surface(modules, self.allowed)
+        self.surface = surface(modules, self.allowed, hidden)
         self.classes = {name: self.namespace[name] for name in self.surface["classes"]}
         self.objects = {}
         """``handle -> object``: each reference object built for the worker. Each call sets the state of those it
@@ -548,6 +563,10 @@ class Host:
 
     def answer(self, message):
         """The reply to one message (never raises for anything in it)."""
+        with torch.inference_mode(False):  # a host in the worker's own process (``Loopback``) too: plain tensors
+            return self._answer(message)
+
+    def _answer(self, message):
         start = time.perf_counter()
         self.calls += 1
         try:
@@ -563,7 +582,10 @@ class Host:
         except BaseException as exc:  # noqa: BLE001 - whatever the reference raised, or a malformed message
             return {"error": _describe(exc)}
         finally:
-            self.seconds += time.perf_counter() - start
+            took = time.perf_counter() - start
+            self.seconds += took
+            STATS["messages"] += 1
+            STATS["seconds"] += took
 
     def release(self, handles):
         """Forget the objects the worker no longer holds."""
@@ -690,7 +712,7 @@ class Host:
         grads = []
         for i, t in decoder.tensors.items():
             before, version = decoder.grads[i]
-            if t.grad is not before or (before is not None and before._version != version):
+            if t.grad is not before or (before is not None and _version(before) != version):
                 grads.append([i, None if t.grad is None else t.grad.detach()])
         return encoder.message(result=out, objects=objects, generators=generators, grads=grads, env=after)
 
@@ -766,7 +788,9 @@ class Loopback:
         self.host = host
 
     def ask(self, message):
-        return wire.decode(wire.encode(self.host.answer(wire.decode(wire.encode(message)))))
+        with torch.inference_mode(False):  # what the judge reads is plain tensors, whatever mode the worker is in
+            answer = self.host.answer(wire.decode(wire.encode(message)))
+        return wire.decode(wire.encode(answer))
 
 
 class StandIns:
