@@ -60,14 +60,24 @@ _LAYER_NORM = ("native_layer_norm", "native_layer_norm_backward", "layer_norm")
 _ATTENTION = (
     "_fused_sdp_choice",  # every call of scaled_dot_product_attention asks which kernel to use
     "_safe_softmax",  # the unfused (math) path's softmax, however it is reached
-    "_scaled_dot_product_flash_attention_for_cpu", "_scaled_dot_product_flash_attention_for_cpu_backward",
-    "_scaled_dot_product_flash_attention", "_scaled_dot_product_flash_attention_backward",
-    "_scaled_dot_product_efficient_attention", "_scaled_dot_product_efficient_attention_backward",
-    "_scaled_dot_product_cudnn_attention", "_scaled_dot_product_cudnn_attention_backward",
-    "_scaled_dot_product_fused_attention_overrideable", "_scaled_dot_product_fused_attention_overrideable_backward",
-    "_flash_attention_forward", "_flash_attention_backward", "_efficient_attention_forward",
-    "_efficient_attention_backward", "_cudnn_attention_forward", "_scaled_dot_product_attention_math_for_mps",
-    "scaled_dot_product_attention", "_scaled_dot_product_attention_math",
+    "_scaled_dot_product_flash_attention_for_cpu",
+    "_scaled_dot_product_flash_attention_for_cpu_backward",
+    "_scaled_dot_product_flash_attention",
+    "_scaled_dot_product_flash_attention_backward",
+    "_scaled_dot_product_efficient_attention",
+    "_scaled_dot_product_efficient_attention_backward",
+    "_scaled_dot_product_cudnn_attention",
+    "_scaled_dot_product_cudnn_attention_backward",
+    "_scaled_dot_product_fused_attention_overrideable",
+    "_scaled_dot_product_fused_attention_overrideable_backward",
+    "_flash_attention_forward",
+    "_flash_attention_backward",
+    "_efficient_attention_forward",
+    "_efficient_attention_backward",
+    "_cudnn_attention_forward",
+    "_scaled_dot_product_attention_math_for_mps",
+    "scaled_dot_product_attention",
+    "_scaled_dot_product_attention_math",
 )
 _MULTI_HEAD = ("_native_multi_head_attention",)
 _ENCODER_LAYER = ("_transformer_encoder_layer_fwd",)
@@ -88,16 +98,24 @@ KERNELS = {
 }
 """Banned name -> the aten operators that implement it (any overload), in the order a finding is named by."""
 
-COVERED = frozenset({"torch.nn.functional.layer_norm", "torch.nn.LayerNorm", "torch.layer_norm",
-                     "torch.native_layer_norm", "torch.nn.functional.scaled_dot_product_attention",
-                     "torch._C._nn.scaled_dot_product_attention", "torch._native_multi_head_attention"})
+COVERED = frozenset(
+    {
+        "torch.nn.functional.layer_norm",
+        "torch.nn.LayerNorm",
+        "torch.layer_norm",
+        "torch.native_layer_norm",
+        "torch.nn.functional.scaled_dot_product_attention",
+        "torch._C._nn.scaled_dot_product_attention",
+        "torch._native_multi_head_attention",
+    }
+)
 """Names whose every use runs one of their kernels: no wrapper by name is needed."""
 
 ALIASES = {
     "torch.nn.functional.layer_norm": ("layer_norm", "native_layer_norm", "native_layer_norm_backward"),
     "torch.nn.LayerNorm": ("LayerNorm", "native_layer_norm"),
-    "torch.nn.functional.scaled_dot_product_attention": ("scaled_dot_product_attention",) + tuple(
-        k for k in _ATTENTION if k != "scaled_dot_product_attention"),
+    "torch.nn.functional.scaled_dot_product_attention": ("scaled_dot_product_attention",)
+    + tuple(k for k in _ATTENTION if k != "scaled_dot_product_attention"),
     "torch.nn.functional.multi_head_attention_forward": ("multi_head_attention_forward",) + _MULTI_HEAD,
     "torch.nn.MultiheadAttention": ("MultiheadAttention",) + _MULTI_HEAD,
     "torch.nn.TransformerEncoderLayer": ("TransformerEncoderLayer",) + _ENCODER_LAYER,
@@ -294,8 +312,12 @@ def scan_file(path, root, assignment, banned=None, *, tasks=None, source=None, t
             hit = _matches(aliases[node.id], banned, leaves)
             if hit and "." in hit and "." in aliases[node.id] and aliases[node.id].startswith("torch."):
                 add(hit, node)
-        elif isinstance(node, ast.Constant) and isinstance(node.value, str) and node.value in leaves \
-                and node.value not in contract_names:  # ``__all__ = ["LayerNorm"]`` names the student's own
+        elif (
+            isinstance(node, ast.Constant)
+            and isinstance(node.value, str)
+            and node.value in leaves
+            and node.value not in contract_names
+        ):  # ``__all__ = ["LayerNorm"]`` names the student's own
             add(leaves[node.value], node)
     unique = {(f.name, f.line): f for f in findings}
     return sorted(unique.values(), key=lambda f: (f.file, f.line, f.name))
@@ -480,8 +502,9 @@ class _Hooks:
 
     def verify(self):
         """Whether the dispatcher still holds every registration."""
-        return all(torch._C._dispatch_has_kernel_for_dispatch_key("aten::" + reg, "BackendSelect")
-                   for reg in self.kernels)
+        return all(
+            torch._C._dispatch_has_kernel_for_dispatch_key("aten::" + reg, "BackendSelect") for reg in self.kernels
+        )
 
     def altered(self):
         """Names of the hooks that were removed or replaced since they were put in place; puts them back."""
@@ -585,11 +608,19 @@ class RuntimeGuard:
         try:
             altered = _HOOKS.altered()
             if altered:
-                self._add(Finding(f"the banned-API guard, altered: {', '.join(altered)}", "<no submission frame>", 0,
-                                  "", ",".join(self.tasks)))
+                self._add(
+                    Finding(
+                        f"the banned-API guard, altered: {', '.join(altered)}",
+                        "<no submission frame>",
+                        0,
+                        "",
+                        ",".join(self.tasks),
+                    )
+                )
         finally:
-            active, self.root, self.tasks = self._previous.pop() if self._previous \
-                else (None, None, self.assignment.task_ids)
+            active, self.root, self.tasks = (
+                self._previous.pop() if self._previous else (None, None, self.assignment.task_ids)
+            )
             _HOOKS.active = active
 
     # -- hooks -----------------------------------------------------------------------------------------
@@ -626,8 +657,11 @@ class RuntimeGuard:
                 kind = "submission"
             elif filename == _THIS_FILE:
                 kind = "library"  # the hooks themselves
-            elif filename.startswith(self._grader_dir) or filename in self._grader_files \
-                    or filename.startswith(self._reference_prefixes):
+            elif (
+                filename.startswith(self._grader_dir)
+                or filename in self._grader_files
+                or filename.startswith(self._reference_prefixes)
+            ):
                 kind = "grader"
             elif filename.startswith(self._library_prefixes) or filename.startswith("<frozen "):
                 kind = "library"
@@ -644,13 +678,16 @@ class RuntimeGuard:
             filename = code.co_filename
             kind = self._kind(filename)
             if kind == "submission":
-                rel = filename[len(self._sub_prefix):]
+                rel = filename[len(self._sub_prefix) :]
                 tasks = ""
                 if file_tasks(self.assignment, rel):
                     top = self._top_name(code, filename)
                     # a helper of no contract name, run as a method of a class of this file: that class's task
-                    tasks = (self.assignment.name_to_task[top] if self.assignment.name_to_file.get(top) == rel
-                             else "") or self._method_owner(frame, rel) or file_tasks(self.assignment, rel)
+                    tasks = (
+                        (self.assignment.name_to_task[top] if self.assignment.name_to_file.get(top) == rel else "")
+                        or self._method_owner(frame, rel)
+                        or file_tasks(self.assignment, rel)
+                    )
                 where = (rel, frame.f_lineno, self._source_line(filename, frame.f_lineno))
                 if tasks:
                     return where + (tasks,)
@@ -680,11 +717,14 @@ class RuntimeGuard:
             mod = sys.modules.get(module) if isinstance(module, str) else None
             filename = mod.__dict__.get("__file__") if mod is not None else None
             if isinstance(filename, str) and filename.startswith(self._sub_prefix):
-                rel = filename[len(self._sub_prefix):]
+                rel = filename[len(self._sub_prefix) :]
                 name = type.__dict__["__qualname__"].__get__(klass).split(".")[0]
                 if same_file is not None:
-                    return self.assignment.name_to_task[name] if rel == same_file \
-                        and self.assignment.name_to_file.get(name) == rel else ""
+                    return (
+                        self.assignment.name_to_task[name]
+                        if rel == same_file and self.assignment.name_to_file.get(name) == rel
+                        else ""
+                    )
                 if file_tasks(self.assignment, rel):
                     return _owner(self.assignment, name, rel)
         return ""
@@ -718,4 +758,3 @@ class RuntimeGuard:
 
 
 _THIS_FILE = _prefixes.__code__.co_filename
-
