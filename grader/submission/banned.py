@@ -46,11 +46,14 @@ The guard records only between ``start`` and ``stop``, which the runner calls ar
 the submission; the reference's own computations and the judge's code run outside. Each finding lands on a
 task: the innermost stack frame in the submission gives the enclosing top-level definition, whose contract
 name gives the task (a module-level helper: the task of the class of its file it runs as a method of, else
-every task of its file; a helper file of the submission's own: the next frame out); a frame of code compiled
-under a foreign file name counts as the submission's when it runs as a method of a class the submission
-defines; with no frame of the submission on the stack, the tasks of the running probe (``probe_tasks``).
-The grader's probes and the reference call none of these APIs: grading the reference with the guard on
-finds nothing (a kit test).
+every task of its file; a helper file of the submission's own: the next frame out). Code of the submission's
+that does not say so by its file name is found too: a function the submission's modules hold that was
+compiled under a foreign file name (torch's own, ``/usr/lib/...``) counts as the top-level name it is bound
+to (or the class whose body binds it), and a method a class of the submission inherits from a banned class
+(``class AdamW(torch.optim.AdamW)``) counts for that class, at the line of its own code that called it, else
+of the class; with no frame of the submission on the stack, the tasks of the running probe
+(``probe_tasks``). The grader's probes and the reference call none of these: grading the reference with the
+guard on finds nothing (a kit test).
 
 What it does not do: the guard runs in the process that runs the submission, so a submission that sets out to
 dismantle it (removing the registrations, putting a hooked function's code back, patching this module) can;
@@ -835,6 +838,20 @@ def _meets(when, kwargs):
         return True
 
 
+def _defines(node, name):
+    """Whether statement ``node`` defines or assigns ``name`` at its level."""
+    if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+        return node.name == name
+    targets = (
+        node.targets
+        if isinstance(node, ast.Assign)
+        else [node.target]
+        if isinstance(node, (ast.AnnAssign, ast.AugAssign))
+        else []
+    )
+    return any(isinstance(n, ast.Name) and n.id == name for t in targets for n in ast.walk(t))
+
+
 class RuntimeGuard:
     """Record uses of the banned APIs by the code of ``root`` while a probe runs (between ``start`` and ``stop``).
 
@@ -868,6 +885,8 @@ class RuntimeGuard:
         self._seen = set()
         self._kinds = {}
         self._lines = {}
+        self._trees = {}
+        self._index = None
         self._installed = False
         self._previous = []
 
@@ -888,12 +907,13 @@ class RuntimeGuard:
     def start(self, root, tasks=()):
         """Record from now on: code under ``root`` is the submission's; ``tasks`` are the running probe's
         (none given: every task)."""
-        self._previous.append((_HOOKS.active, self.root, self.tasks))
+        self._previous.append((_HOOKS.active, self.root, self.tasks, self._index))
         root = str(root)
         self.root = root if os.path.isabs(root) else str(Path(root).resolve())
         self.tasks = tuple(tasks) or self.assignment.task_ids
         if getattr(self, "_sub_prefix", None) != self.root + os.sep:
-            self._sub_prefix, self._kinds, self._lines = self.root + os.sep, {}, {}
+            self._sub_prefix, self._kinds, self._lines, self._trees = self.root + os.sep, {}, {}, {}
+        self._index = None  # the submission's modules may have changed since
         _HOOKS.active = self
 
     def stop(self):
@@ -911,8 +931,8 @@ class RuntimeGuard:
                     )
                 )
         finally:
-            active, self.root, self.tasks = (
-                self._previous.pop() if self._previous else (None, None, self.assignment.task_ids)
+            active, self.root, self.tasks, self._index = (
+                self._previous.pop() if self._previous else (None, None, self.assignment.task_ids, None)
             )
             _HOOKS.active = active
 
@@ -969,36 +989,89 @@ class RuntimeGuard:
     def _locate(self, frame):
         """``(file, line, code, tasks)`` of the banned call made below ``frame``."""
         first = None
+        inherited = None  # (where + tasks, self): a method inherited by a class of the submission's made the call
         while frame is not None:
             code = frame.f_code
             filename = code.co_filename
             kind = self._kind(filename)
             if kind == "submission":
+                if inherited is not None and self._receiver(frame) is not inherited[1]:
+                    return inherited[0]  # its class's, not the code that used an instance of it
                 rel = filename[len(self._sub_prefix) :]
-                tasks = ""
-                if file_tasks(self.assignment, rel):
-                    top = self._top_name(code, filename)
-                    # a helper of no contract name, run as a method of a class of this file: that class's task
-                    tasks = (
-                        (self.assignment.name_to_task[top] if self.assignment.name_to_file.get(top) == rel else "")
-                        or self._method_owner(frame, rel)
-                        or file_tasks(self.assignment, rel)
-                    )
                 where = (rel, frame.f_lineno, self._source_line(filename, frame.f_lineno))
+                tasks = (
+                    self._tasks_in(rel, self._top_name(code, filename), frame)
+                    if file_tasks(self.assignment, rel)
+                    else ""
+                )
                 if tasks:
                     return where + (tasks,)
                 first = first or where  # a helper file of the submission's own: the tasks of its caller
-            elif kind == "foreign":
-                tasks = self._method_owner(frame)
-                where = (filename[:200], frame.f_lineno, "")
-                if tasks:
-                    return where + (tasks,)
-                first = first or where
             elif kind == "grader":
                 break
+            elif kind != "hooks" and inherited is None:  # library code, or code compiled under another file name
+                owned = self._code_index()[0].get(code)
+                if owned is not None:  # the submission's own function, under a file name not its own
+                    rel, top, attr = owned
+                    where = self._definition(rel, top, attr)
+                    tasks = self._tasks_in(rel, top, frame)
+                    if tasks:
+                        return where + (tasks,)
+                    first = first or where
+                else:
+                    receiver = self._receiver(frame)
+                    owner = self._class_of(receiver)
+                    if owner is not None:  # a method a class of the submission's inherits
+                        rel, name = owner
+                        tasks = _owner(self.assignment, name, rel) if file_tasks(self.assignment, rel) else ""
+                        where = self._definition(rel, name, code.co_name)
+                        if tasks:
+                            inherited = (where + (tasks,), receiver)
+                        else:
+                            first = first or where
+                    elif kind == "foreign":
+                        first = first or (filename[:200], frame.f_lineno, "")
             frame = frame.f_back
+        if inherited is not None:
+            return inherited[0]
         file, line, code = first or ("<no submission frame>", 0, "")
         return file, line, code, ",".join(self.tasks)
+
+    def _tasks_in(self, rel, top, frame):
+        """The task of code in top-level definition ``top`` of the submission's file ``rel`` that ``frame`` runs
+        ('' for a file of no task): its contract task; a helper of no contract name, run as a method of a class
+        of this file: that class's task; else every task of the file."""
+        if not file_tasks(self.assignment, rel):
+            return ""
+        return (
+            (self.assignment.name_to_task[top] if self.assignment.name_to_file.get(top) == rel else "")
+            or self._method_owner(frame, rel)
+            or file_tasks(self.assignment, rel)
+        )
+
+    @staticmethod
+    def _receiver(frame):
+        """The first argument of the function ``frame`` runs (``self``), or ``None``."""
+        code = frame.f_code
+        if not code.co_argcount:
+            return None
+        return frame.f_locals.get(code.co_varnames[0])
+
+    def _class_of(self, obj):
+        """``(file, top-level name)`` of the first class in the MRO of ``obj`` (or of ``obj``, a class) that the
+        submission's modules bind at their top level, or defines; ``None`` if none."""
+        if obj is None:
+            return None
+        cls = obj if issubclass(type(obj), type) else type(obj)  # never obj.__class__: the submission's code
+        classes = self._code_index()[1]
+        for klass in type.__dict__["__mro__"].__get__(cls):
+            bound = classes.get(id(klass))
+            if bound is not None:
+                return bound
+            filename = _module_file(type.__dict__["__dict__"].__get__(klass).get("__module__"))
+            if isinstance(filename, str) and filename.startswith(self._sub_prefix):
+                return filename[len(self._sub_prefix) :], type.__dict__["__qualname__"].__get__(klass).split(".")[0]
+        return None
 
     def _method_owner(self, frame, same_file=None):
         """The task of the submission's class when ``frame`` runs as one of its methods ('' otherwise); with
@@ -1009,9 +1082,7 @@ class RuntimeGuard:
         obj = frame.f_locals.get(code.co_varnames[0])
         cls = obj if issubclass(type(obj), type) else type(obj)  # never obj.__class__: the submission's code
         for klass in type.__dict__["__mro__"].__get__(cls):
-            module = type.__dict__["__dict__"].__get__(klass).get("__module__")
-            mod = sys.modules.get(module) if isinstance(module, str) else None
-            filename = mod.__dict__.get("__file__") if mod is not None else None
+            filename = _module_file(type.__dict__["__dict__"].__get__(klass).get("__module__"))
             if isinstance(filename, str) and filename.startswith(self._sub_prefix):
                 rel = filename[len(self._sub_prefix) :]
                 name = type.__dict__["__qualname__"].__get__(klass).split(".")[0]
@@ -1024,6 +1095,58 @@ class RuntimeGuard:
                 if file_tasks(self.assignment, rel):
                     return _owner(self.assignment, name, rel)
         return ""
+
+    def _code_index(self):
+        """``({code: (file, top-level name, attribute or None)}, {id(class): (file, top-level name)})`` for the
+        submission's modules as they are now: the code of every function they bind at their top level or in the
+        body of a class they bind (and the code nested in it) that is the submission's own (run with its
+        builtins: compiled under any file name) or bound to a contract name; the classes they bind under a
+        contract name or define. Built when first needed in a probe, read without running any of their code."""
+        if self._index is None:
+            codes, classes = {}, {}
+            contract = self.assignment.name_to_file
+            for module in list(sys.modules.values()):
+                namespace = _module_dict(module)
+                filename = namespace.get("__file__") if namespace is not None else None
+                if not isinstance(filename, str) or not filename.startswith(self._sub_prefix):
+                    continue
+                rel = filename[len(self._sub_prefix) :]
+                builtins = namespace.get("__builtins__")
+                for name, value in list(namespace.items()):
+                    bound = contract.get(name) == rel
+                    if issubclass(type(value), type):
+                        members = type.__dict__["__dict__"].__get__(value)
+                        if not bound and members.get("__module__") != namespace.get("__name__"):
+                            continue  # a class imported from elsewhere
+                        classes.setdefault(id(value), (rel, name))
+                        for attr, member in list(members.items()):
+                            for function in _own_functions(member):
+                                if function.__globals__.get("__builtins__") is builtins:
+                                    _index_code(codes, function.__code__, (rel, name, attr))
+                    else:
+                        for function in _own_functions(value):
+                            if bound or function.__globals__.get("__builtins__") is builtins:
+                                _index_code(codes, function.__code__, (rel, name, None))
+            self._index = (codes, classes)
+        return self._index
+
+    def _definition(self, rel, top, attr=None):
+        """``(file, line, code)`` of where the submission's file ``rel`` defines or binds ``top`` (with ``attr``:
+        where that class's body binds it, if it does)."""
+        filename = self._sub_prefix + rel
+        if filename not in self._trees:
+            try:
+                self._trees[filename] = ast.parse("\n".join(self._source(filename)))
+            except (SyntaxError, ValueError):
+                self._trees[filename] = None
+        tree, line = self._trees[filename], 0
+        for node in tree.body if tree is not None else ():
+            if _defines(node, top):
+                line = node.lineno
+                if attr and isinstance(node, ast.ClassDef):
+                    line = next((n.lineno for n in node.body if _defines(n, attr)), line)
+                break
+        return rel, line, self._source_line(filename, line)
 
     def _source(self, filename):
         if filename not in self._lines:
@@ -1051,6 +1174,48 @@ class RuntimeGuard:
                 if start <= code.co_firstlineno <= (top.end_lineno or top.lineno):
                     return top.name
         return ""
+
+
+def _module_dict(module):
+    """The dictionary of module object ``module``, or ``None``; never through ``module.__dict__`` or
+    ``isinstance``: what the submission put in ``sys.modules`` could run its code there."""
+    if not issubclass(type(module), types.ModuleType):
+        return None
+    try:
+        return types.ModuleType.__dict__["__dict__"].__get__(module)
+    except Exception:  # noqa: BLE001 - a module object without its dictionary
+        return None
+
+
+def _module_file(name):
+    """The ``__file__`` of the module named ``name`` (a class's ``__module__``), or ``None``."""
+    namespace = _module_dict(sys.modules.get(name)) if type(name) is str else None
+    return namespace.get("__file__") if namespace is not None else None
+
+
+def _own_functions(obj):
+    """The Python functions behind a value of the submission's: itself, a static or class method's function, a
+    property's accessors, and the functions its ``__wrapped__`` chain reaches, read from each function's own
+    dictionary (no code of the value's runs)."""
+    kind = type(obj)
+    if kind is property:
+        return [f for f in (obj.fget, obj.fset, obj.fdel) if type(f) is types.FunctionType]
+    if kind in (staticmethod, classmethod):
+        obj = obj.__func__
+    out = []
+    while type(obj) is types.FunctionType and len(out) < 32:
+        out.append(obj)
+        obj = obj.__dict__.get("__wrapped__")
+    return out
+
+
+def _index_code(index, code, owner):
+    stack = [code]
+    while stack:
+        code = stack.pop()
+        if code not in index:
+            index[code] = owner
+            stack.extend(c for c in code.co_consts if isinstance(c, types.CodeType))
 
 
 _THIS_FILE = _prefixes.__code__.co_filename

@@ -156,10 +156,10 @@ EXPECT = {
     "helper": ("layernorm", "norm.py", ["layernorm", "encoder_layer"]),
     "native": ("layernorm", "norm.py", ["layernorm", "encoder_layer"]),
     "wrapped": ("layernorm", "norm.py", ["layernorm", "encoder_layer"]),
-    "foreign": ("layernorm", None, ["layernorm", "encoder_layer"]),
+    "foreign": ("layernorm", "norm.py", ["layernorm", "encoder_layer"]),  # the line binding the foreign code
     "sdpa_math": ("sdpa", "attention.py", ["sdpa", "mha"]),
     "mha": ("mha", "attention.py", ["mha", "encoder_layer"]),
-    "string": ("masks", None, ["masks"]),
+    "string": ("masks", "masks.py", ["masks"]),
 }
 
 
