@@ -143,8 +143,11 @@ LISTED = 100
 """The most banned-API findings a report lists (the rest are counted in one entry): each is a source line of
 the submission."""
 ENTRIES = 4_096
-"""The most entries of one list or mapping in a report's data (a picture's rows, an error's data): numbers
-from the submission's results are fine, in a bounded count."""
+"""The most entries of one list or mapping in a report's data (a picture's rows, an error's data)."""
+NUMBERS = 65_536
+"""The most numbers of the kit's data (pictures, examples, a check's artifacts: a mismatch map, a loss curve)
+one share holds, free of its characters: numbers from the submission's results are fine, in a bounded count
+(the kit's pictures hold a few thousand)."""
 
 KIT_MESSAGES = ("error.reference", "error.internal")
 """Error messages about the kit, not the submission: their text is the reference's or the grader's."""
@@ -231,12 +234,13 @@ class _Bounds:
 
         self.lang, self.has_text, self.say = lang, has_text, text
         self.report = self.part = REPORT_CHARS
+        self.numbers = NUMBERS
         self.seen = {}
 
     @contextlib.contextmanager
     def share(self, chars):
         """Within: also at most ``chars`` (one check's share)."""
-        self.part = chars
+        self.part, self.numbers = chars, NUMBERS
         try:
             yield
         finally:
@@ -248,6 +252,13 @@ class _Bounds:
     def charge(self, n):
         self.part -= n
         self.report -= n
+
+    def count(self, kit, chars):
+        """A number: of the kit's data, one of ``NUMBERS``; of the submission's, its characters."""
+        if kit:
+            self.numbers -= 1
+        else:
+            self.charge(chars)
 
     def entries(self, n):
         return self.say("ui.cut_entries", self.lang, n=n)
@@ -283,24 +294,22 @@ class _Bounds:
             floor = NAME_CHARS if kit and key not in TEXT_KEYS else 0
             return self.text(value, floor=floor, tail=key in TAIL_KEYS)
         if value is None or isinstance(value, bool):
+            self.count(kit, 4)
             return value
         if isinstance(value, int):
             if value.bit_length() > 64:  # its digits are text: a number of a thousand digits is a message
                 return self.say("ui.cut", self.lang, n=int(value.bit_length() * 0.30103) + 1)
-            if not kit:
-                self.charge(len(str(value)))
+            self.count(kit, len(str(value)))
             return value
         if isinstance(value, float):
-            if not kit:
-                self.charge(len(repr(value)))
+            self.count(kit, len(repr(value)))
             return value
         if isinstance(value, dict):
             return self._mapping(value, kit=kit, fixed=fixed)
         if isinstance(value, (list, tuple)):
             out: list = []
             for i, item in enumerate(value):
-                free = kit and (item is None or isinstance(item, (bool, int, float)))
-                if i >= ENTRIES or (not kit and not free and self.left() <= 0):
+                if i >= ENTRIES or (self.numbers <= 0 if kit else self.left() <= 0):
                     out.append(self.entries(len(value) - i))
                     break
                 out.append(self.data(item, kit=kit, key=key))

@@ -18,6 +18,7 @@ from grader.safetext import (
     ITEM_CHARS,
     LISTED,
     NAME_CHARS,
+    NUMBERS,
     REPORT_CHARS,
     bound_result,
 )
@@ -366,3 +367,20 @@ def test_the_marker_is_in_the_reports_language():
     err = SubmissionError(kind="exception", detail=_payload(5000))
     c = bound_result(_result([_errored("mha.c", err)]), lang="zh").tasks[0].checks[0]
     assert _marker("zh") in c.error["detail"] and _marker("en") not in c.error["detail"]
+
+
+def test_numbers_of_the_kits_data_are_free_in_a_bounded_count():
+    check = CheckResult(
+        id="mha.x",
+        task="mha",
+        status="failed",
+        score=0.0,
+        max_score=1.0,
+        message=Message("fail.mismatch", {"what": "x"}),
+        artifacts={"grid": [[0.5] * 4096] * 4096, "mask": [[None] * 4096] * 4096},
+    )
+    c = bound_result(_result([check])).tasks[0].checks[0]
+    rows = c.artifacts["grid"] + c.artifacts.get("mask", [])
+    numbers = sum(1 for row in rows if isinstance(row, list) for v in row if not isinstance(v, str))
+    assert numbers == NUMBERS and len(rows) < 20, (numbers, len(rows))
+    assert c.artifacts["grid"][0] == [0.5] * 4096  # whole rows first
