@@ -118,16 +118,17 @@ def is_clean_name(name):
 
 
 # -- how much of a submission's text a report holds ----------------------------------------------------------------
-ITEM_CHARS = 1_000
-"""The most characters of one piece of the submission's text a report holds: an exception's message, a source
-line, a file name, the tail of what the code printed, a traceback (about ten frames of the student's own code,
-whole; of a longer one, its innermost frames). A longer piece keeps its start (a traceback and printed output,
-their end) and says how much was cut."""
-CHECK_CHARS = 4_000
+ITEM_CHARS = 2_000
+"""The most characters of one piece of the submission's text a report holds: an exception's message (as long
+as ``errors.from_exception`` keeps one), a source line, a file name, the tail of what the code printed, a
+traceback (a dozen frames of the student's own code under a long folder name, whole; of a deep recursion, its
+innermost frames). A longer piece keeps its start (a traceback and printed output, their end) and says how much
+was cut."""
+CHECK_CHARS = 8_000
 """The most characters of the submission's text one check holds, in its message, error, notes and pictures
-together: a whole error (message, source line, traceback) with room to spare, and a contract error's lists of
-parameter names. The same share bounds each file that did not import, the banned-API findings together, the
-refused entries together and the report's pictures together."""
+together: a whole error (message, source line, traceback) and a whole contract error of the Transformer (the
+expected and found parameter names and shapes, about 5,000). The same share bounds each file that did not
+import, the banned-API findings together, the refused entries together and the report's pictures together."""
 REPORT_CHARS = 20_000
 """The most characters of the submission's text one report holds, over all its checks: every format written
 from it (terminal, HTML, JSON, JUnit, Gradescope, the gradebook) shows no more, each text in one or two places
@@ -202,7 +203,7 @@ def bound_result(result, *, lang="en"):
         for check in task.checks:
             with b.share(CHECK_CHARS):
                 check.message = b.message(check.message)
-                check.error = b.data(check.error, fixed=ERROR_FIELDS)
+                check.error = None if check.error is None else b.data(check.error, fixed=ERROR_FIELDS)
                 check.notes = [b.message(n) for n in check.notes]
                 check.example = b.data(check.example, kit=True)
                 check.artifacts = b.data(check.artifacts, kit=True)
