@@ -12,6 +12,7 @@ output holds is measured by the distinct payload characters found in it (the inf
 all of them (``_leaked``)."""
 
 import contextlib
+import copy
 import csv
 import io
 import json
@@ -317,3 +318,25 @@ def test_a_normal_failure_is_shown_whole(tmp_path):
         for name, out in _outputs(result, lang).items():
             assert not _cut_marker(lang).search(out), name
             assert NORMAL_DETAIL in out, name
+
+
+@pytest.mark.parametrize(
+    ("file", "old", "new"),
+    [
+        ("attention.py", "self.w_q", "self.query_projection_layer"),  # contract errors up to the Transformer's
+        ("attention.py", "view(B, Lq, H, Dh)", "view(B, Lk, H, Dh)"),  # a shape error, with long traces
+    ],
+    ids=["renamed", "shape"],
+)
+def test_normal_failures_are_reported_as_before_bounding(tmp_path, monkeypatch, file, old, new):
+    sub = tmp_path / "sub"
+    shutil.copytree(ROOT / "solution", sub, ignore=shutil.ignore_patterns("__pycache__"))
+    source = (sub / file).read_text(encoding="utf-8")
+    assert old in source
+    (sub / file).write_text(source.replace(old, new), encoding="utf-8")
+    bound = api.bound_result
+    monkeypatch.setattr(api, "bound_result", lambda result, lang="en": result)
+    result = api.check(path=sub, profile="quick", diagnose=False)
+    assert [c for c in _checks(result) if c.status == "error"]
+    before = copy.deepcopy(result)
+    assert bound(result) == before
