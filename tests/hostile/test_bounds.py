@@ -197,9 +197,10 @@ def _outputs(result, lang="en"):
 
 
 def _assert_bounded(outputs, checks, lang="en"):
-    """Each output carries at most ``REPORT_CHARS`` of the payloads; shown again, a text costs nothing (it carries
-    nothing new: a normal submission failing many checks for one reason shows each whole), so that all of them
-    may appear ``3 * CHECK_CHARS`` a check (a text shows as a sentence, as the error's field, in a trace)."""
+    """Each output carries at most ``REPORT_CHARS`` of the payloads, each character counted once. Shown again, a
+    text costs nothing (it carries nothing new, and a normal submission failing many checks for one reason shows
+    each whole): counted each time it appears, the payloads fill at most ``3 * CHECK_CHARS`` a check (a text shows
+    as a sentence, as the error's field, in a trace)."""
     marker = _cut_marker(lang)
     for name, out in outputs.items():
         distinct, total = _leaked(out)
