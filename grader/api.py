@@ -13,7 +13,7 @@ from grader import engine
 from grader.assignment import DEFAULT, AssignmentError, load
 from grader.errors import SubmissionError
 from grader.options import CheckOptions
-from grader.safetext import clean_result
+from grader.safetext import bound_result, clean_result
 from grader.submission import notebook, refcache
 from grader.submission.banned import scan
 from grader.submission.refcache import CachedRunner
@@ -90,7 +90,9 @@ def check(*, path, assignment=None, options=None, **overrides):
     (a student's own check, where the code runs as the student anyway) the code is imported from ``path``
     itself when the snapshot refused nothing, so that tracebacks and ``breakpoint()`` show the student's own
     files; with anything refused it runs from the snapshot, as it would be graded. Every string in the result
-    that came from the submission is cleaned (``safetext.clean_result``): valid UTF-8, no control characters.
+    that came from the submission is cleaned (``safetext.clean_result``): valid UTF-8, no control characters;
+    and the submission's text in it is bounded (``safetext.bound_result``, its marker in ``options.lang``): a
+    report is feedback, not a way to carry data out.
     """
     o = CheckOptions.of(options, **overrides)
     config = o.config
@@ -220,7 +222,7 @@ def check(*, path, assignment=None, options=None, **overrides):
         result.refused = snapshot.refused_dicts
         if cellmap is not None:
             notebook.relocate(result, cellmap)
-        return clean_result(result)
+        return bound_result(clean_result(result), lang=o.lang)
     finally:
         sub.close()
         ref.close()

@@ -80,7 +80,8 @@ def cmd_check(args):
                        only=only, isolated=args.isolated, allow_banned=args.allow_banned, progress=progress,
                        config=config, call_timeout=limits.get("call_timeout", 60.0),
                        total_timeout=limits.get("total_timeout", 900.0), memory_mb=limits.get("memory_mb"),
-                       figures=bool(args.html), command=invoked_as(), rerun_options=rerun_options(args))
+                       figures=bool(args.html), command=invoked_as(), rerun_options=rerun_options(args),
+                       lang=args.lang)
     from grader.views import terminal
     print(terminal.summary(result, lang=args.lang, verbose=args.verbose, color=sys.stdout.isatty()))
     # Each report's module only where it is asked for: the HTML, JUnit and Gradescope views (and Jinja2) take

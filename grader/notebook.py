@@ -97,7 +97,7 @@ def _grade(tasks, *, isolated, lang, profile, assignment):
         cellmap = convert(_history(shell), Path(tmp) / "notebook", a, name=text("notebook.this", lang))
         cellmap.skipped.clear()  # the kernel rejected those cells too: they defined nothing
         result = api.check(path=Path(tmp) / "notebook", assignment=a, tasks=tasks, profile=profile,
-                           isolated=isolated)
+                           isolated=isolated, lang=lang)
     result.submission = cellmap.notebook
     for check in (c for t in result.tasks for c in t.checks):
         check.reproduce = ""  # the folder is gone; running the check cell again is the rerun

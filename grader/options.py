@@ -49,6 +49,9 @@ class CheckOptions:
     it was started: ``scripts/gradekit``, ``gradekit``, ``.venv/bin/python -m grader``)."""
     rerun_options: tuple = ()
     """Options each rerun command repeats besides ``--only`` (the CLI gives those typed: ``--profile quick``...)."""
+    lang: str = "en"
+    """The language of the report, for the only words of the kit's that the result holds: the marker where the
+    submission's text was cut (``safetext.bound_result``)."""
 
     @classmethod
     def of(cls, options=None, **overrides):

@@ -211,7 +211,8 @@ def _grade(session):
                                      tasks=tasks, only=only,
                                      profile=config.getoption("--gradekit-profile"),
                                      seed=config.getoption("--gradekit-seed"),
-                                     allow_banned=config.getoption("--gradekit-allow-banned"))
+                                     allow_banned=config.getoption("--gradekit-allow-banned"),
+                                     lang=config.getoption("--gradekit-lang"))
         except Exception as exc:
             state.failed = f"{type(exc).__name__}: {exc}"
             raise

@@ -230,7 +230,7 @@ def cmd_watch(args):
     rerun = (("--profile", args.profile) if args.profile != "full" else ()) + (
         ("--lang", args.lang) if args.lang != "en" else ())
     options = CheckOptions(tasks=args.tasks, profile=args.profile, isolated=args.isolated, command=invoked_as(),
-                           rerun_options=rerun)
+                           rerun_options=rerun, lang=args.lang)
     watch = Watch(args.path, assignment=args.assignment, options=options, lang=args.lang)
     try:
         watch.run()

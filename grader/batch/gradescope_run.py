@@ -66,7 +66,7 @@ def grade(root, settings, scratch, *, lang="en", output_format="md"):
     result = api.check(path=submission, assignment=assignment, tasks=settings.get("tasks"),
                        profile=settings.get("profile", "full"), isolated=True, config=config,
                        call_timeout=settings["call_timeout"], total_timeout=settings["total_timeout"],
-                       snapshot=Snapshot(root=submission, refused=snap.refused))
+                       snapshot=Snapshot(root=submission, refused=snap.refused), lang=lang)
     data = gradescope.to_data(result, lang=lang, output_format=output_format)
     verdict = compare(submission, assignment)
     zeroed = verdict.copy and (config is None or config.copy_policy == "zero")

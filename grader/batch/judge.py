@@ -105,7 +105,7 @@ def grade(job):
                        call_timeout=job["call_timeout"], total_timeout=job["total_timeout"],
                        memory_mb=job.get("memory_mb"), figures=job.get("figures", False),
                        run_as=slot_user(job.get("slot")), snapshot=snapshot,
-                       spin_s=0.0)  # the batch's judges fill the cores: none polls while it waits
+                       spin_s=0.0, lang=lang)  # the batch's judges fill the cores: none polls while it waits
     verdict = compare(job["path"], assignment)
     copy = verdict.copy
     result.submission = job["student"]  # not the temporary folder a zip was extracted to

@@ -230,7 +230,8 @@ def check(*, path=None, profile="quick", only=None, lang=None, now=None, history
     time_up = elapsed >= state.limit_s
     withheld = state.no_hints and not time_up
     result = api.check(path=root, assignment=state.assignment, tasks=state.tasks, profile=profile,
-                       only=tuple(only) if only else None, diagnose=not withheld, progress=progress)
+                       only=tuple(only) if only else None, diagnose=not withheld, progress=progress,
+                       lang=lang or state.lang)
     rerun_lang = lang if lang and lang != state.lang else None
     for task in result.tasks:
         for c in task.checks:
