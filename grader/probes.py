@@ -13,6 +13,8 @@ output types) or as whatever the student code raised (the runner converts it).
 """
 
 import contextlib
+import io
+import pickle
 
 import torch
 
@@ -206,8 +208,9 @@ def _modified(inputs, before):
 def warm_up():
     """Pay torch's one-off lazy imports (the meta-device kernels pull in torch._dynamo: seconds) up front.
 
-    A worker calls this before it reports ready, so the first meta-device
-    check of a submission is not charged for torch's own start-up.
+    A worker calls this before it reports ready (and before it enters its jail), so the first meta-device
+    check of a submission is not charged for torch's own start-up, and what a submission's ordinary code
+    imports lazily (printing a tensor, pickling or saving one) is there in a jail that can read no file.
     """
     x = torch.zeros(1, 2, 2, device="meta")
     keep = torch.ones(2, 2, dtype=torch.bool, device="meta")
@@ -217,6 +220,21 @@ def warm_up():
         h = torch.ones(2, 4, dtype=dt)
         torch.nn.functional.linear(h, h) @ h
     torch.backends.cpu.get_cpu_capability()
+    # What ordinary code imports the first time it prints, pickles or saves a tensor or a module: a jailed worker
+    # reads no file of the Python installation, so without this a correct submission that prints a tensor would
+    # fail there with ModuleNotFoundError (and nowhere else).
+    for t in (torch.ones(2), torch.ones(2, dtype=torch.bfloat16), torch.ones(2, dtype=torch.bool), x):
+        repr(t)
+    module = torch.nn.Sequential(torch.nn.ReLU())  # no random initialisation: the random numbers stay as they were
+    module.register_parameter("weight", torch.nn.Parameter(torch.ones(2)))
+    module.register_buffer("table", torch.zeros(2))
+    repr(module)
+    pickle.loads(pickle.dumps(module))
+    for obj, weights_only in ((module.state_dict(), True), (module, False)):
+        buffer = io.BytesIO()
+        torch.save(obj, buffer)
+        buffer.seek(0)
+        torch.load(buffer, weights_only=weights_only)
 
 
 @probe
