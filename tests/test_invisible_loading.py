@@ -6,9 +6,18 @@ and it keeps full marks in the tasks of that file, in process and in a worker (`
 ``/submission`` when the judge runs as root). None of it reaches past the submission's own folder.
 """
 
+import importlib
+import importlib.resources
+import inspect
+import os
+import pkgutil
+
 import pytest
 
 from grader import api
+from grader.submission.loader import Namespace
+from grader.submission.runner import isolated_namespace, parts_namespace, reference_parts
+from tests.conftest import TRANSFORMER
 
 MODES = [False, True]
 MODE_IDS = ["in-process", "isolated"]
@@ -22,6 +31,66 @@ def _assert_full_marks(result, tasks):
     }
     assert not lost and not result.load_errors, (lost, result.load_errors)
     assert [t.id for t in result.tasks] == tasks
+
+
+# -- importing: the submission's package is a package like any other -------------------------------------------
+PACKAGE_USE = """import importlib
+import importlib.resources
+import importlib.util
+import inspect
+import math
+import os
+import pkgutil
+import sys
+
+# a data file shipped beside the code, found the ways a package finds its own files
+_HERE = importlib.resources.files(__package__)
+_FILL = (_HERE / "fill.txt").read_text(encoding="utf-8").strip()
+assert (importlib.resources.files(__name__.rpartition(".")[0]) / "fill.txt").read_text().strip() == _FILL
+with importlib.resources.as_file(_HERE / "fill.txt") as _path, open(_path, encoding="utf-8") as _f:
+    assert _f.read().strip() == _FILL
+with open(os.path.join(os.path.dirname(__file__), "fill.txt"), encoding="utf-8") as _f:
+    assert _f.read().strip() == _FILL
+# the package's view of its files is the folder this file is in, nothing more and nothing less
+assert sorted(p.name for p in _HERE.iterdir()) == sorted(os.listdir(os.path.dirname(__file__)))
+assert (_HERE / "attention.py").read_bytes() == open(__file__, "rb").read()
+# the import system knows the package and its modules
+_SPEC = importlib.util.find_spec(__package__)
+assert _SPEC.name == __package__ == __spec__.parent and _SPEC.submodule_search_locations
+assert importlib.util.find_spec(__name__).origin == __file__
+assert importlib.util.find_spec(".masks", __package__) is not None
+assert importlib.import_module(".masks", __package__).causal_mask is not None
+assert {"attention", "masks"} <= {m.name for m in pkgutil.iter_modules(sys.modules[__package__].__path__)}
+"""
+
+PACKAGE_USE_AFTER = """
+
+# the code can read itself, and its objects copy and pickle by their module's name
+import copy as _copy
+import dataclasses as _dataclasses
+import pickle as _pickle
+
+
+@_dataclasses.dataclass
+class _Settings:
+    heads: int = 2
+
+
+assert inspect.getsource(scaled_dot_product_attention).startswith("def scaled_dot_product_attention")
+assert __loader__.get_source(__name__) == open(__file__, encoding="utf-8").read()
+assert _pickle.loads(_pickle.dumps(_Settings(3))) == _Settings(3)
+assert type(_pickle.loads(_pickle.dumps(MultiHeadAttention(4, 2)))) is MultiHeadAttention
+assert type(_copy.deepcopy(MultiHeadAttention(4, 2))) is MultiHeadAttention
+"""
+
+
+@pytest.mark.parametrize("isolated", MODES, ids=MODE_IDS)
+def test_a_submission_that_finds_its_files_through_its_package_keeps_full_marks(isolated, make_submission):
+    root = make_submission({"attention.py": [("import math\n", PACKAGE_USE), ('float("-inf")', "float(_FILL)")]})
+    (root / "fill.txt").write_text("-inf\n", encoding="utf-8")
+    (root / "attention.py").write_text((root / "attention.py").read_text() + PACKAGE_USE_AFTER)
+    tasks = ["sdpa", "mha", "encoder_layer"]  # encoder_layer: layers.py imports attention.py
+    _assert_full_marks(api.check(path=root, profile="quick", tasks=tasks, isolated=isolated, diagnose=False), tasks)
 
 
 # -- what the worker holds: the ordinary lazy imports a jailed worker could not read later ---------------------
@@ -46,3 +115,46 @@ def test_printing_and_saving_tensors_at_import_keep_full_marks(isolated, make_su
     (root / "attention.py").write_text((root / "attention.py").read_text() + EVERYDAY_TORCH)
     tasks = ["sdpa", "mha"]
     _assert_full_marks(api.check(path=root, profile="quick", tasks=tasks, isolated=isolated, diagnose=False), tasks)
+
+
+# -- and nothing beyond the submission's own folder -----------------------------------------------------------
+def test_a_package_shows_its_own_folder_only(make_submission):
+    root = make_submission(files=["attention.py", "masks.py"])
+    (root / "notes.txt").write_text("mine", encoding="utf-8")
+    ns = Namespace(root, assignment=TRANSFORMER)
+    files = importlib.resources.files(ns.package)
+    assert sorted(p.name for p in files.iterdir()) == ["attention.py", "masks.py", "notes.txt"]
+    assert (files / "notes.txt").read_text(encoding="utf-8") == "mine"
+    assert ns.module("attention.py").__spec__.parent == ns.package
+    assert not hasattr(ns.module("attention.py"), "__path__")
+    # no __init__.py: a namespace package, which has no file of its own (the folder's __init__.py is never run)
+    package = importlib.import_module(ns.package)
+    assert package.__spec__.origin is None and not hasattr(package, "__file__")
+    assert package.__path__ == [str(root.resolve())]
+
+
+def test_the_reference_parts_of_an_isolated_check_show_no_source_and_no_files(make_submission):
+    root = make_submission(files=["attention.py", "layers.py"])
+    parts = parts_namespace(TRANSFORMER, reference_parts(TRANSFORMER, "encoder_layer"))
+    ns = isolated_namespace(TRANSFORMER, root, "encoder_layer", parts)
+    ns.module("layers.py")
+    part = parts.module("attention.py")  # the reference's attention.py, held as source text only
+    assert part.__loader__.get_source(part.__name__) is None
+    with pytest.raises(OSError):
+        inspect.getsource(part.MultiHeadAttention)
+    with pytest.raises(OSError):
+        part.__loader__.get_data(part.__file__)
+    reference_files = importlib.resources.files(parts.package)
+    assert not reference_files.is_dir() and not (reference_files / "attention.py").is_file()
+    assert pkgutil.get_data(parts.package, "attention.py") is None
+    # the submission's own package still shows its own folder
+    assert sorted(p.name for p in importlib.resources.files(ns.package).iterdir()) == ["attention.py", "layers.py"]
+
+
+def test_the_package_spec_does_not_run_the_folders_init(make_submission):
+    root = make_submission(files=["attention.py"])
+    (root / "__init__.py").write_text("raise RuntimeError('the package __init__ ran')\n", encoding="utf-8")
+    ns = Namespace(root, assignment=TRANSFORMER)
+    assert ns.get("MultiHeadAttention").__module__ == f"{ns.package}.attention"
+    package = importlib.import_module(ns.package)
+    assert package.__file__ == os.path.join(str(root.resolve()), "__init__.py") == package.__spec__.origin
