@@ -117,6 +117,64 @@ def test_printing_and_saving_tensors_at_import_keep_full_marks(isolated, make_su
     _assert_full_marks(api.check(path=root, profile="quick", tasks=tasks, isolated=isolated, diagnose=False), tasks)
 
 
+# -- building: a module's __init__ may compute in a thread, keep a cache, or read a value ----------------------
+TABLE = """        two_i = torch.arange(0, d_model, 2, dtype=torch.float64)  # [D/2]
+        angle = position / 10000.0 ** (two_i / d_model)  # [max_len, D/2]
+"""
+BUILDS = {
+    # the frequencies made in a thread, then combined with the positions made in __init__'s own thread
+    "thread": """        import threading
+
+        made = {}
+        worker = threading.Thread(target=lambda: made.update(two_i=torch.arange(0, d_model, 2, dtype=torch.float64)))
+        worker.start()
+        worker.join()
+        angle = position / 10000.0 ** (made["two_i"] / d_model)  # [max_len, D/2]
+""",
+    "thread_pool": """        from concurrent.futures import ThreadPoolExecutor
+
+        with ThreadPoolExecutor(max_workers=2) as pool:
+            two_i = pool.submit(torch.arange, 0, d_model, 2, dtype=torch.float64).result()
+        angle = position / 10000.0 ** (two_i / d_model)  # [max_len, D/2]
+""",
+    # the angles kept between builds, in a cache of the module's own
+    "cache": """        key = (max_len, d_model)
+        if key not in _ANGLES:  # computed once per size
+            two_i = torch.arange(0, d_model, 2, dtype=torch.float64)  # [D/2]
+            _ANGLES[key] = position / 10000.0 ** (two_i / d_model)  # [max_len, D/2]
+        angle = _ANGLES[key]
+""",
+    # a constant read off a tensor (a Python number, as float(10000) would be)
+    "value": """        base = torch.tensor(10000.0, dtype=torch.float64).item()
+        two_i = torch.arange(0, d_model, 2, dtype=torch.float64)  # [D/2]
+        angle = position / base ** (two_i / d_model)  # [max_len, D/2]
+""",
+}
+
+
+@pytest.mark.parametrize("isolated", MODES, ids=MODE_IDS)
+@pytest.mark.parametrize("build", sorted(BUILDS))
+def test_a_table_built_in_a_thread_from_a_cache_or_from_a_value_keeps_full_marks(build, isolated, make_submission):
+    root = make_submission(
+        {"embedding.py": [(TABLE, BUILDS[build]), ("from torch import nn\n", "from torch import nn\n\n_ANGLES = {}\n")]}
+    )
+    tasks = ["positional"]
+    _assert_full_marks(api.check(path=root, profile="quick", tasks=tasks, isolated=isolated, diagnose=False), tasks)
+
+
+INIT_LOOP = """                nn.init.xavier_uniform_(p)
+"""
+
+
+@pytest.mark.parametrize("isolated", MODES, ids=MODE_IDS)
+def test_a_full_size_model_that_reads_its_weights_while_built_keeps_full_marks(isolated, make_submission):
+    # the contract's defaults are judged on a model of full size (44 million parameters): built plainly too
+    check = INIT_LOOP + '        assert all(p.isfinite().all() for p in self.parameters()), "a weight is not finite"\n'
+    root = make_submission({"model.py": (INIT_LOOP, check)})
+    tasks = ["model"]
+    _assert_full_marks(api.check(path=root, profile="quick", tasks=tasks, isolated=isolated, diagnose=False), tasks)
+
+
 # -- and nothing beyond the submission's own folder -----------------------------------------------------------
 def test_a_package_shows_its_own_folder_only(make_submission):
     root = make_submission(files=["attention.py", "masks.py"])

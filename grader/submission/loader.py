@@ -73,6 +73,7 @@ class Namespace:
         self.package = f"_gradekit_sub{next(_counter)}"
         self._modules = {}
         self._errors = {}
+        self._twin = None
         self._install_package()
 
     # -- public -------------------------------------------------------------
@@ -101,6 +102,26 @@ class Namespace:
                 self._errors[file] = err
                 raise
         return self._modules[file]
+
+    def twin(self):
+        """The same code imported once more, under a package name of its own (made once, on first use).
+
+        Its modules, classes and whatever they keep between calls (a table cached in a dict or an ``lru_cache``)
+        are not this namespace's: what is built from one is never seen by code built from the other. The
+        probes build on the meta device from the twin (``probes.construct_on``), so that a meta tensor kept
+        by the code never reaches a later build on the CPU. The overrides and fallbacks are the same objects.
+        """
+        if self._twin is None:
+            self._twin = Namespace(
+                self.root,
+                assignment=self.assignment,
+                label=self.label,
+                overrides=self.overrides,
+                fallback=self.fallback,
+                patches=self.patches,
+                block_reference=self.block_reference,
+            )
+        return self._twin
 
     def load_errors(self):
         """Try every contract file; return ``{file: SubmissionError}`` for those that fail."""
