@@ -216,3 +216,26 @@ def test_the_package_spec_does_not_run_the_folders_init(make_submission):
     assert ns.get("MultiHeadAttention").__module__ == f"{ns.package}.attention"
     package = importlib.import_module(ns.package)
     assert package.__file__ == os.path.join(str(root.resolve()), "__init__.py") == package.__spec__.origin
+
+
+def test_from_a_redirected_package_import_gives_the_submissions_own_submodule(make_submission):
+    root = make_submission(files=["attention.py", "masks.py"])
+    (root / "helpers").mkdir()
+    (root / "helpers" / "__init__.py").write_text("", encoding="utf-8")
+    (root / "helpers" / "consts.py").write_text("SCALE = 2\n", encoding="utf-8")
+    (root / "helpers" / "broken.py").write_text("import no_such_module_anywhere\n", encoding="utf-8")
+    lines = [
+        "from skeleton import masks as _masks",
+        "from helpers import consts as _consts",
+        "from . import masks as _own",
+    ]
+    (root / "attention.py").write_text((root / "attention.py").read_text() + "\n" + "\n".join(lines) + "\n")
+    ns = Namespace(root, assignment=TRANSFORMER)
+    module = ns.module("attention.py")
+    assert module._masks is module._own is ns.module("masks.py") and module._consts.SCALE == 2
+    # what is no submodule is refused as Python refuses it, and an import that fails inside one is told as it is
+    globals_ = vars(module)
+    with pytest.raises(ImportError, match="cannot import name 'nothing_here'"):
+        exec("from skeleton import nothing_here", globals_)  # noqa: S102 - an import statement run as the file's own
+    with pytest.raises(ModuleNotFoundError, match="no_such_module_anywhere"):
+        exec("from helpers import broken", globals_)  # noqa: S102 - an import statement run as the file's own

@@ -172,10 +172,12 @@ class Namespace:
                 raise ImportError("importing the reference solution is not allowed in a submission")
             if head == self._skeleton_package:
                 module = importlib.import_module(self.package + ("." + rest if rest else ""))
-                return module if fromlist else self._pkg
+                return _with_submodules(module, fromlist) if fromlist else self._pkg
             if head not in _NEVER_REDIRECT and self._is_local(head):
                 module = importlib.import_module(f"{self.package}.{name}")
-                return module if fromlist else importlib.import_module(f"{self.package}.{head}")
+                if fromlist:
+                    return _with_submodules(module, fromlist)
+                return importlib.import_module(f"{self.package}.{head}")
         return builtins.__import__(name, globals, locals, fromlist, level)
 
     def _is_local(self, head):
@@ -198,6 +200,21 @@ class Namespace:
         for name, obj in self.overrides.items():
             if self.assignment.name_to_file.get(name) == stem + ".py":
                 setattr(module, name, obj)
+
+
+def _with_submodules(module, fromlist):
+    """``module``, with the submodules ``from package import a, b`` names imported, as ``__import__`` does for a
+    package (``from skeleton import masks`` then finds the submission's ``masks.py``); a name that is no
+    submodule is left for the ``from`` statement to find or to refuse, as it would be."""
+    if hasattr(module, "__path__"):
+        for item in fromlist:
+            if item != "*" and not hasattr(module, item):
+                try:
+                    importlib.import_module(f"{module.__name__}.{item}")
+                except ModuleNotFoundError as exc:
+                    if exc.name != f"{module.__name__}.{item}":
+                        raise
+    return module
 
 
 class _Finder(importlib.abc.MetaPathFinder):
