@@ -105,8 +105,9 @@ def load_params(module, state, what):
             params[k].copy_(v.to(device=params[k].device, dtype=params[k].dtype))
 
 
-def construct_on(device, ns, name, kwargs):
-    """``ns.<name>(**kwargs)`` as plain code would build it, before ``build`` moves it to ``device``.
+def construct_on(device, ns, name, kwargs, dtype):
+    """``ns.<name>(**kwargs)`` with float tensors born in ``dtype``, as plain code would build it, before ``build``
+    moves it to ``device``.
 
     For ``device="meta"`` the module is first built under ``torch.device("meta")``: no memory and no
     initialisation, so that a full-size model (the contract's defaults: 44 million parameters, half a second
@@ -116,28 +117,31 @@ def construct_on(device, ns, name, kwargs):
     - It holds in the calling thread only (a table made in a ``threading.Thread`` or a thread pool is a CPU
       tensor that meets the meta ones), and meta tensors have no values (``.item()``, ``float(t)``,
       ``if t.all():`` raise). Where the code notices the meta device, which it does by raising, the module is
-      built again as plain code builds it, on the CPU, and moved to meta like any other module.
+      built again as plain code builds it: from the namespace itself, on the CPU, then moved to meta like any
+      other module.
     - What the code keeps between builds (a table cached at module level) would carry meta tensors into later
-      builds on the CPU: meta builds use the namespace's twin (``Namespace.twin``), a copy of the code of its
-      own, whose every build ends on meta.
+      builds on the CPU: the meta builds use the namespace's twin (``Namespace.twin``), a copy of the code of
+      its own whose every build ends on meta, imported here outside any context, as the namespace's own code
+      is. The namespace itself only ever builds on the CPU.
 
     The result is what a plain build gives, and code that never notices is built as before."""
     if device != "meta":
-        return ns.get(name)(**kwargs)
+        with default_dtype(dtype):
+            return ns.get(name)(**kwargs)
     cls = ns.twin().get(name)
-    try:
-        with torch.device("meta"):
-            return cls(**kwargs)
-    except Exception:  # noqa: BLE001 - whatever it raised on meta, the plain build below raises again if it is real
-        return cls(**kwargs)
+    with default_dtype(dtype):
+        try:
+            with torch.device("meta"):
+                return cls(**kwargs)
+        except Exception:  # noqa: BLE001 - whatever it raised on meta, the plain build below raises again if real
+            return ns.get(name)(**kwargs)
 
 
 def build(ns, name, kwargs, *, state=None, dtype="float64", device="cpu", train=False):
     """Construct ``ns.<name>(**kwargs)`` (``construct_on``), load ``state``, move it, set its mode."""
     ns.get(name)  # the namespace's own errors (a missing name, a file that does not import), as for every probe
     dt = DTYPES[dtype]
-    with default_dtype(dt):
-        module = construct_on(device, ns, name, kwargs)
+    module = construct_on(device, ns, name, kwargs, dt)
     if not isinstance(module, torch.nn.Module):
         raise SubmissionError(kind="bad_output", detail=f"{name}(...) is a {type(module).__name__}, "
                                                         "not a torch.nn.Module")

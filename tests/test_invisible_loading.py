@@ -144,6 +144,18 @@ BUILDS = {
             _ANGLES[key] = position / 10000.0 ** (two_i / d_model)  # [max_len, D/2]
         angle = _ANGLES[key]
 """,
+    # both: the positions kept in a cache, the frequencies made in a thread
+    "cache_and_thread": """        import threading
+
+        key = (max_len, d_model)
+        if key not in _ANGLES:  # computed once per size
+            _ANGLES[key] = position
+        made = {}
+        worker = threading.Thread(target=lambda: made.update(two_i=torch.arange(0, d_model, 2, dtype=torch.float64)))
+        worker.start()
+        worker.join()
+        angle = _ANGLES[key] / 10000.0 ** (made["two_i"] / d_model)  # [max_len, D/2]
+""",
     # a constant read off a tensor (a Python number, as float(10000) would be)
     "value": """        base = torch.tensor(10000.0, dtype=torch.float64).item()
         two_i = torch.arange(0, d_model, 2, dtype=torch.float64)  # [D/2]
