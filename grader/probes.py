@@ -13,6 +13,8 @@ output types) or as whatever the student code raised (the runner converts it).
 """
 
 import contextlib
+import io
+import pickle
 
 import torch
 
@@ -103,16 +105,43 @@ def load_params(module, state, what):
             params[k].copy_(v.to(device=params[k].device, dtype=params[k].dtype))
 
 
-def build(ns, name, kwargs, *, state=None, dtype="float64", device="cpu", train=False):
-    """Construct ``ns.<name>(**kwargs)``, load ``state``, move it, set its mode."""
-    cls = ns.get(name)
-    dt = DTYPES[dtype]
-    with default_dtype(dt):
-        if device == "meta":
+def construct_on(device, ns, name, kwargs, dtype):
+    """``ns.<name>(**kwargs)`` with float tensors born in ``dtype``, as plain code would build it, before ``build``
+    moves it to ``device``.
+
+    For ``device="meta"`` the module is first built under ``torch.device("meta")``: no memory and no
+    initialisation, so that a full-size model (the contract's defaults: 44 million parameters, half a second
+    on the CPU) costs nothing, and what ``__init__`` makes is on the module's device from the start. That
+    context is the kit's, not the code's, and the code must not see it:
+
+    - It holds in the calling thread only (a table made in a ``threading.Thread`` or a thread pool is a CPU
+      tensor that meets the meta ones), and meta tensors have no values (``.item()``, ``float(t)``,
+      ``if t.all():`` raise). Where the code notices the meta device, which it does by raising, the module is
+      built again as plain code builds it: from the namespace itself, on the CPU, then moved to meta like any
+      other module.
+    - What the code keeps between builds (a table cached at module level) would carry meta tensors into later
+      builds on the CPU: the meta builds use the namespace's twin (``Namespace.twin``), a copy of the code of
+      its own whose every build ends on meta, imported here outside any context, as the namespace's own code
+      is. The namespace itself only ever builds on the CPU.
+
+    The result is what a plain build gives, and code that never notices is built as before."""
+    if device != "meta":
+        with default_dtype(dtype):
+            return ns.get(name)(**kwargs)
+    cls = ns.twin().get(name)
+    with default_dtype(dtype):
+        try:
             with torch.device("meta"):
-                module = cls(**kwargs)
-        else:
-            module = cls(**kwargs)
+                return cls(**kwargs)
+        except Exception:  # noqa: BLE001 - whatever it raised on meta, the plain build below raises again if real
+            return ns.get(name)(**kwargs)
+
+
+def build(ns, name, kwargs, *, state=None, dtype="float64", device="cpu", train=False):
+    """Construct ``ns.<name>(**kwargs)`` (``construct_on``), load ``state``, move it, set its mode."""
+    ns.get(name)  # the namespace's own errors (a missing name, a file that does not import), as for every probe
+    dt = DTYPES[dtype]
+    module = construct_on(device, ns, name, kwargs, dt)
     if not isinstance(module, torch.nn.Module):
         raise SubmissionError(kind="bad_output", detail=f"{name}(...) is a {type(module).__name__}, "
                                                         "not a torch.nn.Module")
@@ -206,8 +235,9 @@ def _modified(inputs, before):
 def warm_up():
     """Pay torch's one-off lazy imports (the meta-device kernels pull in torch._dynamo: seconds) up front.
 
-    A worker calls this before it reports ready, so the first meta-device
-    check of a submission is not charged for torch's own start-up.
+    A worker calls this before it reports ready (and before it enters its jail), so the first meta-device
+    check of a submission is not charged for torch's own start-up, and what a submission's ordinary code
+    imports lazily (printing a tensor, pickling or saving one) is there in a jail that can read no file.
     """
     x = torch.zeros(1, 2, 2, device="meta")
     keep = torch.ones(2, 2, dtype=torch.bool, device="meta")
@@ -217,6 +247,21 @@ def warm_up():
         h = torch.ones(2, 4, dtype=dt)
         torch.nn.functional.linear(h, h) @ h
     torch.backends.cpu.get_cpu_capability()
+    # What ordinary code imports the first time it prints, pickles or saves a tensor or a module: a jailed worker
+    # reads no file of the Python installation, so without this a correct submission that prints a tensor would
+    # fail there with ModuleNotFoundError (and nowhere else).
+    for t in (torch.ones(2), torch.ones(2, dtype=torch.bfloat16), torch.ones(2, dtype=torch.bool), x):
+        repr(t)
+    module = torch.nn.Sequential(torch.nn.ReLU())  # no random initialisation: the random numbers stay as they were
+    module.register_parameter("weight", torch.nn.Parameter(torch.ones(2)))
+    module.register_buffer("table", torch.zeros(2))
+    repr(module)
+    pickle.loads(pickle.dumps(module))
+    for obj, weights_only in ((module.state_dict(), True), (module, False)):
+        buffer = io.BytesIO()
+        torch.save(obj, buffer)
+        buffer.seek(0)
+        torch.load(buffer, weights_only=weights_only)
 
 
 @probe

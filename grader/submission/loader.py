@@ -11,14 +11,28 @@ files by a per-module ``__import__``.
 The same loader builds the 'isolated' variants (the student's code for one
 task with the reference's code for every other contract name) and the
 known-bug mutants (the reference with a source patch applied).
+
+To the code it imports, the private package is an ordinary package of the
+folder: it has a spec and a loader, so ``importlib.resources.files(__package__)``
+(the folder's own files, and nothing else), ``importlib.util.find_spec``,
+``pkgutil``, ``__spec__.parent``, ``importlib.import_module(".x", __package__)``,
+``inspect.getsource`` and pickling by module name work as they would for
+``mypkg/`` imported with ``import mypkg.attention``. With an ``__init__.py`` it
+is a regular package whose ``__file__`` is that file; without one, a namespace
+package (no ``__file__``). Either way the folder's ``__init__.py`` is never run:
+each contract file is imported on its own, so that one broken file does not
+take the others with it. Code given as source text (``patches``: the reference
+parts of an isolated check, a mutant) has no source to show through its
+loader, and the parts' folder (``PARTS_ROOT``) holds no file.
 """
 
 import builtins
 import importlib.abc
+import importlib.machinery
+import importlib.readers  # here, before a worker enters its jail: the package's resource reader
 import importlib.util
 import itertools
 import sys
-import types
 from pathlib import Path
 
 from grader.errors import SubmissionError, from_exception
@@ -59,6 +73,7 @@ class Namespace:
         self.package = f"_gradekit_sub{next(_counter)}"
         self._modules = {}
         self._errors = {}
+        self._twin = None
         self._install_package()
 
     # -- public -------------------------------------------------------------
@@ -88,6 +103,26 @@ class Namespace:
                 raise
         return self._modules[file]
 
+    def twin(self):
+        """The same code imported once more, under a package name of its own (made once, on first use).
+
+        Its modules, classes and whatever they keep between calls (a table cached in a dict or an ``lru_cache``)
+        are not this namespace's: what is built from one is never seen by code built from the other. The
+        probes build on the meta device from the twin (``probes.construct_on``), so that a meta tensor kept
+        by the code never reaches a later build on the CPU. The overrides and fallbacks are the same objects.
+        """
+        if self._twin is None:
+            self._twin = Namespace(
+                self.root,
+                assignment=self.assignment,
+                label=self.label,
+                overrides=self.overrides,
+                fallback=self.fallback,
+                patches=self.patches,
+                block_reference=self.block_reference,
+            )
+        return self._twin
+
     def load_errors(self):
         """Try every contract file; return ``{file: SubmissionError}`` for those that fail."""
         for file in self.assignment.contract_files:
@@ -99,10 +134,13 @@ class Namespace:
 
     # -- machinery ----------------------------------------------------------
     def _install_package(self):
-        pkg = types.ModuleType(self.package)
-        pkg.__path__ = [str(self.root)]
-        pkg.__file__ = str(self.root / "__init__.py")
-        pkg.__package__ = self.package
+        init = self.root / "__init__.py"
+        regular = init.is_file()  # a regular package has a file of its own; a namespace package has none
+        origin = str(init) if regular else None
+        spec = importlib.machinery.ModuleSpec(self.package, _PackageLoader(init), origin=origin, is_package=True)
+        spec.submodule_search_locations = [str(self.root)]
+        spec.has_location = regular
+        pkg = importlib.util.module_from_spec(spec)  # __spec__, __loader__, __path__, __package__ (and __file__)
         sys.modules[self.package] = pkg
         self._pkg = pkg
         self._finder = _Finder(self)
@@ -134,10 +172,12 @@ class Namespace:
                 raise ImportError("importing the reference solution is not allowed in a submission")
             if head == self._skeleton_package:
                 module = importlib.import_module(self.package + ("." + rest if rest else ""))
-                return module if fromlist else self._pkg
+                return _with_submodules(module, fromlist) if fromlist else self._pkg
             if head not in _NEVER_REDIRECT and self._is_local(head):
                 module = importlib.import_module(f"{self.package}.{name}")
-                return module if fromlist else importlib.import_module(f"{self.package}.{head}")
+                if fromlist:
+                    return _with_submodules(module, fromlist)
+                return importlib.import_module(f"{self.package}.{head}")
         return builtins.__import__(name, globals, locals, fromlist, level)
 
     def _is_local(self, head):
@@ -162,6 +202,21 @@ class Namespace:
                 setattr(module, name, obj)
 
 
+def _with_submodules(module, fromlist):
+    """``module``, with the submodules ``from package import a, b`` names imported, as ``__import__`` does for a
+    package (``from skeleton import masks`` then finds the submission's ``masks.py``); a name that is no
+    submodule is left for the ``from`` statement to find or to refuse, as it would be."""
+    if hasattr(module, "__path__"):
+        for item in fromlist:
+            if item != "*" and not hasattr(module, item):
+                try:
+                    importlib.import_module(f"{module.__name__}.{item}")
+                except ModuleNotFoundError as exc:
+                    if exc.name != f"{module.__name__}.{item}":
+                        raise
+    return module
+
+
 class _Finder(importlib.abc.MetaPathFinder):
     def __init__(self, ns):
         self.ns = ns
@@ -183,12 +238,54 @@ class _Finder(importlib.abc.MetaPathFinder):
         return None
 
 
-class _Loader(importlib.abc.Loader):
-    def __init__(self, ns, stem, path):
-        self.ns, self.stem, self.path = ns, stem, path
+class _FileLoaderBasics(importlib.abc.Loader):
+    """What a file system package's loader offers besides running code: its file, its folder's files
+    (``importlib.resources``) and ``get_data`` (``pkgutil.get_data``), read as any ``open`` in that code would."""
+
+    def __init__(self, path):
+        self.path = path
 
     def create_module(self, spec):
         return None
+
+    def get_filename(self, fullname=None):
+        return str(self.path)
+
+    def get_data(self, path):
+        with open(path, "rb") as f:
+            return f.read()
+
+    def get_resource_reader(self, fullname=None):
+        return importlib.readers.FileReader(self)  # the folder of self.path
+
+
+class _PackageLoader(_FileLoaderBasics):
+    """The private package's loader: the folder's ``__init__.py`` is never run (see the module's docstring)."""
+
+    def is_package(self, fullname=None):
+        return True
+
+    def get_source(self, fullname=None):
+        return None
+
+    def exec_module(self, module):
+        pass
+
+
+class _Loader(_FileLoaderBasics):
+    def __init__(self, ns, stem, path):
+        super().__init__(path)
+        self.ns, self.stem = ns, stem
+
+    def is_package(self, fullname=None):
+        return self.stem.endswith("/__init__")
+
+    def get_source(self, fullname=None):
+        """The file's text, as ``inspect`` would read it; ``None`` for code given as source text (a reference part,
+        a mutant), which no submission is shown."""
+        if self.stem + ".py" in self.ns.patches or not Path(self.path).is_file():
+            return None
+        return importlib.util.decode_source(self.get_data(self.path))
 
     def exec_module(self, module):
         self.ns._exec(module, self.stem, self.path)
