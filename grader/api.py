@@ -1,6 +1,7 @@
 """The keyword-only API under the CLI: ``check(*, path, assignment=None, options=None, **options)`` grades one
 submission of an assignment."""
 
+import functools
 import shlex
 import shutil
 import tempfile
@@ -17,7 +18,7 @@ from grader.safetext import bound_result, clean_result
 from grader.submission import notebook, refcache
 from grader.submission.banned import scan
 from grader.submission.refcache import CachedRunner
-from grader.submission.runner import InProcessRunner, reference_namespace
+from grader.submission.runner import InProcessRunner, loopback_parts, reference_namespace
 from grader.submission.snapshot import Snapshot, has_code, safe_copy, safe_copy_file, unwrap
 
 if TYPE_CHECKING:
@@ -174,7 +175,12 @@ def check(*, path, assignment=None, options=None, **overrides):
         )
     else:
         sub = InProcessRunner(
-            graded, assignment=a, banned=banned, call_timeout=o.call_timeout, total_timeout=o.total_timeout
+            graded,
+            assignment=a,
+            banned=banned,
+            call_timeout=o.call_timeout,
+            total_timeout=o.total_timeout,
+            parts=functools.partial(loopback_parts, a) if o.stand_ins else None,
         )
     try:
         try:

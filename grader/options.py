@@ -19,6 +19,9 @@ class CheckOptions:
     """Check ids to run (``"mha.equivalence"``)."""
     isolated: bool = False
     """Run student code in a worker process (sealed: see ``submission.worker``)."""
+    stand_ins: bool = False
+    """In process, give isolated checks stand-ins for the reference's parts, answered in this process, as a sealed
+    worker gives them (``submission.standin``; the tests use it), instead of the parts themselves."""
     allow_banned: bool = False
     """List banned APIs without withholding points."""
     banned: tuple | None = None

@@ -275,7 +275,7 @@ def test_correct_styles_keep_full_marks_over_stand_ins(style):
     without falling back to the student's own parts."""
     assignment = load(style.split("/")[0])
     tasks = [t.id for t in assignment.tasks if t.names and assignment.all_deps(t.id)]
-    result = api.check(path=STYLES / style, assignment=assignment, profile="quick", tasks=tasks, figures=False)
+    result = api.check(path=STYLES / style, assignment=assignment, profile="quick", tasks=tasks, stand_ins=True)
     lost = {c.id: c.message for t in result.tasks for c in t.checks if c.status != "passed"}
     fallen = {c.id: [n.params for n in c.notes] for t in result.tasks for c in t.checks
               if any(n.key in ("note.not_isolated", "note.partly_isolated") for n in c.notes)}

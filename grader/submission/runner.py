@@ -277,10 +277,10 @@ class InProcessRunner:
         assignment: the ``Assignment`` graded; its probe modules are imported here (``load_probes``).
         banned: banned API names for the runtime guard (``None``: the assignment's; empty: no guard).
         namespace: the ``Namespace`` of the 'integrated' variant (default: the folder as it is).
-        parts: ``task_id -> StandInParts`` (stand-ins, as a sealed worker is given them) or ``task_id ->
-            {file: source}`` (the reference parts' own code, ``reference_parts``), for an 'isolated:<task>' variant
-            (default: stand-ins answered in this process, ``loopback_parts``, so that an isolated check grades the
-            same here as in a worker).
+        parts: ``task_id -> {file: source}`` (the reference parts' own code, ``reference_parts``: the default, for
+            a student's self-check, where the reference is in this process anyway) or ``task_id -> StandInParts``
+            (stand-ins, as a sealed worker is given them; ``loopback_parts`` answers them in this process), for
+            an 'isolated:<task>' variant.
         call_timeout: seconds one ``run`` may take (``TimeLimit``; ``None``: no limit, as for the reference and
             inside a worker, whose judge keeps the time).
         total_timeout: seconds all ``run`` calls together may take; once used up, every ``run`` raises
@@ -296,7 +296,7 @@ class InProcessRunner:
         """Seconds the timed calls have taken so far."""
         self.assignment = assignment
         assignment.load_probes()
-        self.parts = parts or functools.partial(loopback_parts, assignment)
+        self.parts = parts or functools.partial(reference_parts_for, assignment)
         self._namespaces = {}
         if namespace is not None:
             self._namespaces["integrated"] = namespace

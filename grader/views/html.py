@@ -29,7 +29,7 @@ EXAMPLE_KEYS = ("config", "shapes", "first_index", "max_abs_error", "max_rel_err
 """Example fields shown first, in this order; the rest follow in their own order."""
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def environment():
     """The Jinja2 environment (built on first use): autoescaped, undefined names are errors."""
     return jinja2.Environment(loader=jinja2.FileSystemLoader(TEMPLATES), autoescape=True,
