@@ -317,6 +317,8 @@ def graded(tmp_path_factory):
 
 
 RUNS = list(ASSIGNMENTS) + ["batch"]
+CUT = re.compile(r"\[… \d+ characters cut\]")
+"""The marker where a report cut the submission's text (grader/messages/bounds_en.py, ``ui.cut``)."""
 
 
 @ROOT_ONLY
@@ -328,9 +330,14 @@ def test_the_attack_ran(graded, run):
         if label in ("json", "html") or (label.endswith(("results.json", ".html")) and "/" in label) \
                 or (label == "terminal" and run != "batch"):
             assert any(m in text for m in MARKERS), f"{run}: no marker of the attack in {label}"
-    by_task = {t["id"]: json.dumps(t) for t in info["json"]["tasks"]}
-    silent = [t for t in info["tasks"] if not any(m in by_task.get(t, "") for m in MARKERS)]
+    # A task whose checks say nothing of the attack ran it too when the report's share of the submission's text
+    # was used up before them (safetext.bound_result: later checks show only the cut marker).
+    by_task = {t["id"]: json.loads(json.dumps(t, ensure_ascii=False)) for t in info["json"]["tasks"]}
+    shown = {t: json.dumps(d, ensure_ascii=False) for t, d in by_task.items()}
+    silent = [t for t in info["tasks"]
+              if not any(m in shown.get(t, "") for m in MARKERS) and not CUT.search(shown.get(t, ""))]
     assert not silent, f"{run}: the attack left no trace in the results of {silent}"
+    assert any(m in text for text in shown.values() for m in MARKERS)
     assert views_and_blobs(info)[1], f"{run}: no blob could be decoded"
 
 
