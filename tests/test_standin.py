@@ -72,6 +72,126 @@ def test_parameters_changed_by_the_students_code_are_used_in_the_next_call():
     assert not theirs.training and not theirs.linear1.training
 
 
+class _Recording:
+    """A link that passes each message on and keeps its size in bytes."""
+
+    def __init__(self, link):
+        self.link, self.sizes = link, []
+
+    def ask(self, message):
+        self.sizes.append(len(wire.encode(message)))
+        return self.link.ask(message)
+
+
+def test_a_state_unchanged_since_the_last_call_crosses_as_a_number_and_any_change_crosses_in_full():
+    ref = reference_namespace(TRANSFORMER).get("EncoderLayer")
+    layer_parts = parts(TRANSFORMER, "model")
+    standins = layer_parts.standins
+    link = standins.link = _Recording(standins.link)
+    torch.manual_seed(5)
+    mine = ref(64, 4, 128, dropout=0.0)
+    torch.manual_seed(5)
+    theirs = layer_parts.get("EncoderLayer")(64, 4, 128, dropout=0.0)
+    x = torch.randn(2, 4, 64)
+    assert torch.equal(theirs(x), mine(x))
+    first = link.sizes[-1]
+    assert torch.equal(theirs(x), mine(x))
+    assert link.sizes[-1] < first / 3  # the parameters went as their slots
+    changes = [lambda m: m.norm1.weight.data.mul_(3),  # no version counter moves
+               lambda m: setattr(m.ffn.linear1.weight, "data", m.ffn.linear1.weight.data * 2),
+               lambda m: m.self_attn.w_q.weight.data.copy_(m.self_attn.w_q.weight.data.double().float() + 1)]
+    for change in changes:
+        with torch.no_grad():
+            change(theirs)
+            change(mine)
+        assert torch.equal(theirs(x), mine(x))
+    theirs.double()  # new tensors of another dtype: sent in full, not taken for the old ones
+    mine.double()
+    assert torch.equal(theirs(x.double()), mine(x.double()))
+    y, y_ref = theirs(x.double().requires_grad_()), mine(x.double().requires_grad_())
+    g = torch.autograd.grad(y.sum(), list(theirs.parameters()))  # the backward names the slots its forward sent
+    g_ref = torch.autograd.grad(y_ref.sum(), list(mine.parameters()))
+    assert all(torch.allclose(a, b) for a, b in zip(g, g_ref))
+
+
+def test_the_host_forgets_the_copies_of_tensors_the_worker_no_longer_holds():
+    import gc
+
+    lm = parts(TRANSFORMER, "encoder_layer")
+    host = lm.standins.link.host
+    MHA = lm.get("MultiHeadAttention")
+    x = torch.randn(1, 3, 8)
+    kept = MHA(8, 2, dropout=0.0)
+    kept(x, x, x)
+    held = dict(host.cache.tensors)
+    for _ in range(5):
+        gone = MHA(8, 2, dropout=0.0)
+        gone(x, x, x)
+        del gone
+        gc.collect()
+    kept(x, x, x)
+    assert set(host.cache.tensors) == set(held) and len(held) == len(list(kept.parameters()))
+
+
+def test_a_host_refuses_a_cached_tensor_it_never_got_and_more_than_a_worker_may_keep():
+    from grader.submission import standin
+
+    sdpa_parts = parts(TRANSFORMER, "encoder_layer")
+    host = sdpa_parts.standins.link.host
+    layouts = {0: [["weight", "bias"], [], [], [], []]}
+    body = {"self": ("S", 0, 1, "LayerNorm", 0, True, [0, 1], [], [], []), "method": "forward",
+            "args": ("U", [("T", 2)]), "kwargs": ("D", {}), "objects": 1, "env": {}}
+    host.answer({"op": "new", "table": [], "body": {"cls": "LayerNorm", "args": ("U", [4]), "kwargs": ("D", {}),
+                                                     "objects": 0, "env": {}}})
+    table = [[None, 3, None, 424242], [None, 3, None, 424243], [torch.randn(4), 0, None]]
+    reply = ask(host, {"op": "call", "table": table, "body": body, "layouts": layouts})
+    assert reply["error"]["type"] == "StandInError" and "does not hold" in reply["error"]["message"]
+    big = torch.zeros(standin.HOST_CACHE_BYTES // 4 + 1)
+    table = [[big, 3, None, 1], [torch.zeros(4), 3, None, 2], [torch.randn(4), 0, None]]
+    reply = ask(host, {"op": "call", "table": table, "body": body, "layouts": layouts})
+    assert reply["error"]["type"] == "StandInError" and "more cached" in reply["error"]["message"]
+    assert host.cache.bytes == sum(t.numel() * t.element_size() for t in host.cache.tensors.values())
+
+
+_SCALER = """
+import torch
+from torch import nn
+
+
+class Scaler(nn.Module):
+    def __init__(self, n):
+        super().__init__()
+        self.w = nn.Parameter(torch.arange(1.0, n + 1))
+        self.register_buffer("calls", torch.zeros(()))
+
+    def forward(self, x):
+        out = x * self.w
+        with torch.no_grad():
+            self.w.mul_(2)  # a part that changes its own state in place
+            self.calls.add_(1)
+        return out
+"""
+
+
+def test_a_part_that_changes_its_own_state_keeps_the_workers_copy_and_the_hosts_in_step():
+    from grader.submission.standin import Host
+
+    module = types.ModuleType("scaler")
+    exec(compile(_SCALER, "scaler.py", "exec"), vars(module))  # noqa: S102 - the test's own part
+    host = Host([module], {"Scaler"})
+    Scaler = StandIns(Loopback(host), host.surface).get("Scaler")
+    theirs, mine = Scaler(3), module.Scaler(3)
+    x = torch.ones(3)
+    for _ in range(2):
+        sent = theirs.w.detach().clone()
+        assert torch.equal(theirs(x), mine(x))
+        assert torch.equal(theirs.w, mine.w) and torch.equal(theirs.calls, mine.calls)
+    with torch.no_grad():
+        theirs.w.data.copy_(sent)  # back to what the worker last sent: the host must not have kept its change
+        mine.w.data.copy_(sent)
+    assert torch.equal(theirs(x), mine(x)) and torch.equal(theirs.w, mine.w)
+
+
 def test_copies_devices_dtypes_and_meta_work_as_on_a_module():
     MHA = parts(TRANSFORMER, "encoder_layer").get("MultiHeadAttention")
     first = MHA(8, 2, dropout=0.0)

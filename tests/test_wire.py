@@ -155,3 +155,36 @@ def test_poll_briefly_returns_when_a_message_is_there_and_gives_up_on_time():
     finally:
         os.close(r)
         os.close(w)
+
+
+def _plain_values():
+    from hypothesis import strategies as st
+
+    leaves = (st.none() | st.booleans() | st.integers() | st.floats(allow_nan=False) | st.text() | st.binary()
+              | st.sampled_from([torch.float32, torch.int64, torch.device("cpu")]))
+    keys = st.none() | st.booleans() | st.integers() | st.text() | st.binary()
+    return st.recursive(leaves, lambda inner: st.lists(inner, max_size=5) | st.tuples(inner, inner)
+                        | st.dictionaries(keys, inner, max_size=4), max_leaves=30)
+
+
+def test_any_plain_value_round_trips_and_any_damage_is_refused_or_read_as_plain_data():
+    """The fast paths (ints, strings, None read and written inline in lists) agree with the general ones, and bytes
+    changed anywhere in a message give a ``WireError`` or plain data, never another exception."""
+    from hypothesis import given, settings
+    from hypothesis import strategies as st
+
+    @settings(max_examples=300, deadline=None, derandomize=True)
+    @given(_plain_values(), st.lists(st.tuples(st.integers(0, 1 << 16), st.integers(0, 255)), max_size=4))
+    def check(value, damage):
+        blob = encode(value)
+        same(value, decode(blob))
+        broken = bytearray(blob)
+        for where, byte in damage:
+            if broken:
+                broken[where % len(broken)] = byte
+        try:
+            decode(bytes(broken))
+        except WireError:
+            pass
+
+    check()

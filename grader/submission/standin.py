@@ -37,6 +37,7 @@ from __future__ import annotations
 import builtins
 import collections.abc
 import copy
+import functools
 import itertools
 import time
 import weakref
@@ -51,6 +52,13 @@ MAX_OBJECTS = 20_000
 parts without end must not grow the judge without end)."""
 MAX_STATE_BYTES = 256 << 20
 """Bytes of tensors one reference object built in the judge may hold (measured on the meta device first)."""
+CACHE_BYTES = 64 << 20
+"""Bytes of the stand-ins' parameters and buffers a worker keeps a copy of, so that a part whose state did not change
+since the last call is sent as a number, not its data (``_TensorCache``); past that, states cross in full."""
+CACHE_SLOTS = 20_000
+"""Tensors the worker's cache holds at most."""
+HOST_CACHE_BYTES = 2 * CACHE_BYTES
+"""What a host keeps for one worker's cache; a worker that asks it to keep more is refused."""
 MESSAGE_CHARS = 500
 """Characters of a reference error's message sent back to the worker."""
 STATS = {"messages": 0, "seconds": 0.0}
@@ -157,8 +165,11 @@ class _Encoder:
     number; parameters and buffers are table indices (``-1 - i`` for a known tensor). Objects are numbered from
     ``first`` (the objects of the message answered keep their numbers: ``objects``)."""
 
-    def __init__(self, is_reference, handle_of, layouts, known=None, objects=None, first=0):
+    def __init__(self, is_reference, handle_of, layouts, known=None, objects=None, first=0, cache=None):
         self.is_reference, self.handle_of, self.layouts = is_reference, handle_of, layouts
+        self.cache = cache
+        self.pinned = []
+        """The cache's copies this message refers to: kept while the message may still be sent (a backward)."""
         self.table, self.tensors, self.index = [], [], {}
         self.known = known or {}
         self.changed = []
@@ -169,8 +180,9 @@ class _Encoder:
         self.next = first
         self.encoded = set()
 
-    def tensor_index(self, t):
-        """The table index of ``t`` (``-1 - i`` for the other side's tensor ``i``)."""
+    def tensor_index(self, t, state=False):
+        """The table index of ``t`` (``-1 - i`` for the other side's tensor ``i``). ``state``: a part's parameter or
+        buffer, which the worker's cache may send as a number (``_TensorCache``)."""
         if type(t) is not torch.Tensor and type(t) is not nn.Parameter:
             raise StandInError(f"a {type(t).__qualname__} (a subclass of torch.Tensor) cannot be passed to the "
                                f"reference's parts; pass a plain tensor")
@@ -188,7 +200,14 @@ class _Encoder:
             self.tensors.append(t)
             flags = (1 if t.requires_grad else 0) | (2 if isinstance(t, nn.Parameter) else 0)
             grad = t.grad if t.is_leaf else None
-            self.table[i] = [t.detach(), flags, None if grad is None else self.tensor_index(grad)]
+            grad = None if grad is None else self.tensor_index(grad)
+            cached = self.cache.slot(t) if state and self.cache is not None else None
+            if cached is None:
+                self.table[i] = [t.detach(), flags, grad]
+            else:
+                slot, copy_, fresh = cached
+                self.pinned.append(copy_)
+                self.table[i] = [copy_ if fresh else None, flags, grad, slot]
         return i
 
     def tensor(self, t):
@@ -257,8 +276,8 @@ class _Encoder:
                 raise StandInError("too many kinds of objects passed to the reference's parts")
             number = self.local_layouts[layout] = len(self.layouts) + len(self.local_layouts)
             self.new_layouts[number] = [list(part) for part in layout]
-        prefs = [None if p is None else self.tensor_index(p) for p in params.values()]
-        brefs = [None if b is None else self.tensor_index(b) for b in buffers.values()]
+        prefs = [None if p is None else self.tensor_index(p, True) for p in params.values()]
+        brefs = [None if b is None else self.tensor_index(b, True) for b in buffers.values()]
         crefs = []
         for n, child in children.items():
             if child is not None and not (self.is_reference(child) or _torch_class_name(type(child))):
@@ -270,11 +289,13 @@ class _Encoder:
             return ("S", k, self.handle_of(x), type(x).__name__, number, training, prefs, brefs, crefs, values)
         return ("M", k, 0, _torch_class_name(type(x)), number, training, prefs, brefs, crefs, values)
 
-    def message(self, **fields):
+    def message(self, again=False, **fields):
         """The message of ``fields`` and the tensors, changes and layouts they need. The layouts count as sent
-        from now on (``layouts`` of the link)."""
+        from now on (``layouts`` of the link). ``again``: the same tensors a second time (a backward after its
+        forward): the cached ones are with the host already."""
         self.layouts.update(self.local_layouts)
-        return dict(fields, table=self.table, changed=self.changed, layouts=self.new_layouts)
+        table = [[None, *e[1:]] if len(e) == 4 else e for e in self.table] if again else self.table
+        return dict(fields, table=table, changed=self.changed, layouts=self.new_layouts)
 
 
 class _Decoder:
@@ -284,11 +305,12 @@ class _Decoder:
     its place before, for a torch.nn module the host may reuse); ``sent`` are this side's tensors of the message
     being answered; ``layouts`` the layouts the other side sent so far on this link."""
 
-    def __init__(self, message, make, layouts, sent=()):
+    def __init__(self, message, make, layouts, sent=(), cache=None):
         table = message.get("table")
         if not isinstance(table, list):
             raise StandInError("a message without its tensors")
         self.raw, self.make, self.layouts, self.sent = table, make, layouts, list(sent)
+        self.cache = cache
         new = message.get("layouts") or {}
         if not isinstance(new, dict):
             raise StandInError("malformed layouts")
@@ -316,9 +338,14 @@ class _Decoder:
         t = self.tensors.get(i)
         if t is None:
             entry = self.raw[_index(i, len(self.raw))]
-            if not (isinstance(entry, list) and len(entry) == 3 and type(entry[1]) is int):
+            if not (isinstance(entry, list) and len(entry) in (3, 4) and type(entry[1]) is int):
                 raise StandInError("a malformed tensor entry")
-            t = _tensor(entry[0])
+            if len(entry) == 4:
+                if self.cache is None:
+                    raise StandInError("a cached tensor where none is kept")
+                t = self.cache.get(entry[3], entry[0])
+            else:
+                t = _tensor(entry[0])
             if entry[1] & 2:
                 t = nn.Parameter(t, requires_grad=bool(entry[1] & 1) and t.dtype.is_floating_point)
             self.tensors[i] = t
@@ -444,6 +471,85 @@ def _as_known(entry, layouts, depth=0):
     return entry
 
 
+class _HostCache:
+    """The host's copies of the worker's cached tensors (``_TensorCache``), by slot. What it keeps never changes: a
+    call is given a copy, so that whatever the reference's code does to it, the next call that names the slot gets
+    what the worker sent."""
+
+    def __init__(self):
+        self.tensors, self.bytes = {}, 0
+
+    def get(self, slot, data):
+        """The tensor of ``slot``: ``data`` when it came with the message (kept for later), else the one kept."""
+        if type(slot) is not int:
+            raise StandInError("a malformed cache slot")
+        if data is not None:
+            data = _tensor(data)
+            size = data.numel() * data.element_size()
+            old = self.tensors.get(slot)
+            held = self.bytes + size - (0 if old is None else old.numel() * old.element_size())
+            if held > HOST_CACHE_BYTES or (old is None and len(self.tensors) >= CACHE_SLOTS):
+                raise StandInError("more cached tensors than a worker may keep with the grader")
+            self.tensors[slot], self.bytes = data, held
+        else:
+            data = self.tensors.get(slot)
+            if data is None:
+                raise StandInError("a cached tensor the grader does not hold")
+        return data.clone()
+
+    def forget(self, slots):
+        for slot in slots if isinstance(slots, list) else ():
+            old = self.tensors.pop(slot, None) if type(slot) is int else None
+            if old is not None:
+                self.bytes -= old.numel() * old.element_size()
+
+
+class _TensorCache:
+    """The worker's side: for each stand-in parameter or buffer sent, a copy of what was sent and the slot the host
+    keeps it under. A tensor equal to its copy (same dtype, device, shape and values: ``torch.equal``, which sees
+    changes through ``.data`` that a version counter misses) crosses as its slot; any other is copied again under a
+    new slot. A slot lives as long as its copy (a message still to be sent, a backward, holds the copies it names),
+    and the host forgets it with the next message after that."""
+
+    def __init__(self):
+        self.entries = {}
+        """``id(tensor) -> (weakref, slot, copy)``."""
+        self.bytes = 0
+        self.forgotten = []
+        self._next = itertools.count(1)
+
+    def slot(self, t):
+        """``(slot, copy, fresh)`` for ``t`` (``fresh``: the copy must be sent), or ``None`` (``t`` crosses in full)."""
+        data = t.detach()
+        if data.device.type == "meta":
+            return None
+        entry = self.entries.get(id(t))
+        if entry is not None:
+            ref, slot, kept = entry
+            if (ref() is t and kept.dtype == data.dtype and kept.device == data.device and kept.shape == data.shape
+                    and torch.equal(kept, data)):
+                return slot, kept, False
+        size = data.numel() * data.element_size()
+        if self.bytes + size > CACHE_BYTES or len(self.entries) >= CACHE_SLOTS:
+            return None
+        with torch.inference_mode(False):
+            kept = data.clone(memory_format=torch.contiguous_format)
+        slot = next(self._next)
+        self.bytes += size
+        weakref.finalize(kept, self._dropped, slot, size)
+        self.entries[id(t)] = (weakref.ref(t, functools.partial(self._gone, id(t), slot)), slot, kept)
+        return slot, kept, True
+
+    def _gone(self, key, slot, _ref):
+        entry = self.entries.get(key)
+        if entry is not None and entry[1] == slot:
+            del self.entries[key]
+
+    def _dropped(self, slot, size):
+        self.bytes -= size
+        self.forgotten.append(slot)
+
+
 def _version(t):
     """``t``'s version counter (how often it was changed in place); an inference tensor keeps none (``-1``)."""
     return -1 if t.is_inference() else t._version
@@ -557,6 +663,7 @@ class Host:
         self.layouts_in, self.layouts_out = {}, {}
         """The object layouts the worker sent (by number), and those sent to it."""
         self._sizes_seen = set()
+        self.cache = _HostCache()
         self.calls = 0
         """Messages answered."""
         self.seconds = 0.0
@@ -574,6 +681,7 @@ class Host:
             if not isinstance(message, dict):
                 raise StandInError("a message that is not a dict")
             self.release(message.get("released"))
+            self.cache.forget(message.get("forget"))
             op = message.get("op")
             if op not in ("new", "call", "get", "vjp"):
                 raise StandInError(f"no operation {str(op)[:40]!r}")
@@ -629,7 +737,7 @@ class Host:
             taken.add(id(template))
             return template
 
-        return _Decoder(message, make, self.layouts_in)
+        return _Decoder(message, make, self.layouts_in, cache=self.cache)
 
     def _run(self, op, message):
         body = message.get("body")
@@ -820,6 +928,7 @@ class StandIns:
         self.calls = 0
         """Messages sent to the host."""
         self.layouts_out, self.layouts_in = {}, {}
+        self.cache = _TensorCache()
         self._live = {}
         self._released = []
 
@@ -922,10 +1031,12 @@ class StandIns:
             self._live[handle] = left
 
     # -- messages ------------------------------------------------------------------------------------
-    def ask(self, op, encoder, body):
-        message = encoder.message(op=op, body=dict(body, objects=encoder.next))
+    def ask(self, op, encoder, body, again=False):
+        message = encoder.message(again=again, op=op, body=dict(body, objects=encoder.next))
         if self._released:
             message["released"], self._released = self._released, []
+        if self.cache.forgotten:
+            message["forget"], self.cache.forgotten = self.cache.forgotten, []
         self.calls += 1
         reply = self.link.ask(message)
         if not isinstance(reply, dict):
@@ -935,7 +1046,7 @@ class StandIns:
         return reply
 
     def _encoder(self):
-        return _Encoder(self.is_standin, self.handle_of, self.layouts_out)
+        return _Encoder(self.is_standin, self.handle_of, self.layouts_out, cache=self.cache)
 
     def new(self, obj, name, args, kwargs):
         encoder = self._encoder()
@@ -1047,7 +1158,7 @@ class _Call(torch.autograd.Function):
         box = ctx.box
         given = [None if grads[j] is None else grads[j].detach() for j in ctx.picks]
         body = dict(box["body"], wrt=box["wrt"], outputs=ctx.picks, grad_outputs=given)
-        reply = box["hub"].ask("vjp", box["encoder"], body)
+        reply = box["hub"].ask("vjp", box["encoder"], body, again=True)
         got = reply.get("grads")
         if not isinstance(got, list) or len(got) != len(box["wrt"]):
             raise StandInError("the grader's gradients for a part of the reference were not understood")

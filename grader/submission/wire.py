@@ -43,6 +43,8 @@ DTYPES = (torch.float64, torch.float32, torch.float16, torch.bfloat16, torch.int
           torch.int16, torch.int8, torch.uint8, torch.bool, torch.complex64, torch.complex128)
 """The tensor dtypes a message may hold; the code is the index."""
 _CODE = {dt: i for i, dt in enumerate(DTYPES)}
+_ITEMSIZE = {dt: dt.itemsize for dt in DTYPES}
+_PARAMETER = torch.nn.Parameter
 MAX_DEPTH = 100
 MAX_NDIM = 32
 _DEVICE = re.compile(r"(cpu|meta|cuda(:\d{1,3})?|mps(:\d{1,3})?)\Z")
@@ -92,6 +94,53 @@ def frame(blob):
 def _put(x, out, depth):
     if depth > MAX_DEPTH:
         raise WireError(f"nested more than {MAX_DEPTH} levels deep")
+    kind = type(x)
+    if kind is str:
+        data = x.encode("utf-8", "surrogatepass")
+        out += b"s" + _U32.pack(len(data))
+        out += data
+    elif kind is tuple or kind is list:
+        out += (b"u" if kind is tuple else b"l") + _U32.pack(len(x))
+        _put_items(x, out, depth + 1)
+    elif kind is dict:
+        out += b"d" + _U32.pack(len(x))
+        inner = depth + 1
+        for key, value in x.items():
+            if not isinstance(key, _KEY_TYPES):
+                raise WireError(f"a dict key of type {type(key).__qualname__}")
+            _put(key, out, inner)
+            _put(value, out, inner)
+    elif kind is torch.Tensor or kind is _PARAMETER:
+        _put_tensor(x, out)
+    else:
+        _put_other(x, out, depth)
+
+
+def _put_items(items, out, depth):
+    """The items of a list or tuple at ``depth``: the plainest inline (most of a message), the rest by ``_put``."""
+    if depth > MAX_DEPTH:
+        for item in items:
+            _put(item, out, depth)  # raises on the first
+        return
+    for item in items:
+        kind = type(item)
+        if kind is int and -(1 << 63) <= item < (1 << 63):
+            out += b"i" + _Q.pack(item)
+        elif kind is str:
+            data = item.encode("utf-8", "surrogatepass")
+            out += b"s" + _U32.pack(len(data))
+            out += data
+        elif item is None:
+            out += b"N"
+        elif kind is bool:
+            out += b"T" if item else b"F"
+        elif kind is torch.Tensor or kind is _PARAMETER:
+            _put_tensor(item, out)
+        else:
+            _put(item, out, depth)
+
+
+def _put_other(x, out, depth):
     if x is None:
         out += b"N"
     elif x is True:
@@ -142,19 +191,24 @@ def _put_bytes(tag, data, out):
 def _put_tensor(t, out):
     if t.layout != torch.strided:
         raise WireError(f"a tensor with layout {t.layout} (only strided tensors cross)")
-    if t.dtype not in _CODE:
+    code = _CODE.get(t.dtype)
+    if code is None:
         raise WireError(f"a tensor of dtype {t.dtype}")
-    device = str(t.device)
-    flags = 1 if t.requires_grad else 0
-    out += b"t" + bytes((_CODE[t.dtype], flags, len(device))) + device.encode("ascii")
-    out += bytes((t.dim(),)) + b"".join(_Q.pack(n) for n in t.shape)
-    if t.device.type == "meta":
+    device = t.device
+    name = b"cpu" if device.type == "cpu" else str(device).encode("ascii")
+    shape = t.shape
+    out += b"t" + bytes((code, 1 if t.requires_grad else 0, len(name))) + name
+    out += bytes((len(shape),)) + struct.pack(f"<{len(shape)}q", *shape)
+    if device.type == "meta":
         out += _UQ.pack(0)
         return
     data = t.detach()
-    if data.device.type != "cpu":
+    if device.type != "cpu":
         data = data.cpu()
-    data = data.resolve_conj().resolve_neg().contiguous()
+    if data.is_conj() or data.is_neg():
+        data = data.resolve_conj().resolve_neg()
+    if not data.is_contiguous():
+        data = data.contiguous()
     nbytes = data.numel() * data.element_size()
     out += _UQ.pack(nbytes)
     if nbytes:
@@ -195,46 +249,48 @@ def _get(view, pos, depth):
         raise WireError("the message ends early")
     tag = view[pos]
     pos += 1
+    if tag == 0x73:  # s
+        (n,) = _U32.unpack_from(view, pos)
+        pos += 4
+        if pos + n > len(view):
+            raise WireError(f"a length of {n} bytes at offset {pos} runs past the end ({len(view)} bytes)")
+        return str(view[pos:pos + n], "utf-8", "surrogatepass"), pos + n
+    if tag == 0x6C or tag == 0x75:  # l u
+        n, pos = _count(view, pos)
+        items, pos = _get_items(view, pos, n, depth + 1)
+        return (tuple(items) if tag == 0x75 else items), pos
+    if tag == 0x69:  # i
+        return _Q.unpack_from(view, pos)[0], pos + 8
     if tag == 0x4E:  # N
         return None, pos
     if tag == 0x54:  # T
         return True, pos
     if tag == 0x46:  # F
         return False, pos
-    if tag == 0x69:  # i
-        return _Q.unpack_from(view, pos)[0], pos + _Q.size
     if tag == 0x66:  # f
-        return _D.unpack_from(view, pos)[0], pos + _D.size
-    if tag in (0x73, 0x79, 0x49):  # s y I
+        return _D.unpack_from(view, pos)[0], pos + 8
+    if tag == 0x79 or tag == 0x49:  # y I
         (n,) = _U32.unpack_from(view, pos)
         data, pos = _take(view, pos + _U32.size, n)
         if tag == 0x79:
             return bytes(data), pos
         text = str(data, "utf-8", "surrogatepass")
-        if tag == 0x73:
-            return text, pos
         if n > 4300 or not re.fullmatch(r"-?\d+", text):
             raise WireError(f"an integer written as {text[:40]!r}")
         return int(text), pos
-    if tag in (0x6C, 0x75):  # l u
-        n, pos = _count(view, pos)
-        items = []
-        for _ in range(n):
-            item, pos = _get(view, pos, depth + 1)
-            items.append(item)
-        return (tuple(items) if tag == 0x75 else items), pos
     if tag == 0x64:  # d
         n, pos = _count(view, pos)
         d = {}
+        inner = depth + 1
         for _ in range(n):
-            key, pos = _get(view, pos, depth + 1)
+            key, pos = _get(view, pos, inner)
             if not isinstance(key, _KEY_TYPES):
                 raise WireError(f"a dict key of type {type(key).__qualname__}")
             try:
                 hash(key)
             except TypeError:
                 raise WireError("a dict key that cannot be hashed") from None
-            d[key], pos = _get(view, pos, depth + 1)
+            d[key], pos = _get(view, pos, inner)
         return d, pos
     if tag == 0x74:  # t
         return _get_tensor(view, pos)
@@ -243,6 +299,39 @@ def _get(view, pos, depth):
     if tag == 0x59:  # Y
         return _dtype(view[pos]), pos + 1
     raise WireError(f"unknown tag {tag:#04x} at offset {pos - 1}")
+
+
+def _get_items(view, pos, n, depth):
+    """``n`` items of a list or tuple at ``depth``: ints, strings and ``None`` read inline (most of a message), the
+    rest by ``_get``."""
+    items = []
+    append = items.append
+    size = len(view)
+    if depth > MAX_DEPTH:
+        for _ in range(n):
+            item, pos = _get(view, pos, depth)  # raises on the first
+        return items, pos
+    for _ in range(n):
+        if pos >= size:
+            raise WireError("the message ends early")
+        tag = view[pos]
+        if tag == 0x69:  # i
+            append(_Q.unpack_from(view, pos + 1)[0])
+            pos += 9
+        elif tag == 0x73:  # s
+            (k,) = _U32.unpack_from(view, pos + 1)
+            pos += 5
+            if pos + k > size:
+                raise WireError(f"a length of {k} bytes at offset {pos} runs past the end ({size} bytes)")
+            append(str(view[pos:pos + k], "utf-8", "surrogatepass"))
+            pos += k
+        elif tag == 0x4E:  # N
+            append(None)
+            pos += 1
+        else:
+            item, pos = _get(view, pos, depth)
+            append(item)
+    return items, pos
 
 
 def _dtype(code):
@@ -267,13 +356,11 @@ def _get_tensor(view, pos):
     pos += 1
     if ndim > MAX_NDIM:
         raise WireError(f"a tensor with {ndim} dimensions")
-    shape = []
-    for _ in range(ndim):
-        (n,) = _Q.unpack_from(view, pos)
-        pos += _Q.size
+    shape = struct.unpack_from(f"<{ndim}q", view, pos)
+    pos += 8 * ndim
+    for n in shape:
         if n < 0:
             raise WireError(f"a negative dimension {n}")
-        shape.append(n)
     (nbytes,) = _UQ.unpack_from(view, pos)
     pos += _UQ.size
     numel = math.prod(shape)
@@ -284,12 +371,12 @@ def _get_tensor(view, pos):
             raise WireError(f"a meta tensor of {numel} elements")
         t = torch.empty(shape, dtype=dtype, device="meta")
     else:
-        itemsize = torch.empty((), dtype=dtype).element_size()
+        itemsize = _ITEMSIZE[dtype]
         if numel * itemsize != nbytes:
             raise WireError(f"a tensor of shape {tuple(shape)} and dtype {dtype} with {nbytes} bytes of data")
         data, pos = _take(view, pos, nbytes)
         if nbytes:
-            t = torch.frombuffer(bytearray(data), dtype=torch.uint8).view(dtype).reshape(shape)
+            t = torch.frombuffer(bytearray(data), dtype=dtype).reshape(shape)
         else:
             t = torch.empty(shape, dtype=dtype)
         if device != "cpu":
