@@ -295,7 +295,7 @@ def test_the_guard_is_off_outside_probes(tmp_path):
 
 TAMPER = '''import gc
     for _obj in gc.get_objects():  # the guard's registrations at the dispatcher, and its hook in a function
-        if isinstance(_obj, torch.library.Library) and "aten/native_layer_norm/BackendSelect" in _obj._op_impls:
+        if type(_obj) is torch.library.Library and "aten/native_layer_norm/BackendSelect" in _obj._op_impls:
             _obj._destroy()
     _f = F.multi_head_attention_forward
     for _hook in [c for c in _f.__code__.co_consts if hasattr(c, "original")]:  # its original code put back
