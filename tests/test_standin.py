@@ -192,6 +192,73 @@ def test_a_part_that_changes_its_own_state_keeps_the_workers_copy_and_the_hosts_
     assert torch.equal(theirs(x), mine(x)) and torch.equal(theirs.w, mine.w)
 
 
+_COUNTED = """
+import torch
+from torch import nn
+
+BUILT = [0]
+
+
+class Counted(nn.Module):
+    def __init__(self, n):
+        super().__init__()
+        BUILT[0] += 1
+        self.register_buffer("serial", torch.full((n,), float(BUILT[0])))
+
+    def forward(self, x):
+        return x + self.serial
+
+
+class Drawer(nn.Module):
+    def __init__(self, n):
+        super().__init__()
+        torch.rand(n)  # draws, keeps nothing of it: the same state each time, a different random state after
+        self.register_buffer("zeros", torch.zeros(n))
+"""
+
+
+def test_a_construction_is_built_from_a_copy_only_when_the_host_saw_it_give_the_same_twice_without_randomness():
+    from grader.submission.standin import Host
+
+    ref = reference_namespace(TRANSFORMER)
+    layer_parts = parts(TRANSFORMER, "encoder_layer")
+    link = layer_parts.standins.link = _Recording(layer_parts.standins.link)
+    LN, MHA = layer_parts.get("LayerNorm"), layer_parts.get("MultiHeadAttention")
+    norms = [LN(6) for _ in range(5)]
+    assert len(link.sizes) == 2  # built twice by the host, then from the copy it vouched for
+    norms[0].weight.data.add_(1.0)  # each copy its own tensors
+    x = torch.randn(2, 6)
+    mine = ref.get("LayerNorm")(6)
+    assert torch.equal(norms[1](x), mine(x)) and not torch.equal(norms[0](x), mine(x))
+    with torch.device("meta"):  # a meta state has no values to compare: its shapes and dtypes are what is vouched
+        on_meta = [LN(6) for _ in range(3)] + [MHA(6, 2, dropout=0.0) for _ in range(3)]
+    assert all(t.device.type == "meta" for m in on_meta for t in m.parameters())
+    before = len(link.sizes)
+    torch.manual_seed(0)
+    heads = [MHA(6, 2, dropout=0.0) for _ in range(3)]  # draws random numbers: always built by the host
+    torch.manual_seed(0)
+    theirs = [ref.get("MultiHeadAttention")(6, 2, dropout=0.0) for _ in range(3)]
+    assert len(link.sizes) == before + 3 and all(same_params(a, b) for a, b in zip(heads, theirs))
+    assert not same_params(heads[0], heads[1])
+    module = types.ModuleType("counted")
+    exec(compile(_COUNTED, "counted.py", "exec"), vars(module))  # noqa: S102 - the test's own part
+    host = Host([module], {"Counted"})
+    Counted = StandIns(Loopback(host), host.surface).get("Counted")
+    built = [Counted(2) for _ in range(4)]  # no random numbers, but not the same twice: never copied
+    serials = [b.serial[0].item() for b in built]
+    assert len(set(serials)) == 4 and serials == sorted(serials)
+    host = Host([module], {"Drawer"})
+    Drawer = StandIns(Loopback(host), host.surface).get("Drawer")
+    torch.manual_seed(1)
+    for _ in range(4):
+        Drawer(3)
+    after = torch.get_rng_state()
+    torch.manual_seed(1)
+    for _ in range(4):
+        module.Drawer(3)
+    assert torch.equal(after, torch.get_rng_state())
+
+
 def test_copies_devices_dtypes_and_meta_work_as_on_a_module():
     MHA = parts(TRANSFORMER, "encoder_layer").get("MultiHeadAttention")
     first = MHA(8, 2, dropout=0.0)

@@ -57,6 +57,12 @@ CACHE_BYTES = 64 << 20
 since the last call is sent as a number, not its data (``_TensorCache``); past that, states cross in full."""
 CACHE_SLOTS = 20_000
 """Tensors the worker's cache holds at most."""
+PROTOTYPES = 256
+"""Kinds of construction (class, plain arguments, default dtype and device) whose result a host vouches for and a
+worker builds from a copy of the last one, without a message (``StandIns.new``)."""
+PROTOTYPE_BYTES = 1 << 20
+"""A construction bigger than this is never built from a copy."""
+
 HOST_CACHE_BYTES = 2 * CACHE_BYTES
 """What a host keeps for one worker's cache; a worker that asks it to keep more is refused."""
 MESSAGE_CHARS = 500
@@ -550,6 +556,65 @@ class _TensorCache:
         self.forgotten.append(slot)
 
 
+def _construction_key(name, args, kwargs, env):
+    """What a construction depends on besides the random state, when its arguments are all plain numbers and
+    strings (else ``None``): the class, the arguments, the default dtype and device, grad and inference mode."""
+    values = (*args, *kwargs.values())
+    if not all(v is None or type(v) in (bool, int, float, str) for v in values) or not isinstance(env, dict):
+        return None
+    return (name, tuple(args), tuple(sorted(kwargs.items())), str(env.get("dtype")), str(env.get("device")),
+            bool(env.get("grad")), env.get("inference") is True)
+
+
+def _state_tensors(obj):
+    if isinstance(obj, nn.Module):
+        yield from obj.parameters()
+        yield from obj.buffers()
+    for module in obj.modules() if isinstance(obj, nn.Module) else (obj,):
+        yield from (v for v in vars(module).values() if isinstance(v, torch.Tensor))
+
+
+def _same_tensor(a, b):
+    if a is None or b is None:
+        return a is b
+    if not (type(a) is type(b) and a.dtype == b.dtype and a.device == b.device and a.shape == b.shape
+            and a.requires_grad == b.requires_grad):
+        return False
+    return a.device.type == "meta" or torch.equal(a, b)  # a meta tensor is its shape and dtype
+
+
+def _same_state(a, b):
+    """Whether two objects built by the reference hold the same state: classes, modes, parameters, buffers and
+    attributes (plain values and tensors; anything else counts as different)."""
+    if type(a) is not type(b):
+        return False
+    pairs = list(zip(a.modules(), b.modules())) if isinstance(a, nn.Module) else [(a, b)]
+    if isinstance(a, nn.Module) and len(pairs) != len(list(b.modules())):
+        return False
+    for x, y in pairs:
+        if type(x) is not type(y):
+            return False
+        if isinstance(x, nn.Module):
+            if x.training != y.training or x._non_persistent_buffers_set != y._non_persistent_buffers_set:
+                return False
+            for own_x, own_y in ((x._parameters, y._parameters), (x._buffers, y._buffers)):
+                if list(own_x) != list(own_y) or not all(_same_tensor(own_x[k], own_y[k]) for k in own_x):
+                    return False
+            if list(x._modules) != list(y._modules):
+                return False
+        ax, ay = _state_attrs(x), _state_attrs(y)
+        if ax != ay:
+            return False
+        for name in ax:
+            vx, vy = vars(x)[name], vars(y)[name]
+            if isinstance(vx, torch.Tensor):
+                if not _same_tensor(vx, vy):
+                    return False
+            elif not (_plain(vx) and type(vx) is type(vy) and vx == vy):
+                return False
+    return True
+
+
 def _version(t):
     """``t``'s version counter (how often it was changed in place); an inference tensor keeps none (``-1``)."""
     return -1 if t.is_inference() else t._version
@@ -664,6 +729,8 @@ class Host:
         """The object layouts the worker sent (by number), and those sent to it."""
         self._sizes_seen = set()
         self.cache = _HostCache()
+        self._firsts = {}
+        """``construction key -> a copy of the first object built for it`` (``_reusable``)."""
         self.calls = 0
         """Messages answered."""
         self.seconds = 0.0
@@ -761,12 +828,33 @@ class Host:
         env = body.get("env")
         if op == "new" and issubclass(target, nn.Module):
             self._check_size(target, args, kwargs, env)
+        key = _construction_key(target.__name__, args, kwargs, env) if op == "new" else None
         if op == "vjp":
             return self._vjp(body, decoder, target, method, args, kwargs, env, first)
         with _Environment(env, grad=False if body.get("autograd") else None):
             result = _invoke(target, method, args, kwargs, op)
             after = _rng_after()
-        return self._reply(decoder, result, after, first)
+        reply = self._reply(decoder, result, after, first)
+        if key is not None:
+            try:
+                reply["reusable"] = self._reusable(key, result, env, after)
+            except Exception:  # noqa: BLE001 - a state it cannot compare is never vouched for
+                reply["reusable"] = False
+        return reply
+
+    def _reusable(self, key, built, env, after):
+        """Whether every construction of ``key`` gives what this one gave: it drew no random numbers, and the one
+        before it of the same key (kept, if small) was the same in every tensor and attribute."""
+        rng = env.get("rng") if isinstance(env, dict) else None
+        if not (isinstance(rng, torch.Tensor) and torch.equal(rng, after["rng"]) and "cuda_rng" not in after):
+            return False
+        first = self._firsts.get(key)
+        if first is None:
+            size = sum(t.numel() * t.element_size() for t in _state_tensors(built))
+            if size <= PROTOTYPE_BYTES and len(self._firsts) < PROTOTYPES:
+                self._firsts[key] = copy.deepcopy(built)
+            return False
+        return _same_state(first, built)
 
     def _target(self, body, decoder, op):
         fn = body.get("fn")
@@ -929,6 +1017,8 @@ class StandIns:
         """Messages sent to the host."""
         self.layouts_out, self.layouts_in = {}, {}
         self.cache = _TensorCache()
+        self._prototypes = {}
+        """``construction key -> a pristine stand-in`` the host vouched for (``new``)."""
         self._live = {}
         self._released = []
 
@@ -1049,11 +1139,28 @@ class StandIns:
         return _Encoder(self.is_standin, self.handle_of, self.layouts_out, cache=self.cache)
 
     def new(self, obj, name, args, kwargs):
+        env = _env()
+        key = _construction_key(name, args, kwargs, env)
+        prototype = self._prototypes.get(key) if key is not None else None
+        if prototype is not None:  # the host vouched that this construction always gives the same
+            self._copy_into(obj, prototype)
+            return
         encoder = self._encoder()
-        body = {"cls": name, "args": encoder.value(tuple(args)), "kwargs": encoder.value(dict(kwargs)),
-                "env": _env()}
+        body = {"cls": name, "args": encoder.value(tuple(args)), "kwargs": encoder.value(dict(kwargs)), "env": env}
         reply = self.ask("new", encoder, body)
         self.settle(encoder, reply, into=obj)
+        if key is not None and reply.get("reusable") is True and len(self._prototypes) < PROTOTYPES:
+            prototype = _bare(type(obj))
+            self._copy_into(prototype, obj)
+            self._prototypes[key] = prototype
+
+    def _copy_into(self, obj, source):
+        """Make ``obj`` a copy of the stand-in ``source`` (its own tensors; the host object they share)."""
+        memo = {id(source): obj}
+        for k, value in vars(source).items():
+            if k != "_standin_cell":
+                vars(obj)[k] = value if k == "_standin_handle" else copy.deepcopy(value, memo)
+        self._track(obj, vars(source).get("_standin_handle"))
 
     def call(self, target, args, kwargs, op="call"):
         encoder = self._encoder()
