@@ -62,7 +62,6 @@ PROTOTYPES = 256
 worker builds from a copy of the last one, without a message (``StandIns.new``)."""
 PROTOTYPE_BYTES = 1 << 20
 """A construction bigger than this is never built from a copy."""
-
 HOST_CACHE_BYTES = 2 * CACHE_BYTES
 """What a host keeps for one worker's cache; a worker that asks it to keep more is refused."""
 MESSAGE_CHARS = 500
@@ -477,6 +476,10 @@ def _as_known(entry, layouts, depth=0):
     return entry
 
 
+def _nbytes(t):
+    return t.numel() * t.element_size()
+
+
 class _HostCache:
     """The host's copies of the worker's cached tensors (``_TensorCache``), by slot. What it keeps never changes: a
     call is given a copy, so that whatever the reference's code does to it, the next call that names the slot gets
@@ -491,9 +494,9 @@ class _HostCache:
             raise StandInError("a malformed cache slot")
         if data is not None:
             data = _tensor(data)
-            size = data.numel() * data.element_size()
+            size = _nbytes(data)
             old = self.tensors.get(slot)
-            held = self.bytes + size - (0 if old is None else old.numel() * old.element_size())
+            held = self.bytes + size - (0 if old is None else _nbytes(old))
             if held > HOST_CACHE_BYTES or (old is None and len(self.tensors) >= CACHE_SLOTS):
                 raise StandInError("more cached tensors than a worker may keep with the grader")
             self.tensors[slot], self.bytes = data, held
@@ -507,7 +510,7 @@ class _HostCache:
         for slot in slots if isinstance(slots, list) else ():
             old = self.tensors.pop(slot, None) if type(slot) is int else None
             if old is not None:
-                self.bytes -= old.numel() * old.element_size()
+                self.bytes -= _nbytes(old)
 
 
 class _TensorCache:
@@ -535,7 +538,7 @@ class _TensorCache:
             if (ref() is t and kept.dtype == data.dtype and kept.device == data.device and kept.shape == data.shape
                     and torch.equal(kept, data)):
                 return slot, kept, False
-        size = data.numel() * data.element_size()
+        size = _nbytes(data)
         if self.bytes + size > CACHE_BYTES or len(self.entries) >= CACHE_SLOTS:
             return None
         with torch.inference_mode(False):
@@ -588,9 +591,13 @@ def _same_state(a, b):
     attributes (plain values and tensors; anything else counts as different)."""
     if type(a) is not type(b):
         return False
-    pairs = list(zip(a.modules(), b.modules())) if isinstance(a, nn.Module) else [(a, b)]
-    if isinstance(a, nn.Module) and len(pairs) != len(list(b.modules())):
-        return False
+    if isinstance(a, nn.Module):
+        ours, theirs = list(a.modules()), list(b.modules())
+        if len(ours) != len(theirs):
+            return False
+        pairs = zip(ours, theirs)
+    else:
+        pairs = [(a, b)]
     for x, y in pairs:
         if type(x) is not type(y):
             return False
@@ -850,7 +857,7 @@ class Host:
             return False
         first = self._firsts.get(key)
         if first is None:
-            size = sum(t.numel() * t.element_size() for t in _state_tensors(built))
+            size = sum(_nbytes(t) for t in _state_tensors(built))
             if size <= PROTOTYPE_BYTES and len(self._firsts) < PROTOTYPES:
                 self._firsts[key] = copy.deepcopy(built)
             return False
@@ -884,7 +891,7 @@ class Host:
             return
         with _Environment(env, grad=False), torch.device("meta"):
             probe = cls(*args, **kwargs)
-        size = sum(t.numel() * t.element_size() for t in itertools.chain(probe.parameters(), probe.buffers()))
+        size = sum(_nbytes(t) for t in itertools.chain(probe.parameters(), probe.buffers()))
         if size > MAX_STATE_BYTES:
             raise StandInError(f"the reference's {cls.__name__} with these arguments would hold {size} bytes of "
                                f"tensors, more than the {MAX_STATE_BYTES} that grading ever needs")
@@ -1058,11 +1065,7 @@ class StandIns:
 
         def __deepcopy__(self, memo):
             twin = _bare(type(self))
-            memo[id(self)] = twin
-            for key, value in vars(self).items():
-                if key != "_standin_cell":
-                    vars(twin)[key] = value if key == "_standin_handle" else copy.deepcopy(value, memo)
-            hub._track(twin, vars(self).get("_standin_handle"))
+            hub._copy_into(twin, self, memo)
             return twin
 
         def __copy__(self):
@@ -1154,9 +1157,11 @@ class StandIns:
             self._copy_into(prototype, obj)
             self._prototypes[key] = prototype
 
-    def _copy_into(self, obj, source):
-        """Make ``obj`` a copy of the stand-in ``source`` (its own tensors; the host object they share)."""
-        memo = {id(source): obj}
+    def _copy_into(self, obj, source, memo=None):
+        """Make ``obj`` a deep copy of the stand-in ``source`` (its own tensors; the host object they share, counted
+        once more). ``memo``: ``copy.deepcopy``'s, when a deep copy of something holding ``source`` asked."""
+        memo = {} if memo is None else memo
+        memo[id(source)] = obj
         for k, value in vars(source).items():
             if k != "_standin_cell":
                 vars(obj)[k] = value if k == "_standin_handle" else copy.deepcopy(value, memo)

@@ -228,9 +228,13 @@ def decode(blob):
     return value
 
 
+def _past_end(n, pos, size):
+    return WireError(f"a length of {n} bytes at offset {pos} runs past the end ({size} bytes)")
+
+
 def _take(view, pos, n):
     if n < 0 or pos + n > len(view):
-        raise WireError(f"a length of {n} bytes at offset {pos} runs past the end ({len(view)} bytes)")
+        raise _past_end(n, pos, len(view))
     return view[pos:pos + n], pos + n
 
 
@@ -253,7 +257,7 @@ def _get(view, pos, depth):
         (n,) = _U32.unpack_from(view, pos)
         pos += 4
         if pos + n > len(view):
-            raise WireError(f"a length of {n} bytes at offset {pos} runs past the end ({len(view)} bytes)")
+            raise _past_end(n, pos, len(view))
         return str(view[pos:pos + n], "utf-8", "surrogatepass"), pos + n
     if tag == 0x6C or tag == 0x75:  # l u
         n, pos = _count(view, pos)
@@ -322,7 +326,7 @@ def _get_items(view, pos, n, depth):
             (k,) = _U32.unpack_from(view, pos + 1)
             pos += 5
             if pos + k > size:
-                raise WireError(f"a length of {k} bytes at offset {pos} runs past the end ({size} bytes)")
+                raise _past_end(k, pos, size)
             append(str(view[pos:pos + k], "utf-8", "surrogatepass"))
             pos += k
         elif tag == 0x4E:  # N
