@@ -294,17 +294,28 @@ def shapes(ns, *, name, kwargs):
 
 
 @probe
-def defaults(ns, *, name):
-    """The constructor's default values that are plain data (numbers, strings, booleans, ``None``), by argument:
-    asked of the reference, they are the contract's defaults."""
+def defaults(ns, *, name, method=None):
+    """The default values that are plain data (numbers, strings, booleans, ``None``, tuples of them), by argument,
+    of a class's constructor, a function, or a class's ``method``: asked of the reference, they are the contract's
+    defaults."""
     import inspect
 
+    def plain_default(value):
+        if isinstance(value, tuple):
+            return all(plain_default(v) for v in value)
+        return value is None or isinstance(value, (bool, int, float, str))
+
+    target = ns.get(name) if method is None else getattr(ns.get(name), method)
     out = {}
-    for p in inspect.signature(ns.get(name)).parameters.values():
-        if p.default is not inspect.Parameter.empty and (p.default is None or isinstance(p.default,
-                                                                                       (bool, int, float, str))):
+    for p in inspect.signature(target).parameters.values():
+        if p.default is not inspect.Parameter.empty and plain_default(p.default):
             out[p.name] = p.default
     return out
+
+
+def passed(kwargs, omit):
+    """``kwargs`` without the names in ``omit`` (a probe's call that leaves those to the function's defaults)."""
+    return {k: v for k, v in kwargs.items() if k not in omit}
 
 
 @probe
@@ -399,14 +410,15 @@ def _forward_with_grad(module, method, inputs, grad, result):
 
 
 @probe
-def call(ns, *, name, args=(), kwargs=None, device="cpu", dtype=None, inplace_check=True):
-    """Call a contract function; tensors in ``args`` move to ``device`` first."""
+def call(ns, *, name, args=(), kwargs=None, device="cpu", dtype=None, inplace_check=True, omit=()):
+    """Call a contract function; tensors in ``args`` move to ``device`` first; ``omit``: keyword arguments not
+    passed."""
     fn = ns.get(name)
     dt = DTYPES[dtype] if dtype else None
     args = [_to(a, device, dt) for a in args]
     before = _snapshot(args) if inplace_check else []
     seed_rng(0)
-    out = fn(*args, **(kwargs or {}))
+    out = fn(*args, **passed(kwargs or {}, omit))
     result = {"modified": _modified(args, before) if inplace_check else []}
     if isinstance(out, torch.Tensor):
         result["out"] = plain(out)

@@ -10,7 +10,7 @@ import torch
 from torch.overrides import TorchFunctionMode
 
 from grader.errors import SubmissionError
-from grader.probes import DTYPES, _type_name, as_tensor, default_dtype, plain, probe, seed_rng
+from grader.probes import DTYPES, _type_name, as_tensor, default_dtype, passed, plain, probe, seed_rng
 
 
 class _Multinomials(TorchFunctionMode):
@@ -56,11 +56,12 @@ def lm_filter(ns, *, name, logits, arg, dtype="float64"):
 
 @probe
 def lm_sample_draw(ns, *, logits, temperature=1.0, top_k=None, top_p=None, seed=0, use_generator=True,
-                   dtype="float32"):
+                   dtype="float32", omit=()):
     """Call ``sample_next`` once with a ``torch.Generator`` seeded with ``seed`` (or ``generator=None``).
 
     Returns ``out``, the ``torch.multinomial`` calls it made (``multinomial``), whether the generator it was
-    given (``generator_used``) and the global generator (``global_used``) advanced."""
+    given (``generator_used``) and the global generator (``global_used``) advanced. ``omit``: keyword arguments
+    not passed."""
     fn = ns.get("sample_next")
     x = logits.to(DTYPES[dtype])
     before = x.clone()
@@ -72,7 +73,7 @@ def lm_sample_draw(ns, *, logits, temperature=1.0, top_k=None, top_p=None, seed=
     if use_generator:
         kwargs["generator"] = g
     with _Multinomials(keep_probs=True) as mode:
-        out = fn(x, **kwargs)
+        out = fn(x, **passed(kwargs, omit))
     return {"out": as_tensor(out, "sample_next"), "multinomial": mode.calls,
             "generator_used": not _state_equal(g.get_state(), g_state),
             "global_used": not _state_equal(torch.default_generator.get_state(), global_state),
@@ -149,10 +150,10 @@ def build_lm(ns, kwargs, state, *, dtype="float64", device="cpu", train=False):
 
 @probe
 def lm_generate(ns, *, model, prompt, max_new_tokens, temperature=1.0, top_k=None, top_p=None, seed=0,
-                train=False, device="cpu"):
+                train=False, device="cpu", omit=()):
     """Run ``generate`` on the namespace's ``DecoderLM`` (``model``: ``{"kwargs", "state"}``) with a generator
     seeded with ``seed``; record every forward (``calls``), the ``training`` flag after, whether the output
-    carries gradients."""
+    carries gradients. ``omit``: keyword arguments not passed."""
     net = build_lm(ns, model["kwargs"], model["state"], device=device, train=train)
     recorder = _Recorder(net)
     fn = ns.get("generate")
@@ -160,7 +161,8 @@ def lm_generate(ns, *, model, prompt, max_new_tokens, temperature=1.0, top_k=Non
     before = p.clone()
     g = torch.Generator(device=device).manual_seed(seed)
     seed_rng(seed + 1)
-    out = fn(net, p, max_new_tokens, temperature=temperature, top_k=top_k, top_p=top_p, generator=g)
+    out = fn(net, p, max_new_tokens, **passed({"temperature": temperature, "top_k": top_k, "top_p": top_p,
+                                               "generator": g}, omit))
     requires_grad = isinstance(out, torch.Tensor) and out.requires_grad
     tokens = as_tensor(out, "generate")
     return {"out": tokens.cpu(), "device": tokens.device.type, "calls": recorder.calls,
@@ -302,11 +304,11 @@ def lm_clip(ns, *, shapes, scales, has_grad, max_norm, as_generator=False, seed=
 # -- training --------------------------------------------------------------------------------------------------
 @probe
 def lm_train_steps(ns, *, model, tokens, steps, pad_id=None, max_grad_norm=None, lrs=None, group_lrs=(0.2, 0.05),
-                   momentum=0.0, stale_grads=True, seed=0):
+                   momentum=0.0, stale_grads=True, seed=0, omit=()):
     """Run the namespace's ``train_step`` ``steps`` times on its ``DecoderLM`` with ``torch.optim.SGD`` over two
     parameter groups (matrices, then the rest, with learning rates ``group_lrs``), ``lr=lrs[s]`` at step ``s``
     (``None``: not passed). With ``stale_grads`` every parameter starts with a random gradient left over. Returns
-    the losses, each group's ``lr`` after each step, and the weights."""
+    the losses, each group's ``lr`` after each step, and the weights. ``omit``: keyword arguments not passed."""
     net = build_lm(ns, model["kwargs"], model["state"], train=True)
     step_fn = ns.get("train_step")
     named = list(net.named_parameters())
@@ -324,7 +326,7 @@ def lm_train_steps(ns, *, model, tokens, steps, pad_id=None, max_grad_norm=None,
         kwargs = {"pad_id": pad_id, "max_grad_norm": max_grad_norm}
         if lrs is not None:
             kwargs["lr"] = lrs[s]
-        loss = step_fn(net, tokens, opt, **kwargs)
+        loss = step_fn(net, tokens, opt, **passed(kwargs, omit))
         if isinstance(loss, torch.Tensor):
             raise SubmissionError(kind="bad_output", detail="train_step returned a tensor; expected a Python float "
                                                             "(use loss.item())")

@@ -19,6 +19,7 @@ from grader.probes import (
     as_tensor,
     build,
     params,
+    passed,
     plain,
     probe,
     seed_rng,
@@ -210,10 +211,10 @@ def greedy(ns, *, src, max_len, bos_idx, eos_idx, pad_idx, model=None, scripted=
 
 @probe
 def train_steps(ns, *, model, src, tgt, pad_idx, steps, lr, label_smoothing=0.0, max_grad_norm=None,
-                optimizer="sgd", seed=0, stale_grads=False):
+                optimizer="sgd", seed=0, stale_grads=False, omit=()):
     """Run the namespace's ``train_step`` ``steps`` times on its ``Transformer``; return losses and weights.
     ``stale_grads``: every parameter starts with a random gradient left over (from an evaluation, say), which a
-    ``train_step`` that zeroes gradients before ``backward`` ignores."""
+    ``train_step`` that zeroes gradients before ``backward`` ignores. ``omit``: keyword arguments not passed."""
     net = build(ns, "Transformer", model["kwargs"], state=model["state"], train=True)
     step_fn = ns.get("train_step")
     params = list(net.parameters())
@@ -225,8 +226,8 @@ def train_steps(ns, *, model, src, tgt, pad_idx, steps, lr, label_smoothing=0.0,
     seed_rng(seed)
     losses = []
     for _ in range(steps):
-        loss = step_fn(net, src, tgt, opt, pad_idx=pad_idx, label_smoothing=label_smoothing,
-                       max_grad_norm=max_grad_norm)
+        loss = step_fn(net, src, tgt, opt, pad_idx=pad_idx, **passed(
+            {"label_smoothing": label_smoothing, "max_grad_norm": max_grad_norm}, omit))
         if isinstance(loss, torch.Tensor) and loss.numel() == 1:
             raise SubmissionError(kind="bad_output", detail="train_step returned a tensor; expected a "
                                                             "Python float (use loss.item())")

@@ -205,7 +205,10 @@ def defaults_agree(ctx, *, name, required, inputs, given, example=None, train_di
     built with the contract's defaults passed explicitly: the same ``eval()`` output for the same weights, and,
     with ``train_differs``, a default dropout that is not zero. Only the defaults are judged here: a mistake in the
     forward pass makes both outputs wrong alike and is charged in the checks that compare with the reference.
-    ``given``: the arguments a check usually passes; those not in ``required`` are the ones left out."""
+    ``given``: the arguments a check usually passes; those not in ``required`` are the ones left out.
+
+    Inputs that end in ``None`` (masks, caches) also judge ``forward``'s own defaults: left out, the same output as
+    passing ``None``, where the contract's default for them is ``None``."""
     left = sorted(set(given) - set(required))
     contract = ctx.ref("defaults", name=name)
     explicit = dict(required, **{k: contract[k] for k in left if k in contract})
@@ -219,11 +222,110 @@ def defaults_agree(ctx, *, name, required, inputs, given, example=None, train_di
     except Fail as fail:
         raise Fail("fail.defaults_spelled", what=name, arguments=", ".join(left), defaults=shown,
                    detail=_render_plain(fail), example=ex) from None
+    _forward_defaults(ctx, name=name, kwargs=required, state=weights, inputs=inputs, spelled=spelled, example=ex)
     if train_differs:
         tr = ctx.sub("forward", name=name, kwargs=required, state=weights, inputs=inputs, train=True, repeat=2)
         if all(torch.equal(o, got["out"]) for o in tr["outs"]):
             raise Fail("fail.defaults", what=name, argument="dropout", default=contract.get("dropout", 0.1),
                        detail="in train() mode nothing is dropped", example=ex)
+
+
+def _forward_defaults(ctx, *, name, kwargs, state, inputs, spelled, example):
+    """``forward(*inputs)`` with its trailing ``None`` inputs left out gives ``spelled`` (the output with them), where
+    the contract's ``forward`` has those last parameters default to ``None``."""
+    kept = list(inputs)
+    while kept and kept[-1] is None:
+        kept.pop()
+    if len(kept) == len(inputs):
+        return
+    contract = list(ctx.ref("defaults", name=name, method="forward").items())
+    left = [k for k, v in contract[len(kept) - len(inputs):]]
+    if len(contract) < len(inputs) - len(kept) or any(v is not None for _, v in contract[len(kept) - len(inputs):]):
+        return
+    what, argument = f"{name}.forward", ", ".join(left)
+    example = dict(example or {}, config=dict(kwargs, **{k: "(default)" for k in left}))
+    try:
+        got = ctx.sub("forward", name=name, kwargs=kwargs, state=state, inputs=kept)
+    except SubmissionError as err:
+        if err.kind != "exception":
+            raise
+        raise Fail("fail.default_left_out_raised", what=what, argument=argument, default="None", detail=err.detail,
+                   file=err.file, line=err.line, example=example) from None
+    differ = first_difference({"out": got["out"]}, {"out": spelled["out"]})
+    if differ is not None:
+        raise Fail("fail.default_left_out", what=what, argument=argument, default="None", example=example, **differ)
+
+
+def defaults_called(ctx, *, what, probe, args, arguments, compare, method=None, example=None):
+    """Each of ``arguments`` left out of a call of the submission's ``what`` (a function, or ``method`` of the class
+    ``what``) through ``probe`` gives what passing the contract's default for it gives: the same results under
+    ``compare`` (keys of the probe's answer), the same seeds for both calls. The contract's defaults are the
+    reference's signature (the ``defaults`` probe). Only the default is judged: the same code runs both calls, so
+    a mistake elsewhere in the function makes both wrong alike and is charged where it is compared with the
+    reference. ``probe`` takes ``omit``: the names it does not pass."""
+    contract = ctx.ref("defaults", name=what, method=method)
+    shown_what = f"{what}.{method}" if method else what
+    spelled_args = dict(args, **{k: contract[k] for k in arguments})
+    spelled = ctx.sub(probe, **spelled_args)
+    for name in arguments:
+        ex = dict(example or {})
+        ex["config"] = dict(ex.get("config", {}), **{name: "(default)"})
+        try:
+            left_out = ctx.sub(probe, **dict(spelled_args, omit=[name]))
+        except SubmissionError as err:
+            if err.kind != "exception":
+                raise
+            raise Fail("fail.default_left_out_raised", what=shown_what, argument=name, default=repr(contract[name]),
+                       detail=err.detail, file=err.file, line=err.line, example=ex) from None
+        differ = first_difference({k: left_out.get(k) for k in compare}, {k: spelled.get(k) for k in compare})
+        if differ is not None:
+            raise Fail("fail.default_left_out", what=shown_what, argument=name, default=repr(contract[name]),
+                       example=ex, **differ)
+
+
+def first_difference(got, expected, path=""):
+    """Where two plain results (dicts, lists, tensors, numbers) first differ: ``{"where", "got", "expected",
+    "count"}`` (``count``: how many elements differ, of how many); ``None`` where they agree (floats
+    within ``1e-9`` relative: two spellings of one default may round differently)."""
+    if isinstance(expected, dict) and isinstance(got, dict):
+        for key in sorted(set(expected) | set(got), key=str):
+            found = first_difference(got.get(key), expected.get(key), f"{path}.{key}" if path else str(key))
+            if found is not None:
+                return found
+        return None
+    if isinstance(expected, (list, tuple)) and isinstance(got, (list, tuple)) and len(got) == len(expected):
+        for i, (g, e) in enumerate(zip(got, expected)):
+            found = first_difference(g, e, f"{path}[{i}]")
+            if found is not None:
+                return found
+        return None
+    if isinstance(expected, torch.Tensor) and isinstance(got, torch.Tensor):
+        if got.shape != expected.shape or got.dtype != expected.dtype:
+            return _differ(path, f"{got.dtype} {list(got.shape)}", f"{expected.dtype} {list(expected.shape)}")
+        if expected.is_floating_point():
+            bad = ~torch.isclose(got, expected, rtol=1e-9, atol=1e-12, equal_nan=True)
+        else:
+            bad = got != expected
+        if not bad.any():
+            return None
+        index = [int(i) for i in bad.nonzero()[0]]
+        return _differ(f"{path}{index}", _number(got[tuple(index)].item()), _number(expected[tuple(index)].item()),
+                       f"{int(bad.sum())}/{bad.numel()}")
+    if isinstance(expected, float) and isinstance(got, float) and not isinstance(got, bool):
+        if math.isclose(got, expected, rel_tol=1e-9, abs_tol=1e-12) or (math.isnan(got) and math.isnan(expected)):
+            return None
+        return _differ(path, _number(got), _number(expected))
+    if got == expected and type(got) is type(expected):
+        return None
+    return _differ(path, repr(got)[:120], repr(expected)[:120])
+
+
+def _differ(where, got, expected, count="1/1"):
+    return {"where": where, "got": got, "expected": expected, "count": count}
+
+
+def _number(x):
+    return f"{x:.6g}" if isinstance(x, float) else repr(x)
 
 
 def _render_plain(fail):

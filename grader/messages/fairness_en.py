@@ -16,6 +16,11 @@ MESSAGES = {
                      "{argument}={default}: {detail}",
     "fail.defaults_spelled": "{what} built without {arguments} does not behave as when the contract's defaults "
                              "are passed ({defaults}): {detail}",
+    "fail.default_left_out": "{what} called without {argument} does not give what passing the contract's default "
+                             "{argument}={default} gives (the same inputs and seeds): {where} is {got} without it, "
+                             "{expected} with it ({count} differ).",
+    "fail.default_left_out_raised": "{what} called without {argument} (the contract's default is {argument}={default}) "
+                                    "raised: {detail}",
     "fail.dropout_zero": "{what} built with dropout=0.0 in train() mode does not give its eval() output: some dropout "
                          "ignores the dropout argument (a fixed probability?).",
     "check.defaults": "constructor defaults are the contract's",

@@ -11,6 +11,9 @@ MESSAGES = {
     "note.output_dropped": "有 {n} 次调用打印的内容超过输出上限，超出部分已丢弃（打印不扣分）。",
     "fail.defaults": "{what} 不传 {argument} 时的行为与约定的默认值 {argument}={default} 不同：{detail}",
     "fail.defaults_spelled": "{what} 不传 {arguments} 时，与显式传入约定默认值（{defaults}）时的行为不同：{detail}",
+    "fail.default_left_out": "调用 {what} 时不传 {argument}，结果与传入约定默认值 {argument}={default} 时不同（输入与随机种子相同）："
+                             "{where} 不传时为 {got}，传入时为 {expected}（{count} 不同）。",
+    "fail.default_left_out_raised": "调用 {what} 时不传 {argument}（约定默认值为 {argument}={default}）抛出了异常：{detail}",
     "fail.dropout_zero": "{what} 以 dropout=0.0 构造并处于 train() 模式时，输出与 eval() 不同：某个 dropout 没有使用 "
                          "dropout 参数（写死了概率？）。",
     "check.defaults": "构造函数的默认值符合约定",

@@ -9,6 +9,7 @@ import torch
 from hypothesis import strategies as st
 
 from grader.checks.base import Fail, check
+from grader.checks.common import defaults_called
 from grader.checks.compare import check_tensor
 from grader.strategies import random_state, random_tokens, seeds
 
@@ -95,10 +96,22 @@ def seed_case(draw):
             "k": draw(st.integers(2, 8)), "seed": draw(seeds())}
 
 
-@check("generate", "same_seed", points=3, variant="isolated", given=seed_case())
-def same_seed(ctx, c):
+@check("generate", "same_seed", points=3, variant="isolated")
+def same_seed(ctx):
     """With the same seeded generator, the same tokens as the reference (temperature, top-k, top-p passed on to
-    sample_next once per step, on the last position's logits)."""
+    sample_next once per step, on the last position's logits); called without temperature, top_k or top_p, the
+    same tokens as with the contract's defaults."""
+    ctx.given(seed_case())(lambda c: _same_seed(ctx, c))()
+    # rows sampled over a large vocabulary: a default that filters or sharpens at all changes some token
+    config = dict(MODEL, vocab_size=300)
+    prompt = random_tokens([8, 2], config["vocab_size"], 5)
+    defaults_called(ctx, what="generate", probe="lm_generate",
+                    args={"model": model_spec(ctx, config, 5), "prompt": prompt, "max_new_tokens": 4, "seed": 5},
+                    arguments=("temperature", "top_k", "top_p"), compare=("out",),
+                    example={"config": dict(config, max_new_tokens=4, generator_seed=5), "shapes": {"prompt": [8, 2]}})
+
+
+def _same_seed(ctx, c):
     model = model_spec(ctx, MODEL, c["seed"])
     prompt = random_tokens([c["B"], c["L0"]], MODEL["vocab_size"], c["seed"])
     for options in ({"temperature": 1.0}, {"temperature": 0.7, "top_k": c["k"]},

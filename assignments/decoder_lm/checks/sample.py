@@ -13,6 +13,7 @@ import torch
 from hypothesis import strategies as st
 
 from grader.checks.base import Fail, check
+from grader.checks.common import defaults_called
 from grader.strategies import randn, seeds
 
 from .top_k import quarter_logits
@@ -133,10 +134,20 @@ def _safe_top_p(ctx, logits, temperature, top_k, u, pick):
     return safe_p(x, u, pick) or 0.5
 
 
-@check("sample", "same_seed", points=3, variant="isolated", given=draw_case())
-def same_seed(ctx, c):
+@check("sample", "same_seed", points=3, variant="isolated")
+def same_seed(ctx):
     """With the same seeded generator, the same tokens as the reference: temperature, top-k, top-p, softmax, then
-    exactly one torch.multinomial(probs, num_samples=1, generator=generator) on [B, V]."""
+    exactly one torch.multinomial(probs, num_samples=1, generator=generator) on [B, V]; called without temperature,
+    top_k or top_p, the same tokens as with the contract's defaults."""
+    ctx.given(draw_case())(lambda c: _same_seed(ctx, c))()
+    # many rows over a large vocabulary: a default that filters or sharpens at all changes some row's token
+    logits = randn([32, 300], 5, scale=2.0)
+    defaults_called(ctx, what="sample_next", probe="lm_sample_draw", args={"logits": logits, "seed": 5},
+                    arguments=("temperature", "top_k", "top_p"), compare=("out",),
+                    example={"shapes": {"logits": [32, 300]}, "config": {"generator_seed": 5}})
+
+
+def _same_seed(ctx, c):
     logits = randn([c["B"], c["V"]], c["seed"], scale=2.0)
     T = c["temperature"]
     for top_k, use_p in ((c["k"], True), (None, False), (c["k"], False), (None, True)):  # the filters used first

@@ -6,6 +6,7 @@ import math
 from hypothesis import strategies as st
 
 from grader.checks.base import Fail, check
+from grader.checks.common import defaults_called
 from grader.checks.compare import check_tensor
 from grader.strategies import random_tokens, seeds
 
@@ -21,7 +22,8 @@ def step_case(draw):
             "momentum": draw(st.sampled_from([0.0, 0.9])), "seed": draw(seeds())}
 
 
-def _steps(ctx, c, *, lrs, max_grad_norm, stale_grads=True):
+def _step_args(ctx, c, *, lrs, max_grad_norm, stale_grads=True):
+    """The ``lm_train_steps`` probe's arguments for case ``c``, and the example a failure shows."""
     model = model_spec(ctx, MODEL, c["seed"])
     tokens = random_tokens([c["B"], c["L"]], MODEL["vocab_size"], c["seed"] + 1)
     if c["pad_id"] is not None:
@@ -33,6 +35,11 @@ def _steps(ctx, c, *, lrs, max_grad_norm, stale_grads=True):
                          optimizer=f"SGD, two groups (lr 0.2 and 0.05), momentum={c['momentum']}",
                          gradients_before_the_first_step="left over (random)" if stale_grads else "none"),
           "shapes": {"tokens": list(tokens.shape)}}
+    return args, ex
+
+
+def _steps(ctx, c, *, lrs, max_grad_norm, stale_grads=True):
+    args, ex = _step_args(ctx, c, lrs=lrs, max_grad_norm=max_grad_norm, stale_grads=stale_grads)
     ref, got = ctx.both("lm_train_steps", **args)
     for s, (a, b) in enumerate(zip(got["lrs"], ref["lrs"])):
         if a != b:
@@ -44,12 +51,17 @@ def _steps(ctx, c, *, lrs, max_grad_norm, stale_grads=True):
         check_tensor(got["state"][name], ref["state"][name], what=f"{name} after {STEPS} steps", example=ex)
 
 
-@check("train_step", "step", points=5, variant="isolated", examples=(3, 15), given=step_case())
-def step(ctx, c):
+@check("train_step", "step", points=5, variant="isolated", examples=(3, 15))
+def step(ctx):
     """Three steps: the lr given set on every group, the gradients zeroed before backward (some are left over
     before the first call), lm_loss with pad_id, optimizer.step(); the same losses (before each update, as floats)
-    and weights as the reference."""
-    _steps(ctx, c, lrs=[0.3, 0.1, 0.5], max_grad_norm=None)
+    and weights as the reference; called without pad_id or max_grad_norm, as with the contract's defaults."""
+    ctx.given(step_case())(lambda c: _steps(ctx, c, lrs=[0.3, 0.1, 0.5], max_grad_norm=None))()
+    args, ex = _step_args(ctx, {"B": 3, "L": 6, "pad_id": None, "momentum": 0.0, "seed": 5}, lrs=None,
+                          max_grad_norm=None, stale_grads=True)
+    args["tokens"][-1, -2:] = 0  # id 0 at the end of a row: a default pad_id=0 would skip those targets
+    defaults_called(ctx, what="train_step", probe="lm_train_steps", args=args, arguments=("pad_id", "max_grad_norm"),
+                    compare=("losses", "state"), example=ex)
 
 
 @check("train_step", "options", points=3, variant="isolated", examples=(2, 10), given=step_case())

@@ -6,7 +6,7 @@ import torch
 from hypothesis import strategies as st
 
 from grader.checks.base import Fail, check
-from grader.checks.common import nonfinite_name, ref_state
+from grader.checks.common import defaults_called, nonfinite_name, ref_state
 from grader.checks.compare import check_tensor
 from grader.strategies import randn, random_tokens, seeds
 
@@ -88,7 +88,8 @@ def step_case(draw):
             "seed": draw(seeds())}
 
 
-def _steps(ctx, c, *, max_grad_norm=None, steps=3, stale_grads=True):
+def _step_args(ctx, c, *, max_grad_norm=None, steps=3, stale_grads=True):
+    """The ``train_steps`` probe's arguments for case ``c``, and the example a failure shows."""
     kw = {"src_vocab_size": 8, "tgt_vocab_size": 9, "d_model": 8, "num_heads": 2, "d_ff": 12, "num_layers": 1,
           "max_len": 16, "dropout": 0.0, "norm_first": c["norm_first"]}
     state = ref_state(ctx, "Transformer", kw, c["seed"])
@@ -105,6 +106,12 @@ def _steps(ctx, c, *, max_grad_norm=None, steps=3, stale_grads=True):
                          max_grad_norm=max_grad_norm,
                          gradients_before_the_first_step="left over (random)" if stale_grads else "none"),
           "shapes": {"src": list(src.shape), "tgt": list(tgt.shape)}}
+    return args, ex
+
+
+def _steps(ctx, c, **options):
+    args, ex = _step_args(ctx, c, **options)
+    steps = args["steps"]
     ref, got = ctx.both("train_steps", **args)
     for i, (a, b) in enumerate(zip(got["losses"], ref["losses"])):
         if not math.isfinite(a) and math.isfinite(b):
@@ -115,11 +122,19 @@ def _steps(ctx, c, *, max_grad_norm=None, steps=3, stale_grads=True):
         check_tensor(got["state"][name], ref["state"][name], what=f"{name} after {steps} steps", example=ex)
 
 
-@check("training", "train_step", points=4, variant="isolated", examples=(2, 12), given=step_case())
-def train_step(ctx, c):
+@check("training", "train_step", points=4, variant="isolated", examples=(2, 12))
+def train_step(ctx):
     """train_step: shifted targets, masks, gradients zeroed before backward (some are left over before the first
-    call), one step: same losses and weights as the reference, over the reference's sequence_loss."""
-    _steps(ctx, c)
+    call), one step: same losses and weights as the reference, over the reference's sequence_loss; called without
+    label_smoothing or max_grad_norm, it behaves as with the contract's defaults."""
+    @ctx.given(step_case())
+    def prop(c):
+        _steps(ctx, c)
+
+    prop()
+    args, ex = _step_args(ctx, {"B": 2, "Ls": 4, "Lt": 5, "norm_first": False, "smoothing": 0.0, "seed": 11})
+    defaults_called(ctx, what="train_step", probe="train_steps", args=args,
+                    arguments=("label_smoothing", "max_grad_norm"), compare=("losses", "state"), example=ex)
 
 
 @check("training", "clipping", points=1, variant="isolated", examples=(1, 6), given=step_case())
