@@ -5,9 +5,11 @@ probe calls each check made (what diagnosis replays) stay inside the engine: ``r
 the result, never on it.
 """
 
+import functools
 import math
 import platform
 import time
+import zlib
 from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from datetime import datetime, timezone
@@ -277,6 +279,40 @@ def _run_variant(g, spec, variant):
     return result, ctx.calls + [c for c in first if not any(c is seen for seen in ctx.calls)]
 
 
+FRESH_EXAMPLES = 4
+"""New examples a failing property check is run on to confirm a diagnosis (``fresh_calls``)."""
+
+
+def fresh_calls(g, spec, variant):
+    """The submission's probe calls on ``FRESH_EXAMPLES`` new examples of ``spec``'s properties, drawn from a seed of
+    their own (the same every run), not shrunk, failing or not: evidence that the failing example, shrunk small,
+    may not give (there two mistakes often give the same numbers). ``None`` for a check that draws no examples
+    (it would only repeat its calls)."""
+    seed = zlib.crc32(f"{spec.id}/{g.seed}".encode())
+    ctx = CheckContext(
+        spec,
+        sub=g.sub,
+        ref=g.ref,
+        profile=g.profile,
+        seed=g.seed,
+        devices=g.devices,
+        variant=variant,
+        fresh=(FRESH_EXAMPLES, seed),
+    )
+    try:
+        spec.fn(ctx)
+    except (Exception, Abort):  # noqa: BLE001 - what was called before it stopped is still evidence
+        pass
+    return ctx.all_calls if ctx.drew else None
+
+
+def _variant_run(g, spec, result):
+    """The variant ``result`` of ``spec`` was graded in (an isolated check that could not be isolated: integrated)."""
+    if any(n.key == "note.not_isolated" for n in result.notes):
+        return "integrated"
+    return variant_of(g.assignment, spec)
+
+
 def _failed(result, fail):
     result.status, result.score = "failed", 0.0
     result.message = Message(fail.key, dict(fail.params))
@@ -359,7 +395,8 @@ def grade(
             found: dict[str, list[str]] = {}
             for x in results:
                 found.setdefault(x.task, []).extend(d.id for d in x.diagnoses if d.kind == "bug")
-            r.diagnoses = diagnose(spec, c, found)
+            fresh = functools.partial(fresh_calls, g, spec, _variant_run(g, spec, r))
+            r.diagnoses = diagnose(spec, c, found, fresh=fresh)
         results.append(r)
     if diagnose is not None:
         consolidate_diagnoses(results)

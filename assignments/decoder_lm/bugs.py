@@ -273,3 +273,13 @@ EQUIVALENT = {
     "model.tied_before_init": "tying before self.apply(_init_weights) draws the shared tensor again from the same "
                               "N(0, 0.02²): the same model up to the random draw, which no check may rely on",
 }
+
+SAME_EFFECT = {
+    "sample.temperature_after_softmax": ("sample.temperature_ignored",),
+    "top_p.sorted_ascending": ("top_p.p_ignored",),
+    "decay_groups.decay_on_norms": ("decay_groups.by_name_weight", "decay_groups.dim_at_least_one"),
+    "train_step.clip_ignored": ("train_step.clip_after_step",),
+}
+"""Entries of ``BUGS`` that also stand for mistakes of ``EQUIVALENT`` (no check can tell them apart): their
+message states the effect they share and lists the usual causes, so that a student is never told a cause their
+code does not have."""

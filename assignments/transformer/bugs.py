@@ -221,3 +221,8 @@ EQUIVALENT = {
     "sdpa.fill_minus_1e4": "a fill of -1e4 gives exactly 0 after the softmax in float64 and float32 for the "
                            "score ranges involved, like -inf; it only shows as a float16 issue, not a bug",
 }
+
+SAME_EFFECT = {"training.clipping_ignored": ("training.clip_after_step",)}
+"""Entries of ``BUGS`` that also stand for mistakes of ``EQUIVALENT`` (no check can tell them apart): their
+message states the effect they share and lists the usual causes, so that a student is never told a cause their
+code does not have."""

@@ -4,9 +4,15 @@ When a check fails, the submission's probe calls for the minimal failing
 example are replayed on mutants of the reference (one per catalogued bug of
 the task, plus bugs of failing tasks beneath it for integrated checks). A
 mutant whose results match the submission's on every call, while the
-reference's do not, is reported as a diagnosis. Where no mutant matches,
-hints are read from the shape of the error (a constant factor, a transpose,
-rows not summing to 1, only some positions, heads or rows wrong).
+reference's do not, is a candidate. A candidate is named only once confirmed
+on fresh evidence: the check run again on new examples, larger and not shrunk
+(``engine.fresh_calls``), where the mutant must again give what the submission
+gives on every call, passing or failing. A shrunk example is small, and small
+examples make mistakes coincide (a padding mask taken one position off and no
+padding mask at all give the same loss on rows with one pad); the fresh ones
+tell them apart. Where no mutant matches, hints are read from the shape of the
+error (a constant factor, a transpose, rows not summing to 1, only some
+positions, heads or rows wrong).
 """
 
 import math
@@ -100,6 +106,15 @@ class Diagnoser:
             self._mutants[key] = InProcessRunner(ns.root, assignment=self.assignment, banned=(), namespace=ns)
         return self._mutants[key]
 
+    def _reproduces(self, runner, calls):
+        """Whether the mutant gives what the submission gave on every call (fresh evidence: passing calls too)."""
+        for probe, args, got in calls:
+            if isinstance(got, SubmissionError) and got.kind in UNEXPLAINABLE:
+                continue  # a time limit or a crash says nothing about which mistake it is
+            if not same(_evidence(probe, self._run(runner, probe, args)), _evidence(probe, got)):
+                return False
+        return True
+
     def _explains(self, runner, calls, refs):
         """Whether the mutant reproduces every call of the submission while the reference does not."""
         differs_from_ref = False
@@ -129,11 +144,13 @@ class Diagnoser:
                 bugs += [by_id[i] for i in found.get(dep, ()) if by_id[i] not in bugs]
         return bugs
 
-    def __call__(self, spec, calls, found=None):
+    def __call__(self, spec, calls, found=None, fresh=None):
         """Diagnoses for a failed check, most likely first.
 
         ``calls`` are the submission's probe calls of the failing examples;
-        ``found`` maps task ids to the bug ids already diagnosed in them.
+        ``found`` maps task ids to the bug ids already diagnosed in them;
+        ``fresh()`` gives the submission's calls on fresh examples (``None`` where the check draws none), asked
+        only when some mutant matches: a candidate is kept only if it reproduces them too.
         """
         if not calls or not spec.diagnose:
             return []
@@ -148,13 +165,17 @@ class Diagnoser:
                 except ValueError:  # a spelling whose edits do not apply to this reference
                     continue
                 if self._explains(runner, calls, refs):
-                    (matches if k == 0 else variants).append(Diagnosis(id=bug.id, kind="bug"))
+                    (matches if k == 0 else variants).append((Diagnosis(id=bug.id, kind="bug"), runner))
                     break
         matches += variants  # the catalogued spelling first, then the other spellings
         if not matches:
             matches = self._compounds(spec, calls, refs)
+        if matches and fresh is not None:
+            evidence = fresh()
+            if evidence:
+                matches = [(d, runner) for d, runner in matches if self._reproduces(runner, evidence)]
         if matches:
-            return matches
+            return [d for d, _runner in matches]
         probe, args, got = calls[0]
         ref = refs[0]
         if isinstance(got, dict) and isinstance(ref, dict):
@@ -174,8 +195,8 @@ class Diagnoser:
                     continue
                 if self._explains(runner, calls, refs):
                     pair = [first.id, second.id]
-                    return [Diagnosis(id=first.id, kind="bug", params={"compound": pair}),
-                            Diagnosis(id=second.id, kind="bug", params={"compound": pair})]
+                    return [(Diagnosis(id=first.id, kind="bug", params={"compound": pair}), runner),
+                            (Diagnosis(id=second.id, kind="bug", params={"compound": pair}), runner)]
         return []
 
     def close(self):

@@ -133,9 +133,13 @@ class CheckContext:
         seed: ``None`` for derandomized examples, else the Hypothesis seed.
         devices: devices to exercise besides ``meta`` (``["cpu"]``, plus ``"cuda"`` where present).
         variant: ``"integrated"`` or ``"isolated:<task>"`` for this run of the check.
+        fresh: ``None`` to grade; else ``(examples, seed)``: run the check's properties on that many new examples
+            drawn from that seed, none shrunk, and keep every call of every example in ``all_calls`` (the fresh
+            evidence a diagnosis is confirmed on; see ``grader.bugs.diagnose``).
     """
 
-    def __init__(self, spec, *, sub, ref, profile="full", seed=None, devices=("cpu",), variant="integrated"):
+    def __init__(self, spec, *, sub, ref, profile="full", seed=None, devices=("cpu",), variant="integrated",
+                 fresh=None):
         self.spec = spec
         self.sub_runner = sub
         self.ref_runner = ref
@@ -143,8 +147,13 @@ class CheckContext:
         self.seed = seed
         self.devices = tuple(devices)
         self.variant = variant
+        self.fresh = fresh
         self.calls = []
         """The submission's probe calls of the last example run: ``(probe, args, result or SubmissionError)``."""
+        self.all_calls = []
+        """With ``fresh``: every probe call of the submission, in order."""
+        self.drew = False
+        """Whether a property drew examples (a check without one makes the same calls every run)."""
         self.artifacts = {}
         """Plain data for the report's pictures that a passing check wants to show (a loss curve)."""
         self.first_failing_calls = None
@@ -204,6 +213,8 @@ class CheckContext:
                 raise SubmissionError(kind="exception", detail=f"ReferenceFailed: {forged}") from None
         except SubmissionError as err:
             self.calls.append((probe, args, err))
+            if self.fresh is not None:
+                self.all_calls.append((probe, args, err))
             if err.kind in ABORT_KINDS:
                 raise Abort(err) from None
             raise
@@ -211,6 +222,8 @@ class CheckContext:
             self.parts_used.update(result.pop(PARTS_USED))
             self.isolated_calls += 1
         self.calls.append((probe, args, result))
+        if self.fresh is not None:
+            self.all_calls.append((probe, args, result))
         return result
 
     def given(self, *strategies):
@@ -222,12 +235,32 @@ class CheckContext:
                 self.calls = []  # keep only the calls of the example being run (the minimal one, last)
                 try:
                     return fn(*args, **kwargs)
+                except (Fail, SubmissionError):
+                    if self.fresh is not None:  # fresh evidence: every example's calls, failing or not
+                        return None
+                    if self.first_failing_calls is None:
+                        self.first_failing_calls = list(self.calls)  # before shrinking: larger, more telling
+                    raise
                 except BaseException:
                     if self.first_failing_calls is None:
                         self.first_failing_calls = list(self.calls)  # before shrinking: larger, more telling
                     raise
 
+            self.drew = True
             test = given(*strategies)(one_example)
+            if self.fresh is not None:
+                examples, seed = self.fresh
+                return hypothesis_seed(seed)(settings(
+                    max_examples=examples,
+                    derandomize=False,
+                    database=None,
+                    deadline=None,
+                    suppress_health_check=list(HealthCheck),
+                    phases=(Phase.generate,),
+                    report_multiple_bugs=False,
+                    print_blob=False,
+                    verbosity=Verbosity.quiet,
+                )(test))
             test = settings(
                 max_examples=self.max_examples,
                 derandomize=self.seed is None,

@@ -222,7 +222,7 @@ def defaults_agree(ctx, *, name, required, inputs, given, example=None, train_di
     except Fail as fail:
         raise Fail("fail.defaults_spelled", what=name, arguments=", ".join(left), defaults=shown,
                    detail=_render_plain(fail), example=ex) from None
-    _forward_defaults(ctx, name=name, kwargs=required, state=weights, inputs=inputs, spelled=spelled, example=ex)
+    method_defaults(ctx, name=name, kwargs=required, state=weights, inputs=inputs, spelled=spelled, example=ex)
     if train_differs:
         tr = ctx.sub("forward", name=name, kwargs=required, state=weights, inputs=inputs, train=True, repeat=2)
         if all(torch.equal(o, got["out"]) for o in tr["outs"]):
@@ -230,22 +230,25 @@ def defaults_agree(ctx, *, name, required, inputs, given, example=None, train_di
                        detail="in train() mode nothing is dropped", example=ex)
 
 
-def _forward_defaults(ctx, *, name, kwargs, state, inputs, spelled, example):
-    """``forward(*inputs)`` with its trailing ``None`` inputs left out gives ``spelled`` (the output with them), where
-    the contract's ``forward`` has those last parameters default to ``None``."""
+def method_defaults(ctx, *, name, kwargs, state, inputs, method="forward", spelled=None, example=None):
+    """``method(*inputs)`` of ``name(**kwargs)`` with its trailing ``None`` inputs (masks, caches) left out gives
+    what it gives with them (``spelled``, the probe's answer with them, when the caller has it), where the
+    contract's ``method`` has those last parameters default to ``None``."""
     kept = list(inputs)
     while kept and kept[-1] is None:
         kept.pop()
     if len(kept) == len(inputs):
         return
-    contract = list(ctx.ref("defaults", name=name, method="forward").items())
+    contract = list(ctx.ref("defaults", name=name, method=method).items())
     left = [k for k, v in contract[len(kept) - len(inputs):]]
     if len(contract) < len(inputs) - len(kept) or any(v is not None for _, v in contract[len(kept) - len(inputs):]):
         return
-    what, argument = f"{name}.forward", ", ".join(left)
+    what, argument = f"{name}.{method}", ", ".join(left)
     example = dict(example or {}, config=dict(kwargs, **{k: "(default)" for k in left}))
+    if spelled is None:
+        spelled = ctx.sub("forward", name=name, kwargs=kwargs, state=state, inputs=inputs, method=method)
     try:
-        got = ctx.sub("forward", name=name, kwargs=kwargs, state=state, inputs=kept)
+        got = ctx.sub("forward", name=name, kwargs=kwargs, state=state, inputs=kept, method=method)
     except SubmissionError as err:
         if err.kind != "exception":
             raise

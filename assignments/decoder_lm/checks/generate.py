@@ -13,6 +13,8 @@ from grader.checks.common import defaults_called
 from grader.checks.compare import check_tensor
 from grader.strategies import random_state, random_tokens, seeds
 
+from .sample import global_generator
+
 MODEL = {"vocab_size": 13, "dim": 8, "num_layers": 2, "num_heads": 2, "hidden_dim": 12, "num_kv_heads": 1}
 
 _TABLES = {}
@@ -109,6 +111,11 @@ def same_seed(ctx):
                     args={"model": model_spec(ctx, config, 5), "prompt": prompt, "max_new_tokens": 4, "seed": 5},
                     arguments=("temperature", "top_k", "top_p"), compare=("out",),
                     example={"config": dict(config, max_new_tokens=4, generator_seed=5), "shapes": {"prompt": [8, 2]}})
+    # without a generator, torch's global one draws: the same global seed, the reference's tokens
+    args = {"model": model_spec(ctx, config, 5), "prompt": prompt, "max_new_tokens": 4, "seed": 5, "omit": ["generator"]}
+    ref, got = ctx.both("lm_generate", **args)
+    global_generator(ctx, "generate", ref["out"], _output(got, 8, 6, {}, "generate"), example={
+        "config": dict(config, max_new_tokens=4, generator="(default)", global_seed=6), "shapes": {"prompt": [8, 2]}})
 
 
 def _same_seed(ctx, c):

@@ -84,9 +84,11 @@ def contract(ctx):
     state["embed.weight"] = state["embed.weight"] * 2e-3
     tokens = random_tokens([2, 6], 11, 4)
     try:
-        if dict(plain["params"]) != dict(spelled["params"]):
-            differ = sorted(set(plain["params"]) ^ set(spelled["params"]))
-            raise Fail("fail.lm_default_shapes", names=[n for n, _shape in differ][:6], example=exd)
+        left_out, passed = dict(plain["params"]), dict(spelled["params"])
+        if left_out != passed:
+            differ = sorted(k for k in set(left_out) | set(passed) if left_out.get(k) != passed.get(k))
+            raise Fail("fail.lm_default_shapes", example=exd,
+                       names=[f"{k}: {left_out.get(k)} ({passed.get(k)})" for k in differ][:6])
         a, b = run(ctx, required, state, tokens)["out"], run(ctx, explicit, state, tokens)["out"]
         check_tensor(a, b, what="DecoderLM logits", example=exd)
     except Fail as fail:

@@ -145,6 +145,19 @@ def same_seed(ctx):
     defaults_called(ctx, what="sample_next", probe="lm_sample_draw", args={"logits": logits, "seed": 5},
                     arguments=("temperature", "top_k", "top_p"), compare=("out",),
                     example={"shapes": {"logits": [32, 300]}, "config": {"generator_seed": 5}})
+    # without a generator, torch's global one draws: the same global seed, the reference's tokens
+    ref, got = ctx.both("lm_sample_draw", logits=logits, seed=5, use_generator=False)
+    global_generator(ctx, "sample_next", ref["out"], got["out"], example={
+        "shapes": {"logits": [32, 300]}, "config": {"generator": "(default)", "global_seed": 6}})
+
+
+def global_generator(ctx, what, expected, got, *, example):
+    """Fail unless ``got`` (tokens drawn without a generator, the global one seeded) is ``expected``."""
+    del ctx
+    if got.shape != expected.shape or not torch.equal(got, expected):
+        bad = (got != expected).nonzero() if got.shape == expected.shape else None
+        where = [int(i) for i in bad[0]] if bad is not None and len(bad) else []
+        raise Fail("fail.lm_global_generator", what=what, index=where, example=example)
 
 
 def _same_seed(ctx, c):

@@ -183,8 +183,9 @@ MESSAGES = {
                                "before it, so the token that crosses p is dropped.",
     "bughint.top_p.one_too_early": "A token stays if the tokens more probable than it have not yet reached p: "
                                    "compare the mass before the token, that is, the cumulative sum minus itself.",
-    "bug.top_p.sorted_ascending": "the probabilities are sorted in ascending order, so the cumulative mass starts "
-                                  "from the least likely tokens and the filter keeps everything.",
+    "bug.top_p.sorted_ascending": "the top-p filter keeps every token. Usual causes: the probabilities are sorted in "
+                                  "ascending order (the cumulative mass starts from the least likely tokens), or p is "
+                                  "never used.",
     "bughint.top_p.sorted_ascending": "The nucleus is built from the most probable tokens: sort in descending "
                                       "order.",
     "bug.top_p.not_sorted": "the cumulative probability is taken in vocabulary order, without sorting, so "
@@ -193,8 +194,9 @@ MESSAGES = {
     "bug.top_p.no_softmax": "the cumulative sum runs over the raw logits instead of the probabilities.",
     "bughint.top_p.no_softmax": "p is a probability: turn each row into probabilities with a softmax first.",
     # -- sample ---------------------------------------------------------------------------------------------------
-    "bug.sample.temperature_after_softmax": "the temperature divides the probabilities after the softmax, which "
-                                            "the draw renormalises away: the temperature has no effect.",
+    "bug.sample.temperature_after_softmax": "the temperature has no effect on the draw. Usual causes: the probabilities are divided "
+                                            "by the temperature after the softmax (the draw renormalises it away), or the "
+                                            "temperature is never applied.",
     "bughint.sample.temperature_after_softmax": "Divide the logits by the temperature before any filter and "
                                                 "before the softmax.",
     "bug.sample.temperature_after_filters": "the logits are divided by the temperature after top-k and top-p, so "
@@ -229,8 +231,10 @@ MESSAGES = {
     "bughint.generate.leaves_eval_mode": "This model has no dropout, so there is no need to change its mode; if "
                                          "you do, restore it before returning.",
     # -- decay_groups ---------------------------------------------------------------------------------------------
-    "bug.decay_groups.decay_on_norms": "every parameter, RMSNorm weights included, is put in the decayed group "
-                                       "and the no-decay group is empty.",
+    "bug.decay_groups.decay_on_norms": "every parameter, RMSNorm weights included, is in the decayed group and the no-decay "
+                                       "group is empty. Usual causes: every parameter is decayed; parameters are routed by "
+                                       "'\"weight\" in name' (in this model the norms' parameters are named weight too); or by "
+                                       "p.dim() >= 1 instead of p.dim() >= 2.",
     "bughint.decay_groups.decay_on_norms": "Only parameters with 2 or more dimensions are decayed; norm weights "
                                            "and biases (1 dimension) go to the group with weight_decay 0.",
     "bug.decay_groups.inverted": "the groups are inverted: the 1-dimensional parameters (norm weights) are "
@@ -326,7 +330,9 @@ MESSAGES = {
                                                "the optimizer never sees them and the weights do not learn.",
     "bughint.train_step.zero_grad_after_backward": "Zero the gradients first, then compute the loss and call "
                                                    "backward(), then step.",
-    "bug.train_step.clip_ignored": "max_grad_norm is never used: the gradients are not clipped.",
+    "bug.train_step.clip_ignored": "clipping does not change the update: the optimizer steps with unclipped gradients. "
+                                   "Usual causes: max_grad_norm is never used, or the gradients are clipped after "
+                                   "optimizer.step() (the next call zeroes them before they are used).",
     "bughint.train_step.clip_ignored": "When max_grad_norm is given, clip the gradients after backward() and "
                                        "before the optimizer's step.",
     "bug.train_step.lr_not_set": "the lr argument is ignored, so a schedule's value never reaches the optimizer.",

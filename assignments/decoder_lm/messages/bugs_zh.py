@@ -112,14 +112,14 @@ MESSAGES = {
                                "于是越过 p 的那个词元被丢掉了。",
     "bughint.top_p.one_too_early": "如果比某个词元更可能的那些词元的总概率还没达到 p，这个词元就保留："
                                    "比较的是它之前的概率质量，即累计和减去它自己。",
-    "bug.top_p.sorted_ascending": "概率按升序排序，累计概率从最不可能的词元开始，过滤器最终保留了全部词元。",
+    "bug.top_p.sorted_ascending": "top-p 过滤保留了全部词元。常见原因：概率按升序排序（累计概率从最不可能的词元开始）；或根本没有使用 p。",
     "bughint.top_p.sorted_ascending": "核由最可能的词元组成：按降序排序。",
     "bug.top_p.not_sorted": "累计概率是按词表顺序计算的，没有排序，保留哪些词元取决于它们的编号。",
     "bughint.top_p.not_sorted": "累加之前，先把每行的概率从大到小排序。",
     "bug.top_p.no_softmax": "累计和是在原始 logit 上计算的，而不是在概率上。",
     "bughint.top_p.no_softmax": "p 是一个概率：先用 softmax 把每一行变成概率。",
     # -- sample ---------------------------------------------------------------------------------------------------
-    "bug.sample.temperature_after_softmax": "温度在 softmax 之后去除概率，而抽样时会重新归一化，温度因此完全不起作用。",
+    "bug.sample.temperature_after_softmax": "温度对抽样没有任何影响。常见原因：在 softmax 之后用温度去除概率（抽样时的重新归一化把它抵消了）；或根本没有使用温度。",
     "bughint.sample.temperature_after_softmax": "在任何过滤之前、softmax 之前，把 logits 除以温度。",
     "bug.sample.temperature_after_filters": "logits 在 top-k 和 top-p 之后才除以温度，top-p 看到的是温度为 1 时的概率。",
     "bughint.sample.temperature_after_filters": "顺序是：温度，然后 top-k，然后 top-p：核的大小取决于温度。",
@@ -139,7 +139,8 @@ MESSAGES = {
     "bug.generate.leaves_eval_mode": "generate 把模型切换成 eval 模式后没有恢复；模型的 training 标志应保持原样。",
     "bughint.generate.leaves_eval_mode": "这个模型没有 dropout，不需要切换模式；如果切换了，返回之前要恢复。",
     # -- decay_groups ---------------------------------------------------------------------------------------------
-    "bug.decay_groups.decay_on_norms": "所有参数（包括 RMSNorm 的权重）都放进了衰减组，不衰减的那一组是空的。",
+    "bug.decay_groups.decay_on_norms": "所有参数（包括 RMSNorm 的权重）都在衰减组里，不衰减的那一组是空的。常见原因：对所有参数都做衰减；按 '\"weight\" in name' "
+                                       "分组（本模型中归一化层的参数也叫 weight）；或用 p.dim() >= 1 而不是 p.dim() >= 2 判断。",
     "bughint.decay_groups.decay_on_norms": "只有 2 维及以上的参数做权重衰减；归一化权重和偏置（1 维）放进 weight_decay 为 0 的组。",
     "bug.decay_groups.inverted": "两组颠倒了：1 维参数（归一化权重）被衰减，矩阵反而不衰减。",
     "bughint.decay_groups.inverted": "衰减的是矩阵（2 维及以上），不是向量。",
@@ -200,7 +201,8 @@ MESSAGES = {
     "bughint.train_step.no_zero_grad": "每一步开始时、backward() 之前，把优化器的梯度清零。",
     "bug.train_step.zero_grad_after_backward": "梯度在 backward() 之后才清零，优化器根本看不到梯度，权重不会学习。",
     "bughint.train_step.zero_grad_after_backward": "先清零梯度，再计算损失并调用 backward()，最后执行 step。",
-    "bug.train_step.clip_ignored": "没有使用 max_grad_norm：梯度没有被裁剪。",
+    "bug.train_step.clip_ignored": "裁剪没有影响参数更新：优化器用的是未裁剪的梯度。常见原因：没有使用 max_grad_norm；或在 optimizer.step() "
+                                   "之后才裁剪梯度（下一次调用在使用前就把它们清零了）。",
     "bughint.train_step.clip_ignored": "给定 max_grad_norm 时，在 backward() 之后、优化器 step 之前裁剪梯度。",
     "bug.train_step.lr_not_set": "忽略了 lr 参数，学习率调度给出的值从未传给优化器。",
     "bughint.train_step.lr_not_set": "给定 lr 时，在 step 之前把它设置到每个参数组里。",

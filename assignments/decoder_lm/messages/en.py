@@ -60,7 +60,8 @@ MESSAGES = {
     "fail.lm_tied_name": "named_parameters() lists the tied weight under another name; it must be listed once, as "
                          "embed.weight (found {names}): build embed before lm_head and assign the embedding's "
                          "parameter to the head.",
-    "fail.lm_default_shapes": "the parameters {names} have other shapes than with the defaults passed.",
+    "fail.lm_default_shapes": "the parameters {names} have other shapes than with the defaults passed (their shapes "
+                              "then in brackets; missing: None).",
     "fail.lm_init_norm": "{name} must start at ones.",
     "fail.lm_init_std": "{name} starts with std {std} and mean {mean}; every nn.Linear weight and the embedding "
                         "must start N(0, 0.02^2) (nn.init.normal_(w, mean=0.0, std=0.02)).",

@@ -29,6 +29,10 @@ MESSAGES = {
                            "noise, torch.distributions) breaks this rule of the contract and costs this check's "
                            "points; whether your draws follow the right distribution is graded separately, by the "
                            "distribution check.",
+    "fail.lm_global_generator": "{what} called without a generator does not draw from torch's global random "
+                                 "generator, as the contract's generator=None does (torch.multinomial(..., "
+                                 "generator=None)): with the same global seed, the reference's tokens differ at "
+                                 "{index}.",
     "fail.lm_no_generator": "sample_next did not draw with the generator it was given (its state did not change): "
                             "pass generator=generator to torch.multinomial.",
     "fail.lm_same_seed": "with the same generator seed, sample_next drew a different token in {count} of {total} "

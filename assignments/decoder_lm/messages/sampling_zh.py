@@ -23,6 +23,8 @@ MESSAGES = {
                            "{expected}：这样同一个生成器种子才能得到与参考实现相同的词元。用别的方式抽样（逐行调用、"
                            "Gumbel 噪声、torch.distributions）违反了契约的这一条，会失去本检查的分数；抽样分布是否正确"
                            "由分布检查另行评分。",
+    "fail.lm_global_generator": "调用 {what} 时不传 generator，没有像约定的 generator=None 那样使用 torch 的全局随机数生成器"
+                                 "（torch.multinomial(..., generator=None)）：全局种子相同时，与参考实现的词元在 {index} 处不同。",
     "fail.lm_no_generator": "sample_next 没有用传入的生成器抽样（它的状态没有变化）：请把 generator=generator 传给 "
                             "torch.multinomial。",
     "fail.lm_same_seed": "生成器种子相同时，sample_next 在 {total} 行中有 {count} 行抽到了不同的词元（第一处是第 {row} "

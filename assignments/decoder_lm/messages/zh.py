@@ -53,7 +53,7 @@ MESSAGES = {
                         "self.embed.weight）；找到的共享组：{groups}。",
     "fail.lm_tied_name": "named_parameters() 以另一个名字列出了共享的权重；它应只以 embed.weight 出现一次"
                          "（找到 {names}）：先构建 embed 再构建 lm_head，并把嵌入的参数赋给输出头。",
-    "fail.lm_default_shapes": "参数 {names} 的形状与显式传入默认值时不同。",
+    "fail.lm_default_shapes": "参数 {names} 的形状与显式传入默认值时不同（括号里是显式传入时的形状；None 表示没有该参数）。",
     "fail.lm_init_norm": "{name} 的初始值必须全为 1。",
     "fail.lm_init_std": "{name} 初始的标准差为 {std}、均值为 {mean}；所有 nn.Linear 的权重和嵌入都应按 N(0, 0.02^2) 初始化"
                         "（nn.init.normal_(w, mean=0.0, std=0.02)）。",

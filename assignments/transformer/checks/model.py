@@ -8,8 +8,8 @@ from hypothesis import strategies as st
 from assignments.transformer.checks.layers_common import causal_no_leak
 from assignments.transformer.strategies import make_mask
 from grader.checks.base import Fail, check
-from grader.checks.common import contract_params, equivalent, float32_close, meta_runs, ref_state
-from grader.strategies import distinct_ints, random_tokens, seeds
+from grader.checks.common import contract_params, equivalent, float32_close, meta_runs, method_defaults, ref_state
+from grader.strategies import distinct_ints, randn, random_tokens, seeds
 
 PAD = 0
 
@@ -88,6 +88,19 @@ def contract(ctx):
                        detail=f"{len(differ)} parameters or buffers differ, e.g. "
                               + "; ".join(f"{k}: {found.get(k)} (expected {expected.get(k)})" for k in differ[:3]),
                        example={"config": required})
+    # the masks of forward, encode and decode default to None (no mask)
+    c = {"B": 2, "Ls": 4, "Lt": 3, "H": 2, "D": 4, "Vs": 7, "Vt": 9, "F": 6, "N": 1, "norm_first": False,
+         "activation": "relu", "masks": False, "seed": 3}
+    kw, state, (src, tgt, _, _), ex = setup(ctx, c)
+    memory = randn([2, 4, 4], 5)
+    for method, inputs in (("forward", [src, tgt, None, None]), ("encode", [src, None]),
+                           ("decode", [tgt, memory, None, None])):
+        method_defaults(ctx, name="Transformer", kwargs=kw, state=state, inputs=inputs, method=method, example=ex)
+    for name, inputs in (("Encoder", [src, None]), ("Decoder", [tgt, memory, None, None])):
+        sub_kw = {k: v for k, v in kw.items() if k not in ("src_vocab_size", "tgt_vocab_size")}
+        sub_kw["vocab_size"] = c["Vs"] if name == "Encoder" else c["Vt"]
+        method_defaults(ctx, name=name, kwargs=sub_kw, state=ref_state(ctx, name, sub_kw, 4), inputs=inputs,
+                        example={"config": sub_kw})
 
 
 @check("model", "init", points=1, examples=(1, 1))

@@ -262,7 +262,9 @@ MESSAGES = {
                                             "targets are the input shifted by one.",
     "bug.training.gradients_not_zeroed": "gradients are never zeroed, so they pile up from one step to the next.",
     "bughint.training.gradients_not_zeroed": "Clear the optimizer's gradients before calling backward().",
-    "bug.training.clipping_ignored": "max_grad_norm is ignored: gradients are never clipped.",
+    "bug.training.clipping_ignored": "clipping does not change the update: the optimizer steps with unclipped gradients. "
+                                     "Usual causes: max_grad_norm is never used, or the gradients are clipped after "
+                                     "optimizer.step() (the next call zeroes them before they are used).",
     "bughint.training.clipping_ignored": "When max_grad_norm is given, clip the total gradient norm between "
                                          "backward() and the optimizer step.",
     "bug.training.no_causal_mask": "train_step gives the decoder no target mask, so during training each position "

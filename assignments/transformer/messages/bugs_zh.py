@@ -169,7 +169,8 @@ MESSAGES = {
     "bughint.training.targets_not_shifted": "解码器读入第 0..n-1 个词元，要预测第 1..n 个：目标是输入向后错开一位。",
     "bug.training.gradients_not_zeroed": "梯度从未清零，会在各步之间不断累加。",
     "bughint.training.gradients_not_zeroed": "调用 backward() 之前先清空优化器里的梯度。",
-    "bug.training.clipping_ignored": "忽略了 max_grad_norm：梯度从未被裁剪。",
+    "bug.training.clipping_ignored": "裁剪没有影响参数更新：优化器用的是未裁剪的梯度。常见原因：没有使用 max_grad_norm；或在 optimizer.step() "
+                                     "之后才裁剪梯度（下一次调用在使用前就把它们清零了）。",
     "bughint.training.clipping_ignored": "给定 max_grad_norm 时，在 backward() 和优化器更新之间裁剪梯度的总范数。",
     "bug.training.no_causal_mask": "train_step 没有给解码器传目标掩码，训练时每个位置都能看到它要预测的词元。",
     "bughint.training.no_causal_mask": "用 target_mask 根据解码器的输入构建解码器的掩码。",
