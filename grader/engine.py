@@ -103,8 +103,12 @@ def _charge_once(g, specs, slots, calls):
     """A check of a task's own work over the submission's parts that fails while a task beneath fails is run
     again over the reference's parts; if it passes there, the defect is beneath, charged in its own task: this
     check keeps its points and names the task beneath. Tasks are taken bottom-up, so that a task failing only
-    because of one beneath it is not named in turn. (Not for ``overfit``, which has no work of its own but the
-    whole; not for time-outs and crashes, which a re-run would only repeat.)"""
+    because of one beneath it is not named in turn. (Not for time-outs and crashes, which a re-run would only
+    repeat.)
+
+    A task with no code of its own (``overfit``: the whole learning) is then graded again over the reference's parts
+    of the smallest passing task beneath it that holds every task still failing (``_mending_task``): if the
+    submission's whole learns with those, the defects are charged where they are, once."""
     a = g.assignment
     failing = {r.task for r in slots if r.status != "passed"}
     for task in a.task_ids:
@@ -114,7 +118,7 @@ def _charge_once(g, specs, slots, calls):
             beneath = [d for d in a.all_deps(task) if d in failing]
             if spec.task != task or r.status == "passed" or not beneath or variant_of(a, spec) != "integrated":
                 continue
-            if r.status == "error" and (r.error or {}).get("kind") not in ("exception", "bad_output", "contract"):
+            if not _worth_again(r):
                 continue
             again, again_calls = _run_variant(g, spec, f"isolated:{task}")
             if again.status == "passed":
@@ -124,6 +128,41 @@ def _charge_once(g, specs, slots, calls):
                 slots[i], calls[i] = again, again_calls
         if all(r.status == "passed" for r in slots if r.task == task):
             failing.discard(task)
+    for task in a.task_ids:
+        if a.task_by_id[task].names or task not in failing:
+            continue
+        beneath = [d for d in a.all_deps(task) if d in failing]
+        mending = _mending_task(a, task, beneath, failing)
+        if mending is None:
+            continue
+        for i, (spec, r) in enumerate(zip(specs, slots)):
+            if spec.task != task or r.status == "passed" or not _worth_again(r):
+                continue
+            again, again_calls = _run_variant(g, spec, f"isolated:{mending}")
+            if again.status == "passed":
+                parts = ", ".join(d for d in a.task_ids if d in a.all_deps(mending))
+                again.notes.append(Message("note.charged_beneath_whole", {"tasks": ", ".join(beneath), "parts": parts}))
+                again.duration_s += r.duration_s
+                again.variant = r.variant
+                slots[i], calls[i] = again, again_calls
+
+
+def _mending_task(a, task, beneath, failing):
+    """The passing task beneath ``task`` with the fewest tasks beneath it that has every one of ``beneath`` (the
+    failing tasks) beneath it: its 'isolated' variant gives the reference's parts for those (and the few passing
+    ones beneath it) and the submission's own code for everything else. ``None`` where ``beneath`` is empty or no
+    such task exists (a failing task directly beneath ``task``, such as ``train_step`` under ``overfit``)."""
+    if not beneath:
+        return None
+    options = [
+        t for t in a.all_deps(task) if t not in failing and a.task_by_id[t].names and set(beneath) <= set(a.all_deps(t))
+    ]
+    return min(options, key=lambda t: (len(a.all_deps(t)), a.task_ids.index(t))) if options else None
+
+
+def _worth_again(r):
+    """Whether a failed check is graded again over the reference's parts: not after a time-out or a crash."""
+    return r.status != "error" or (r.error or {}).get("kind") in ("exception", "bad_output", "contract")
 
 
 def consolidate_diagnoses(results):
@@ -269,7 +308,7 @@ def _run_variant(g, spec, variant):
         result.message = Message("error.internal", {"detail": f"{type(exc).__name__}: {exc}"[:500]})
     result.duration_s = time.perf_counter() - start
     result.notes.extend(Message(key, dict(params)) for key, params in ctx.notes)
-    if variant != "integrated" and ctx.isolated_calls and result.status != "skipped":
+    if variant == f"isolated:{spec.task}" and ctx.isolated_calls and result.status != "skipped":
         by_id = g.assignment.task_by_id
         direct = [n for d in by_id[spec.task].deps for n in by_id[d].names]
         unused = [n for n in direct if n not in ctx.parts_used]

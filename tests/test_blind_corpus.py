@@ -20,8 +20,9 @@ CORRECT = sorted(p.name for p in (BLIND / "correct").iterdir() if p.is_dir())
 EXPECTED = {
     "custom_init__no_residual_dropout": {"encoder_layer.dropout", "decoder_layer.dropout"},
     "custom_init__xavier_linear_only": {"model.init"},
-    # a dropout fixed at 0.1 inside the model keeps it from learning 10 samples exactly: overfit is the whole's
-    "einsum__pe_dropout_ignored": {"positional.dropout", "overfit.ten_samples"},
+    # a dropout fixed at 0.1 inside the positional encoding keeps the whole from learning 10 samples exactly, but
+    # the whole learns them over the reference's parts beneath its model: charged once, in positional
+    "einsum__pe_dropout_ignored": {"positional.dropout"},
     "einsum__smoothing_over_others": {"training.loss"},
     "einsum__zero_grad_after_step": {"training.train_step"},
     "extra_attributes__final_norm_always": {"model.contract", "model.equivalence", "model.integrated", "model.causal",
@@ -41,7 +42,8 @@ EXPECTED = {
     "numpy_tables__pe_max_len_default": {"positional.buffer"},
     "per_head_loops__embedding_padding_idx": {"embedding.contract"},
     "per_head_loops__ffn_default_gelu": {"feedforward.contract"},
-    # a summed loss gives 10 samples far larger steps: the whole no longer learns them within the budget
+    # a summed loss gives 10 samples far larger steps: the whole no longer learns them within the budget; overfit
+    # builds on training directly, so no variant gives it the reference's loss and the rest of the submission's own
     "per_head_loops__loss_sum": {"training.loss", "overfit.ten_samples"},
 }
 DEVIATIONS = sorted(p.name for p in (BLIND / "deviations").iterdir() if p.is_dir())

@@ -2,6 +2,9 @@
 
 MESSAGES = {
     "note.partly_isolated": "your {task} code does not use the contract's {names} (it has its own): this check graded your own version of it too, not the reference's.",
+    "note.charged_beneath_whole": "failed with your own parts and passes with the reference's parts of {parts} "
+                                  "and your own code for the rest: the defects are in {tasks}, charged there, not "
+                                  "here.",
     "note.charged_beneath": "failed with your own parts beneath and passes over the reference's: the defect is in {tasks}, charged there, not here.",
     "note.not_isolated": "graded with your own parts: run over the reference's parts, your code raised "
                          "({detail}; {file}:{line}), because it relies on something of its own parts that the "

@@ -2,6 +2,8 @@
 
 MESSAGES = {
     "note.partly_isolated": "你的 {task} 代码没有使用约定中的 {names}（它有自己的实现）：本项检查也评了你自己的这部分，而不是参考实现。",
+    "note.charged_beneath_whole": "使用你自己的部件时失败；把 {parts} 换成参考实现、其余仍用你的代码后通过：问题出在 {tasks}，"
+                                  "已在那里扣分，这里不再扣分。",
     "note.charged_beneath": "使用你自己的下层部件时失败，换成参考实现的部件后通过：问题出在 {tasks}，已在那里扣分，这里不再扣分。",
     "note.not_isolated": "改用你自己的各部分评分：在参考实现的部件之上运行时，你的代码报错"
                          "（{detail}；{file}:{line}），因为它依赖自己部件上某个约定之外的属性。下层部件中的错误也会"
