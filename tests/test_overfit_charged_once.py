@@ -19,7 +19,8 @@ SHARED_HELPER = [
     ("attention.py", "def scaled_dot_product_attention(query, key, value, mask=None, dropout=None):",
      "def _blocked(scores, mask):\n    return scores.masked_fill(~mask.bool(), 0.0)\n\n\n"
      "def scaled_dot_product_attention(query, key, value, mask=None, dropout=None):"),
-    ("attention.py", '        scores = scores.masked_fill(~mask, float("-inf"))', "        scores = _blocked(scores, mask)"),
+    ("attention.py", '        scores = scores.masked_fill(~mask, float("-inf"))',
+     "        scores = _blocked(scores, mask)"),
     ("attention.py", '            scores = scores.masked_fill(mask == False, float("-inf"))  # noqa: E712',
      "            scores = _blocked(scores, mask)"),
 ]

@@ -119,7 +119,9 @@ BUGS = (
          ("return (tokens != pad_idx).unsqueeze(1).unsqueeze(2)", "return (tokens != pad_idx).unsqueeze(1).unsqueeze(3)")),
     _bug("masks.target_without_padding", M,
          ("return padding_mask(tgt, pad_idx) & causal_mask(L, device=tgt.device)",
-          "return causal_mask(L, device=tgt.device)")),
+          "return causal_mask(L, device=tgt.device)"),
+         variants=[[("return padding_mask(tgt, pad_idx) & causal_mask(L, device=tgt.device)",
+                     "return causal_mask(L, device=tgt.device).expand(tgt.size(0), 1, L, L)")]]),  # batch-shaped
     _bug("masks.target_on_cpu", M,
          ("return padding_mask(tgt, pad_idx) & causal_mask(L, device=tgt.device)",
           "return padding_mask(tgt, pad_idx).cpu() & causal_mask(L)")),
@@ -193,7 +195,9 @@ BUGS = (
     _bug("training.clipping_ignored", TR,
          ("        nn.utils.clip_grad_norm_(model.parameters(), max_grad_norm)\n", "        pass\n")),
     _bug("training.no_causal_mask", TR,
-         ("padding_mask(src, pad_idx), target_mask(tgt_in, pad_idx))", "padding_mask(src, pad_idx), None)")),
+         ("padding_mask(src, pad_idx), target_mask(tgt_in, pad_idx))", "padding_mask(src, pad_idx), None)"),
+         variants=[[("padding_mask(src, pad_idx), target_mask(tgt_in, pad_idx))",
+                     "padding_mask(src, pad_idx), padding_mask(tgt_in, pad_idx))")]]),  # padding only
     _bug("training.noam_step_zero", TR, ("    step = max(step, 1)\n", "")),
     _bug("training.noam_wrong_warmup_power", TR,
          ("step * warmup_steps ** -1.5", "step * warmup_steps ** -0.5")),

@@ -81,6 +81,25 @@ def same(a, b):
     return a == b
 
 
+def same_where_finite(mine, got):
+    """``same``, except where the mutant's result ``mine`` is not finite and the submission's is: code that guards
+    against NaN (zeroing a row whose every key is blocked) has the mistake all the same."""
+    if isinstance(mine, torch.Tensor) and isinstance(got, torch.Tensor) and mine.is_floating_point() \
+            and got.is_floating_point() and mine.shape == got.shape and mine.device.type != "meta" \
+            and got.device.type != "meta":
+        guarded = ~torch.isfinite(mine) & torch.isfinite(got)
+        if guarded.any():
+            mine, got = mine.masked_fill(guarded, 0.0), got.masked_fill(guarded, 0.0)
+        return same(mine, got)
+    if isinstance(mine, float) and isinstance(got, float) and not math.isfinite(mine) and math.isfinite(got):
+        return True
+    if isinstance(mine, dict) and isinstance(got, dict):
+        return mine.keys() == got.keys() and all(same_where_finite(mine[k], got[k]) for k in mine)
+    if isinstance(mine, (list, tuple)) and isinstance(got, (list, tuple)):
+        return len(mine) == len(got) and all(same_where_finite(x, y) for x, y in zip(mine, got))
+    return same(mine, got)
+
+
 class Diagnoser:
     """Replays failing examples on the catalogue's mutants; call it as ``diagnoser(spec, calls, failing_tasks)``."""
 
@@ -111,9 +130,27 @@ class Diagnoser:
         for probe, args, got in calls:
             if isinstance(got, SubmissionError) and got.kind in UNEXPLAINABLE:
                 continue  # a time limit or a crash says nothing about which mistake it is
-            if not same(_evidence(probe, self._run(runner, probe, args)), _evidence(probe, got)):
+            if not same_where_finite(_evidence(probe, self._run(runner, probe, args)), _evidence(probe, got)):
                 return False
         return True
+
+    def _confirmed(self, diagnosis, runner, calls, refs, evidence):
+        """Whether the mistake of ``diagnosis`` (found by ``runner``) reproduces the fresh ``evidence``: in the spelling
+        that matched, or in another of its spellings that explains the failing calls too (one mistake written two
+        ways: a mask left unexpanded or expanded to the batch)."""
+        if self._reproduces(runner, evidence):
+            return True
+        if diagnosis.params.get("compound"):
+            return False
+        bug = self.catalogue.by_id[diagnosis.id]
+        for k in range(len(bug.spellings())):
+            try:
+                other = self.mutant(bug, k)
+            except ValueError:
+                continue
+            if other is not runner and self._explains(other, calls, refs) and self._reproduces(other, evidence):
+                return True
+        return False
 
     def _explains(self, runner, calls, refs):
         """Whether the mutant reproduces every call of the submission while the reference does not."""
@@ -173,7 +210,7 @@ class Diagnoser:
         if matches and fresh is not None:
             evidence = fresh()
             if evidence:
-                matches = [(d, runner) for d, runner in matches if self._reproduces(runner, evidence)]
+                matches = [(d, runner) for d, runner in matches if self._confirmed(d, runner, calls, refs, evidence)]
         if matches:
             return [d for d, _runner in matches]
         probe, args, got = calls[0]

@@ -226,8 +226,11 @@ class CheckContext:
             self.all_calls.append((probe, args, result))
         return result
 
-    def given(self, *strategies):
-        """Decorate an inner property; calling the result runs it over drawn examples."""
+    def given(self, *strategies, explicit=()):
+        """Decorate an inner property; calling the result runs it over drawn examples, then on each case of
+        ``explicit`` (a tuple of arguments for each: cases the strategies draw too rarely to rely on, such as equal
+        lengths where they usually differ on purpose). The explicit cases run after Hypothesis, not through it, so
+        the drawn examples are the same with or without them; a failing one is shown as it is, not shrunk."""
 
         def wrap(fn):
             @functools.wraps(fn)
@@ -274,6 +277,22 @@ class CheckContext:
             )(test)
             if self.seed is not None:
                 test = hypothesis_seed(self.seed)(test)
-            return test
+            if not explicit:
+                return test
+
+            def drawn_then_explicit():
+                test()
+                self.explicit(test, *explicit)
+
+            return drawn_then_explicit
 
         return wrap
+
+    def explicit(self, prop, *cases):
+        """Run the property ``prop`` (made by ``given``) on each of ``cases`` (tuples of its arguments), after its
+        drawn examples: not through Hypothesis, so that the examples it draws stay the same (they are derived from
+        the property's source); skipped when gathering fresh evidence."""
+        if self.fresh is not None:
+            return
+        for case in cases:
+            prop.hypothesis.inner_test(*case)

@@ -5,6 +5,8 @@ The isolated checks run the submission's ``generate`` over the reference's ``Dec
 draws another way than the contract's single ``torch.multinomial`` call is not charged here again.
 """
 
+import functools
+
 import torch
 from hypothesis import strategies as st
 
@@ -103,7 +105,7 @@ def same_seed(ctx):
     """With the same seeded generator, the same tokens as the reference (temperature, top-k, top-p passed on to
     sample_next once per step, on the last position's logits); called without temperature, top_k or top_p, the
     same tokens as with the contract's defaults."""
-    ctx.given(seed_case())(lambda c: _same_seed(ctx, c))()
+    ctx.given(seed_case())(functools.partial(_same_seed, ctx))()
     # rows sampled over a large vocabulary: a default that filters or sharpens at all changes some token
     config = dict(MODEL, vocab_size=300)
     prompt = random_tokens([8, 2], config["vocab_size"], 5)
@@ -112,7 +114,8 @@ def same_seed(ctx):
                     arguments=("temperature", "top_k", "top_p"), compare=("out",),
                     example={"config": dict(config, max_new_tokens=4, generator_seed=5), "shapes": {"prompt": [8, 2]}})
     # without a generator, torch's global one draws: the same global seed, the reference's tokens
-    args = {"model": model_spec(ctx, config, 5), "prompt": prompt, "max_new_tokens": 4, "seed": 5, "omit": ["generator"]}
+    args = {"model": model_spec(ctx, config, 5), "prompt": prompt, "max_new_tokens": 4, "seed": 5,
+            "omit": ["generator"]}
     ref, got = ctx.both("lm_generate", **args)
     global_generator(ctx, "generate", ref["out"], _output(got, 8, 6, {}, "generate"), example={
         "config": dict(config, max_new_tokens=4, generator="(default)", global_seed=6), "shapes": {"prompt": [8, 2]}})

@@ -9,6 +9,8 @@ contract. ``greedy`` is temperature 0. ``generate``'s checks draw through the re
 greedily, so a drawing scheme is never charged twice.
 """
 
+import functools
+
 import torch
 from hypothesis import strategies as st
 
@@ -139,7 +141,7 @@ def same_seed(ctx):
     """With the same seeded generator, the same tokens as the reference: temperature, top-k, top-p, softmax, then
     exactly one torch.multinomial(probs, num_samples=1, generator=generator) on [B, V]; called without temperature,
     top_k or top_p, the same tokens as with the contract's defaults."""
-    ctx.given(draw_case())(lambda c: _same_seed(ctx, c))()
+    ctx.given(draw_case())(functools.partial(_same_seed, ctx))()
     # many rows over a large vocabulary: a default that filters or sharpens at all changes some row's token
     logits = randn([32, 300], 5, scale=2.0)
     defaults_called(ctx, what="sample_next", probe="lm_sample_draw", args={"logits": logits, "seed": 5},

@@ -1,6 +1,7 @@
 """The checks of task ``train_step`` (docs/CONTRACT_LM.md), over the reference's ``DecoderLM``, ``lm_loss`` and
 ``clip_grad_norm_`` (isolated), with ``torch.optim.SGD`` over two parameter groups on the grader's side."""
 
+import functools
 import math
 
 from hypothesis import strategies as st
@@ -56,12 +57,16 @@ def step(ctx):
     """Three steps: the lr given set on every group, the gradients zeroed before backward (some are left over
     before the first call), lm_loss with pad_id, optimizer.step(); the same losses (before each update, as floats)
     and weights as the reference; called without pad_id or max_grad_norm, as with the contract's defaults."""
-    ctx.given(step_case())(lambda c: _steps(ctx, c, lrs=[0.3, 0.1, 0.5], max_grad_norm=None))()
+    ctx.given(step_case())(functools.partial(_step_case, ctx))()
     args, ex = _step_args(ctx, {"B": 3, "L": 6, "pad_id": None, "momentum": 0.0, "seed": 5}, lrs=None,
                           max_grad_norm=None, stale_grads=True)
     args["tokens"][-1, -2:] = 0  # id 0 at the end of a row: a default pad_id=0 would skip those targets
     defaults_called(ctx, what="train_step", probe="lm_train_steps", args=args, arguments=("pad_id", "max_grad_norm"),
                     compare=("losses", "state"), example=ex)
+
+
+def _step_case(ctx, c):
+    _steps(ctx, c, lrs=[0.3, 0.1, 0.5], max_grad_norm=None)
 
 
 @check("train_step", "options", points=3, variant="isolated", examples=(2, 10), given=step_case())

@@ -1,5 +1,6 @@
 """Checks for ``sequence_loss``, ``noam_lr`` and ``train_step`` (task ``training``)."""
 
+import functools
 import math
 
 import torch
@@ -127,14 +128,14 @@ def train_step(ctx):
     """train_step: shifted targets, masks, gradients zeroed before backward (some are left over before the first
     call), one step: same losses and weights as the reference, over the reference's sequence_loss; called without
     label_smoothing or max_grad_norm, it behaves as with the contract's defaults."""
-    @ctx.given(step_case())
-    def prop(c):
-        _steps(ctx, c)
-
-    prop()
+    ctx.given(step_case())(functools.partial(_train_step_case, ctx))()
     args, ex = _step_args(ctx, {"B": 2, "Ls": 4, "Lt": 5, "norm_first": False, "smoothing": 0.0, "seed": 11})
     defaults_called(ctx, what="train_step", probe="train_steps", args=args,
                     arguments=("label_smoothing", "max_grad_norm"), compare=("losses", "state"), example=ex)
+
+
+def _train_step_case(ctx, c):
+    _steps(ctx, c)
 
 
 @check("training", "clipping", points=1, variant="isolated", examples=(1, 6), given=step_case())

@@ -267,8 +267,9 @@ MESSAGES = {
                                      "optimizer.step() (the next call zeroes them before they are used).",
     "bughint.training.clipping_ignored": "When max_grad_norm is given, clip the total gradient norm between "
                                          "backward() and the optimizer step.",
-    "bug.training.no_causal_mask": "train_step gives the decoder no target mask, so during training each position "
-                                   "sees the tokens it has to predict.",
+    "bug.training.no_causal_mask": "in train_step the decoder's mask has no causal part, so during training each "
+                                   "position sees the tokens it has to predict (no target mask at all, or only the "
+                                   "padding mask).",
     "bughint.training.no_causal_mask": "Build the decoder's mask from the decoder input with target_mask.",
     "bug.training.noam_step_zero": "noam_lr does not treat step 0 as step 1, so step 0 divides by zero.",
     "bughint.training.noam_step_zero": "Raise the step to at least 1 before it enters the formula.",

@@ -172,7 +172,7 @@ MESSAGES = {
     "bug.training.clipping_ignored": "裁剪没有影响参数更新：优化器用的是未裁剪的梯度。常见原因：没有使用 max_grad_norm；或在 optimizer.step() "
                                      "之后才裁剪梯度（下一次调用在使用前就把它们清零了）。",
     "bughint.training.clipping_ignored": "给定 max_grad_norm 时，在 backward() 和优化器更新之间裁剪梯度的总范数。",
-    "bug.training.no_causal_mask": "train_step 没有给解码器传目标掩码，训练时每个位置都能看到它要预测的词元。",
+    "bug.training.no_causal_mask": "train_step 中解码器的掩码没有因果部分，训练时每个位置都能看到它要预测的词元（完全没传目标掩码，或只传了填充掩码）。",
     "bughint.training.no_causal_mask": "用 target_mask 根据解码器的输入构建解码器的掩码。",
     "bug.training.noam_step_zero": "noam_lr 没有把第 0 步当作第 1 步，第 0 步会除以零。",
     "bughint.training.noam_step_zero": "代入公式之前，先保证 step 至少为 1。",
