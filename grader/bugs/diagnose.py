@@ -82,16 +82,17 @@ def same(a, b):
 
 
 def same_where_finite(mine, got):
-    """``same``, except where the mutant's result ``mine`` is not finite and the submission's is: code that guards
-    against NaN (zeroing a row whose every key is blocked) has the mistake all the same."""
+    """``same``, except where the mutant's result ``mine`` is NaN and the submission's is a number: code that guards
+    against NaN (zeroing a row whose every key is blocked) has the mistake all the same. (An infinity is a result
+    like any other: a filter's -inf says which tokens it dropped.)"""
     if isinstance(mine, torch.Tensor) and isinstance(got, torch.Tensor) and mine.is_floating_point() \
             and got.is_floating_point() and mine.shape == got.shape and mine.device.type != "meta" \
             and got.device.type != "meta":
-        guarded = ~torch.isfinite(mine) & torch.isfinite(got)
+        guarded = torch.isnan(mine) & ~torch.isnan(got)
         if guarded.any():
             mine, got = mine.masked_fill(guarded, 0.0), got.masked_fill(guarded, 0.0)
         return same(mine, got)
-    if isinstance(mine, float) and isinstance(got, float) and not math.isfinite(mine) and math.isfinite(got):
+    if isinstance(mine, float) and isinstance(got, float) and math.isnan(mine) and not math.isnan(got):
         return True
     if isinstance(mine, dict) and isinstance(got, dict):
         return mine.keys() == got.keys() and all(same_where_finite(mine[k], got[k]) for k in mine)
