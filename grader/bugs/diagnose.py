@@ -139,10 +139,13 @@ class Diagnoser:
         """Whether the mistake of ``diagnosis`` (found by ``runner``) reproduces the fresh ``evidence``: in the spelling
         that matched, or in another of its spellings that explains the failing calls too (one mistake written two
         ways: a mask left unexpanded or expanded to the batch)."""
+        if diagnosis.params.get("compound"):
+            # Two mistakes together are named only where every failing check of the task agrees, and a partner
+            # that only some checks pair with is dropped there (``engine.consolidate_diagnoses``): fresh calls
+            # of one check would drop the pair before that rule could keep the mistake the checks share.
+            return True
         if self._reproduces(runner, evidence):
             return True
-        if diagnosis.params.get("compound"):
-            return False
         bug = self.catalogue.by_id[diagnosis.id]
         for k in range(len(bug.spellings())):
             try:
