@@ -65,19 +65,27 @@ def test_correct_submissions_written_elsewhere_pass(folder):
     assert c.status == "passed", c.message
 
 
-@pytest.mark.parametrize("bug, key, beneath", [
+@pytest.mark.parametrize("bug, key, beneath, mended", [
     # AdamW with the decay through the gradient (Adam + L2): no longer learns in time
-    ("adamw.l2_not_decoupled", "fail.lm_overfit_loss", "adamw"),
-    # targets not shifted: the model learns to copy its input, a near-zero loss that recites nothing
-    ("loss.not_shifted", "fail.lm_overfit_recite", "loss"),
+    ("adamw.l2_not_decoupled", "fail.lm_overfit_loss", "adamw", False),
+    # targets not shifted: the model learns to copy its input, a near-zero loss that recites nothing; graded with
+    # the task beneath, overfit runs again over the reference's parts beneath train_step (which passes over the
+    # reference's loss) and keeps its points: the defect is charged in loss alone
+    ("loss.not_shifted", "fail.lm_overfit_recite", "loss", True),
     # a schedule a million times too steep: the loss overflows, and the step where it did is named
-    (("optim.py", STEEP), "fail.lm_overfit_nonfinite", "schedule"),
+    (("optim.py", STEEP), "fail.lm_overfit_nonfinite", "schedule", False),
 ])
-def test_a_mistake_that_keeps_the_whole_from_learning_fails_with_its_reason(bug, key, beneath, tmp_path):
+def test_a_mistake_that_keeps_the_whole_from_learning_fails_with_its_reason(bug, key, beneath, mended, tmp_path):
     folder = edited(tmp_path, bug)
     _, c = overfit(folder)
     assert c.status == "failed" and c.message.key == key, (c.status, c.message)
     assert c.artifacts["loss_curve"], "the loss curve is drawn for a failure too"
     r = api.check(path=str(folder), assignment="decoder_lm", profile="quick", tasks=["overfit", beneath])
     task = {t.id: t for t in r.tasks}["overfit"]
-    assert beneath in task.blocked_by, (task.blocked_by, [(t.id, t.score) for t in r.tasks])
+    if mended:
+        (check,) = task.checks
+        assert check.status == "passed", check.message
+        notes = {n.key: n.params for n in check.notes}
+        assert beneath in notes["note.charged_beneath_whole"]["tasks"].split(", "), notes
+    else:
+        assert beneath in task.blocked_by, (task.blocked_by, [(t.id, t.score) for t in r.tasks])
