@@ -120,12 +120,8 @@ def _charge_once(g, specs, slots, calls):
                 continue
             if not _worth_again(r):
                 continue
-            again, again_calls = _run_variant(g, spec, f"isolated:{task}")
-            if again.status == "passed":
-                again.notes.append(Message("note.charged_beneath", {"tasks": ", ".join(beneath)}))
-                again.duration_s += r.duration_s
-                again.variant = r.variant
-                slots[i], calls[i] = again, again_calls
+            note = Message("note.charged_beneath", {"tasks": ", ".join(beneath)})
+            _keep_if_it_passes(g, spec, i, f"isolated:{task}", note, slots, calls)
         if all(r.status == "passed" for r in slots if r.task == task):
             failing.discard(task)
     for task in a.task_ids:
@@ -135,16 +131,22 @@ def _charge_once(g, specs, slots, calls):
         mending = _mending_task(a, task, beneath, failing)
         if mending is None:
             continue
+        parts = ", ".join(d for d in a.task_ids if d in a.all_deps(mending))
+        note = Message("note.charged_beneath_whole", {"tasks": ", ".join(beneath), "parts": parts})
         for i, (spec, r) in enumerate(zip(specs, slots)):
-            if spec.task != task or r.status == "passed" or not _worth_again(r):
-                continue
-            again, again_calls = _run_variant(g, spec, f"isolated:{mending}")
-            if again.status == "passed":
-                parts = ", ".join(d for d in a.task_ids if d in a.all_deps(mending))
-                again.notes.append(Message("note.charged_beneath_whole", {"tasks": ", ".join(beneath), "parts": parts}))
-                again.duration_s += r.duration_s
-                again.variant = r.variant
-                slots[i], calls[i] = again, again_calls
+            if spec.task == task and r.status != "passed" and _worth_again(r):
+                _keep_if_it_passes(g, spec, i, f"isolated:{mending}", note, slots, calls)
+
+
+def _keep_if_it_passes(g, spec, i, variant, note, slots, calls):
+    """Grade check ``i`` again in ``variant``: if it passes there, that result (with ``note``) replaces the failed."""
+    failed = slots[i]
+    again, again_calls = _run_variant(g, spec, variant)
+    if again.status == "passed":
+        again.notes.append(note)
+        again.duration_s += failed.duration_s
+        again.variant = failed.variant
+        slots[i], calls[i] = again, again_calls
 
 
 def _mending_task(a, task, beneath, failing):

@@ -410,15 +410,14 @@ def _forward_with_grad(module, method, inputs, grad, result):
 
 
 @probe
-def call(ns, *, name, args=(), kwargs=None, device="cpu", dtype=None, inplace_check=True, omit=()):
-    """Call a contract function; tensors in ``args`` move to ``device`` first; ``omit``: keyword arguments not
-    passed."""
+def call(ns, *, name, args=(), kwargs=None, device="cpu", dtype=None, inplace_check=True):
+    """Call a contract function; tensors in ``args`` move to ``device`` first."""
     fn = ns.get(name)
     dt = DTYPES[dtype] if dtype else None
     args = [_to(a, device, dt) for a in args]
     before = _snapshot(args) if inplace_check else []
     seed_rng(0)
-    out = fn(*args, **passed(kwargs or {}, omit))
+    out = fn(*args, **(kwargs or {}))
     result = {"modified": _modified(args, before) if inplace_check else []}
     if isinstance(out, torch.Tensor):
         result["out"] = plain(out)

@@ -81,7 +81,7 @@ def same(a, b):
     return a == b
 
 
-def same_where_finite(mine, got):
+def same_but_guarded_nan(mine, got):
     """``same``, except where the mutant's result ``mine`` is NaN and the submission's is a number: code that guards
     against NaN (zeroing a row whose every key is blocked) has the mistake all the same. (An infinity is a result
     like any other: a filter's -inf says which tokens it dropped.)"""
@@ -95,9 +95,9 @@ def same_where_finite(mine, got):
     if isinstance(mine, float) and isinstance(got, float) and math.isnan(mine) and not math.isnan(got):
         return True
     if isinstance(mine, dict) and isinstance(got, dict):
-        return mine.keys() == got.keys() and all(same_where_finite(mine[k], got[k]) for k in mine)
+        return mine.keys() == got.keys() and all(same_but_guarded_nan(mine[k], got[k]) for k in mine)
     if isinstance(mine, (list, tuple)) and isinstance(got, (list, tuple)):
-        return len(mine) == len(got) and all(same_where_finite(x, y) for x, y in zip(mine, got))
+        return len(mine) == len(got) and all(same_but_guarded_nan(x, y) for x, y in zip(mine, got))
     return same(mine, got)
 
 
@@ -131,7 +131,7 @@ class Diagnoser:
         for probe, args, got in calls:
             if isinstance(got, SubmissionError) and got.kind in UNEXPLAINABLE:
                 continue  # a time limit or a crash says nothing about which mistake it is
-            if not same_where_finite(_evidence(probe, self._run(runner, probe, args)), _evidence(probe, got)):
+            if not same_but_guarded_nan(_evidence(probe, self._run(runner, probe, args)), _evidence(probe, got)):
                 return False
         return True
 

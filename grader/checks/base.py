@@ -238,45 +238,32 @@ class CheckContext:
                 self.calls = []  # keep only the calls of the example being run (the minimal one, last)
                 try:
                     return fn(*args, **kwargs)
-                except (Fail, SubmissionError):
-                    if self.fresh is not None:  # fresh evidence: every example's calls, failing or not
-                        return None
-                    if self.first_failing_calls is None:
-                        self.first_failing_calls = list(self.calls)  # before shrinking: larger, more telling
-                    raise
-                except BaseException:
+                except BaseException as exc:
+                    if self.fresh is not None and isinstance(exc, (Fail, SubmissionError)):
+                        return None  # fresh evidence: every example's calls, failing or not
                     if self.first_failing_calls is None:
                         self.first_failing_calls = list(self.calls)  # before shrinking: larger, more telling
                     raise
 
             self.drew = True
-            test = given(*strategies)(one_example)
-            if self.fresh is not None:
+            if self.fresh is not None:  # new examples from a seed of their own, none shrunk
                 examples, seed = self.fresh
-                return hypothesis_seed(seed)(settings(
-                    max_examples=examples,
-                    derandomize=False,
-                    database=None,
-                    deadline=None,
-                    suppress_health_check=list(HealthCheck),
-                    phases=(Phase.generate,),
-                    report_multiple_bugs=False,
-                    print_blob=False,
-                    verbosity=Verbosity.quiet,
-                )(test))
+                drawing = {"max_examples": examples, "derandomize": False, "phases": (Phase.generate,)}
+            else:
+                seed = self.seed
+                drawing = {"max_examples": self.max_examples, "derandomize": seed is None,
+                           "phases": (Phase.explicit, Phase.generate, Phase.shrink)}
             test = settings(
-                max_examples=self.max_examples,
-                derandomize=self.seed is None,
+                **drawing,
                 database=None,
                 deadline=None,
                 suppress_health_check=list(HealthCheck),
-                phases=(Phase.explicit, Phase.generate, Phase.shrink),
                 report_multiple_bugs=False,
                 print_blob=False,
                 verbosity=Verbosity.quiet,
-            )(test)
-            if self.seed is not None:
-                test = hypothesis_seed(self.seed)(test)
+            )(given(*strategies)(one_example))
+            if seed is not None:
+                test = hypothesis_seed(seed)(test)
             if not explicit:
                 return test
 

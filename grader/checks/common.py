@@ -240,23 +240,15 @@ def method_defaults(ctx, *, name, kwargs, state, inputs, method="forward", spell
     if len(kept) == len(inputs):
         return
     contract = list(ctx.ref("defaults", name=name, method=method).items())
-    left = [k for k, v in contract[len(kept) - len(inputs):]]
-    if len(contract) < len(inputs) - len(kept) or any(v is not None for _, v in contract[len(kept) - len(inputs):]):
+    left_out = contract[len(kept) - len(inputs):]
+    if len(left_out) < len(inputs) - len(kept) or any(v is not None for _, v in left_out):
         return
-    what, argument = f"{name}.{method}", ", ".join(left)
-    example = dict(example or {}, config=dict(kwargs, **{k: "(default)" for k in left}))
+    left = [k for k, _ in left_out]
     if spelled is None:
         spelled = ctx.sub("forward", name=name, kwargs=kwargs, state=state, inputs=inputs, method=method)
-    try:
-        got = ctx.sub("forward", name=name, kwargs=kwargs, state=state, inputs=kept, method=method)
-    except SubmissionError as err:
-        if err.kind != "exception":
-            raise
-        raise Fail("fail.default_left_out_raised", what=what, argument=argument, default="None", detail=err.detail,
-                   file=err.file, line=err.line, example=example) from None
-    differ = first_difference({"out": got["out"]}, {"out": spelled["out"]})
-    if differ is not None:
-        raise Fail("fail.default_left_out", what=what, argument=argument, default="None", example=example, **differ)
+    _left_out_agrees(ctx, "forward", dict(name=name, kwargs=kwargs, state=state, inputs=kept, method=method), spelled,
+                     compare=("out",), what=f"{name}.{method}", argument=", ".join(left), default="None",
+                     example=dict(example or {}, config=dict(kwargs, **{k: "(default)" for k in left})))
 
 
 def defaults_called(ctx, *, what, probe, args, arguments, compare, method=None, example=None):
@@ -273,17 +265,23 @@ def defaults_called(ctx, *, what, probe, args, arguments, compare, method=None, 
     for name in arguments:
         ex = dict(example or {})
         ex["config"] = dict(ex.get("config", {}), **{name: "(default)"})
-        try:
-            left_out = ctx.sub(probe, **dict(spelled_args, omit=[name]))
-        except SubmissionError as err:
-            if err.kind != "exception":
-                raise
-            raise Fail("fail.default_left_out_raised", what=shown_what, argument=name, default=repr(contract[name]),
-                       detail=err.detail, file=err.file, line=err.line, example=ex) from None
-        differ = first_difference({k: left_out.get(k) for k in compare}, {k: spelled.get(k) for k in compare})
-        if differ is not None:
-            raise Fail("fail.default_left_out", what=shown_what, argument=name, default=repr(contract[name]),
-                       example=ex, **differ)
+        _left_out_agrees(ctx, probe, dict(spelled_args, omit=[name]), spelled, compare=compare, what=shown_what,
+                         argument=name, default=repr(contract[name]), example=ex)
+
+
+def _left_out_agrees(ctx, probe, args, spelled, *, compare, what, argument, default, example):
+    """Fail unless the submission's ``probe`` call with ``args`` (``argument`` left to its default) raises nothing
+    and gives ``spelled`` (the answer with the contract's ``default`` passed) under the keys ``compare``."""
+    try:
+        left_out = ctx.sub(probe, **args)
+    except SubmissionError as err:
+        if err.kind != "exception":
+            raise
+        raise Fail("fail.default_left_out_raised", what=what, argument=argument, default=default, detail=err.detail,
+                   file=err.file, line=err.line, example=example) from None
+    differ = first_difference({k: left_out.get(k) for k in compare}, {k: spelled.get(k) for k in compare})
+    if differ is not None:
+        raise Fail("fail.default_left_out", what=what, argument=argument, default=default, example=example, **differ)
 
 
 def first_difference(got, expected, path=""):

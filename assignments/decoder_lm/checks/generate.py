@@ -108,16 +108,14 @@ def same_seed(ctx):
     ctx.given(seed_case())(functools.partial(_same_seed, ctx))()
     # rows sampled over a large vocabulary: a default that filters or sharpens at all changes some token
     config = dict(MODEL, vocab_size=300)
-    prompt = random_tokens([8, 2], config["vocab_size"], 5)
-    defaults_called(ctx, what="generate", probe="lm_generate",
-                    args={"model": model_spec(ctx, config, 5), "prompt": prompt, "max_new_tokens": 4, "seed": 5},
+    args = {"model": model_spec(ctx, config, 5), "prompt": random_tokens([8, 2], config["vocab_size"], 5),
+            "max_new_tokens": 4, "seed": 5}
+    defaults_called(ctx, what="generate", probe="lm_generate", args=args,
                     arguments=("temperature", "top_k", "top_p"), compare=("out",),
                     example={"config": dict(config, max_new_tokens=4, generator_seed=5), "shapes": {"prompt": [8, 2]}})
     # without a generator, torch's global one draws: the same global seed, the reference's tokens
-    args = {"model": model_spec(ctx, config, 5), "prompt": prompt, "max_new_tokens": 4, "seed": 5,
-            "omit": ["generator"]}
-    ref, got = ctx.both("lm_generate", **args)
-    global_generator(ctx, "generate", ref["out"], _output(got, 8, 6, {}, "generate"), example={
+    ref, got = ctx.both("lm_generate", **args, omit=["generator"])
+    global_generator("generate", ref["out"], _output(got, 8, 6, {}, "generate"), example={
         "config": dict(config, max_new_tokens=4, generator="(default)", global_seed=6), "shapes": {"prompt": [8, 2]}})
 
 

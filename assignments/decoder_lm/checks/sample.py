@@ -149,13 +149,12 @@ def same_seed(ctx):
                     example={"shapes": {"logits": [32, 300]}, "config": {"generator_seed": 5}})
     # without a generator, torch's global one draws: the same global seed, the reference's tokens
     ref, got = ctx.both("lm_sample_draw", logits=logits, seed=5, use_generator=False)
-    global_generator(ctx, "sample_next", ref["out"], got["out"], example={
+    global_generator("sample_next", ref["out"], got["out"], example={
         "shapes": {"logits": [32, 300]}, "config": {"generator": "(default)", "global_seed": 6}})
 
 
-def global_generator(ctx, what, expected, got, *, example):
+def global_generator(what, expected, got, *, example):
     """Fail unless ``got`` (tokens drawn without a generator, the global one seeded) is ``expected``."""
-    del ctx
     if got.shape != expected.shape or not torch.equal(got, expected):
         bad = (got != expected).nonzero() if got.shape == expected.shape else None
         where = [int(i) for i in bad[0]] if bad is not None and len(bad) else []
