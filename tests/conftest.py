@@ -29,6 +29,31 @@ def _one_thread():
     torch.set_num_threads(threads)
 
 
+@pytest.fixture(autouse=True)
+def _failures_show_evidence(monkeypatch):
+    """Every check that fails in any test says what it saw (``tests/evidence.py``): the audit runs on each failure
+    and contract error the engine records, in this process, and fails the test that produced one with a gap."""
+    from grader import engine
+    from tests.evidence import evidence_gaps
+
+    gaps = []
+    failed, errored = engine._failed, engine._errored
+
+    def audited_failed(result, fail):
+        failed(result, fail)
+        gaps.extend(f"{result.id}: {gap}" for gap in evidence_gaps(result.message))
+
+    def audited_errored(result, err):
+        errored(result, err)
+        if err.kind == "contract":
+            gaps.extend(f"{result.id}: {gap}" for gap in evidence_gaps(result.message))
+
+    monkeypatch.setattr(engine, "_failed", audited_failed)
+    monkeypatch.setattr(engine, "_errored", audited_errored)
+    yield
+    assert not gaps, "failures without their evidence:\n" + "\n".join(dict.fromkeys(gaps))
+
+
 def edited_copy(dest, edits=None, *, files=None):
     """A copy of the reference in ``dest`` with ``edits`` ({file: (find, replace) or text}) applied."""
     dest = Path(dest)

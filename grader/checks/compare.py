@@ -46,13 +46,28 @@ def check_tensor(got, expected, *, what, dtype="float64", example=None, atol=Non
     if bad.any():
         index = [int(i) for i in bad.nonzero()[0]]
         max_abs = float(diff[finite].max()) if finite.any() else float("inf")
-        rel = diff / exp.abs().clamp_min(1e-12)
-        max_rel = float(rel[finite].max()) if finite.any() else float("inf")
-        example.update(first_index=index, max_abs_error=max_abs, max_rel_error=max_rel,
-                       mismatched=int(bad.sum()), total=bad.numel())
+        first = tuple(index)
+        values = {"expected_at": _fmt(float(exp[first])), "got_at": _fmt(float(g[first]))}
+        # A relative error means something only against an expected value that is not 0 (against 0 it is the
+        # absolute error over 1e-12): where every differing entry expects 0, the absolute error says it all.
+        scaled = bad & finite & (exp != 0)
+        max_rel = float((diff / exp.abs())[scaled].max()) if scaled.any() else None
+        example.update(first_index=index, max_abs_error=max_abs, mismatched=int(bad.sum()), total=bad.numel())
+        if max_rel is not None:
+            example["max_rel_error"] = max_rel
+        artifacts = {"mismatch": mismatch_map(diff)}
+        if expected.dim() == 0:
+            raise Fail("fail.mismatch_value", what=what, max_abs=_fmt(max_abs), example=example,
+                       artifacts=artifacts, **values)
+        if max_rel is None:
+            raise Fail("fail.mismatch_abs", what=what, index=index, count=int(bad.sum()), total=bad.numel(),
+                       max_abs=_fmt(max_abs), example=example, artifacts=artifacts, **values)
         raise Fail("fail.mismatch", what=what, index=index, count=int(bad.sum()), total=bad.numel(),
-                   max_abs=_fmt(max_abs), max_rel=_fmt(max_rel), example=example,
-                   artifacts={"mismatch": mismatch_map(diff)})
+                   max_abs=_fmt(max_abs), max_rel=_fmt(max_rel), example=example, artifacts=artifacts, **values)
+
+
+MISMATCH = ("fail.mismatch", "fail.mismatch_abs", "fail.mismatch_value")
+"""The keys of a value mismatch within tolerance's reach (``check_tensor``): the shapes and dtypes agree."""
 
 
 def mismatch_map(diff, limit=32):

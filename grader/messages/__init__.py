@@ -70,9 +70,15 @@ class _Params(dict):
         return "?"
 
 
-def _fmt(value):
+NOTHING = {"en": "none", "zh": "无"}
+"""An empty list in a sentence ("Missing: none."), not ``[]``."""
+
+
+def _fmt(value, lang="en"):
     if isinstance(value, (list, tuple)):
-        return "[" + ", ".join(_fmt(v) for v in value) + "]"
+        if not value:
+            return NOTHING.get(lang, NOTHING["en"])
+        return "[" + ", ".join(_fmt(v, lang) for v in value) + "]"
     if isinstance(value, float):
         return f"{value:.4g}"
     return str(value)
@@ -87,7 +93,7 @@ def text(key, lang="en", **params):
     """The sentence for ``key`` in ``lang`` (English when the language lacks it), filled in."""
     catalogue = CATALOGUES.get(lang, CATALOGUES["en"])
     template = catalogue.get(key) or CATALOGUES["en"].get(key) or key
-    return string.Formatter().vformat(template, (), _Params({k: _fmt(v) for k, v in params.items()}))
+    return string.Formatter().vformat(template, (), _Params({k: _fmt(v, lang) for k, v in params.items()}))
 
 
 def render(message, lang="en"):

@@ -44,7 +44,7 @@ def _steps(ctx, c, *, lrs, max_grad_norm, stale_grads=True):
     ref, got = ctx.both("lm_train_steps", **args)
     for s, (a, b) in enumerate(zip(got["lrs"], ref["lrs"])):
         if a != b:
-            raise Fail("fail.lm_train_lr", step=s + 1, lr=lrs[s] if lrs else None, got=a, example=ex)
+            raise Fail("fail.lm_train_lr", step=s + 1, lr=lrs[s] if lrs else None, got=a, expected=b, example=ex)
     for s, (a, b) in enumerate(zip(got["losses"], ref["losses"])):
         if not math.isclose(a, b, rel_tol=1e-6, abs_tol=1e-9):
             raise Fail("fail.lm_train_loss", step=s + 1, got=f"{a:.6g}", example=ex)

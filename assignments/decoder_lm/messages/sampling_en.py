@@ -82,7 +82,8 @@ MESSAGES = {
     "fail.lm_train_loss": "train_step returned {got} at step {step}, which is not the loss for the same weights "
                           "and batch before the update.",
     "fail.lm_train_lr": "after train_step(lr={lr}) at step {step} the optimizer's groups have learning rates "
-                        "{got}: set every group's lr when lr is given, and leave them alone when it is None.",
+                        "{got}, not {expected}: set every group's lr when lr is given, and leave them alone when it "
+                        "is None.",
     "fail.lm_overfit_loss": "after {steps} training steps on 10 poems the loss is {last}, not below {target}: the "
                             "whole model, optimiser, schedule and train_step together do not learn what a correct "
                             "one learns. If a task beneath fails, fix that first; else look at what connects them "

@@ -63,7 +63,7 @@ MESSAGES = {
     "fail.lm_clip_created": "clip_grad_norm_ 给原本没有梯度的参数 {param} 加上了梯度：请跳过 grad 为 None 的参数。",
     "fail.lm_clip_inplace": "clip_grad_norm_ 用新张量替换了参数 {params} 的梯度：请原地缩放（grad.mul_(...)）。",
     "fail.lm_train_loss": "train_step 在第 {step} 步返回了 {got}，不是相同权重和批次下更新之前的损失。",
-    "fail.lm_train_lr": "第 {step} 步 train_step(lr={lr}) 之后，优化器各参数组的学习率是 {got}：给定 lr 时要设置每一组"
+    "fail.lm_train_lr": "第 {step} 步 train_step(lr={lr}) 之后，优化器各参数组的学习率是 {got}，而不是 {expected}：给定 lr 时要设置每一组"
                         "的 lr，lr 为 None 时保持不变。",
     "fail.lm_overfit_loss": "在 10 首诗上训练 {steps} 步后损失是 {last}，没有低于 {target}：整个模型、优化器、学习率"
                             "调度和 train_step 合在一起学不会正确实现能学会的内容。如果下面的某个任务没有通过，先修它；"
