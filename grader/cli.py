@@ -11,6 +11,7 @@ import shutil
 import sys
 
 from grader.assignment import DEFAULT
+from grader.messages import text
 
 HELP_TASKS = "comma-separated task ids to grade (default: all of the assignment's)"
 HELP_ASSIGNMENT = (f"the assignment: a built-in name, an import path or a folder (default: the course "
@@ -86,11 +87,19 @@ def cmd_check(args):
     print(terminal.summary(result, lang=args.lang, verbose=args.verbose, color=sys.stdout.isatty()))
     # Each report's module only where it is asked for: the HTML, JUnit and Gradescope views (and Jinja2) take
     # 0.1-0.2 s to import, a tenth of a quick check's own work.
-    for view, target in (("json_view", args.json), ("html", args.html), ("junit", args.junit),
-                         ("gradescope", args.gradescope)):
+    wrote = True
+    for view, kind, target in (("json_view", "JSON", args.json), ("html", "HTML", args.html),
+                               ("junit", "JUnit", args.junit), ("gradescope", "Gradescope", args.gradescope)):
         if target:
-            importlib.import_module(f"grader.views.{view}").write(result, target, lang=args.lang)
-    return 0 if result.passed else 1
+            try:
+                importlib.import_module(f"grader.views.{view}").write(result, target, lang=args.lang)
+            except OSError as err:
+                wrote = False
+                print(text("ui.report_not_written", args.lang, kind=kind, path=target,
+                           detail=err.strerror or str(err)), file=sys.stderr)
+                continue
+            print(text("ui.report_written", args.lang, kind=kind, path=os.path.abspath(target)))
+    return 2 if not wrote else 0 if result.passed else 1
 
 
 def invoked_as():

@@ -389,7 +389,7 @@ def _summary_lines(result, *, lang="en"):
     from dataclasses import replace
 
     from grader.messages import text
-    from grader.safetext import for_terminal
+    from grader.safetext import for_terminal, pad
     from grader.views.terminal import load_error_lines, refused_lines, score_line, status_word, task_line
 
     lines = [("! " + line, "yellow") for line in refused_lines(result, lang)]
@@ -407,7 +407,7 @@ def _summary_lines(result, *, lang="en"):
         for c in task.checks:
             notes = [] if c.status != "passed" else _note_lines(c, lang, told)
             if notes:
-                lines.append((f"    {status_word(c, lang):<7} {for_terminal(c.id)}  ({c.score:g}/{c.max_score:g})",
+                lines.append((f"    {pad(status_word(c, lang), 7)} {for_terminal(c.id)}  ({c.score:g}/{c.max_score:g})",
                               None))
                 lines += [("            " + n, None) for n in notes]
         lines += [("    " + _say("ui.banned", lang, **f), None) for f in task.banned]

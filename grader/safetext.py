@@ -24,6 +24,7 @@ import contextlib
 import dataclasses
 import re
 import string
+import unicodedata
 
 from grader.results import Message
 
@@ -383,3 +384,13 @@ class _Bounds:
                 break
             out.append(self.data(f, fixed=FINDING_FIELDS))
         return out
+
+
+def columns(s):
+    """Terminal columns of ``s``: a wide (CJK) character takes two, so that Chinese lines up with English."""
+    return sum(2 if unicodedata.east_asian_width(ch) in "WF" else 1 for ch in s)
+
+
+def pad(s, cols):
+    """``s`` followed by spaces up to ``cols`` terminal columns (``columns``)."""
+    return s + " " * max(0, cols - columns(s))

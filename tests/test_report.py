@@ -297,11 +297,27 @@ def test_cli_writes_every_report(hostile_path, tmp_path, capsys):
                               "--html", str(out["html"]), "--junit", str(out["junit"]),
                               "--gradescope", str(out["gradescope"]), "--json", str(out["json"])])
     assert args.func(args) == 1
-    assert "masks" in capsys.readouterr().out
+    said = capsys.readouterr().out
+    assert "masks" in said
+    for kind, name in (("HTML", "html"), ("JUnit", "junit"), ("Gradescope", "gradescope"), ("JSON", "json")):
+        assert text("ui.report_written", "zh", kind=kind, path=str(out[name].resolve())) in said.splitlines()
     page = out["html"].read_text(encoding="utf-8")
     assert text("report.figures", "zh") in page and 'id="fig-attention"' in page
     ET.fromstring(out["junit"].read_bytes())
     assert json.loads(out["gradescope"].read_text(encoding="utf-8"))["score"] == 0
+
+
+def test_a_report_that_cannot_be_written_says_where_and_why_and_the_others_are_still_written(hostile_path, tmp_path,
+                                                                                            capsys):
+    parser = argparse.ArgumentParser(prog="gradekit")
+    cli._check_parser(parser.add_subparsers(dest="command", required=True)).set_defaults(func=cli.cmd_check)
+    missing = tmp_path / "no such folder" / "report.html"
+    args = parser.parse_args(["check", str(hostile_path), "--tasks", "masks", "--profile", "quick",
+                              "--html", str(missing), "--json", str(tmp_path / "r.json")])
+    assert args.func(args) == 2
+    said = capsys.readouterr()
+    assert f"the HTML report could not be written to {missing}: No such file or directory" in said.err
+    assert json.loads((tmp_path / "r.json").read_text(encoding="utf-8"))["tasks"]
 
 
 # -- in a real browser (the ``browser`` fixture is in conftest.py) --------------------------------------------

@@ -265,3 +265,18 @@ def test_figure_inputs_are_seeded_and_causal():
     assert mask.tolist() == [[True, False, False], [True, True, False], [True, True, True]]
     nan_rows = figure_data.rows(torch.tensor([[1.0, math.nan], [math.inf, 0.123456789]]))
     assert nan_rows == [[1.0, None], [None, 0.12346]]
+
+
+def test_the_chinese_status_words_keep_the_check_ids_in_one_column():
+    """A CJK character takes two terminal columns: the status words are padded by columns, not characters, so the
+    check ids after 通过, 未通过 and 出错 start in the same column."""
+    from grader.safetext import columns
+
+    said = terminal.summary(_result(), lang="zh", verbose=True, color=False)
+    starts = {}
+    for line in said.splitlines():
+        for check in ("sdpa.equivalence", "sdpa.weights", "masks.padding"):
+            if line.lstrip().startswith(tuple(text(f"ui.{s}", "zh") for s in ("passed", "failed", "error"))) \
+                    and check in line:
+                starts[check] = columns(line[:line.index(check)])
+    assert len(starts) >= 2 and len(set(starts.values())) == 1, starts

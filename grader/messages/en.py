@@ -13,7 +13,11 @@ MESSAGES = {
     "fail.nonfinite": "{what} has NaN or inf at {count} of {total} entries (first at index {index}) where the "
                       "expected values are finite.",
     "fail.mismatch": "{what}: {count} of {total} entries differ from the expected values; the first is at index "
-                     "{index}; max abs error {max_abs}, max rel error {max_rel}.",
+                     "{index} (expected {expected_at}, got {got_at}); max abs error {max_abs}, max rel error "
+                     "{max_rel}.",
+    "fail.mismatch_abs": "{what}: {count} of {total} entries differ from the expected values, each of which is 0; "
+                         "the first is at index {index} (got {got_at}); max abs error {max_abs}.",
+    "fail.mismatch_value": "{what} is {got_at}; expected {expected_at} (abs error {max_abs}).",
     "fail.inplace": "{what} modified its input(s) {inputs} in place; the contract says inputs are never modified.",
     "fail.shared_params": "{what} shares parameters between submodules ({groups}): build a new layer for each "
                           "position instead of repeating one object.",
@@ -63,6 +67,8 @@ MESSAGES = {
     "error.internal": "the grader itself failed on this check ({detail}); please report it.",
     # -- interface ---------------------------------------------------------------------------------
     "ui.note": "note",
+    "ui.report_written": "{kind} report written to {path}",
+    "ui.report_not_written": "the {kind} report could not be written to {path}: {detail}",
     "ui.title": "gradekit report",
     "ui.score": "Score",
     "ui.task": "Task",
@@ -122,7 +128,7 @@ MESSAGES = {
     "report.axis_loss": "loss",
     "report.axis_last": "last axis",
     "report.axis_second_last": "second-to-last axis",
-    "report.mismatch_title": "Where {what} differs",
+    "report.mismatch_title": "Where the values of {what} differ from the expected ones",
     "report.mismatch_legend": "|yours - expected|",
     "report.legend_differs": "differs",
     "report.legend_matches": "matches",

@@ -6,8 +6,11 @@ MESSAGES = {
     "fail.device": "{what} 返回在设备 {got} 上，应在 {expected} 上：新建张量时请放在输入所在的设备上（device=x.device）。",
     "fail.values_exact": "{what} 在 {total} 个元素中有 {count} 个不同；第一个位于下标 {index}。",
     "fail.nonfinite": "{what} 在 {total} 个元素中有 {count} 个为 NaN 或 inf（第一个位于下标 {index}），而期望值是有限数。",
-    "fail.mismatch": "{what} 与期望值在 {total} 个元素中有 {count} 个不一致；第一个位于下标 {index}；"
-                     "最大绝对误差 {max_abs}，最大相对误差 {max_rel}。",
+    "fail.mismatch": "{what} 与期望值在 {total} 个元素中有 {count} 个不一致；第一个位于下标 {index}（期望 {expected_at}，"
+                     "得到 {got_at}）；最大绝对误差 {max_abs}，最大相对误差 {max_rel}。",
+    "fail.mismatch_abs": "{what} 与期望值在 {total} 个元素中有 {count} 个不一致，这些位置的期望值都是 0；第一个位于下标 "
+                         "{index}（得到 {got_at}）；最大绝对误差 {max_abs}。",
+    "fail.mismatch_value": "{what} 是 {got_at}；期望 {expected_at}（绝对误差 {max_abs}）。",
     "fail.inplace": "{what} 原地修改了输入 {inputs}；约定要求不修改输入。",
     "fail.shared_params": "{what} 的子模块共享了参数（{groups}）：每一层都要新建一个对象，不要重复同一个对象。",
     "fail.param_names": "{what} 的参数与约定不符。缺少：{missing}。多出：{unexpected}。形状不对：{wrong_shape}。",
@@ -44,6 +47,8 @@ MESSAGES = {
     "error.reference": "参考实现在本检查的输入上抛出 {detail}（{file}:{line}）：问题出在作业本身（参考实现或本检查），不是你的代码；请报告。",
     "error.internal": "评分器自身在此检查上出错（{detail}），请反馈给我们。",
     "ui.note": "说明",
+    "ui.report_written": "{kind} 报告已写入 {path}",
+    "ui.report_not_written": "{kind} 报告无法写入 {path}：{detail}",
     "ui.title": "gradekit 评分报告",
     "ui.score": "得分",
     "ui.task": "任务",

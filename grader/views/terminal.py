@@ -8,7 +8,7 @@ so a submission can neither clear the screen nor draw a line that looks like our
 
 from grader.messages import has_text, text
 from grader.results import Message
-from grader.safetext import for_terminal
+from grader.safetext import for_terminal, pad
 
 
 def _safe_value(value):
@@ -174,7 +174,7 @@ def summary(result, *, lang="en", verbose=False, color=False):
             notes = [n for n in notes if _message(n, lang) not in shown]
             if c.status == "passed" and not verbose and not notes:
                 continue
-            lines.append(f"    {status_word(c, lang):<7} {for_terminal(c.id)}  ({c.score:g}/{c.max_score:g})")
+            lines.append(f"    {pad(status_word(c, lang), 7)} {for_terminal(c.id)}  ({c.score:g}/{c.max_score:g})")
             for n in notes:
                 shown.add(_message(n, lang))
                 lines.append(f"            {text('ui.note', lang)}: {_message(n, lang)}")
