@@ -240,7 +240,8 @@ def test_personal_bests_and_chart(tmp_path):
     assert render.bar(600, 600) == "█" * render.BAR_WIDTH
     assert render.bar(900, 600) == "█" * render.BAR_WIDTH + "░" * (render.BAR_WIDTH // 2)
     assert render.bar(300, 600) == "█" * (render.BAR_WIDTH // 2)
-    assert render.history_view(session.Past([], {}, [], {}), "zh") == text("practice.history.empty", "zh")
+    assert render.history_view(session.Past([], {}, [], {}), "zh") == text("practice.history.empty", "zh",
+                                                                          **session.commands(lang="zh"))
     columns = [r[1] for r in sqlite3.connect(default_path()).execute("PRAGMA table_info(attempts)")]
     assert {"drill", "started", "finished", "seconds", "limit_s", "passed", "score", "max_score", "hints"} <= set(
         columns)
@@ -489,7 +490,7 @@ def test_no_hints_mode_leaks_no_hint_through_the_task_text_the_files_or_the_reru
     assert lines and all(line.startswith("gradekit practice --check --only masks.") for line in lines), lines
     code, out, _ = gradekit_line(capsys, lines[0])  # following the rerun line keeps the diagnosis withheld
     assert code == 1 and diagnosis not in out and "withheld" in out
-    assert text("practice.check.partial", "en") in out  # a rerun of one check is not an attempt
+    assert text("practice.check.partial", "en", **session.commands(root=ws)) in out  # a rerun is not an attempt
     with History() as h:
         [attempt] = h.attempts()
     assert attempt.checks == 1
@@ -558,11 +559,12 @@ def test_history_tells_in_progress_and_abandoned_attempts_from_failed_ones(tmp_p
     assert text("practice.result.abandoned", "zh") in out
 
 
-def test_quiz_results_are_saved_and_shown_in_the_history(capsys):
+def test_quiz_results_are_saved_and_shown_in_the_history(capsys, monkeypatch):
+    monkeypatch.setenv("GRADEKIT_PROG", "gradekit")  # as if started by that name: the printed commands begin with it
     _, asked = quiz.draw(A, n=4, seed=21)
     answers = [quiz.show_answer(a) for a in asked[:3]] + [""]
     code, out, _ = gradekit(capsys, "quiz", "--n", "4", "--seed", "21", "--answers", ",".join(answers))
-    assert code == 1 and "Score: 3 / 4" in out and text("quiz.saved", "en") in out
+    assert code == 1 and "Score: 3 / 4" in out and text("quiz.saved", "en", **session.commands()) in out
     with History() as h:
         [taken] = h.quizzes()
         rows = h.quiz_answers(taken.id)

@@ -8,8 +8,8 @@ MESSAGES = {
                             "else is the reference.",
     "practice.list.tasks": "One task:",
     "practice.list.sets": "Interview sets:",
-    "practice.list.usage": "Start: gradekit practice DRILL [--minutes M] [--no-hints]   (or --random)\n"
-                           "Then:  gradekit practice --check | --hint | --history      Quiz: gradekit quiz",
+    "practice.list.usage": "Start: {practice} DRILL [--minutes M] [--no-hints]   (or --random)\n"
+                           "Then:  {practice} --check | --hint | --history      Quiz: {quiz}",
     "practice.col.drill": "drill",
     "practice.col.what": "what",
     "practice.col.level": "level",
@@ -30,8 +30,7 @@ MESSAGES = {
     "practice.start.files": "Write: {names} in {files}. Everything else there is the reference.",
     "practice.start.clock": "Clock: {limit} from now (until {ends}).",
     "practice.start.no_hints": "No-hints mode: diagnoses and hints are withheld until the time is up.",
-    "practice.start.next": "Next: edit {files} there, then run `gradekit practice --check` from anywhere (stuck? "
-                           "`gradekit practice --hint`).",
+    "practice.start.next": "Next: edit {files} there, then run `{check}` from this folder (stuck? `{hint}`).",
     "practice.workspace.chosen": "Workspace (the drill started last): {path}",
     "practice.doc.hints": "Hints:",
     "practice.todo": "write this; the docstring above says what it must do.",
@@ -48,16 +47,16 @@ MESSAGES = {
                                      "try again.",
     "practice.check.failed": "Not yet. Fix and check again: the attempt counts as passed from the first check that "
                              "passes.",
-    "practice.check.partial": "A rerun of single checks: not recorded in your history. `gradekit practice --check` "
-                              "grades the whole drill.",
-    "practice.check.hint_tip": "Stuck? `gradekit practice --hint` shows the next hint level.",
+    "practice.check.partial": "A rerun of single checks: not recorded in your history. `{check}` grades the whole "
+                              "drill.",
+    "practice.check.hint_tip": "Stuck? `{hint}` shows the next hint level.",
     # -- hints --------------------------------------------------------------------------------------------------
     "practice.hint.header": "Hint {level}/{levels} for {task} ({title}):",
-    "practice.hint.exhausted": "All hint levels for {task} have been shown; the rest is yours. `gradekit practice "
-                               "--check` tells you what is still wrong.",
-    "practice.hint.others": "Hints left for: {tasks} (gradekit practice --hint TASK).",
+    "practice.hint.exhausted": "All hint levels for {task} have been shown; the rest is yours. `{check}` tells you "
+                               "what is still wrong.",
+    "practice.hint.others": "Hints left for: {tasks} ({hint} TASK).",
     # -- history ------------------------------------------------------------------------------------------------
-    "practice.history.empty": "No attempts and no quizzes yet. Start one: gradekit practice DRILL, or gradekit quiz",
+    "practice.history.empty": "No attempts and no quizzes yet. Start one: {practice} DRILL, or {quiz}",
     "practice.history.header": "Your attempts ({n}; the last 20 shown; ⊘ = no-hints mode):",
     "practice.history.chart": "Time per attempt ({width} columns = the time limit; ░ = overtime):",
     "practice.history.bests": "Personal bests:",
@@ -80,8 +79,8 @@ MESSAGES = {
     "practice.error.no_workspace": "{path} is not a practice workspace (no .gradekit-practice.json here or above); "
                                    "pass --dir PATH or cd into the workspace.",
     "practice.error.no_workspace_yet": "{path} is in no practice workspace and no drill has been started yet; start "
-                                       "one: gradekit practice DRILL.",
-    "practice.error.only_needs_check": "--only goes with --check: gradekit practice --check --only CHECK.",
+                                       "one: {practice} DRILL.",
+    "practice.error.only_needs_check": "--only goes with --check: {check} --only CHECK.",
     "practice.error.only": "this drill has no check {checks}; expected some of: {known}.",
     "practice.error.bad_state": "the practice state file {path} cannot be read ({detail}); start a new drill.",
     "practice.error.hint_task": "{task} is not part of this drill; hints exist for: {tasks}.",
@@ -105,7 +104,7 @@ MESSAGES = {
     "quiz.error.answer_number": "answer {i} of --answers ({reply}) is not a number; expected one such as 0.000698 or "
                                 "6.98e-4, or nothing to skip the question.",
     "quiz.error.answer_count": "--answers has {given} answers for {n} questions; expected at most {n}.",
-    "quiz.saved": "Saved in your history (gradekit practice --history).",
+    "quiz.saved": "Saved in your history ({history}).",
     "quiz.right": "✓ Right.",
     "quiz.wrong": "✗ You answered {reply}; the answer is {answer}.",
     "quiz.unanswered": "✗ No answer; the answer is {answer}.",

@@ -4,7 +4,6 @@ What can be drilled and asked is the assignment's (``--assignment``), so the par
 ids, task ids and topics are checked when the command runs, and a wrong one is a usage error (status 2).
 """
 
-import shlex
 import sys
 
 from grader.assignment import DEFAULT, AssignmentError, load
@@ -21,15 +20,27 @@ def _lang(args, state=None):
     return args.lang or (state.lang if state is not None else None) or "en"
 
 
-def _error(exc, lang):
+def _commands(args, lang, root=None):
+    """The commands a text of this run names (``session.commands``): started the way the user started gradekit
+    (``grader.cli.invoked_as``, as ``check``'s rerun lines are) and keeping the language and the assignment."""
+    from grader.cli import invoked_as
+
+    return session.commands(invoked_as(), lang=session.spelled_lang(lang), assignment=args.assignment, root=root)
+
+
+def _error(exc, lang, cmds):
     from grader.safetext import for_terminal
 
-    print("gradekit: " + text("practice.error", lang) + ": "
-          + text(exc.key, lang, **{k: for_terminal(v) for k, v in exc.params.items()}), file=sys.stderr)
+    params = {k: for_terminal(v) for k, v in exc.params.items()}
+    print("gradekit: " + text("practice.error", lang) + ": " + text(exc.key, lang, **{**cmds, **params}),
+          file=sys.stderr)
     return 2
 
 
 def cmd_practice(args):
+    from grader.cli import invoked_as
+
+    command = invoked_as()  # how the user started gradekit: every command it prints starts with it
     actions = [a for a in ("check", "hint", "history") if getattr(args, a) not in (None, False)]
     lang = _lang(args)
     try:
@@ -45,31 +56,30 @@ def cmd_practice(args):
                 from grader.cli import _progress
                 progress = _progress(sys.stderr)
             only = tuple(c.strip() for c in args.only.split(",") if c.strip()) if args.only else None
-            from grader.cli import invoked_as
-
             out = session.check(path=args.dir, profile=args.profile, only=only, lang=args.lang, progress=progress,
-                                command=invoked_as())
-            print(render.checked(out, lang, color=sys.stdout.isatty()))
+                                command=command)
+            print(render.checked(out, lang, color=sys.stdout.isatty(), command=command))
             return 0 if out.result.passed else 1
         if args.hint is not None:
             state = session.open_workspace(args.dir)[1]
             lang = _lang(args, state)
             out = session.hint(path=args.dir, task=args.hint or None)
-            print(render.hint(out, lang))
+            print(render.hint(out, lang, command=command))
             return 0
         if args.history:
-            print(render.history_view(session.history(), lang))
+            print(render.history_view(session.history(), lang, command=command))
             return 0
         if args.drill or args.random:
             drill = args.drill or session.pick_random(args.seed, assignment=args.assignment).id
             out = session.start(drill=drill, assignment=args.assignment, minutes=args.minutes, dest=args.dir,
                                 no_hints=args.no_hints, lang=lang)
-            print(render.started(out, lang))
+            print(render.started(out, lang, command=command))
             return 0
-        print(render.drill_list(session.list_drills(assignment=args.assignment), lang))
+        print(render.drill_list(session.list_drills(assignment=args.assignment), lang, command=command,
+                                assignment=args.assignment))
         return 0
     except session.PracticeError as exc:
-        return _error(exc, lang)
+        return _error(exc, lang, _commands(args, lang, root=args.dir))
     except AssignmentError as exc:
         print(f"gradekit: {exc}", file=sys.stderr)
         return 2
@@ -104,6 +114,7 @@ def _practice_parser(sub):
 
 
 def cmd_quiz(args):
+    from grader.cli import invoked_as
     from grader.practice import quiz
     lang = args.lang or "en"
     try:
@@ -118,15 +129,14 @@ def cmd_quiz(args):
         try:
             quiz.check_replies(questions, replies)
         except session.PracticeError as exc:
-            return _error(exc, lang)
+            return _error(exc, lang, _commands(args, lang))
         answers = iter(replies)
-    replay = f"gradekit quiz --n {args.n} --seed {seed}" + "".join(f" --topic {t}" for t in args.topic or ())
-    if args.assignment is not None:
-        replay += f" --assignment {shlex.quote(args.assignment)}"
+    again = quiz.replay_args(n=args.n, seed=seed, topics=args.topic, assignment=args.assignment)
+    replay = quiz.replay_line(again, command=invoked_as(), lang=session.spelled_lang(lang))
     marked = quiz.run(questions, lang=lang, answers=answers, stdin=sys.stdin, out=sys.stdout,
                       interactive=answers is None and sys.stdin.isatty(), replay=replay, cols=render.terminal_columns())
-    if quiz.save(marked, assignment=assignment.package, seed=seed, topics=args.topic, lang=lang, replay=replay):
-        print(text("quiz.saved", lang))
+    if quiz.save(marked, assignment=assignment.package, seed=seed, topics=args.topic, lang=lang, replay=again):
+        print(text("quiz.saved", lang, **_commands(args, lang)))
     return 0 if all(m.right for m in marked) else 1
 
 

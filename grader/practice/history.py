@@ -132,7 +132,8 @@ class Quiz:
     lang: str
     """The language it was asked in."""
     replay: str
-    """The command that asks the same questions again."""
+    """The arguments that ask the same questions again (``quiz.replay_args``; the view puts the launcher and the
+    language the user runs now in front and after: ``quiz.replay_line``)."""
     total: int
     """Questions asked."""
     answered: int

@@ -3,10 +3,12 @@
 import re
 import shutil
 import time
-import unicodedata
 
 from grader.messages import CATALOGUES, text
-from grader.practice.session import HINT_LEVELS
+from grader.practice.quiz import replay_line
+from grader.practice.session import HINT_LEVELS, commands, spelled_lang
+from grader.safetext import columns as width
+from grader.safetext import pad
 from grader.views import terminal
 
 BAR_WIDTH = 24
@@ -14,17 +16,14 @@ BAR_WIDTH = 24
 _EIGHTHS = " ▏▎▍▌▋▊▉"
 _NO_LINE_START = "，。；：）、！？"
 _CJK = "\u2e80-\u9fff\u3000-\u303f\uff00-\uffef"
-_TOKENS = re.compile(f"[{_CJK}]|[^\\s{_CJK}]+|\\s+")
-
-
-def width(s):
-    """Terminal columns of ``s`` (CJK characters take two)."""
-    return sum(2 if unicodedata.east_asian_width(ch) in "WF" else 1 for ch in s)
+_TOKENS = re.compile(f"[{_CJK}]|(?:`[^`\\n]*`|[^\\s{_CJK}])+|\\s+")
+"""A CJK character, a word (a quoted `command` inside it whole, spaces and all: it is copied as one line), spaces."""
 
 
 def wrap(s, cols=96, indent="    ", first=None):
     """``s`` folded to ``cols`` terminal columns, lines after the first prefixed by ``indent`` (the first by
-    ``first``, default ``indent``); CJK characters count two columns and may break anywhere."""
+    ``first``, default ``indent``); CJK characters count two columns and may break anywhere, a `quoted command`
+    nowhere."""
     lines, line = [], ""
     for token in _TOKENS.findall(s):
         if token.isspace():
@@ -43,10 +42,6 @@ def wrap(s, cols=96, indent="    ", first=None):
 def terminal_columns():
     """The terminal's width, at most 100 columns (100 when it is not a terminal)."""
     return min(100, shutil.get_terminal_size((100, 24)).columns)
-
-
-def pad(s, cols):
-    return s + " " * max(0, cols - width(s))
 
 
 def table(rows, indent="  "):
@@ -70,8 +65,9 @@ def title(drill_id, lang):
     return text(f"practice.title.{drill_id}", lang)
 
 
-def drill_list(drills, lang):
-    """The list of ``drills`` (an assignment's): its single tasks, then its interview sets."""
+def drill_list(drills, lang, command="gradekit", assignment=None):
+    """The list of ``drills`` (an assignment's): its single tasks, then its interview sets; the commands to go on
+    start with ``command`` and name the ``assignment`` as the user gave it (``session.commands``)."""
     lines = [text("practice.list.header", lang), ""]
     head = [text("practice.col.drill", lang), text("practice.col.what", lang), text("practice.col.level", lang),
             text("practice.col.time", lang)]
@@ -90,11 +86,14 @@ def drill_list(drills, lang):
             if d is not None and d.is_set:
                 lines.append("  " + " " * first + "  = " + " + ".join(d.tasks))
         lines.append("")
-    lines.append(text("practice.list.usage", lang))
+    lines.append(text("practice.list.usage", lang, **commands(command, lang=spelled_lang(lang),
+                                                               assignment=assignment)))
     return "\n".join(lines)
 
 
-def started(s, lang):
+def started(s, lang, command="gradekit"):
+    """A new drill: its task texts, its clock and the commands to go on (``session.commands``; without ``--dir``:
+    run from here, they find the drill started last)."""
     d, st = s.drill, s.state
     lines = [text("practice.start.header", lang, drill=d.id, title=title(d.id, lang),
                   level=text(f"practice.level.{d.level}", lang), minutes=d.minutes),
@@ -110,8 +109,9 @@ def started(s, lang):
     lines.append(text("practice.start.clock", lang, limit=clock(st.limit_s), ends=ends))
     if st.no_hints:
         lines.append(text("practice.start.no_hints", lang))
-    lines.append(wrap(text("practice.start.next", lang, files=", ".join(s.files)), terminal_columns(), indent="  ",
-                      first=""))
+    cmds = commands(command, lang=spelled_lang(lang, st.lang))
+    lines.append(wrap(text("practice.start.next", lang, files=", ".join(s.files), **cmds), terminal_columns(),
+                      indent="  ", first=""))
     return "\n".join(lines)
 
 
@@ -127,7 +127,9 @@ def _chosen(root, lang):
     return text("practice.workspace.chosen", lang, path=str(root))
 
 
-def checked(c, lang, color=False):
+def checked(c, lang, color=False, command="gradekit"):
+    """A check of a drill: the grade, the time and what to do next (``session.commands``, for this workspace)."""
+    cmds = commands(command, lang=spelled_lang(lang, c.state.lang), root=c.root)
     lines = [text("practice.check.header", lang, drill=c.state.drill, title=title(c.state.drill, lang))]
     if c.chosen:
         lines.append(_chosen(c.root, lang))
@@ -136,7 +138,7 @@ def checked(c, lang, color=False):
     if c.withheld:
         lines.append(text("practice.check.withheld", lang, left=clock(c.state.limit_s - c.elapsed)))
     if c.partial:
-        lines.append(text("practice.check.partial", lang))
+        lines.append(text("practice.check.partial", lang, **cmds))
     elif c.already_passed:
         lines.append(text("practice.check.already_passed", lang, used=clock(c.elapsed)))
     elif c.result.passed:
@@ -148,20 +150,22 @@ def checked(c, lang, color=False):
     else:
         lines.append(text("practice.check.failed", lang))
         if not c.state.no_hints or c.time_up:
-            lines.append(text("practice.check.hint_tip", lang))
+            lines.append(text("practice.check.hint_tip", lang, **cmds))
     return "\n".join(lines)
 
 
-def hint(h, lang, now=None):
+def hint(h, lang, now=None, command="gradekit"):
+    """A hint level, or that none is left, and the hints left for the other tasks (``session.commands``)."""
+    cmds = commands(command, lang=spelled_lang(lang, h.state.lang), root=h.root)
     lines = [_chosen(h.root, lang)] if h.chosen else []
     if h.exhausted:
-        lines.append(text("practice.hint.exhausted", lang, task=h.task))
+        lines.append(text("practice.hint.exhausted", lang, task=h.task, **cmds))
     else:
         lines += [text("practice.hint.header", lang, task=h.task, level=h.level, levels=HINT_LEVELS,
                        title=title(h.task, lang)),
                   "", wrap(text(h.key, lang), terminal_columns()), ""]
     if h.others:
-        lines.append(text("practice.hint.others", lang, tasks=", ".join(h.others)))
+        lines.append(text("practice.hint.others", lang, tasks=", ".join(h.others), **cmds))
     elapsed = (time.time() if now is None else now) - h.state.started
     lines.append(_time_line(elapsed, h.state.limit_s, lang))
     return "\n".join(lines)
@@ -194,11 +198,12 @@ def _result(a, now, lang):
     return text(f"practice.result.{status}", lang)
 
 
-def history_view(past, lang, now=None, last=20):
+def history_view(past, lang, now=None, last=20, command="gradekit"):
     """The ``session.Past``: the drill attempts (a table of the ``last`` ones, a chart per drill, the personal
-    bests), then the quizzes (the ``last`` ones, and the share right per topic, the weakest first)."""
+    bests), then the quizzes (the ``last`` ones, each with the command that asks it again, starting with
+    ``command``, and the share right per topic, the weakest first)."""
     if not past.attempts and not past.quizzes:
-        return text("practice.history.empty", lang)
+        return text("practice.history.empty", lang, **commands(command, lang=spelled_lang(lang)))
     now = time.time() if now is None else now
     lines = []
     if past.attempts:
@@ -206,7 +211,7 @@ def history_view(past, lang, now=None, last=20):
     if past.quizzes:
         if lines:
             lines.append("")
-        lines += _quizzes_view(past.quizzes, past.topics, lang, last)
+        lines += _quizzes_view(past.quizzes, past.topics, lang, last, command)
     return "\n".join(lines)
 
 
@@ -257,13 +262,14 @@ def _topic(topic, lang):
     return text(key, lang) if key in CATALOGUES["en"] else topic
 
 
-def _quizzes_view(quizzes, topics, lang, last):
+def _quizzes_view(quizzes, topics, lang, last, command):
     lines = [text("practice.history.quizzes", lang, n=len(quizzes)), ""]
     rows = [[text("practice.col.taken", lang), text("practice.col.score", lang), text("practice.col.answered", lang),
              text("practice.col.again", lang)]]
     for q in quizzes[-last:]:
         pct = 100.0 * q.right / q.total if q.total else 0.0
-        rows.append([when(q.taken), f"{q.right} / {q.total} ({pct:.0f}%)", f"{q.answered} / {q.total}", q.replay])
+        rows.append([when(q.taken), f"{q.right} / {q.total} ({pct:.0f}%)", f"{q.answered} / {q.total}",
+                     replay_line(q.replay, command=command, lang=spelled_lang(lang))])
     lines += table(rows)
     if topics:
         lines += ["", text("practice.history.topics", lang)]

@@ -196,27 +196,61 @@ def open_workspace(path=None, *, history_path=None):
                             detail=str(exc)) from None
 
 
+def command_line(command, *parts):
+    """A command for the user to run: ``command`` (how they run gradekit, already quoted for a shell:
+    ``grader.cli.invoked_as``, as ``check``'s rerun lines begin) and ``parts``, each quoted."""
+    return " ".join([command, *(shlex.quote(str(p)) for p in parts)])
+
+
+def spelled_lang(lang, drill_lang="en"):
+    """The ``--lang`` a printed command carries (``None``: none): the language shown, unless it is English and
+    English is what the command gives anyway (``drill_lang``: a workspace's commands default to its drill's)."""
+    shown = lang or drill_lang or "en"
+    return shown if shown != "en" or shown != (drill_lang or "en") else None
+
+
+def commands(command="gradekit", *, lang=None, assignment=None, root=None, cwd=None):
+    """The commands the practice and quiz texts name (``{practice}``, ``{check}``... in their messages), written to
+    run as printed and to show the same again: ``command_line`` with ``--lang lang`` (``spelled_lang``), the
+    ``assignment`` as the user gave it, and ``--dir`` of the workspace ``root`` unless run from inside it.
+    ``practice`` and ``quiz`` are the start of a command (a drill id may follow); ``hint`` ends with ``--hint``,
+    so that a task id may follow."""
+    langs = ["--lang", lang] if lang else []
+    chosen = ["--assignment", assignment] if assignment else []
+    where = _dir_option(Path(root).resolve(), cwd) if root is not None else []
+    return {"practice": command_line(command, "practice", *langs, *chosen),
+            "quiz": command_line(command, "quiz", *langs, *chosen),
+            "check": command_line(command, "practice", "--check", *where, *langs),
+            "hint": command_line(command, "practice", *where, *langs, "--hint"),
+            "history": command_line(command, "practice", "--history", *langs)}
+
+
+def _dir_option(root, cwd=None):
+    """``--dir root`` where a command run from ``cwd`` (default: the current folder) would not find the workspace
+    ``root`` by itself: anywhere outside it."""
+    here = Path(cwd or Path.cwd()).resolve()
+    return [] if here == root or root in here.parents else ["--dir", str(root)]
+
+
 def rerun_command(root, check_id, *, profile="quick", lang=None, cwd=None, command="gradekit"):
     """The command that grades one check of the workspace ``root`` again, as ``gradekit practice --check`` does
     (so that in no-hints mode the diagnosis stays withheld): ``command`` (how the user runs gradekit, shell-quoted:
-    ``grader.cli.invoked_as``), ``--dir`` unless run from inside ``root``, ``--profile`` and ``--lang`` when they
-    are not the drill's defaults (``lang`` ``None``: the drill's)."""
-    here = Path(cwd or Path.cwd()).resolve()
-    parts = ["practice", "--check", "--only", check_id]
-    if here != root and root not in here.parents:
-        parts += ["--dir", str(root)]
+    ``grader.cli.invoked_as``), ``--dir`` unless run from inside ``root``, ``--profile`` when it is not the drill's
+    default and ``--lang lang`` (``spelled_lang``)."""
+    parts = ["practice", "--check", "--only", check_id, *_dir_option(root, cwd)]
     if profile != "quick":
         parts += ["--profile", profile]
     if lang:
         parts += ["--lang", lang]
-    return " ".join([command, *(shlex.quote(p) for p in parts)])
+    return command_line(command, *parts)
 
 
 def check(*, path=None, profile="quick", only=None, lang=None, now=None, history_path=None, progress=None,
           command="gradekit"):
     """Grade the drill's tasks in the workspace and record the attempt; returns ``Checked``. ``only``: grade just
     these check ids (a rerun: nothing is recorded). ``lang``: the language the user asked for, if any (each
-    failing check's rerun command keeps it). ``command``: how the user runs gradekit (``rerun_command``)."""
+    failing check's rerun command carries the language shown: ``spelled_lang``). ``command``: how the user runs
+    gradekit (``rerun_command``)."""
     root, state, chosen = open_workspace(path, history_path=history_path)
     if only:
         from grader.engine import select_checks
@@ -232,7 +266,7 @@ def check(*, path=None, profile="quick", only=None, lang=None, now=None, history
     result = api.check(path=root, assignment=state.assignment, tasks=state.tasks, profile=profile,
                        only=tuple(only) if only else None, diagnose=not withheld, progress=progress,
                        lang=lang or state.lang)
-    rerun_lang = lang if lang and lang != state.lang else None
+    rerun_lang = spelled_lang(lang, state.lang)
     for task in result.tasks:
         for c in task.checks:
             if c.reproduce:
