@@ -95,8 +95,10 @@ def cmd_batch(args):
 
 
 def closing_lines(result, lang):
-    """What the batch says when done: the entries skipped, the counts, and last every submission that could not
-    be graded with its reason (all on the last line, so that it is the line a log tail shows)."""
+    """What the batch says when done: the entries skipped, the counts, a line per submission with files that
+    could not be imported, each with its error (graded, but its row alone would not say why), and last every
+    submission that could not be graded with its reason (all on the last line, so that it is the line a log
+    tail shows)."""
     from grader.messages import text
     from grader.safetext import for_terminal
 
@@ -107,6 +109,8 @@ def closing_lines(result, lang):
             f"{for_terminal(s.name)} ({text('batch.skipped.' + s.why, lang)})" for s in result.skipped)))
     lines.append(text("batch.cli.done", lang, graded=result.graded, cached=result.cached, n=len(result.records),
                       seconds=result.duration_s, gradebook=for_terminal(result.out / "gradebook.csv")))
+    lines += [text("batch.cli.not_imported", lang, student=for_terminal(r["student"]),
+                   causes=for_terminal(r["load_causes"])) for r in result.records if r.get("load_causes")]
     failed = result.not_graded
     if failed:
         lines.append(text("batch.cli.not_graded", lang, n=len(failed), entries="; ".join(

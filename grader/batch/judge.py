@@ -23,6 +23,9 @@ from grader.safetext import clean_data
 REPLY_PREFIX = "@@gradekit "
 REASON_ENTRIES = 5
 """Refused entries named in a gradebook reason (the report lists them all)."""
+CAUSE_CHARS = 160
+"""The most characters of one import error in a gradebook reason: enough for a type, a message and where (the
+report has the error whole, with its source line and traceback)."""
 STATUSES = ("ok", "refused", "timeout", "crashed", "banned-api", "copy", "error")
 """A gradebook row's status, most serious last but ``error`` (grading did not complete). ``refused``: the
 submission held links, special files or files over the caps, which were not graded (the rest was)."""
@@ -72,6 +75,37 @@ def problems_of(result, copy, policy="zero"):
     return found
 
 
+def load_causes(load_errors, lang="en"):
+    """The files that did not import, each with its error, on one line: ``masks.py, decoding.py: SyntaxError:
+    expected ':' (masks.py, line 28)``, so the gradebook says why without opening the report. Files that failed
+    on the same error (one imports the other) share it, the file at fault first, so each cause is said once; at
+    most ``REASON_ENTRIES`` causes, each cut at ``CAUSE_CHARS``. ``load_errors``: the grading's own
+    (``GradeResult.load_errors``, cleaned and bounded by ``api.check``), not a parse of the files."""
+    from grader.messages import text
+
+    groups = {}
+    for name, error in sorted((load_errors or {}).items()):
+        error = error if isinstance(error, dict) else {"detail": str(error)}
+        key = (str(error.get("detail") or error.get("kind") or ""), str(error.get("file") or ""),
+               error.get("line") or 0)
+        groups.setdefault(key, []).append(str(name))
+    causes = []
+    for (detail, where, line), names in sorted(groups.items(), key=lambda g: (g[0][1] or g[1][0], g[1][0])):
+        if where and line:
+            own = f" ({where}, line {line})"  # a SyntaxError's message ends with where it is: said once, in lang
+            detail = detail[:-len(own)] if detail.endswith(own) else detail
+        detail = " ".join(detail.split())
+        if len(detail) > CAUSE_CHARS:
+            detail = detail[:CAUSE_CHARS - 1].rstrip() + "…"
+        if where and line:
+            detail = text("batch.reason.load_where", lang, error=detail, file=where, line=line)
+        files = ", ".join(sorted(names, key=lambda n: (n != where, n)))
+        causes.append(text("batch.reason.load_cause", lang, files=files, error=detail))
+    if len(causes) > REASON_ENTRIES:
+        causes[REASON_ENTRIES:] = [text("batch.reason.load_more", lang, n=len(causes) - REASON_ENTRIES)]
+    return " ".join("; ".join(causes).split())  # one line, whatever the file names hold
+
+
 def status_of(result, copy, policy="zero"):
     """``(status, reason key)`` for the gradebook: the most serious of ``problems_of``, else ``("ok", "")``."""
     found = problems_of(result, copy, policy)
@@ -117,8 +151,8 @@ def grade(job):
     entries = [short(r, lang) for r in result.refused[:REASON_ENTRIES]]
     if len(result.refused) > REASON_ENTRIES:
         entries.append("…")
-    files = ", ".join(sorted(result.load_errors or {}))
-    reasons = [text(key, lang, entries=", ".join(entries), files=files) for _, key in problems]
+    causes = load_causes(result.load_errors, lang)
+    reasons = [text(key, lang, entries=", ".join(entries), files=causes) for _, key in problems]
     record = {
         "student": job["student"], "folder": out.name, "hash": job["hash"], "status": status,
         "reason": "; ".join(reasons),
@@ -130,6 +164,7 @@ def grade(job):
         "diagnoses": sorted({d.id for t in result.tasks for c in t.checks for d in c.diagnoses if d.kind == "bug"}),
         "flags": {"copy_of_reference": verdict.to_dict()},
         "refused": list(result.refused),
+        "load_causes": causes,
         "sealed": result.sealed,
         "duration_s": round(time.perf_counter() - started, 2),
     }

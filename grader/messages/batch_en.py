@@ -10,6 +10,9 @@ MESSAGES = {
     "batch.reason.timeout": "a call into the code ran past its time limit and was stopped",
     "batch.reason.crashed": "the code ended the worker process (exit, crash, memory or output limit)",
     "batch.reason.load": "a contract file could not be imported",
+    "batch.reason.load_cause": "{files}: {error}",
+    "batch.reason.load_where": "{error} ({file}, line {line})",
+    "batch.reason.load_more": "and {n} more",
     "batch.reason.unpreparable": "could not be graded: {detail}",
     "batch.reason.judge": "grading did not complete: {detail}",
     "batch.status.ok": "ok",
@@ -35,6 +38,7 @@ MESSAGES = {
     "batch.page.seconds": "Seconds",
     "batch.page.none": "No known bug was diagnosed.",
     "batch.cli.done": "{graded} graded, {cached} unchanged (cached), {n} in all, in {seconds} s; gradebook: {gradebook}",
+    "batch.cli.not_imported": "{student}: could not be imported: {causes}",
     "batch.cli.not_sealed": "warning: running as an ordinary user, the graded code runs as you, without a jail: it "
                             "can read what you can read (the reference included) and signal your processes. Grade "
                             "for the record as root or in a container (README, isolation).",

@@ -8,6 +8,9 @@ MESSAGES = {
     "batch.reason.timeout": "对代码的某次调用超过时间限制，已被终止",
     "batch.reason.crashed": "代码导致工作进程终止（主动退出、崩溃，或超出内存、输出限制）",
     "batch.reason.load": "作业要求的文件中有的无法导入",
+    "batch.reason.load_cause": "{files}：{error}",
+    "batch.reason.load_where": "{error}（{file} 第 {line} 行）",
+    "batch.reason.load_more": "另有 {n} 项",
     "batch.reason.unpreparable": "无法评分：{detail}",
     "batch.reason.judge": "评分未完成：{detail}",
     "batch.status.ok": "正常",
@@ -33,6 +36,7 @@ MESSAGES = {
     "batch.page.seconds": "用时（秒）",
     "batch.page.none": "未诊断出已知错误。",
     "batch.cli.done": "本次评分 {graded} 份，未变化（缓存）{cached} 份，共 {n} 份，用时 {seconds} 秒；成绩表：{gradebook}",
+    "batch.cli.not_imported": "{student}：无法导入：{causes}",
     "batch.cli.not_sealed": "警告：以普通用户运行时，被评分的代码以你的身份运行、没有隔离环境：它能读取你能读取的一切（包括参考实现），"
                             "也能向你的进程发信号。正式评分请以 root 身份或在容器中运行（见 README 的隔离一节）。",
     "batch.cli.built": "自动评分包已写入 {path}（{size} 字节）",
