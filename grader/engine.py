@@ -21,7 +21,7 @@ import torch
 import grader
 from grader.assignment import AssignmentError
 from grader.checks.base import Abort, CheckContext, CheckSpec, Fail, ReferenceFailed, specs_of
-from grader.errors import SubmissionError
+from grader.errors import SubmissionError, located
 from grader.results import CheckResult, GradeResult, Message, TaskResult
 
 
@@ -369,6 +369,8 @@ def _errored(result, err):
     timed = _timeout_message(err.data.get("limit"), params) if err.kind == "timeout" else None
     if timed is not None:  # a time limit of the runner's: said in the student's language, not as its detail
         key, params = timed
+    if err.kind == "import_error":  # the place once: Python's own SyntaxError text names it already
+        params["detail"] = located(err.detail, err.file, err.line)
     if err.kind == "contract":
         params.update(err.data)
         if not {"missing", "unexpected", "wrong_shape", "shared"} & set(err.data):

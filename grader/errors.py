@@ -100,3 +100,15 @@ def _inside(filename, root):
         return str(Path(filename).resolve()).startswith(root + "/") or str(Path(filename).resolve()) == root
     except (OSError, ValueError):
         return False
+
+
+def located(detail, file, line):
+    """``detail`` with where it happened, ``detail (file:line)``, said once: nothing added where the detail already
+    names the place (Python's ``SyntaxError: ... (attention.py, line 17)``), no line where there is none (a file
+    that is missing has no line 0), nothing at all without a file."""
+    detail = detail or ""
+    if not file:
+        return detail
+    if (f"({file}, line {line})" in detail if line else file in detail) or f"{file}:{line}" in detail:
+        return detail
+    return f"{detail} ({file}:{line})" if line else f"{detail} ({file})"

@@ -187,7 +187,8 @@ def test_the_command_exits_quickly_but_says_everything_and_leaves_nothing(tmp_pa
                            "--profile", "quick", "--isolated", "--json", str(out)],
                           capture_output=True, text=True, cwd=ROOT, env=env)
     assert done.returncode == 0, done.stderr
-    assert done.stdout.rstrip().endswith("All checks passed.") and "10 / 10" in done.stdout
+    said = done.stdout.rstrip().splitlines()
+    assert said[-2:] == ["All checks passed.", f"JSON report written to {out}"] and "10 / 10" in done.stdout
     import json
     assert json.loads(out.read_text())["score"] == 10
     assert [p.name for p in tmp_path.iterdir() if p.name.startswith("gradekit")] == []  # no fork server's or worker's

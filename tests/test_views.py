@@ -280,3 +280,25 @@ def test_the_chinese_status_words_keep_the_check_ids_in_one_column():
                     and check in line:
                 starts[check] = columns(line[:line.index(check)])
     assert len(starts) >= 2 and len(set(starts.values())) == 1, starts
+
+
+def test_where_an_import_failed_is_said_once_and_a_missing_file_has_no_line():
+    from grader.errors import located
+
+    syntax = "SyntaxError: expected ':' (attention.py, line 17)"
+    assert located(syntax, "attention.py", 17) == syntax
+    assert located("NameError: name 'x' is not defined", "masks.py", 3) == \
+        "NameError: name 'x' is not defined (masks.py:3)"
+    assert located("no file decoding.py in sub", "decoding.py", 0) == "no file decoding.py in sub"
+    assert located("ImportError: cannot import name 'f'", "model.py", 0) == \
+        "ImportError: cannot import name 'f' (model.py)"
+    assert located("boom", None, None) == "boom"
+    result = _result()
+    result.load_errors = {"attention.py": {"kind": "import_error", "detail": syntax, "file": "attention.py",
+                                           "line": 17},
+                          "decoding.py": {"kind": "missing_file", "detail": "no file decoding.py in sub",
+                                          "file": "decoding.py", "line": 0}}
+    for lang in ("en", "zh"):
+        said = terminal.summary(result, lang=lang, color=False)
+        assert said.count("attention.py, line 17") == 1 and "attention.py:17" not in said and ":0" not in said
+        assert located(syntax, "attention.py", 17) in gradescope.render(result, lang=lang)

@@ -44,7 +44,7 @@ MESSAGES = {
     "fail.flaky": "the result changed between two runs on the same input: {detail}",
     # -- code that raised ---------------------------------------------------------------------------
     "error.missing_file": "{detail}.",
-    "error.import_error": "importing the submission failed: {detail} ({file}:{line}).",
+    "error.import_error": "importing the submission failed: {detail}.",
     "error.missing_name": "{detail}.",
     "error.not_implemented": "not implemented yet ({detail}).",
     "error.exception": "your code raised {detail} ({file}:{line}: {code}).",

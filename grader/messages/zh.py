@@ -28,7 +28,7 @@ MESSAGES = {
     "fail.future_grad": "{what}：位置 {future_from} 之前的输出对之后的输入梯度不为零：信息从未来泄露。",
     "fail.flaky": "同一输入两次运行结果不同：{detail}",
     "error.missing_file": "{detail}。",
-    "error.import_error": "导入提交的代码失败：{detail}（{file}:{line}）。",
+    "error.import_error": "导入提交的代码失败：{detail}。",
     "error.missing_name": "{detail}。",
     "error.not_implemented": "尚未实现（{detail}）。",
     "error.exception": "你的代码抛出了 {detail}（{file}:{line}：{code}）。",
