@@ -373,6 +373,25 @@ class CheckItem(pytest.Item):
         return (self.path / task.file if task.file else self.path), None, f"gradekit {self.spec.id}"
 
 
+@pytest.hookimpl(wrapper=True)
+def pytest_runtest_makereport(item, call):
+    """A check whose code is not written yet is marked on its report (``gradekit_todo``): reported as to do, as the
+    CLI says it, not as a failure (it still fails the run, as it does the CLI's)."""
+    report = yield
+    if isinstance(item, CheckItem) and call.excinfo is not None and isinstance(call.excinfo.value, CheckFailed):
+        from grader.views.terminal import _not_implemented
+
+        report.gradekit_todo = _not_implemented(call.excinfo.value.check)
+    return report
+
+
+def pytest_report_teststatus(report, config):
+    if getattr(report, "gradekit_todo", False) and report.when == "call" and report.failed:
+        word = _say("ui.todo_word", config.getoption("--gradekit-lang"))
+        return word, "T", (word.upper(), {"yellow": True})
+    return None
+
+
 def pytest_terminal_summary(terminalreporter, config):
     state = config.stash.get(_STATE, None)
     if state is None or state.result is None:

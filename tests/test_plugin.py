@@ -15,6 +15,7 @@ import pytest
 from grader import api, cli
 from grader.bugs.catalogue import Catalogue
 from grader.engine import select_checks
+from grader.messages import text
 from tests.conftest import ROOT, SOLUTION_ROOT, TRANSFORMER, edited_copy
 
 pytest_plugins = ["pytester"]
@@ -279,3 +280,18 @@ def test_the_course_configuration_applies_as_in_the_cli(pytester, capsys):
     assert len(said) == 2 and all(line in lines for line in said), (said, lines)  # the course's points, as the CLI
     score = next(line for line in cli_lines if line.startswith("Score: "))
     assert any(line.startswith(score.split("(")[0]) for line in lines)
+
+
+@pytest.mark.parametrize("lang", ["en", "zh"])
+def test_code_not_written_yet_is_reported_to_do_as_in_the_cli_and_still_fails_the_run(pytester, lang):
+    edited_copy(pytester.path / "sub", {"masks.py": (
+        "    keep = torch.ones(size, size, dtype=torch.bool, device=device).tril()  # [L, L]\n"
+        "    return keep.unsqueeze(0).unsqueeze(0)  # [1, 1, L, L]\n",
+        "    raise NotImplementedError\n")})
+    result = pytester.runpytest("--submission", "sub", *QUICK, "-m", "masks", "-v", "--gradekit-lang", lang)
+    out = result.stdout.str()
+    word = text("ui.todo_word", lang)
+    assert re.search(rf"sub::masks\.causal {re.escape(word.upper())}", out), out
+    assert not re.search(r"sub::masks\.causal FAILED", out), out
+    assert re.search(rf"\b3 {re.escape(word)}\b", out.splitlines()[-1]) and "1 passed" in out.splitlines()[-1], out
+    assert result.ret == pytest.ExitCode.TESTS_FAILED
