@@ -397,8 +397,13 @@ def _timeout_message(limit, params):
     seconds, of_total = _seconds(limit.get("seconds")), limit.get("of_total")
     if seconds is None or (of_total is not None and _seconds(of_total) is None):
         return None
+    if isinstance(limit.get("again"), str):
+        return "error.timeout_again", {**params, "seconds": seconds, "check": limit["again"]}
     key = "error.timeout_at" if params.get("file") else "error.timeout_in"
     params = {**params, "seconds": seconds}
+    reference = limit.get("reference")
+    if limit.get("relative") and isinstance(reference, float) and math.isfinite(reference):
+        return key + "_slow", {**params, "reference": f"{reference:.2g}"}
     if of_total is not None:
         key, params["total"] = key + "_total", _seconds(of_total)
     return key, params

@@ -50,13 +50,14 @@ def time_used_up(total, probe):
                                                   f"{probe!r} was not run", data={"limit": {"used_up": total}})
 
 
-def call_timed_out(who, seconds, *, call_timeout, total_timeout, where=None, data=None):
+def call_timed_out(who, seconds, *, call_timeout, total_timeout, where=None, data=None, relative=False):
     """The error of a call stopped after ``seconds`` (both runners): ``who`` did not finish; the limit was what was
     left of ``total_timeout`` when that is less than ``call_timeout``; ``where`` (a ``SubmissionError`` from
     ``from_exception``) is where the student's code was, if known. The limit goes into ``data["limit"]`` for the
-    translated sentence (``engine._timeout_message``)."""
+    translated sentence (``engine._timeout_message``); ``relative``: the limit was one relative to the reference's
+    time on the same call (``CheckContext.both``), which the check adds to it."""
     of_total = total_timeout if total_timeout is not None and call_timeout is not None and seconds < call_timeout \
-        else None
+        and not relative else None
     detail = f"{who} did not finish within {seconds:g} s"
     if of_total is not None:
         detail += f" (what was left of the {of_total:g} s for all calls together)"
@@ -64,8 +65,8 @@ def call_timed_out(who, seconds, *, call_timeout, total_timeout, where=None, dat
     if where is not None and where.file:
         detail += f" (it was at {where.file}:{where.line}: {where.code})"
         at = {"file": where.file, "line": where.line, "code": where.code, "trace": where.trace}
-    return SubmissionError(kind="timeout", detail=detail, data={**(data or {}), "limit": {"seconds": seconds,
-                                                                                        "of_total": of_total}}, **at)
+    limit = {"seconds": seconds, "of_total": of_total, **({"relative": True} if relative else {})}
+    return SubmissionError(kind="timeout", detail=detail, data={**(data or {}), "limit": limit}, **at)
 
 
 def from_exception(exc, root, kind=None):

@@ -144,3 +144,36 @@ def test_an_endless_loop_at_import_is_an_import_error_that_says_so(make_submissi
     assert result.load_errors["masks.py"]["file"] == "masks.py"
     assert _task(result, "masks").score == 0
     assert _task(result, "embedding").score == _task(result, "embedding").max_score
+
+
+def test_a_call_far_slower_than_the_reference_stops_early_and_is_not_waited_for_again(make_submission):
+    """With the default 60 s per call, the endless loop is stopped after the relative floor (the reference answers
+    the same call in milliseconds), and each later check of the same function says so without waiting again."""
+    from grader.checks.base import RELATIVE_FLOOR
+
+    endless = {"masks.py": ("    keep = torch.ones(size, size, dtype=torch.bool, device=device).tril()  # [L, L]\n",
+                            "    while size > 0:  # never ends\n        size = size + 1\n    keep = None\n")}
+    result, took = _grade(make_submission(endless), tasks=("masks",))
+    status = {c.id: (c.status, c.message.key if c.message else None) for c in _task(result, "masks").checks}
+    assert status == {"masks.padding": ("passed", None), "masks.causal": ("error", "error.timeout_at_slow"),
+                      # target_mask calls causal_mask: another function of the contract, waited for once too
+                      "masks.target": ("error", "error.timeout_at_slow"),
+                      "masks.device": ("error", "error.timeout_again")}, status
+    first, again = (next(c for c in _task(result, "masks").checks if c.id == i) for i in ("masks.causal",
+                                                                                          "masks.device"))
+    assert first.message.params["seconds"] == f"{RELATIVE_FLOOR:g}" and first.message.params["file"] == "masks.py"
+    assert float(first.message.params["reference"]) < 1.0
+    assert again.message.params["check"] == "masks.causal"
+    assert took < 60, took  # two floors' wait, not a minute per check (three minutes before)
+    said = terminal.summary(result, lang="zh")
+    assert "已在 masks.causal 中超时" in said and "参考实现在同一次调用上只用了" in said
+
+
+def test_a_call_slower_than_the_reference_but_within_the_floor_passes(make_submission):
+    """Relative limits must not fail slow correct code: one call that sleeps 2 s (a first-call warm-up, say) is
+    still graded as correct."""
+    slow = {"training.py": (RETURN, "    import time\n"
+                                    "    time.sleep(2)\n" + RETURN)}
+    result, _ = _grade(make_submission(slow), tasks=("param_count",))
+    task = _task(result, "param_count")
+    assert task.score == task.max_score, [(c.id, c.message) for c in task.checks if c.status != "passed"]

@@ -65,7 +65,7 @@ def test_what_raises_or_cannot_be_encoded_is_not_remembered():
             cache.run(runner, "fail", "integrated", {})
     assert runner.calls == 2
     for _ in range(2):  # a function is not plain data: run each time, no error of the cache's own
-        assert cache.run(runner, "p", "integrated", {"x": len})["out"] is len
+        assert cache.run(runner, "p", "integrated", {"x": len})[0]["out"] is len
     assert runner.calls == 4 and cache.hits == 0
 
 

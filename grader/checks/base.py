@@ -12,6 +12,7 @@ same for a property that needs the context to build its strategy.)
 """
 
 import functools
+import time
 from dataclasses import dataclass, field
 
 from hypothesis import HealthCheck, Phase, Verbosity, given, settings
@@ -87,6 +88,26 @@ def specs_of(modules):
 # Failures that no other example would change: stop at once instead of shrinking.
 ABORT_KINDS = frozenset({"timeout", "crashed", "not_implemented", "missing_file", "missing_name", "import_error"})
 
+SLOWER_THAN_REFERENCE = 50.0
+"""A call of the submission's that ``CheckContext.both`` pairs with the reference's is stopped once it has taken this
+many times the reference's time on the same call (``RELATIVE_FLOOR`` at least): an endless loop costs seconds, not
+the whole call limit, while code 50 times slower than the reference on these small inputs still finishes."""
+RELATIVE_FLOOR = 10.0
+"""Seconds a paired call may always take, however fast the reference was (a first call imports and warms up)."""
+
+
+def _timed_out_before(runner):
+    """``{(variant, probe, contract name): (check id, seconds)}``: the calls that ran out of time in this grading
+    (kept on the submission's runner, which lives as long as the grading), so that later checks do not wait again."""
+    memory = getattr(runner, "timed_out", None)
+    if memory is None:
+        memory = {}
+        try:
+            runner.timed_out = memory
+        except AttributeError:  # a runner that takes no attributes: nothing remembered
+            pass
+    return memory
+
 
 class Abort(BaseException):
     """Stop a property at once (a timeout, a crash, missing code): no shrinking, no more examples.
@@ -115,7 +136,7 @@ class _Raise:
     def __init__(self, err):
         self.err = err
 
-    def result(self):
+    def result(self, within=None):
         raise self.err
 
     def abandon(self):
@@ -189,14 +210,23 @@ class CheckContext:
         ``ref_args`` when given). In a worker, the submission's side runs while this process computes
         the reference's; in-process, the reference's runs first, then the submission's."""
         pending = self._submit(probe, args)
+        started = time.monotonic()
         try:
             ref = self.ref(probe, **(args if ref_args is None else ref_args))
         except BaseException:
             pending.abandon()
             raise
-        return ref, self._finish(probe, args, pending)
+        took = time.monotonic() - started
+        took = getattr(self.ref_runner, "last_seconds", None) or took  # a remembered answer: the time it took then
+        within = max(RELATIVE_FLOOR, SLOWER_THAN_REFERENCE * took)
+        return ref, self._finish(probe, args, pending, within=within, reference_s=took)
 
     def _submit(self, probe, args):
+        earlier = _timed_out_before(self.sub_runner).get((self.variant, probe, args.get("name")))
+        if earlier is not None:  # the same code ran out of time in an earlier check: not waited for again
+            check, seconds = earlier
+            return _Raise(SubmissionError(kind="timeout", detail=f"{probe!r} ran out of time in {check} already",
+                                          data={"limit": {"again": check, "seconds": seconds}}))
         submit = getattr(self.sub_runner, "submit", None)
         try:
             if submit is not None:
@@ -205,13 +235,19 @@ class CheckContext:
         except SubmissionError as err:  # e.g. the time for all calls is used up: raised when collected
             return _Raise(err)
 
-    def _finish(self, probe, args, pending):
+    def _finish(self, probe, args, pending, *, within=None, reference_s=None):
         try:
             try:
-                result = pending.result()
+                result = pending.result() if within is None else pending.result(within=within)
             except ReferenceFailed as forged:  # raised on the submission's side: its own code, not the reference
                 raise SubmissionError(kind="exception", detail=f"ReferenceFailed: {forged}") from None
         except SubmissionError as err:
+            limit = err.data.get("limit") if err.kind == "timeout" and isinstance(err.data, dict) else None
+            if isinstance(limit, dict) and "seconds" in limit and "again" not in limit:
+                if limit.get("relative"):
+                    limit["reference"] = reference_s
+                _timed_out_before(self.sub_runner)[self.variant, probe, args.get("name")] = (
+                    self.spec.id, limit["seconds"])
             self.calls.append((probe, args, err))
             if self.fresh is not None:
                 self.all_calls.append((probe, args, err))

@@ -57,6 +57,13 @@ MESSAGES = {
     "error.timeout_in_total": "your code did not finish within the {seconds} s left of the {total} s all calls may "
                               "take together.",
     "error.timeout_at": "your code did not finish within {seconds} s (it was at {file}:{line}: {code}).",
+    "error.timeout_in_slow": "your code did not finish within {seconds} s, where the reference took {reference} s on "
+                             "the same call: a call this much slower is stopped early (an endless loop?).",
+    "error.timeout_at_slow": "your code did not finish within {seconds} s, where the reference took {reference} s on "
+                             "the same call (it was at {file}:{line}: {code}): a call this much slower is stopped "
+                             "early (an endless loop?).",
+    "error.timeout_again": "not run: the same code ran out of time ({seconds} s) in {check} already, and is not "
+                           "waited for again in this grading; once {check} finishes, this check runs as usual.",
     "error.timeout_at_total": "your code did not finish within the {seconds} s left of the {total} s all calls may "
                               "take together (it was at {file}:{line}: {code}).",
     "error.timeout_used_up": "not run: the calls before it used up the {total} s all calls of your code may take "

@@ -39,6 +39,12 @@ MESSAGES = {
     "error.timeout_in": "你的代码没有在 {seconds} 秒内完成。",
     "error.timeout_in_total": "你的代码没有在剩下的 {seconds} 秒内完成（所有调用合计最多 {total} 秒）。",
     "error.timeout_at": "你的代码没有在 {seconds} 秒内完成（当时运行到 {file}:{line}：{code}）。",
+    "error.timeout_in_slow": "你的代码没有在 {seconds} 秒内完成，而参考实现在同一次调用上只用了 {reference} 秒：慢这么多的"
+                             "调用会被提前停止（是否有死循环？）。",
+    "error.timeout_at_slow": "你的代码没有在 {seconds} 秒内完成，而参考实现在同一次调用上只用了 {reference} 秒（当时运行到 "
+                             "{file}:{line}：{code}）：慢这么多的调用会被提前停止（是否有死循环？）。",
+    "error.timeout_again": "未运行：同一段代码已在 {check} 中超时（{seconds} 秒），本次评分不再重复等待；{check} "
+                           "能按时完成后，这项检查会照常运行。",
     "error.timeout_at_total": "你的代码没有在剩下的 {seconds} 秒内完成（所有调用合计最多 {total} 秒；当时运行到 "
                               "{file}:{line}：{code}）。",
     "error.timeout_used_up": "未运行：之前的调用已用完你的代码所有调用合计可用的 {total} 秒。",

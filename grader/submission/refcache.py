@@ -14,6 +14,7 @@ submission.
 """
 
 import hashlib
+import time
 from collections import OrderedDict
 
 import torch
@@ -38,38 +39,43 @@ class ReferenceCache:
         self.misses = 0
 
     def run(self, runner, probe, variant, args):
-        """``runner.run(probe, variant, **args)``, or what it returned for the same question before."""
+        """``(answer, seconds)``: ``runner.run(probe, variant, **args)`` and the time it took, or what it returned
+        for the same question before and the time it took then (a check's time limits are relative to it)."""
         key = _key(probe, variant, args)
         if key is not None:
-            blob = self._answers.get(key)
-            if blob is not None:
+            stored = self._answers.get(key)
+            if stored is not None:
                 self._answers.move_to_end(key)
                 self.hits += 1
-                return wire.decode(blob)
+                return wire.decode(stored[0]), stored[1]
+        started = time.monotonic()
         result = runner.run(probe, variant, **args)
+        seconds = time.monotonic() - started
         if key is not None:
             self.misses += 1
             try:
                 blob = wire.encode(result)
             except wire.WireError:
-                return result
-            self._answers[key] = blob
+                return result, seconds
+            self._answers[key] = (blob, seconds)
             self.size += len(blob)
             while self.size > self.max_bytes and self._answers:
-                _, dropped = self._answers.popitem(last=False)
+                _, (dropped, _) = self._answers.popitem(last=False)
                 self.size -= len(dropped)
-        return result
+        return result, seconds
 
 
 class CachedRunner:
-    """A runner on the reference whose ``run`` goes through a ``ReferenceCache``; everything else is the runner's."""
+    """A runner on the reference whose ``run`` goes through a ``ReferenceCache``; everything else is the runner's.
+    ``last_seconds``: what the last answer took the reference when it was computed."""
 
     def __init__(self, runner, cache):
         self.runner = runner
         self.cache = cache
 
     def run(self, probe, variant="integrated", **args):
-        return self.cache.run(self.runner, probe, variant, args)
+        result, self.last_seconds = self.cache.run(self.runner, probe, variant, args)
+        return result
 
     def __getattr__(self, name):
         return getattr(self.runner, name)

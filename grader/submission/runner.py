@@ -197,9 +197,9 @@ class Deferred:
     def __init__(self, run, probe, variant, args):
         self._call = (run, probe, variant, args)
 
-    def result(self):
+    def result(self, within=None):
         run, probe, variant, args = self._call
-        return run(probe, variant, **args)
+        return run(probe, variant, **args) if within is None else run(probe, variant, within=within, **args)
 
     def abandon(self):
         pass
@@ -324,8 +324,13 @@ class InProcessRunner:
             raise time_used_up(self.total_timeout, probe)
         return left if self.call_timeout is None else min(self.call_timeout, left)
 
-    def run(self, probe, variant="integrated", **args):
+    def run(self, probe, variant="integrated", *, within=None, **args):
+        """The probe's result dict, or ``SubmissionError``. ``within``: a shorter limit for this call, in seconds
+        (``CheckContext.both``'s, relative to the reference's time on the same call)."""
         limit = self._limit(probe)
+        relative = within is not None and (limit is None or within < limit)
+        if relative:
+            limit = within
         ns = self.namespace(variant)
         if self.guard is not None:
             self.guard.start(self.root, probe_tasks(self.assignment, probe, variant, args))
@@ -343,7 +348,7 @@ class InProcessRunner:
             raise
         except CallTimeout as exc:
             raise call_timed_out("your code", limit, call_timeout=self.call_timeout, total_timeout=self.total_timeout,
-                                 where=from_exception(exc, self.root)) from None
+                                 where=from_exception(exc, self.root), relative=relative) from None
         except Exception as exc:  # noqa: BLE001 - anything the student's code raised
             raise from_exception(exc, self.root) from None
         except SystemExit as exc:

@@ -376,7 +376,7 @@ class WorkerRunner:
                 self.output_dropped += 1
         except (_Timeout, _Dead, _BadReply) as exc:
             self.used += time.monotonic() - start
-            error = self._failure(worker, exc, probe, limit)
+            error = self._failure(worker, exc, probe, limit, relative=pending.relative)
             if self.restart_early:
                 self._prestart(worker.variant)
             raise error from None
@@ -586,8 +586,9 @@ class WorkerRunner:
         worker.ready = True
         self.start_times.append(time.monotonic() - worker.started)
 
-    def _failure(self, worker, exc, probe, limit):
-        """Kill ``worker`` after ``exc`` and say what happened as a ``SubmissionError``."""
+    def _failure(self, worker, exc, probe, limit, relative=False):
+        """Kill ``worker`` after ``exc`` and say what happened as a ``SubmissionError`` (``relative``: the limit was
+        the check's, relative to the reference's time)."""
         worker.kill()
         rc = worker.returncode
         tail = worker.output_tail(4000)
@@ -595,7 +596,7 @@ class WorkerRunner:
         data = {"output": tail, "returncode": rc}
         if isinstance(exc, _Timeout):
             return call_timed_out(repr(probe), limit, call_timeout=self.call_timeout,
-                                  total_timeout=self.total_timeout, data=data)
+                                  total_timeout=self.total_timeout, data=data, relative=relative)
         if isinstance(exc, _BadReply):
             return SubmissionError(kind="crashed", detail=f"the worker sent back a reply that is not plain "
                                                           f"data while running {probe!r}: {exc}", data=data)
@@ -624,9 +625,13 @@ class _Pending:
         self.runner, self.worker, self.probe, self.limit = runner, worker, probe, limit
         self.start = self.sent = time.monotonic()
         self.failed = None
+        self.relative = False
 
-    def result(self):
-        """The probe's result dict, or ``SubmissionError`` (as ``WorkerRunner.run``)."""
+    def result(self, within=None):
+        """The probe's result dict, or ``SubmissionError`` (as ``WorkerRunner.run``); ``within``: a shorter limit,
+        in seconds, counted as the whole limit is."""
+        if within is not None and within < self.limit:
+            self.limit, self.relative = within, True
         return self.runner._collect(self)
 
     def abandon(self):
