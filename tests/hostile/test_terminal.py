@@ -88,7 +88,8 @@ def test_the_practice_view_and_the_progress_bar_escape_too():
 
     class Checked:
         result = _result()
-        state = type("S", (), {"drill": "masks", "limit_s": 600, "no_hints": False, "hints_used": 0})()
+        state = type("S", (), {"drill": "masks", "limit_s": 600, "no_hints": False, "hints_used": 0, "lang": "en"})()
+        root = None
         elapsed, withheld, already_passed, time_up, new_best, previous_best = 10, False, False, False, False, None
         partial, chosen = False, False
 
@@ -161,7 +162,7 @@ def test_check_prints_safely_and_writes_valid_files(tmp_path, isolated):
     assert code == 1, err[-3000:].decode(errors="replace")
     printed = out.decode("utf-8")  # strict
     _assert_terminal_safe(printed)
-    assert "\\x1b[2J" in printed and re.search(r"\d of 4 checks did not pass\.$", printed.rstrip())
+    assert "\\x1b[2J" in printed and re.search(r"\d of 4 checks did not pass\.$", printed.rstrip(), re.M)
     data = json.loads(files["json"].read_bytes().decode("utf-8"))
     padding = next(c for c in data["tasks"][0]["checks"] if c["id"] == "masks.padding")
     assert padding["status"] == "error" and "\\xff\\ud800" in padding["error"]["detail"]
