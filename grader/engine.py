@@ -40,6 +40,8 @@ class Grading:
     devices: list = field(default_factory=lambda: ["cpu"])
     reproduce: Callable[[CheckSpec], str] | None = None
     """``reproduce(spec)`` -> the command that reruns one check (or ``None``)."""
+    timed_out: dict = field(default_factory=dict)
+    """The submission's calls that ran out of time in this grading (``CheckContext``'s ``timed_out``)."""
 
     def command(self, spec: CheckSpec) -> str:
         return self.reproduce(spec) if self.reproduce else ""
@@ -268,7 +270,16 @@ def run_one(g, spec):
 
 
 def _run_variant(g, spec, variant):
-    ctx = CheckContext(spec, sub=g.sub, ref=g.ref, profile=g.profile, seed=g.seed, devices=g.devices, variant=variant)
+    ctx = CheckContext(
+        spec,
+        sub=g.sub,
+        ref=g.ref,
+        profile=g.profile,
+        seed=g.seed,
+        devices=g.devices,
+        variant=variant,
+        timed_out=g.timed_out,
+    )
     start = time.perf_counter()
     result = CheckResult(
         id=spec.id,
@@ -339,6 +350,7 @@ def fresh_calls(g, spec, variant):
         devices=g.devices,
         variant=variant,
         fresh=(FRESH_EXAMPLES, seed),
+        timed_out=g.timed_out,
     )
     try:
         spec.fn(ctx)

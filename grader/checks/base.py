@@ -96,18 +96,6 @@ RELATIVE_FLOOR = 10.0
 """Seconds a paired call may always take, however fast the reference was (a first call imports and warms up)."""
 
 
-def _timed_out_before(runner):
-    """``{(variant, probe, contract name): (check id, seconds)}``: the calls that ran out of time in this grading
-    (kept on the submission's runner, which lives as long as the grading), so that later checks do not wait again."""
-    memory = getattr(runner, "timed_out", None)
-    if memory is None:
-        memory = {}
-        try:
-            runner.timed_out = memory
-        except AttributeError:  # a runner that takes no attributes: nothing remembered
-            pass
-    return memory
-
 
 class Abort(BaseException):
     """Stop a property at once (a timeout, a crash, missing code): no shrinking, no more examples.
@@ -157,10 +145,12 @@ class CheckContext:
         fresh: ``None`` to grade; else ``(examples, seed)``: run the check's properties on that many new examples
             drawn from that seed, none shrunk, and keep every call of every example in ``all_calls`` (the fresh
             evidence a diagnosis is confirmed on; see ``grader.bugs.diagnose``).
+        timed_out: ``{(variant, probe, contract name): (check id, seconds)}``, shared by the checks of one grading
+            (``engine.Grading.timed_out``): the calls that ran out of time, so that later checks do not wait again.
     """
 
     def __init__(self, spec, *, sub, ref, profile="full", seed=None, devices=("cpu",), variant="integrated",
-                 fresh=None):
+                 fresh=None, timed_out=None):
         self.spec = spec
         self.sub_runner = sub
         self.ref_runner = ref
@@ -169,6 +159,7 @@ class CheckContext:
         self.devices = tuple(devices)
         self.variant = variant
         self.fresh = fresh
+        self.timed_out = {} if timed_out is None else timed_out
         self.calls = []
         """The submission's probe calls of the last example run: ``(probe, args, result or SubmissionError)``."""
         self.all_calls = []
@@ -222,7 +213,7 @@ class CheckContext:
         return ref, self._finish(probe, args, pending, within=within, reference_s=took)
 
     def _submit(self, probe, args):
-        earlier = _timed_out_before(self.sub_runner).get((self.variant, probe, args.get("name")))
+        earlier = self.timed_out.get((self.variant, probe, args.get("name")))
         if earlier is not None:  # the same code ran out of time in an earlier check: not waited for again
             check, seconds = earlier
             return _Raise(SubmissionError(kind="timeout", detail=f"{probe!r} ran out of time in {check} already",
@@ -246,8 +237,7 @@ class CheckContext:
             if isinstance(limit, dict) and "seconds" in limit and "again" not in limit:
                 if limit.get("relative"):
                     limit["reference"] = reference_s
-                _timed_out_before(self.sub_runner)[self.variant, probe, args.get("name")] = (
-                    self.spec.id, limit["seconds"])
+                self.timed_out[self.variant, probe, args.get("name")] = (self.spec.id, limit["seconds"])
             self.calls.append((probe, args, err))
             if self.fresh is not None:
                 self.all_calls.append((probe, args, err))
