@@ -6,7 +6,8 @@ One entry per student, named as in the gradebook's ``student_id`` column::
     points = 2                    # added to the total (negative: taken off)
     copy = "cleared"              # the copy flag was wrong ("cleared") or is right ("confirmed")
     late_penalty = 1.5            # points taken off for lateness
-    late_percent = 10             # percent of the maximum taken off for lateness (with late_penalty: both)
+    late_percent = 10             # percent of the MAXIMUM score taken off for lateness, not of the points earned
+                                  # (10 of a 140 maximum: 14 points); with late_penalty: both
     note = "task 3 regraded by hand"
     by = "Prof. Li"               # who reviewed and why: required when the entry changes the score or the
     why = "the check missed an equivalent formula"   # copy flag (a note alone needs neither)
@@ -25,9 +26,12 @@ the maximum (extra credit). The result carries ``review``: what was applied, for
 ``apply_to_files`` shows the review in the student's files. It is idempotent because every file is re-derived
 from the judge's version, which is recoverable whatever ran before: the report's review box sits between
 ``BEGIN``/``END`` markers (HTML comments, which no escaped student text can produce) and is cut out before a
-new one goes in; ``results.json`` takes ``status``, ``reason``, ``gradebook_score`` and ``review`` from the
-final record (the judge wrote the first three from the record); ``gradescope.json`` keeps the judge's
-``output`` in ``extra_data`` while a review is appended to it. The judge rewrites all three when it re-grades.
+new one goes in; a review that changes the score (or decides the copy flag) also rewrites the report's headline
+(``grader.views.html.headline``, whose marker keeps the judge's total) and title, so that the student reads
+first the score that counts, with the score before the review, what changed and why beside it;
+``results.json`` takes ``status``, ``reason``, ``gradebook_score`` and ``review`` from the final record (the
+judge wrote the first three from the record); ``gradescope.json`` keeps the judge's ``output`` in
+``extra_data`` while a review is appended to it. The judge rewrites all three when it re-grades.
 """
 
 import copy
@@ -49,6 +53,7 @@ from grader.batch.judge import atomic_write
 from grader.config import COPY_POLICIES, _tomllib
 from grader.messages import text
 from grader.safetext import clean_data
+from grader.views import html as html_view
 
 FIELDS = ("points", "copy", "late_penalty", "late_percent", "note", "by", "why")
 CHANGES = ("points", "copy", "late_penalty", "late_percent")
@@ -62,6 +67,8 @@ BEGIN, END = "<!-- gradekit:review -->", "<!-- /gradekit:review -->"
 GRADESCOPE_KEY = "gradekit_review"
 """``extra_data`` key of ``gradescope.json`` that keeps the judge's ``output`` while a review is shown."""
 _BOX = re.compile(re.escape(BEGIN) + ".*?" + re.escape(END) + "\n", re.S)
+_TITLE = re.compile(r"(<title>[^<]*?)\S+ / \S+(</title>)")
+"""The page's title, which ends with the total (``report.html.j2``); the first ``<title>``: the SVGs' come later."""
 _BOX_TEMPLATE = """\
 <section class="card" id="review" aria-labelledby="review-h">
   <h2 id="review-h">{{ title }}</h2>
@@ -279,8 +286,10 @@ def apply(record, override, *, copy_policy, lang="en"):
     """The final grade of ``record`` under ``override`` (or ``None``): a new dict, ``record`` untouched.
 
     Adds ``review`` = ``{points, copy, late, note, by, why, before, after}`` (``late``: the points the late
-    penalty took; ``before``/``after``: the total before and after the review). ``copy_policy`` (the
-    batch's) words the reason of a confirmed copy; ``lang``: its language."""
+    penalty took; ``before``/``after``: the total before and after the review), and when the entry has a late
+    penalty, what it asked, ``late_penalty`` (points) and ``late_percent`` (of the maximum), so that the student
+    reads how ``late`` was reached. ``copy_policy`` (the batch's) words the reason of a confirmed copy;
+    ``lang``: its language."""
     if copy_policy not in COPY_POLICIES:
         raise ValueError(f"copy_policy must be one of {', '.join(COPY_POLICIES)}, got {copy_policy!r}")
     final = copy.deepcopy(record)
@@ -295,6 +304,8 @@ def apply(record, override, *, copy_policy, lang="en"):
     final["review"] = {"points": override.points, "copy": override.copy, "late": round(late, 4),
                        "note": override.note, "by": override.by, "why": override.why, "before": before,
                        "after": final["score"]}
+    if override.late_penalty or override.late_percent:
+        final["review"].update(late_penalty=override.late_penalty, late_percent=override.late_percent)
     return final
 
 
@@ -324,8 +335,8 @@ def apply_to_files(folder, final, *, lang):
     ``results.json`` in ``folder``; idempotent (see the module's docstring). A missing file is left missing."""
     folder = Path(folder)
     review = final.get("review")
-    rows = _rows(review, lang) if review else []
-    _update(folder / "report.html", lambda page: _report(page, rows, lang))
+    rows = _rows(review, final.get("max_score") or 0, lang) if review else []
+    _update(folder / "report.html", lambda page: _report(page, final, rows, lang))
     _update(folder / "results.json", lambda content: _results(content, final))
     _update(folder / "gradescope.json", lambda content: _gradescope(content, final["score"], rows, lang))
 
@@ -340,22 +351,55 @@ def _update(path, change):
         atomic_write(path, new)
 
 
-def _rows(review, lang):
+def _rows(review, max_score, lang):
     """``[(label, value)]`` of a review, for the report's box and the Gradescope output."""
+    rows = [(text("overrides.box.score", lang),
+             f"{number_cell(review['before'])} → {number_cell(review['after'])}")] + _changes(review, max_score, lang)
+    rows += [(text(f"overrides.box.{key}", lang), review[key]) for key in ("note", "by", "why") if review[key]]
+    return clean_data(rows)
+
+
+def _changes(review, max_score, lang):
+    """``[(label, value)]`` of what changed the score: the copy decision, the late penalty, the adjustment."""
     def t(key, **params):
         return text(key, lang, **params)
 
-    rows = [(t("overrides.box.score"), f"{number_cell(review['before'])} → {number_cell(review['after'])}")]
+    rows = []
     if review["copy"]:
         rows.append((t("overrides.box.copy"), t(f"overrides.copy.{review['copy']}")))
     if review["late"]:
-        rows.append((t("overrides.box.late"), t("overrides.late.value", points=number_cell(review["late"]))))
+        rows.append((t("overrides.box.late"), _late(review, max_score, lang)))
     if review["points"]:
         sign = "+" if review["points"] > 0 else "−"
         rows.append((t("overrides.box.points"),
                      t("overrides.points.value", points=sign + number_cell(abs(review["points"])))))
-    rows += [(t(f"overrides.box.{key}"), review[key]) for key in ("note", "by", "why") if review[key]]
-    return clean_data(rows)
+    return rows
+
+
+def _late(review, max_score, lang):
+    """The late penalty as the student reads it: what the entry asked (a percentage is of the maximum score, not
+    of the points earned, so the sentence names the maximum and the points it comes to) and what was taken,
+    at most the points earned."""
+    def t(key, **params):
+        return text(key, lang, **params)
+
+    taken = number_cell(review["late"])
+    fixed, percent = review.get("late_penalty", 0.0), review.get("late_percent", 0.0)
+    if not percent and not fixed:  # a review recorded without what was asked: the points alone
+        return t("overrides.late.value", points=taken)
+    share = percent / 100 * max_score
+    parts = [t("overrides.late.fixed", points=number_cell(fixed))] if fixed else []
+    if percent:
+        parts.append(t("overrides.late.percent_points" if fixed else "overrides.late.percent",
+                       percent=number_cell(percent), max=number_cell(max_score), points=number_cell(share)))
+    rule = " + ".join(parts)
+    asked = round(fixed + share, 4)
+    if review["late"] + 1e-9 < asked:  # more than was earned: the penalty stops at 0
+        said = t("overrides.late.asked", rule=rule, points=number_cell(asked)) if percent else rule
+        return t("overrides.late.capped", asked=said, points=taken)
+    if not percent:
+        return t("overrides.late.value", points=taken)
+    return t("overrides.late.taken", rule=rule, points=taken)
 
 
 @cache
@@ -365,14 +409,51 @@ def _box_template():
     return env.from_string(_BOX_TEMPLATE)
 
 
-def _report(page, rows, lang):
-    """``page`` without its review box, then with the box of ``rows`` (if any) after the score card."""
-    page = _BOX.sub("", page)
+def _report(page, final, rows, lang):
+    """``page`` without its review box, its headline the score that counts (``_headline``), then with the box of
+    ``rows`` (if any) after the score card."""
+    page = _headline(_BOX.sub("", page), final, lang)
     if not rows:
         return page
     box = BEGIN + "\n" + _box_template().render(title=text("overrides.box.title", lang), rows=rows) + END + "\n"
     at = _after_score_card(page)
     return page[:at] + box + page[at:]
+
+
+def _headline(page, final, lang):
+    """``page`` whose headline and title show the judge's total, or after a review that changed the score (or
+    decided the copy flag), the reviewed total with the review beside it. A page without the headline's markers
+    (written by an older judge) is left as it is: its review box still says what changed."""
+    found = html_view.HEADLINE.search(page)
+    if not found:
+        return page
+    graded = (float(found[1]), float(found[2]))
+    review = final.get("review")
+    if review and any(review[key] for key in ("copy", "late", "points")):
+        shown = (float(final["score"]), graded[1])
+        new = html_view.headline(*shown, graded=graded, review={"text": _beside(review, graded[1], lang),
+                                                                 "link": text("overrides.headline.link", lang)})
+    else:
+        shown = graded
+        new = html_view.headline(*graded)
+    page = page[:found.start()] + str(new) + page[found.end():]  # str: Markup would escape the page
+    return _TITLE.sub(lambda m: m[1] + escape(html_view.total(*shown), quote=False) + m[2], page, count=1)
+
+
+def _beside(review, max_score, lang):
+    """The text beside a reviewed headline: the score before the review, what changed it, and why."""
+    def t(key, **params):
+        return text(key, lang, **params)
+
+    sentences = [t("overrides.headline.before", before=number_cell(review["before"]), max=number_cell(max_score))]
+    sentences += [t("overrides.headline.item", label=label, value=value)
+                  for label, value in _changes(review, max_score, lang)]
+    if review["why"]:
+        sentences.append(t("overrides.headline.why", by=review["by"], why=review["why"]) if review["by"]
+                         else t("overrides.row", label=t("overrides.box.why"), value=review["why"]))
+    elif review["by"]:
+        sentences.append(t("overrides.row", label=t("overrides.box.by"), value=review["by"]))
+    return clean_data(("" if lang == "zh" else " ").join(sentences))  # Chinese puts no space after 。
 
 
 def _after_score_card(page):

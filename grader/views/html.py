@@ -12,9 +12,11 @@ import base64
 import functools
 import hashlib
 import math
+import re
 from pathlib import Path
 
 import jinja2
+from markupsafe import Markup
 
 from grader.messages import CATALOGUES, text
 from grader.messages import render as render_message
@@ -27,6 +29,8 @@ PRINT_SCRIPT = "print.js"
 """The one inline script: opens every ``<details>`` before printing."""
 EXAMPLE_KEYS = ("config", "shapes", "first_index", "max_abs_error", "max_rel_error", "mismatched", "total")
 """Example fields shown first, in this order; the rest follow in their own order."""
+HEADLINE = re.compile(r"<!-- gradekit:score (\S+) (\S+) -->.*?<!-- /gradekit:score -->", re.S)
+"""The score card's headline in a page (``headline``); groups: the judge's total and maximum."""
 
 
 @functools.cache
@@ -52,6 +56,25 @@ def render(result, *, lang="en"):
 def write(result, path, *, lang="en"):
     """Write the report to ``path`` (UTF-8)."""
     Path(path).write_text(render(result, lang=lang), encoding="utf-8")
+
+
+def headline(score, max_score, *, graded=None, review=None):
+    """The score card's headline: the total that counts, its percentage and bar.
+
+    A review (``grader.batch.overrides``) rewrites it in the judge's page, so that the score the student reads
+    first is the one in the gradebook: ``review`` (``{"text", "link"}``, plain text; ``link`` leads to the review
+    box) says beside the total what it was before and why. ``graded`` (``(score, max_score)``, default: these) is
+    the judge's total, kept in the first marker so that the next run can rewrite the headline or restore it."""
+    graded = graded or (score, max_score)
+    return Markup(environment().get_template("headline.html.j2").render(
+        graded=" ".join(repr(float(x)) for x in graded), score=_score(score), max_score=_score(max_score),
+        percent=0 if not max_score else round(100 * score / max_score),
+        bar=svg.bar(score, max_score, label=total(score, max_score)), review=review))
+
+
+def total(score, max_score):
+    """A total as the report shows it: ``32 / 140``."""
+    return f"{_score(score)} / {_score(max_score)}"
 
 
 # -- the view model --------------------------------------------------------------------------------
@@ -96,9 +119,7 @@ def context(result, *, lang="en"):
         "environment": [(k, _plain(v)) for k, v in env.items() if k != "when"],
         "score": _score(result.score),
         "max_score": _score(result.max_score),
-        "percent": 0 if not result.max_score else round(100 * result.score / result.max_score),
-        "score_bar": svg.bar(result.score, result.max_score, label=f"{_score(result.score)} / "
-                                                                   f"{_score(result.max_score)}"),
+        "headline": headline(result.score, result.max_score),
         "verdict": verdict,
         "all_passed": result.passed,
         "counts": [(t(f"report.count.{s}", count=n), s) for s, n in counts.items() if n],
