@@ -19,7 +19,7 @@ from grader.submission import notebook, refcache
 from grader.submission.banned import scan
 from grader.submission.refcache import CachedRunner
 from grader.submission.runner import InProcessRunner, loopback_parts, reference_namespace
-from grader.submission.snapshot import Snapshot, has_code, safe_copy, safe_copy_file, unwrap
+from grader.submission.snapshot import Snapshot, has_code, unwrap
 
 if TYPE_CHECKING:
     from grader.submission.worker import WorkerRunner
@@ -49,11 +49,12 @@ def validate_path(path, assignment=None):
         ) from None
     if not p.exists():
         raise UsageError(f"submission path {str(path)!r} does not exist; expected a folder holding {files}")
-    if p.is_file() and p.suffix.lower() == ".ipynb":
-        return p.resolve()  # a notebook: its cells become the contract's modules (``submission.notebook``)
+    if p.is_file() and p.suffix.lower() in (".ipynb", ".zip"):
+        return p.resolve()  # a notebook (its cells become the contract's modules) or a zip, taken in as a batch does
     if not p.is_dir():
         raise UsageError(
-            f"submission path {str(path)!r} is a file; expected a folder holding {files} (or a notebook, .ipynb)"
+            f"submission path {str(path)!r} is a file; expected a folder holding {files} (or a notebook, .ipynb, "
+            f"or a .zip of the folder)"
         )
     return unwrap(p.resolve())
 
@@ -118,15 +119,16 @@ def check(*, path, assignment=None, options=None, **overrides):
     isolated = o.isolated
     made = None
     if snapshot is None:
+        from grader.batch.sources import IntakeError, take_in
+
         made = Path(tempfile.mkdtemp(prefix="gradekit-check-"))
         try:
-            copy = safe_copy_file if root.is_file() else safe_copy
-            snapshot = copy(root, made / "submission")
-        except OSError as exc:
+            snapshot = take_in(root, made / "submission")
+        except IntakeError as exc:
             shutil.rmtree(made, ignore_errors=True)
             raise UsageError(
-                f"submission path {str(path)!r} cannot be read ({exc}); expected a folder holding "
-                f"{', '.join(a.contract_files)}"
+                f"submission path {str(path)!r} cannot be taken in ({exc}); expected a folder holding "
+                f"{', '.join(a.contract_files)} (or a notebook, .ipynb, or a .zip of the folder)"
             ) from None
     if not has_code(snapshot.root):
         if made is not None:
@@ -150,7 +152,7 @@ def check(*, path, assignment=None, options=None, **overrides):
             )
             raise UsageError(f"submission path {str(path)!r}: {detail}") from None
         snapshot = Snapshot(root=made / "notebook", refused=snapshot.refused)
-    own = made is not None and cellmap is None  # a snapshot of the student's own folder, made here
+    own = made is not None and cellmap is None and root.is_dir()  # a snapshot of the student's own folder, made here
     graded = root if own and not isolated and not snapshot.refused else snapshot.root
     # The tensors graded are tiny: a second thread only adds synchronisation (10x slower under load).
     threads = torch.get_num_threads()

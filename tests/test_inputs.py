@@ -3,6 +3,7 @@
 import os
 import subprocess
 import sys
+import zipfile
 
 import pytest
 
@@ -199,3 +200,31 @@ def test_the_command_exits_quickly_but_says_everything_and_leaves_nothing(tmp_pa
 def test_demo_takes_its_own_options(capsys):
     assert main(["demo", "--quiet", "--steps", "3"]) == 0
     assert "held-out phrases" in capsys.readouterr().out
+
+
+def test_check_takes_a_zip_as_the_batch_does(tmp_path):
+    """One intake for every door: a zip handed to ``check`` is taken in as ``batch`` takes it (a zip of one folder is
+    that folder; an unsafe one is refused, saying which member and why, and nothing is extracted outside)."""
+    from grader.batch.sources import take_in
+    from tests.test_batch import _zip_folder
+
+    good = tmp_path / "hw.zip"
+    _zip_folder(ROOT / "solution", good, top="my submission")
+    for path in (good,):
+        result = api.check(path=path, tasks=["masks"], profile="quick")
+        assert result.score == result.max_score == 10, [(c.id, c.message) for t in result.tasks for c in t.checks]
+    done = subprocess.run([sys.executable, "-m", "grader", "check", str(good), "--tasks", "masks", "--profile", "quick"],
+                          capture_output=True, text=True, cwd=ROOT)
+    assert done.returncode == 0 and "10 / 10" in done.stdout, done.stdout + done.stderr
+    unsafe = tmp_path / "unsafe.zip"
+    with zipfile.ZipFile(unsafe, "w") as zf:
+        zf.writestr("../escape.py", "print('out')")
+    bad = subprocess.run([sys.executable, "-m", "grader", "check", str(unsafe), "--tasks", "masks"],
+                         capture_output=True, text=True, cwd=ROOT)
+    assert bad.returncode == 2 and "unsafe.zip" in bad.stderr and "../escape.py" in bad.stderr, bad.stderr
+    assert not (tmp_path.parent / "escape.py").exists() and not (ROOT / "escape.py").exists()
+    broken = tmp_path / "broken.zip"
+    broken.write_bytes(b"PK\x03\x04 not a zip")
+    with pytest.raises(api.UsageError, match="broken.zip: BadZipFile"):
+        api.check(path=broken, tasks=["masks"], profile="quick")
+    assert take_in(good, tmp_path / "again" / "s").root.name == "my submission"

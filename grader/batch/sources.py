@@ -23,7 +23,7 @@ import shutil
 import stat
 import tempfile
 import zipfile
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path, PurePosixPath
 
 from grader.safetext import display_name
@@ -141,37 +141,49 @@ def prepare(sub, scratch):
     ``sub.refused``; or ``sub.problem`` when it cannot be prepared."""
     if sub.problem:
         return sub
-    dest = Path(scratch) / sub.folder
-    if sub.source.suffix.lower() == ".ipynb":
-        try:
-            snap = safe_copy_file(sub.source, dest)
-        except OSError as exc:
-            shutil.rmtree(dest, ignore_errors=True)
-            sub.problem = f"{display_name(sub.source.name)}: cannot be read ({exc.strerror or exc})"
-            return sub
-    elif sub.source.is_dir() and not sub.source.is_symlink():
-        try:
-            snap = safe_copy(sub.source, dest, top_link=False)
-        except OSError as exc:
-            shutil.rmtree(dest, ignore_errors=True)
-            sub.problem = f"{display_name(sub.source.name)}: cannot be read ({exc.strerror or exc})"
-            return sub
-    else:
-        unpacked = Path(tempfile.mkdtemp(prefix=".zip-", dir=scratch))  # hidden: no student folder is
-        try:
-            snap = safe_copy(extract(sub.source, unpacked), dest)
-        except (UnsafeZip, zipfile.BadZipFile, OSError, ValueError, EOFError, RuntimeError) as exc:
-            shutil.rmtree(dest, ignore_errors=True)
-            detail = str(exc) if isinstance(exc, UnsafeZip) else f"{type(exc).__name__}: {exc}"
-            sub.problem = f"{display_name(sub.source.name)}: {detail}"
-            return sub
-        finally:
-            shutil.rmtree(unpacked, ignore_errors=True)
-    sub.path, sub.refused = unwrap(snap.root), snap.refused
+    try:
+        snap = take_in(sub.source, Path(scratch) / sub.folder)
+    except IntakeError as exc:
+        sub.problem = str(exc)
+        return sub
+    sub.path, sub.refused = snap.root, snap.refused
     if not has_code(sub.path):
         sub.path = None
         sub.problem, sub.problem_key, sub.problem_params = "empty submission (no .py file)", "batch.reason.empty", {}
     return sub
+
+
+class IntakeError(ValueError):
+    """A hand-in that cannot be taken in (unreadable, an unsafe or broken zip): the message names it and says why."""
+
+
+def take_in(source, dest):
+    """The one intake of every door (``check``, ``batch``, the Gradescope run): a snapshot at ``dest`` of the folder,
+    the notebook (``.ipynb``) or the zip (extracted with ``extract``'s checks) at ``source``, as a ``Snapshot`` whose
+    root is unwrapped (``snapshot.unwrap``: a zip of one folder is that folder). ``IntakeError`` when it cannot be."""
+    source, dest = Path(source), Path(dest)
+    try:
+        if source.suffix.lower() == ".ipynb":
+            return safe_copy_file(source, dest)
+        if source.is_dir() and not source.is_symlink():
+            snap = safe_copy(source, dest, top_link=False)
+            return replace(snap, root=unwrap(snap.root))
+        dest.parent.mkdir(parents=True, exist_ok=True)
+        unpacked = Path(tempfile.mkdtemp(prefix=".zip-", dir=dest.parent))  # hidden: no student folder is
+        try:
+            snap = safe_copy(extract(source, unpacked), dest)
+        finally:
+            shutil.rmtree(unpacked, ignore_errors=True)
+        return replace(snap, root=unwrap(snap.root))
+    except (UnsafeZip, zipfile.BadZipFile, OSError, ValueError, EOFError, RuntimeError) as exc:
+        shutil.rmtree(dest, ignore_errors=True)
+        if isinstance(exc, UnsafeZip):
+            detail = str(exc)
+        elif isinstance(exc, OSError) and source.suffix.lower() != ".zip":
+            detail = f"cannot be read ({exc.strerror or exc})"
+        else:
+            detail = f"{type(exc).__name__}: {exc}"
+        raise IntakeError(f"{display_name(source.name)}: {detail}") from None
 
 
 def extract(archive, dest, *, max_files=MAX_FILES, max_bytes=MAX_BYTES):
