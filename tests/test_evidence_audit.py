@@ -22,14 +22,14 @@ def test_a_failure_with_its_evidence_has_no_gap():
                     torch.tensor([[1.0, 2.0], [3.5, 4.0]], dtype=torch.float64))
     assert message.key == "fail.mismatch" and evidence_gaps(message) == []
     said = render(message)
-    assert "index [1, 0]" in said and "expected 3, got 3.5" in said
+    assert "index [1, 0] (where yours is 3.5)" in said and "expected 3" not in said  # never the reference's value
 
 
 @pytest.mark.parametrize(("message", "gap"), [
     (Message("fail.param_names", {"what": "Transformer", "missing": [], "unexpected": [], "wrong_shape": []}),
      "every one is empty"),
     (Message("fail.mismatch", {"what": "out", "index": [0], "count": 1, "total": 4, "max_abs": "", "max_rel": "1",
-                               "expected_at": "1", "got_at": "2"}), "{max_abs} empty"),
+                               "got_at": "2"}), "{max_abs} empty"),
     (Message("fail.mismatch", {"what": "out", "index": [0], "count": 1, "total": 4, "max_abs": "1"}),
      "did not give"),
     (Message("fail.no_such_sentence", {}), "no en sentence"),
@@ -51,8 +51,8 @@ def test_where_every_differing_entry_expects_zero_no_relative_error_is_claimed()
     assert "got 0.002" in render(message) and "rel" not in render(message)
 
 
-def test_a_scalar_says_the_value_it_expected_and_the_one_it_got():
+def test_a_scalar_says_the_value_it_got_and_how_far_off_it_is():
     message = _fail(torch.tensor(2.5, dtype=torch.float64), torch.tensor(2.75, dtype=torch.float64))
     assert message.key == "fail.mismatch_value" and evidence_gaps(message) == []
-    assert render(message) == "out is 2.75; expected 2.5 (abs error 0.25)."
-    assert render(message, "zh") == "out 是 2.75；期望 2.5（绝对误差 0.25）。"
+    assert render(message) == "out is 2.75, 0.25 away from the expected value."
+    assert render(message, "zh") == "out 是 2.75，与期望值相差 0.25。"

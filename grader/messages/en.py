@@ -13,11 +13,10 @@ MESSAGES = {
     "fail.nonfinite": "{what} has NaN or inf at {count} of {total} entries (first at index {index}) where the "
                       "expected values are finite.",
     "fail.mismatch": "{what}: {count} of {total} entries differ from the expected values; the first is at index "
-                     "{index} (expected {expected_at}, got {got_at}); max abs error {max_abs}, max rel error "
-                     "{max_rel}.",
+                     "{index} (where yours is {got_at}); max abs error {max_abs}, max rel error {max_rel}.",
     "fail.mismatch_abs": "{what}: {count} of {total} entries differ from the expected values, each of which is 0; "
                          "the first is at index {index} (got {got_at}); max abs error {max_abs}.",
-    "fail.mismatch_value": "{what} is {got_at}; expected {expected_at} (abs error {max_abs}).",
+    "fail.mismatch_value": "{what} is {got_at}, {max_abs} away from the expected value.",
     "fail.inplace": "{what} modified its input(s) {inputs} in place; the contract says inputs are never modified.",
     "fail.shared_params": "{what} shares parameters between submodules ({groups}): build a new layer for each "
                           "position instead of repeating one object.",

@@ -6,11 +6,11 @@ MESSAGES = {
     "fail.device": "{what} 返回在设备 {got} 上，应在 {expected} 上：新建张量时请放在输入所在的设备上（device=x.device）。",
     "fail.values_exact": "{what} 在 {total} 个元素中有 {count} 个不同；第一个位于下标 {index}。",
     "fail.nonfinite": "{what} 在 {total} 个元素中有 {count} 个为 NaN 或 inf（第一个位于下标 {index}），而期望值是有限数。",
-    "fail.mismatch": "{what} 与期望值在 {total} 个元素中有 {count} 个不一致；第一个位于下标 {index}（期望 {expected_at}，"
-                     "得到 {got_at}）；最大绝对误差 {max_abs}，最大相对误差 {max_rel}。",
+    "fail.mismatch": "{what} 与期望值在 {total} 个元素中有 {count} 个不一致；第一个位于下标 {index}（你的值是 {got_at}）；"
+                     "最大绝对误差 {max_abs}，最大相对误差 {max_rel}。",
     "fail.mismatch_abs": "{what} 与期望值在 {total} 个元素中有 {count} 个不一致，这些位置的期望值都是 0；第一个位于下标 "
                          "{index}（得到 {got_at}）；最大绝对误差 {max_abs}。",
-    "fail.mismatch_value": "{what} 是 {got_at}；期望 {expected_at}（绝对误差 {max_abs}）。",
+    "fail.mismatch_value": "{what} 是 {got_at}，与期望值相差 {max_abs}。",
     "fail.inplace": "{what} 原地修改了输入 {inputs}；约定要求不修改输入。",
     "fail.shared_params": "{what} 的子模块共享了参数（{groups}）：每一层都要新建一个对象，不要重复同一个对象。",
     "fail.param_names": "{what} 的参数与约定不符。缺少：{missing}。多出：{unexpected}。形状不对：{wrong_shape}。",
