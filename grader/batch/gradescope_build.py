@@ -11,9 +11,10 @@ container grades with the same checks, same examples and same points: ``src/grad
 package under its import path (``src/assignments/transformer``, with the parent packages'
 ``__init__.py``) and its reference, skeleton and data folders that lie outside that package as
 ``src/<folder name>`` (``src/solution``, ``src/skeleton``: the built-in assignment finds them as
-top-level packages). With them come ``requirements.txt`` pinning the versions of torch, Hypothesis and
-Jinja2 that built it, ``settings.json`` (the assignment's spec, tasks, profile, limits, and the language and
-Gradescope ``output_format`` of what students read) and the course
+top-level packages). With them come ``requirements.txt``: the kit's own dependencies as pyproject.toml lists
+them (the core list and the ``notebook`` extra: all a submission or a notebook hand-in may need, NumPy included),
+each pinned to the version that built it; ``settings.json`` (the assignment's spec, tasks, profile, limits, and
+the language and Gradescope ``output_format`` of what students read) and the course
 configuration (``gradekit.toml``: points, banned APIs, per-check visibility). ``run_autograder`` runs
 ``python3 -m grader.batch.gradescope_run``, which grades with ``api.check(isolated=True)`` and writes the
 Gradescope view.
@@ -23,8 +24,10 @@ Gradescope view.
 
 import importlib
 import json
+import re
 import stat
 import zipfile
+from importlib import metadata
 from pathlib import Path
 
 import grader
@@ -52,15 +55,50 @@ exec "$PYTHON" -m grader.batch.gradescope_run --root "$ROOT"
 """
 
 SKIP_PARTS = {"__pycache__", ".pytest_cache"}
+DISTRIBUTION = "gradekit"
+EXTRA = "notebook"
+"""The extra of the notebook intake: read too, so that whatever it lists ships (nbformat is a core dependency, so
+it lists nothing, and stays for the install lines that name it)."""
 
 
 def _requirements():
-    import hypothesis
-    import jinja2
-    import torch
+    """``requirements.txt``: derived from the kit's own dependency lists, not a list of its own that could drift
+    from them, each pinned to the version installed here so that the container grades as this machine does.
+    Torch's local label (``+cpu``) is dropped: setup.sh takes the CPU wheel of that version."""
+    lines = []
+    for requirement in _dependencies():
+        spec, _, marker = requirement.partition(";")
+        name, extras = re.match(r"\s*([A-Za-z0-9][A-Za-z0-9._-]*)\s*(\[[^\]]*\])?", spec).groups()
+        try:
+            spec = f"{name}{extras or ''}=={metadata.version(name).split('+', 1)[0]}"
+        except metadata.PackageNotFoundError:  # a dependency for another platform or Python: pip decides there
+            spec = spec.strip()
+        lines.append(spec + (f"; {marker.strip()}" if marker.strip() else ""))
+    return "".join(line + "\n" for line in dict.fromkeys(lines))
 
-    version = torch.__version__.split("+", 1)[0]
-    return f"torch=={version}\nhypothesis=={hypothesis.__version__}\njinja2=={jinja2.__version__}\n"
+
+def _dependencies():
+    """The core dependencies and those of the ``notebook`` extra (the notebook intake), from the pyproject.toml
+    of the source tree the zip's grader comes from, else (the kit installed from a wheel) from the installed
+    distribution's metadata, which that same file made."""
+    from grader.config import ConfigError, _tomllib
+
+    pyproject = Path(grader.__file__).resolve().parent.parent / "pyproject.toml"
+    if pyproject.is_file():
+        try:
+            project = _tomllib().loads(pyproject.read_text(encoding="utf-8")).get("project", {})
+        except ConfigError:  # Python 3.10 without tomli: the metadata says the same
+            project = {}
+        if project.get("name") == DISTRIBUTION:
+            return [*project.get("dependencies", []), *project.get("optional-dependencies", {}).get(EXTRA, [])]
+    found = []
+    for requirement in metadata.requires(DISTRIBUTION) or []:
+        spec, _, marker = requirement.partition(";")
+        if "extra" not in marker:
+            found.append(requirement)
+        elif re.fullmatch(rf"""\s*extra\s*==\s*['"]{EXTRA}['"]\s*""", marker):
+            found.append(spec)
+    return found
 
 
 def build(*, out="autograder.zip", config=None, tasks=None, profile="full", call_timeout=None, total_timeout=None,
