@@ -119,7 +119,7 @@ def check(*, path, assignment=None, options=None, **overrides):
     isolated = o.isolated
     made = None
     if snapshot is None:
-        from grader.batch.sources import IntakeError, take_in
+        from grader.submission.intake import IntakeError, take_in
 
         made = Path(tempfile.mkdtemp(prefix="gradekit-check-"))
         try:

@@ -16,7 +16,8 @@ from pathlib import Path
 import pytest
 
 from grader.assignment import load
-from grader.batch import gradebook, runner, sources
+from grader.batch import gradebook, runner
+from grader.submission import intake
 from tests import hostile
 
 SUBMISSIONS = Path(__file__).resolve().parent / "submissions"
@@ -195,15 +196,15 @@ def test_zip_extraction_refuses_links_and_caps(tmp_path):
         info = zipfile.ZipInfo("masks.py")
         info.external_attr = (0o120777) << 16
         zf.writestr(info, "/etc/passwd")
-    with pytest.raises(sources.UnsafeZip, match="link"):
-        sources.extract(link, tmp_path / "a")
+    with pytest.raises(intake.UnsafeZip, match="link"):
+        intake.extract(link, tmp_path / "a")
     big = tmp_path / "big.zip"
     with zipfile.ZipFile(big, "w", compression=zipfile.ZIP_DEFLATED) as zf:
         zf.writestr("masks.py", "0" * 5000)
-    with pytest.raises(sources.UnsafeZip, match="bytes"):
-        sources.extract(big, tmp_path / "b", max_bytes=1000)
-    with pytest.raises(sources.UnsafeZip, match="members"):
-        sources.extract(big, tmp_path / "c", max_files=0)
+    with pytest.raises(intake.UnsafeZip, match="bytes"):
+        intake.extract(big, tmp_path / "b", max_bytes=1000)
+    with pytest.raises(intake.UnsafeZip, match="members"):
+        intake.extract(big, tmp_path / "c", max_files=0)
 
 
 def test_gradebook_quotes_and_defuses_formulas():

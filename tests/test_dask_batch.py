@@ -31,6 +31,7 @@ from distributed import Client, LocalCluster  # noqa: E402
 from grader.assignment import load  # noqa: E402
 from grader.batch import distributed as dask_batch  # noqa: E402
 from grader.batch import progress, runner, sources  # noqa: E402
+from grader.submission import intake  # noqa: E402
 from grader.bugs.catalogue import Catalogue  # noqa: E402
 from grader.messages import text  # noqa: E402
 from tests import hostile  # noqa: E402
@@ -195,7 +196,7 @@ def test_a_packed_snapshot_unpacks_to_the_same_content(tmp_path):
     names = zipfile.ZipFile(io.BytesIO(packed)).namelist()
     assert "deep/er/data.bin" in names and not any(n.startswith(("/", "..")) or str(tmp_path) in n for n in names)
     (tmp_path / "a.zip").write_bytes(packed)
-    back = sources.extract(tmp_path / "a.zip", tmp_path / "back")
+    back = intake.extract(tmp_path / "a.zip", tmp_path / "back")
     assert sources.content_hash(back, "salt") == sources.content_hash(sub.path, "salt")
     (back / "masks.py").write_text("# changed\n")
     assert sources.content_hash(back, "salt") != sources.content_hash(sub.path, "salt")

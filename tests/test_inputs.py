@@ -205,7 +205,7 @@ def test_demo_takes_its_own_options(capsys):
 def test_check_takes_a_zip_as_the_batch_does(tmp_path):
     """One intake for every door: a zip handed to ``check`` is taken in as ``batch`` takes it (a zip of one folder is
     that folder; an unsafe one is refused, saying which member and why, and nothing is extracted outside)."""
-    from grader.batch.sources import take_in
+    from grader.submission.intake import take_in
     from tests.test_batch import _zip_folder
 
     good = tmp_path / "hw.zip"

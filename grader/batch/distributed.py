@@ -31,11 +31,11 @@ import zipfile
 from contextlib import contextmanager
 from pathlib import Path
 
-from grader.batch import runner, sources
+from grader.batch import runner
 from grader.batch.judge import atomic_write
 from grader.messages import text
 from grader.safetext import for_terminal
-from grader.submission import snapshot
+from grader.submission import intake, snapshot
 
 ALLOWED_FAILURES = 1
 """Workers that may die running one submission before it is given up (1: it is retried once elsewhere)."""
@@ -374,8 +374,8 @@ def grade_on_worker(packed, folder, job, config, deadline_s):
     try:
         archive = work / "snapshot.zip"
         archive.write_bytes(packed)
-        path = sources.extract(archive, work / "snapshot", max_files=snapshot.MAX_FILES,
-                               max_bytes=snapshot.MAX_TOTAL_BYTES)
+        path = intake.extract(archive, work / "snapshot", max_files=snapshot.MAX_FILES,
+                              max_bytes=snapshot.MAX_TOTAL_BYTES)
         out = work / "out" / folder
         out.mkdir(parents=True)
         if config is not None:

@@ -132,7 +132,7 @@ def cmd_quiz(args):
             return _error(exc, lang, _commands(args, lang))
         answers = iter(replies)
     again = quiz.replay_args(n=args.n, seed=seed, topics=args.topic, assignment=args.assignment)
-    replay = quiz.replay_line(again, command=invoked_as(), lang=session.spelled_lang(lang))
+    replay = session.replay_line(again, command=invoked_as(), lang=session.spelled_lang(lang))
     marked = quiz.run(questions, lang=lang, answers=answers, stdin=sys.stdin, out=sys.stdout,
                       interactive=answers is None and sys.stdin.isatty(), replay=replay, cols=render.terminal_columns())
     if quiz.save(marked, assignment=assignment.package, seed=seed, topics=args.topic, lang=lang, replay=again):

@@ -133,7 +133,7 @@ class Quiz:
     """The language it was asked in."""
     replay: str
     """The arguments that ask the same questions again (``quiz.replay_args``; the view puts the launcher and the
-    language the user runs now in front and after: ``quiz.replay_line``)."""
+    language the user runs now in front and after: ``session.replay_line``)."""
     total: int
     """Questions asked."""
     answered: int

@@ -183,27 +183,13 @@ def save(marked, *, assignment, seed, topics, lang, replay, now=None, history_pa
 
 def replay_args(*, n, seed, topics=None, assignment=None):
     """The arguments that ask the same questions again (``quiz --n 10 --seed 42``), as the history keeps them:
-    without the launcher and the language, which ``replay_line`` gives as the user runs gradekit when reading them."""
+    without the launcher and the language, which ``session.replay_line`` gives as the user runs gradekit when reading them."""
     words = ["quiz", "--n", str(n), "--seed", str(seed)]
     for topic in topics or ():
         words += ["--topic", topic]
     if assignment is not None:
         words += ["--assignment", assignment]
     return shlex.join(words)
-
-
-def replay_line(replay, *, command="gradekit", lang=None):
-    """The command that asks a quiz's questions again: its ``replay_args`` (a history written before kept them after
-    a bare ``gradekit``) after ``command``, how the user runs gradekit (``session.command_line``), and ``--lang``."""
-    from grader.practice.session import command_line
-
-    try:
-        words = shlex.split(replay)
-    except ValueError:
-        words = replay.split()
-    if words[:1] == ["gradekit"]:
-        words = words[1:]
-    return command_line(command, *words, *(["--lang", lang] if lang else []))
 
 
 def mark(asked, reply):
@@ -247,7 +233,7 @@ def run(questions, *, lang="en", answers=None, stdin=None, out=None, interactive
     From ``stdin``, a reply that is not what the question expects (``expects``) is named and the question asked
     again; an empty line skips it, the end of the input leaves it and the rest unanswered. ``interactive``: the
     replies are typed at a terminal (otherwise each is echoed after its prompt). ``replay`` is the command that
-    asks the same questions again, as printed (``replay_line``); ``cols`` the width to fold the texts to.
+    asks the same questions again, as printed (``session.replay_line``); ``cols`` the width to fold the texts to.
     """
     from grader.messages import text
     from grader.practice.render import wrap

@@ -5,8 +5,7 @@ import shutil
 import time
 
 from grader.messages import CATALOGUES, text
-from grader.practice.quiz import replay_line
-from grader.practice.session import HINT_LEVELS, commands, spelled_lang
+from grader.practice.session import HINT_LEVELS, commands, replay_line, spelled_lang
 from grader.safetext import columns as width
 from grader.safetext import pad
 from grader.views import terminal

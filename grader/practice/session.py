@@ -202,6 +202,18 @@ def command_line(command, *parts):
     return " ".join([command, *(shlex.quote(str(p)) for p in parts)])
 
 
+def replay_line(replay, *, command="gradekit", lang=None):
+    """The command that asks a quiz's questions again: its ``replay_args`` (a history written before kept them after
+    a bare ``gradekit``) after ``command``, how the user runs gradekit (``session.command_line``), and ``--lang``."""
+    try:
+        words = shlex.split(replay)
+    except ValueError:
+        words = replay.split()
+    if words[:1] == ["gradekit"]:
+        words = words[1:]
+    return command_line(command, *words, *(["--lang", lang] if lang else []))
+
+
 def spelled_lang(lang, drill_lang="en"):
     """The ``--lang`` a printed command carries (``None``: none): the language shown, unless it is English and
     English is what the command gives anyway (``drill_lang``: a workspace's commands default to its drill's)."""
