@@ -174,7 +174,8 @@ def build_parser(command=None):
     sub = parser.add_subparsers(dest="command", required=True)
     _check_parser(sub).set_defaults(func=cmd_check)
     d = sub.add_parser("demo", help="the assignment's reference at work (the Transformer: trained on the pinyin "
-                                    "task, printing its translations); --assignment SPEC chooses", add_help=False)
+                                    "task, printing its translations); --submission PATH trains your own code the same "
+                                    "way and shows it beside the reference; --assignment SPEC chooses", add_help=False)
     d.add_argument("rest", nargs=argparse.REMAINDER)
     d.set_defaults(func=cmd_demo)
     for name in FEATURE_COMMANDS if command != "check" else ():

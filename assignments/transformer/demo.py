@@ -6,25 +6,52 @@ held-out phrases with ``solution.decoding.greedy_decode`` and reports exact-matc
 accuracy. It runs on the CPU in well under a minute::
 
     python -m assignments.transformer.demo   # or: from assignments.transformer.demo import main; main([])
+
+``run_demo(pieces=...)`` runs the same training with a student's ``PIECES`` instead (``gradekit demo
+--submission PATH``, ``grader.demo``): that run happens in a process of its own, which imports this module and
+must never load the reference, so the reference's pieces are imported only when first asked for (``__getattr__``).
 """
 
 from __future__ import annotations
 
+import importlib
 import random
 import sys
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
+from typing import Any
 
 import torch
 
 from assignments.transformer.corpus import BOS, EOS, PAD, PinyinTask, build_task, make_batch
 from grader import demo
-from solution.decoding import greedy_decode
-from solution.model import Transformer
-from solution.training import train_step
+from grader.messages import text
+from grader.safetext import columns, for_terminal, pad
 
 Example = tuple[str, str, str]  # (pinyin, expected, predicted)
+
+PIECES = ("Transformer", "train_step", "greedy_decode")
+"""The contract names the demo runs: the model, its training step, its decoding. The reference's by default; a
+student's with ``gradekit demo --submission``."""
+
+_REFERENCE = {"Transformer": "solution.model", "train_step": "solution.training", "greedy_decode": "solution.decoding"}
+
+
+def __getattr__(name: str) -> Any:
+    """The reference's ``PIECES``, imported on first use, so that importing this module loads no reference code."""
+    if name not in _REFERENCE:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    value = getattr(importlib.import_module(_REFERENCE[name]), name)
+    globals()[name] = value
+    return value
+
+
+def _pieces(pieces: Mapping[str, Any] | None) -> dict[str, Any]:
+    """``{name: object}`` of ``PIECES``: from ``pieces``, else this module's (the reference's, or what a test put
+    in their place)."""
+    module = sys.modules[__name__]
+    return {name: pieces[name] if pieces is not None else getattr(module, name) for name in PIECES}
 
 
 @dataclass
@@ -37,6 +64,7 @@ class DemoResult:
         seconds: wall time of training plus decoding.
         final_loss: mean training loss (label-smoothed) over the last logging window.
         examples: ``(pinyin, expected, predicted)`` for every held-out phrase.
+        losses: ``(step, mean loss of the window ending there)`` at every logged step.
     """
 
     accuracy: float
@@ -44,6 +72,7 @@ class DemoResult:
     seconds: float
     final_loss: float
     examples: list[Example] = field(default_factory=list)
+    losses: list[tuple[int, float]] = field(default_factory=list)
 
     @property
     def n_correct(self) -> int:
@@ -51,15 +80,17 @@ class DemoResult:
         return sum(expected == predicted for _, expected, predicted in self.examples)
 
 
-def _decode_all(model: Transformer, task: PinyinTask, pairs: list[tuple[str, str]],
-                batch_size: int = 256) -> list[str]:
-    """Greedy-decode the pinyin of ``pairs`` into character strings."""
+def _decode_all(model: torch.nn.Module, task: PinyinTask, pairs: list[tuple[str, str]],
+                batch_size: int = 256, *, greedy_decode: Callable[..., Any] | None = None) -> list[str]:
+    """Greedy-decode the pinyin of ``pairs`` into character strings (with ``greedy_decode``, default the
+    reference's)."""
+    decode = greedy_decode if greedy_decode is not None else _pieces(None)["greedy_decode"]
     model.eval()
     out: list[str] = []
     for start in range(0, len(pairs), batch_size):
         chunk = pairs[start:start + batch_size]
         src, _ = make_batch(chunk, task.src_vocab, task.tgt_vocab)
-        ys = greedy_decode(model, src, max_len=src.size(1) + 2, bos_idx=BOS, eos_idx=EOS, pad_idx=PAD)
+        ys = decode(model, src, max_len=src.size(1) + 2, bos_idx=BOS, eos_idx=EOS, pad_idx=PAD)
         out.extend("".join(task.tgt_vocab.decode(row)) for row in ys)
     return out
 
@@ -68,7 +99,7 @@ def run_demo(*, steps: int = 500, seed: int = 0, d_model: int = 64, num_heads: i
              num_layers: int = 1, dropout: float = 0.1, norm_first: bool = True, batch_size: int = 64,
              lr: float = 5e-3, warmup: int = 50, label_smoothing: float = 0.1, max_grad_norm: float | None = 1.0,
              holdout: float = 0.1, log_every: int = 100,
-             log: Callable[[str], object] | None = print) -> DemoResult:
+             log: Callable[[str], object] | None = print, pieces: Mapping[str, Any] | None = None) -> DemoResult:
     """Train a small Transformer on the pinyin corpus and score it on held-out phrases.
 
     The defaults (Pre-LN, one encoder and one decoder layer of width 64, 500 steps
@@ -89,19 +120,21 @@ def run_demo(*, steps: int = 500, seed: int = 0, d_model: int = 64, num_heads: i
         holdout: fraction of the corpus held out for testing.
         log_every: print the mean loss every this many steps.
         log: where progress lines go; ``None`` for silence.
+        pieces: ``{name: object}`` for each of ``PIECES`` (a student's); ``None``: the reference's.
 
     Returns:
         a ``DemoResult``.
     """
+    use = _pieces(pieces)
     emit: Callable[[str], object] = log if log is not None else (lambda _line: None)
     start = time.perf_counter()
     torch.manual_seed(seed)
     rng = random.Random(seed)
     task = build_task(holdout=holdout, seed=seed)
     max_len = 2 + max(len(c) for _, c in task.train + task.test)
-    model = Transformer(len(task.src_vocab), len(task.tgt_vocab), d_model=d_model, num_heads=num_heads,
-                        d_ff=d_ff, num_layers=num_layers, max_len=max(max_len, 64), dropout=dropout,
-                        norm_first=norm_first)
+    model = use["Transformer"](len(task.src_vocab), len(task.tgt_vocab), d_model=d_model, num_heads=num_heads,
+                               d_ff=d_ff, num_layers=num_layers, max_len=max(max_len, 64), dropout=dropout,
+                               norm_first=norm_first)
     optimizer = torch.optim.Adam(model.parameters(), lr=lr, betas=(0.9, 0.98), eps=1e-9)
 
     def lr_at(step: int) -> float:  # step counts from 1
@@ -118,6 +151,7 @@ def run_demo(*, steps: int = 500, seed: int = 0, d_model: int = 64, num_heads: i
 
     order: list[int] = []
     window: list[float] = []
+    losses: list[tuple[int, float]] = []
     final_loss = float("nan")
     for step in range(1, steps + 1):
         if len(order) < batch_size:  # reshuffle each epoch; batches never straddle epochs
@@ -127,21 +161,22 @@ def run_demo(*, steps: int = 500, seed: int = 0, d_model: int = 64, num_heads: i
         src, tgt = make_batch(batch, task.src_vocab, task.tgt_vocab)
         for group in optimizer.param_groups:
             group["lr"] = lr_at(step)
-        window.append(train_step(model, src, tgt, optimizer, pad_idx=PAD, label_smoothing=label_smoothing,
-                                 max_grad_norm=max_grad_norm))
+        window.append(float(use["train_step"](model, src, tgt, optimizer, pad_idx=PAD,
+                                              label_smoothing=label_smoothing, max_grad_norm=max_grad_norm)))
         if step % log_every == 0 or step == steps:
             final_loss = sum(window) / len(window)
+            losses.append((step, final_loss))
             emit(f"  step {step:4d}  loss {final_loss:.3f}  lr {lr_at(step):.2e}  "
                  f"{time.perf_counter() - start:5.1f}s")
             window = []
 
-    predicted = _decode_all(model, task, task.test) if task.test else []
+    predicted = _decode_all(model, task, task.test, greedy_decode=use["greedy_decode"]) if task.test else []
     examples = [(p, c, pred) for (p, c), pred in zip(task.test, predicted)]
     seconds = time.perf_counter() - start
     n_correct = sum(c == pred for _, c, pred in examples)
     accuracy = n_correct / len(examples) if examples else 0.0
     result = DemoResult(accuracy=accuracy, n_test=len(examples), seconds=seconds, final_loss=final_loss,
-                        examples=examples)
+                        examples=examples, losses=losses)
 
     if examples:
         width = max(len(p) for p, _, _ in examples)
@@ -162,9 +197,31 @@ def _pad_wide(text: str, chars: int) -> str:
     return text + " " * max(0, 2 * chars - width)
 
 
+def side_by_side(reference: DemoResult, yours: DemoResult, *, lang: str = "en") -> list[str]:
+    """The held-out phrases with the reference's translation and the student's beside it, then both exact-match
+    counts: what ``gradekit demo --submission`` shows. ``yours`` came from the student's process: every string
+    of it is made safe for the terminal."""
+    yours_by_pinyin = {str(p): for_terminal(pred) for p, _, pred in yours.examples}
+    rows = [(str(p), str(c), str(ref), yours_by_pinyin.get(str(p), "")) for p, c, ref in reference.examples]
+    heads = [text("demo.pinyin.col_pinyin", lang), text("demo.pinyin.col_expected", lang),
+             text("demo.reference", lang), text("demo.yours", lang)]
+    widths = [max([columns(h)] + [columns(row[i]) + (2 if i >= 2 else 0) for row in rows]) for i, h in enumerate(heads)]
+    lines = ["  " + "  ".join(pad(h, w) for h, w in zip(heads, widths)).rstrip()]
+    for p, c, ref, mine in rows:
+        cells = [p, c, f"{ref} {'✓' if ref == c else '✗'}", f"{mine} {'✓' if mine == c else '✗'}"]
+        lines.append("  " + "  ".join(pad(cell, w) for cell, w in zip(cells, widths)).rstrip())
+    n = reference.n_test
+    n_yours = sum(str(c) == str(pred) for _, c, pred in yours.examples)
+    lines += ["", text("demo.pinyin.exact", lang, n=n, yours=n_yours, reference=reference.n_correct,
+                       yours_pct=f"{100 * n_yours / n:.1f}" if n else "0.0",
+                       reference_pct=f"{100 * reference.accuracy:.1f}")]
+    return lines
+
+
 def main(argv: list[str] | None = None) -> int:
-    """``gradekit demo [--steps N] [--seed S] [--quiet]``; returns the exit status."""
-    return demo.main(argv, prog="gradekit demo",
+    """``gradekit demo [--steps N] [--seed S] [--quiet] [--submission PATH [--lang zh]]``; returns the exit
+    status."""
+    return demo.main(argv, prog="gradekit demo", assignment=__package__,
                      description="Train the reference Transformer on pinyin -> characters and decode held-out "
                                  "phrases.",
                      steps=500, quiet_help="print only the accuracy line", run_demo=run_demo,

@@ -29,7 +29,9 @@ How (Schleimer, Wilkerson and Aiken, "Winnowing", SIGMOD 2003):
    pair on a few lines. Clusters are the connected parts of the flagged pairs.
 
 The page (``render``, ``similarity.html``) is for the instructor: it shows two students' code side by side.
-Nothing of it goes into a student's folder, report or results; the caller writes it next to the class summary.
+Nothing of it goes into a student's folder, report or results; the caller writes it next to the class summary,
+whose frame it shares (``summary.frame``: head, stylesheet and a header linking the two pages). Long lines wrap
+inside their pane, so that no code is hidden beyond its edge.
 """
 
 import ast
@@ -42,7 +44,7 @@ from dataclasses import dataclass, field
 from itertools import combinations
 from pathlib import Path
 
-from grader.batch.summary import environment
+from grader.batch.summary import environment, frame
 from grader.messages import text
 from grader.safetext import clean_data, clean_text, display_name
 
@@ -580,7 +582,7 @@ def render(report, *, names, sources_of, lang="en", max_details=MAX_DETAILS):
     details = [{"a": _side(x.a, x.ranges_a, names, sources_of), "b": _side(x.b, x.ranges_b, names, sources_of),
                 "score": round(100 * x.score), "shared": x.shared} for x in report.pairs[:max_details]]
     return environment().get_template("similarity.html.j2").render(
-        lang=lang,
+        lang=lang, frame=frame("similarity", lang),
         t={k: t(f"classsim.{k}") for k in ("title", "private", "clusters", "pairs", "members", "max", "mean",
                                            "score", "shared", "none", "unreadable", "skipped", "pair_of")},
         intro=t("classsim.intro", threshold=round(100 * p["threshold"]), min_shared=p["min_shared"],

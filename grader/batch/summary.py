@@ -2,10 +2,15 @@
 
 Data first: ``context(records, lang=...)`` reduces the per-student records to plain numbers and
 sentences (from the message catalogue); ``templates/index.html.j2`` lays them out, autoescaped,
-with the histogram drawn as SVG elements from those numbers (nothing is marked safe).
+with the histogram drawn as SVG elements from those numbers (nothing is marked safe). The tasks come
+first, one row each with its checks folded under it, so that a class's many checks read as a few tasks.
+
+Both class pages (this one and ``similarity.html``, ``classsim.render``) extend ``templates/frame.html.j2``:
+one head, one stylesheet (``templates/pages.css``) and one header linking the two (``frame``).
 """
 
 import functools
+import statistics
 from collections import Counter
 from pathlib import Path
 
@@ -25,8 +30,19 @@ PITCH, BAR, LEFT, BASE, TALLEST = 44, 40, 16, 140, 120
 the viewBox's: the page scales the picture to its own width."""
 WORDS = ("title", "students", "mean", "histogram", "pass_rates", "bugs", "slowest", "all", "student", "score",
          "status", "check", "bug", "count", "seconds", "none", "rate", "axis",
-         "similar", "similar_note", "members", "likeness", "compare", "colon", "all_note")
+         "similar", "similar_note", "members", "likeness", "compare", "colon", "all_note",
+         "tasks", "tasks_note", "task", "points", "task_mean", "task_median", "full", "partial", "zero", "mistake",
+         "no_mistake")
 """The page's own words: ``batch.page.<word>``."""
+PAGES = (("index", "index.html", "batch.nav.summary"), ("similarity", "similarity.html", "batch.nav.similarity"))
+"""The class pages the header links, side by side in the batch's output folder: (name, file, its words)."""
+
+
+def frame(page, lang="en"):
+    """What the shared header of the class pages shows (``templates/frame.html.j2``), so that the summary and
+    the similarity page look and read alike and each links the other; ``page``: the one showing it."""
+    return {"label": text("batch.nav.label", lang), "wide": page == "similarity",
+            "links": [{"href": href, "text": text(key, lang), "current": name == page} for name, href, key in PAGES]}
 
 
 @functools.cache
@@ -65,6 +81,50 @@ def pass_rates(records):
             for cid, (p, n) in ranked]
 
 
+def _stat(x):
+    """A mean or median as the page writes it: at most two decimals, no trailing zeros (``6.8``, ``10``)."""
+    return f"{round(x, 2):g}"
+
+
+def tasks(records, rates, lang="en"):
+    """One row per task: its points, the mean and median of the points the students graded in it got (as the
+    gradebook's column, so the page and the spreadsheet agree), how many got full marks, part of them or none,
+    its most frequent diagnosed mistake, and its checks, worst first (``rates``, ``pass_rates``). Tasks come in
+    the records' order (the assignment's, as the gradebook's columns); a task known only from its checks
+    (records from before the per-task fields) has its checks and no numbers."""
+    order = {}
+    for r in records:
+        for task in r.get("tasks", {}):
+            order.setdefault(task, len(order))
+    for c in rates:
+        order.setdefault(c["task"], len(order))
+    rows = []
+    for task in order:
+        scores = [float(r["tasks"][task] or 0) for r in records if task in r.get("tasks", {})]
+        tops = {float(r["task_max"][task]) for r in records if task in (r.get("task_max") or {})}
+        top = max(tops) if tops else None
+        full = sum(1 for s in scores if s >= top - 1e-9) if top else None
+        zero = sum(1 for s in scores if s <= 0)
+        named = Counter(b for r in records if task in r.get("tasks", {}) for b in r.get("diagnoses", [])
+                        if b.split(".", 1)[0] == task)
+        mistake = None
+        if named:
+            bug, n = min(named.items(), key=lambda kv: (-kv[1], kv[0]))
+            mistake = {"id": bug, "name": text("bug." + bug, lang), "count": text("batch.page.mistake_count", lang,
+                                                                                    n=n, graded=len(scores))}
+        checks = [c for c in rates if c["task"] == task]
+        failing = sum(1 for c in checks if c["rate"] < 100)
+        summary = text("batch.page.task_checks", lang, n=len(checks)) + " · " + (
+            text("batch.page.task_failing", lang, n=failing) if failing else text("batch.page.task_passed", lang))
+        rows.append({"id": task, "points": _number(top) if top is not None else "–",
+                     "mean": _stat(statistics.mean(scores)) if scores else "–",
+                     "median": _stat(statistics.median(scores)) if scores else "–",
+                     "full": full if full is not None else "–", "zero": zero if scores else "–",
+                     "partial": len(scores) - full - zero if full is not None else "–",
+                     "mistake": mistake, "checks": checks, "summary": summary})
+    return rows
+
+
 def context(records, *, lang="en", similar=(), skipped=()):
     """Everything the page shows, as plain values. ``similar``: groups of submissions much like each other,
     ``{members: [display names], score: likeness 0-1, link: a page comparing them or None}``; ``skipped``: entries
@@ -87,7 +147,8 @@ def context(records, *, lang="en", similar=(), skipped=()):
     # Graded in a worker without a jail of its own (records from before this field say nothing either way).
     unsealed = sum(1 for r in graded if r.get("sealed") is False)
     return {
-        "lang": lang, "t": {k: t(f"batch.page.{k}") for k in WORDS},
+        "lang": lang, "t": {k: t(f"batch.page.{k}") for k in WORDS}, "frame": frame("index", lang),
+        "tasks": tasks(records, rates, lang),
         "n": len(records), "mean": round(100 * mean, 1),
         "statuses": [{"name": s, "count": statuses[s], "label": label(s)} for s in STATUSES if statuses[s]],
         "histogram": histogram(records), "pass_rates": rates, "bugs": top_bugs,
@@ -104,6 +165,7 @@ def context(records, *, lang="en", similar=(), skipped=()):
         "skipped_title": t("batch.page.skipped", n=len(skipped)),
         "unsealed": t("batch.page.unsealed", n=unsealed) if unsealed else "",
         "all_passed_title": t("batch.page.all_passed", n=sum(1 for c in rates if c["rate"] == 100)),
+        "flat_title": t("batch.page.flat", n=len(rates), failing=sum(1 for c in rates if c["rate"] < 100)),
     }
 
 
