@@ -385,8 +385,11 @@ def _errored(result, err):
         params["detail"] = located(err.detail, err.file, err.line)
     if err.kind == "contract":
         params.update(err.data)
-        if not {"missing", "unexpected", "wrong_shape", "shared"} & set(err.data):
+        lists = ("missing", "unexpected", "wrong_shape", "shared")
+        if not set(lists) & set(err.data):
             key = "error.contract_detail"  # a contract error that is not about the parameters: its detail says all
+        for name in lists:  # each list the sentence shows, "none" where the error named nothing of that kind
+            params.setdefault(name, [])
     result.message = Message(key, params)
 
 
