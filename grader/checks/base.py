@@ -12,6 +12,7 @@ same for a property that needs the context to build its strategy.)
 """
 
 import functools
+import math
 import time
 from dataclasses import dataclass, field
 
@@ -131,6 +132,18 @@ class _Raise:
         pass
 
 
+def _number(x):
+    return isinstance(x, (int, float)) and not isinstance(x, bool) and math.isfinite(x)
+
+
+def _runners_limit(limit):
+    """Whether ``limit`` (a timeout's ``data["limit"]``) is a per-call limit as the runners write it: plain finite
+    seconds. A submission can raise the grader's ``SubmissionError`` itself, with any data; what is not plainly a
+    runner's is not remembered as a call that ran out of time."""
+    return (isinstance(limit, dict) and "again" not in limit and _number(limit.get("seconds"))
+            and (limit.get("of_total") is None or _number(limit.get("of_total"))))
+
+
 class CheckContext:
     """What a running check can use: the two runners, the profile, the seed.
 
@@ -234,7 +247,7 @@ class CheckContext:
                 raise SubmissionError(kind="exception", detail=f"ReferenceFailed: {forged}") from None
         except SubmissionError as err:
             limit = err.data.get("limit") if err.kind == "timeout" and isinstance(err.data, dict) else None
-            if isinstance(limit, dict) and "seconds" in limit and "again" not in limit:
+            if _runners_limit(limit):
                 if limit.get("relative"):
                     limit["reference"] = reference_s
                 self.timed_out[self.variant, probe, args.get("name")] = (self.spec.id, limit["seconds"])
