@@ -269,8 +269,9 @@ def run_one(g, spec):
     return result, calls
 
 
-def _run_variant(g, spec, variant):
-    ctx = CheckContext(
+def context(g, spec, variant, fresh=None):
+    """The ``CheckContext`` of one run of ``spec`` in grading ``g`` (``fresh``: see ``CheckContext``)."""
+    return CheckContext(
         spec,
         sub=g.sub,
         ref=g.ref,
@@ -278,8 +279,13 @@ def _run_variant(g, spec, variant):
         seed=g.seed,
         devices=g.devices,
         variant=variant,
+        fresh=fresh,
         timed_out=g.timed_out,
     )
+
+
+def _run_variant(g, spec, variant):
+    ctx = context(g, spec, variant)
     start = time.perf_counter()
     result = CheckResult(
         id=spec.id,
@@ -341,17 +347,7 @@ def fresh_calls(g, spec, variant):
     may not give (there two mistakes often give the same numbers). ``None`` for a check that draws no examples
     (it would only repeat its calls)."""
     seed = zlib.crc32(f"{spec.id}/{g.seed}".encode())
-    ctx = CheckContext(
-        spec,
-        sub=g.sub,
-        ref=g.ref,
-        profile=g.profile,
-        seed=g.seed,
-        devices=g.devices,
-        variant=variant,
-        fresh=(FRESH_EXAMPLES, seed),
-        timed_out=g.timed_out,
-    )
+    ctx = context(g, spec, variant, fresh=(FRESH_EXAMPLES, seed))
     try:
         spec.fn(ctx)
     except (Exception, Abort):  # noqa: BLE001 - what was called before it stopped is still evidence
