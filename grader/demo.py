@@ -42,6 +42,28 @@ GRACE_S = 10.0
 OUTPUT_KEPT = 4000
 """The bytes kept of what the student's code printed (its end, shown if the process dies)."""
 
+def lazy_reference(module_name, where):
+    """A module-level ``__getattr__`` for an assignment's demo module ``module_name``: each name of ``where``
+    (``{name: module path}``, the reference's pieces) imported on first use and kept, so that importing the demo
+    module (as the student's demo process does) loads no reference code."""
+
+    def __getattr__(name):
+        if name not in where:
+            raise AttributeError(f"module {module_name!r} has no attribute {name!r}")
+        value = getattr(importlib.import_module(where[name]), name)
+        setattr(sys.modules[module_name], name, value)
+        return value
+
+    return __getattr__
+
+
+def pieces_of(module_name, names, pieces=None):
+    """``{name: object}`` of ``names``: from ``pieces`` (a student's), else the demo module ``module_name``'s own
+    (the reference's, imported on first use, or what a test put in their place)."""
+    module = sys.modules[module_name]
+    return {name: pieces[name] if pieces is not None else getattr(module, name) for name in names}
+
+
 
 def main(argv, *, prog, description, steps, quiet_help, run_demo, quiet_lines, assignment=None):
     """Parse ``argv`` and train: ``run_demo(steps=, seed=)`` prints as it goes; with ``--quiet`` it runs with

@@ -17,7 +17,6 @@ asked for (``__getattr__``).
 
 from __future__ import annotations
 
-import importlib
 import math
 import sys
 import time
@@ -39,24 +38,12 @@ PIECES = ("DecoderLM", "param_groups", "AdamW", "cosine_lr", "train_step", "gene
 """The contract names the demo runs: the model, the optimiser and its groups, the schedule, the training step and
 the sampling. The reference's by default; a student's with ``gradekit demo --submission``."""
 
-_REFERENCE = {"DecoderLM": "model", "param_groups": "optim", "AdamW": "optim", "cosine_lr": "optim",
-              "train_step": "training", "generate": "sampling"}
+__getattr__ = demo.lazy_reference(__name__, {
+    name: f"assignments.decoder_lm.reference.{module}" for name, module in (
+        ("DecoderLM", "model"), ("param_groups", "optim"), ("AdamW", "optim"), ("cosine_lr", "optim"),
+        ("train_step", "training"), ("generate", "sampling"))})
+"""The reference's ``PIECES``, imported on first use: importing this module loads no reference code."""
 
-
-def __getattr__(name: str) -> Any:
-    """The reference's ``PIECES``, imported on first use, so that importing this module loads no reference code."""
-    if name not in _REFERENCE:
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    value = getattr(importlib.import_module(f"assignments.decoder_lm.reference.{_REFERENCE[name]}"), name)
-    globals()[name] = value
-    return value
-
-
-def _pieces(pieces: Mapping[str, Any] | None) -> dict[str, Any]:
-    """``{name: object}`` of ``PIECES``: from ``pieces``, else this module's (the reference's, or what a test put
-    in their place)."""
-    module = sys.modules[__name__]
-    return {name: pieces[name] if pieces is not None else getattr(module, name) for name in PIECES}
 
 
 @dataclass
@@ -97,7 +84,7 @@ def sample_poems(model: torch.nn.Module | None, task: PoemTask, starts: str = ST
         seed: the generator's seed: the same seed gives the same poems.
         generate: the sampling function (default: the reference's).
     """
-    sample = generate if generate is not None else _pieces(None)["generate"]
+    sample = generate if generate is not None else demo.pieces_of(__name__, PIECES)["generate"]
     max_chars = task.max_row - 2 if max_chars is None else max_chars
     prompt = torch.tensor([[NEWLINE, *task.vocab.encode(ch)] for ch in starts], dtype=torch.long)  # (S, 2)
     generator = torch.Generator().manual_seed(seed)
@@ -139,7 +126,7 @@ def run_demo(*, steps: int = 250, seed: int = 0, dim: int = 96, num_layers: int 
     """
     if steps < 1:
         raise ValueError(f"steps must be at least 1, got {steps}")
-    use = _pieces(pieces)
+    use = demo.pieces_of(__name__, PIECES, pieces)
     emit: Callable[[str], object] = log if log is not None else (lambda _line: None)
     start = time.perf_counter()
     torch.manual_seed(seed)

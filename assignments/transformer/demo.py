@@ -14,7 +14,6 @@ must never load the reference, so the reference's pieces are imported only when 
 
 from __future__ import annotations
 
-import importlib
 import random
 import sys
 import time
@@ -35,23 +34,10 @@ PIECES = ("Transformer", "train_step", "greedy_decode")
 """The contract names the demo runs: the model, its training step, its decoding. The reference's by default; a
 student's with ``gradekit demo --submission``."""
 
-_REFERENCE = {"Transformer": "solution.model", "train_step": "solution.training", "greedy_decode": "solution.decoding"}
+__getattr__ = demo.lazy_reference(__name__, {"Transformer": "solution.model", "train_step": "solution.training",
+                                             "greedy_decode": "solution.decoding"})
+"""The reference's ``PIECES``, imported on first use: importing this module loads no reference code."""
 
-
-def __getattr__(name: str) -> Any:
-    """The reference's ``PIECES``, imported on first use, so that importing this module loads no reference code."""
-    if name not in _REFERENCE:
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    value = getattr(importlib.import_module(_REFERENCE[name]), name)
-    globals()[name] = value
-    return value
-
-
-def _pieces(pieces: Mapping[str, Any] | None) -> dict[str, Any]:
-    """``{name: object}`` of ``PIECES``: from ``pieces``, else this module's (the reference's, or what a test put
-    in their place)."""
-    module = sys.modules[__name__]
-    return {name: pieces[name] if pieces is not None else getattr(module, name) for name in PIECES}
 
 
 @dataclass
@@ -84,7 +70,7 @@ def _decode_all(model: torch.nn.Module, task: PinyinTask, pairs: list[tuple[str,
                 batch_size: int = 256, *, greedy_decode: Callable[..., Any] | None = None) -> list[str]:
     """Greedy-decode the pinyin of ``pairs`` into character strings (with ``greedy_decode``, default the
     reference's)."""
-    decode = greedy_decode if greedy_decode is not None else _pieces(None)["greedy_decode"]
+    decode = greedy_decode if greedy_decode is not None else demo.pieces_of(__name__, PIECES)["greedy_decode"]
     model.eval()
     out: list[str] = []
     for start in range(0, len(pairs), batch_size):
@@ -125,7 +111,7 @@ def run_demo(*, steps: int = 500, seed: int = 0, d_model: int = 64, num_heads: i
     Returns:
         a ``DemoResult``.
     """
-    use = _pieces(pieces)
+    use = demo.pieces_of(__name__, PIECES, pieces)
     emit: Callable[[str], object] = log if log is not None else (lambda _line: None)
     start = time.perf_counter()
     torch.manual_seed(seed)
