@@ -13,7 +13,7 @@ import torch
 from grader import engine
 from grader.assignment import DEFAULT, AssignmentError, load
 from grader.errors import SubmissionError
-from grader.options import CheckOptions
+from grader.options import CheckOptions, Settings, resolved
 from grader.safetext import bound_result, clean_result
 from grader.submission import notebook, refcache
 from grader.submission.banned import scan
@@ -35,6 +35,16 @@ def resolve_assignment(spec):
         return load(spec)
     except AssignmentError as exc:
         raise UsageError(str(exc)) from None
+
+
+def settings(*, assignment=None, options=None, **overrides):
+    """The ``Settings`` of one grading: the assignment (``assignment``, else the course configuration's, else
+    ``grader.assignment.DEFAULT``) and ``options`` with ``overrides``, each setting not given taken from the
+    course configuration (``config``), else from its declared default (``grader.options.DEFAULTS``). Every door
+    resolves what it was told through here, and ``check`` resolves again (a no-op on resolved options)."""
+    o = CheckOptions.of(options, **overrides)
+    a = resolve_assignment(assignment if assignment is not None else getattr(o.config, "assignment", None))
+    return Settings(a, resolved(o, a))
 
 
 def validate_path(path, assignment=None):
@@ -96,9 +106,9 @@ def check(*, path, assignment=None, options=None, **overrides):
     and the submission's text in it is bounded (``safetext.bound_result``, its marker in ``options.lang``): a
     report is feedback, not a way to carry data out.
     """
-    o = CheckOptions.of(options, **overrides)
+    resolved_settings = settings(assignment=assignment, options=options, **overrides)
+    a, o = resolved_settings.assignment, resolved_settings.options
     config = o.config
-    a = resolve_assignment(assignment if assignment is not None else getattr(config, "assignment", None))
     snapshot = o.snapshot
     root = validate_path(path, a) if snapshot is None else Path(path)
     if o.profile not in ("quick", "full"):
@@ -115,7 +125,7 @@ def check(*, path, assignment=None, options=None, **overrides):
             a.require_tasks(tasks)
         except ValueError as exc:
             raise UsageError(str(exc)) from None
-    banned = tuple((config.banned if config is not None else None) or o.banned or a.banned)
+    banned = o.banned
     isolated = o.isolated
     made = None
     if snapshot is None:
@@ -228,6 +238,7 @@ def check(*, path, assignment=None, options=None, **overrides):
         if collect is not None:  # the pictures are probe results too: drawn from what the runners return
             result.figures = collect(sub=sub, ref=ref)
         result.refused = snapshot.refused_dicts
+        result.settings = {"limits": resolved_settings.limits, "lang": o.lang, "banned": list(banned)}
         if cellmap is not None:
             notebook.relocate(result, cellmap)
         return bound_result(clean_result(result), lang=o.lang)

@@ -41,7 +41,8 @@ def _check_parser(sub):
                         "default: the nearest gradekit.toml from the current folder up")
     p.add_argument("--all-checks", action="store_true",
                    help="instructors: also run the checks the course configuration hides from students")
-    p.add_argument("--lang", choices=("en", "zh"), default="en", help="language of the messages")
+    p.add_argument("--lang", choices=("en", "zh"), default=None,
+                   help="language of the messages (default: the course configuration's, else en)")
     p.add_argument("--json", metavar="FILE", help="also write the results as JSON")
     p.add_argument("--html", metavar="FILE", help="also write a self-contained HTML report (with pictures)")
     p.add_argument("--junit", metavar="FILE", help="also write JUnit XML: one testcase per check")
@@ -67,22 +68,13 @@ def cmd_check(args):
 
     only = tuple(s.strip() for s in args.only.split(",")) if args.only else None
     progress = None if args.quiet or not sys.stderr.isatty() else _progress(sys.stderr)
-    from grader.config import ConfigError, CourseConfig
-
-    try:
-        config = CourseConfig.load(args.config) if args.config else CourseConfig.discover(".")
-    except ConfigError as exc:
-        raise api.UsageError(str(exc)) from None
-    if config is not None and not args.all_checks:
-        config = config.students()
-    limits = config.limits if config is not None else {}
-    result = api.check(path=args.path, assignment=args.assignment, tasks=args.tasks, profile=args.profile,
-                       seed=args.seed, device=args.device,
-                       only=only, isolated=args.isolated, allow_banned=args.allow_banned, progress=progress,
-                       config=config, call_timeout=limits.get("call_timeout", 60.0),
-                       total_timeout=limits.get("total_timeout", 900.0), memory_mb=limits.get("memory_mb"),
-                       figures=bool(args.html), command=invoked_as(), rerun_options=rerun_options(args),
-                       lang=args.lang)
+    config = course_config(args.config, students=not args.all_checks)
+    settings = api.settings(assignment=args.assignment, tasks=args.tasks, profile=args.profile, seed=args.seed,
+                            device=args.device, only=only, isolated=args.isolated, allow_banned=args.allow_banned,
+                            progress=progress, config=config, figures=bool(args.html), command=invoked_as(),
+                            rerun_options=rerun_options(args), lang=args.lang)
+    args.lang = settings.options.lang  # the course's language where the command names none
+    result = api.check(path=args.path, assignment=settings.assignment, options=settings.options)
     from grader.views import terminal
     print(terminal.summary(result, lang=args.lang, verbose=args.verbose, color=sys.stdout.isatty()))
     # Each report's module only where it is asked for: the HTML, JUnit and Gradescope views (and Jinja2) take
@@ -100,6 +92,25 @@ def cmd_check(args):
                 continue
             print(text("ui.report_written", args.lang, kind=kind, path=os.path.abspath(target)))
     return 2 if not wrote else 0 if result.passed else 1
+
+
+def course_config(given=None, *, start=".", students=True, assignment=None, usage_error=None):
+    """The course configuration a door grades with: the file ``given`` (``--config``), else the nearest
+    ``gradekit.toml`` (or ``pyproject.toml`` with ``[tool.gradekit]``) from ``start`` up, else ``None``; as a
+    student's self-check (its hidden checks not run) unless ``students`` is false (an instructor's ``--all-checks``,
+    a batch, Gradescope). A configuration that cannot be read raises ``usage_error`` (default
+    ``grader.api.UsageError``) saying where and what is wrong."""
+    from grader.assignment import AssignmentError
+    from grader.config import ConfigError, CourseConfig
+
+    try:
+        found = (CourseConfig.load(given, assignment=assignment) if given
+                 else CourseConfig.discover(start, assignment=assignment))
+    except (ConfigError, AssignmentError) as exc:
+        if usage_error is None:
+            from grader.api import UsageError as usage_error
+        raise usage_error(str(exc)) from None
+    return found.students() if found is not None and students else found
 
 
 def invoked_as():
@@ -135,7 +146,7 @@ def rerun_options(args):
     assignment, seed and isolation are added by ``api.reproduce_command``)."""
     options = []
     for flag, value, default in (("--profile", args.profile, "full"), ("--device", args.device, None),
-                                 ("--config", args.config, None), ("--lang", args.lang, "en")):
+                                 ("--config", args.config, None), ("--lang", args.lang, None)):
         if value != default:
             options += [flag, value]
     for flag, on in (("--allow-banned", args.allow_banned), ("--all-checks", args.all_checks),

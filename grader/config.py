@@ -7,7 +7,7 @@ tasks = ["sdpa", "mha", "masks"]          # tasks included (default: all of the 
 banned = ["torch.nn.MultiheadAttention"]  # replaces the assignment's banned list
 copy_policy = "zero"                      # a copy of the reference scores 0 ("zero") or is only flagged ("flag")
 title = "HW2 Transformer"                 # the assignment's name in exports (default: the assignment's name)
-lang = "zh"                               # language of batch reports, the summary and Gradescope output (en, zh)
+lang = "zh"                               # language of every door's messages and reports (en, zh); --lang wins
 overrides = "overrides.toml"              # the instructor's reviews (a .toml or .csv; default: overrides.toml
                                           # or overrides.csv beside this file, when there is one)
 
@@ -33,8 +33,8 @@ memory_mb = 4096                          # the worker's memory cap
 ```
 
 Task ids (in ``tasks``, ``[points]`` and ``[visibility]``) are validated against the assignment the file names,
-or against the one the caller grades (``load(path, assignment=...)``). The engine calls ``filter_checks(specs)``,
-``apply(spec, result)``, ``hidden_count(specs)`` and reads ``banned``. ``for_students=True`` (a student's
+or against the one the caller grades (``load(path, assignment=...)``). The engine calls ``select(specs)`` and
+passes the ``Selection`` it returns to ``apply(spec, result, selection)``. ``for_students=True`` (a student's
 self-check) drops the checks that are not visible.
 """
 
@@ -56,6 +56,16 @@ LANGS = ("en", "zh")
 OUTPUT_FORMATS = ("text", "md", "html")
 OVERRIDES_NAMES = ("overrides.toml", "overrides.csv")
 """Files beside the configuration read as the instructor's reviews when ``overrides`` is not given."""
+
+
+@dataclass(frozen=True)
+class Selection:
+    """What a course grades of the checks asked for (``CourseConfig.select``)."""
+
+    graded: tuple = ()
+    """The ``CheckSpec``s run and shown."""
+    hidden: tuple = ()
+    """Those a student's self-check neither runs nor shows (their points still weigh the task's others)."""
 
 
 class ConfigError(ValueError):
@@ -93,17 +103,18 @@ class CourseConfig:
     visibility: dict = field(default_factory=dict)
     """Pattern (task id, check id or glob) -> visibility; the most specific pattern wins."""
     copy_policy: str = "zero"
+    """``"zero"``: a copy of the reference scores 0 in the gradebook; ``"flag"``: it is only flagged."""
     title: str | None = None
     """The assignment's name in exports (``None``: the assignment's own name)."""
     lang: str | None = None
-    """Language of batch reports, the summary page and Gradescope output (``None``: the command's default)."""
+    """The language of every door's messages and reports unless the command names one (``None``: the default,
+    ``grader.options.DEFAULTS``)."""
     overrides: Path | None = None
     """The instructor's reviews (``overrides.toml`` or ``.csv``), an absolute path; ``None`` when there are none."""
     columns: dict = field(default_factory=dict)
     """Task id -> its column heading in the gradebook and exports."""
     gradescope_format: str = "md"
     """Gradescope's ``output_format``: ``text``, ``md`` or ``html``."""
-    """``"zero"``: a copy of the reference scores 0 in the gradebook; ``"flag"``: it is only flagged."""
     source: str = ""
     """Where it was read from."""
     for_students: bool = False
@@ -257,34 +268,30 @@ class CourseConfig:
             return self.visibility[max(globs, key=lambda p: (len(p.replace("*", "")), p))]
         return "visible"
 
-    def filter_checks(self, specs):
-        """The checks this course grades (and, for a student, may see); remembered for the task scaling."""
+    def select(self, specs):
+        """The checks this course grades among ``specs`` (and, for a student, may see): a ``Selection``, which
+        ``points_of`` and ``apply`` are then given."""
         specs = [s for s in specs if not self.tasks or s.task in self.tasks]
-        if self.for_students:
-            self._hidden = [s for s in specs if self.visibility_of(s) != "visible"]
-            specs = [s for s in specs if self.visibility_of(s) == "visible"]
-        self._graded = list(specs)
-        return specs
+        hidden = [s for s in specs if self.visibility_of(s) != "visible"] if self.for_students else []
+        graded = [s for s in specs if s not in hidden]
+        return Selection(tuple(graded), tuple(hidden))
 
-    def hidden_count(self, specs):
-        """How many checks a student's self-check did not run (0 for the instructor's grading)."""
-        return len(getattr(self, "_hidden", ())) if self.for_students else 0
-
-    def points_of(self, spec):
-        """The points of one check: the course's check points, scaled so that the task's checks in this run
-        add up to the task's points (hidden checks included, so a self-check shows the real weights)."""
+    def points_of(self, spec, selection=None):
+        """The points of one check: the course's check points, scaled so that the task's checks in
+        ``selection`` add up to the task's points (hidden checks included, so a self-check shows the real
+        weights; without a selection, the check alone)."""
         base = self.check_points.get(spec.id, float(spec.points))
         if spec.task not in self.task_points:
             return base
-        pool = getattr(self, "_graded", [spec]) + list(getattr(self, "_hidden", ()))
+        pool = list(selection.graded) + list(selection.hidden) if selection is not None else [spec]
         siblings = {s.id: s for s in pool if s.task == spec.task}
         siblings.setdefault(spec.id, spec)
         total = sum(self.check_points.get(s.id, float(s.points)) for s in siblings.values())
         return round(base * self.task_points[spec.task] / total, 4) if total else 0.0
 
-    def apply(self, spec, result):
-        """Set the check's points (keeping pass/fail) and its visibility."""
-        points = self.points_of(spec)
+    def apply(self, spec, result, selection=None):
+        """Set the check's points (keeping pass/fail; ``selection``: as in ``points_of``) and its visibility."""
+        points = self.points_of(spec, selection)
         earned = result.score / result.max_score if result.max_score else (1.0 if result.status == "passed" else 0.0)
         result.max_score = points
         result.score = round(points * earned, 4)

@@ -87,6 +87,12 @@ def checks_of(assignment):
 def select_checks(assignment, *, tasks=None, profile="full", only=None, config=None):
     """The ``CheckSpec``s of ``assignment`` to run, in task order; ``only``: check ids or task ids (a task's every
     check)."""
+    return select(assignment, tasks=tasks, profile=profile, only=only, config=config)[0]
+
+
+def select(assignment, *, tasks=None, profile="full", only=None, config=None):
+    """``(specs, selection)``: the checks to run (as ``select_checks``) and the course's ``Selection`` they were
+    taken from (``None`` without a course configuration), which weighs their points."""
     specs = [s for s in checks_of(assignment) if profile in s.profiles]
     if only:
         only = {s.id for s in specs if s.id in only or s.task in only}
@@ -94,11 +100,13 @@ def select_checks(assignment, *, tasks=None, profile="full", only=None, config=N
         specs = [s for s in specs if s.task in tasks]
     if only:  # the course weighs a check against its task's other checks: those go through its filter too
         specs = [s for s in specs if s.task in {o.task for o in specs if o.id in only}]
+    selection = None
     if config is not None:
-        specs = config.filter_checks(specs)
+        selection = config.select(specs)
+        specs = list(selection.graded)
     if only:
         specs = [s for s in specs if s.id in only]
-    return specs
+    return specs, selection
 
 
 def _charge_once(g, specs, slots, calls):
@@ -437,7 +445,7 @@ def grade(
 ):
     """Run the selected checks of ``g.assignment`` and assemble the ``GradeResult``."""
     started = time.perf_counter()
-    specs = select_checks(g.assignment, tasks=tasks, profile=g.profile, only=only, config=config)
+    specs, selection = select(g.assignment, tasks=tasks, profile=g.profile, only=only, config=config)
     # Checks of one variant run together (a worker holds one variant: see WorkerRunner), the integrated ones
     # first; results, diagnoses and views keep the assignment's order, in every mode alike.
     order = sorted(range(len(specs)), key=lambda i: _variant_rank(g.assignment, specs[i]))
@@ -461,7 +469,7 @@ def grade(
         consolidate_diagnoses(results)
     if config is not None:
         for spec, r in zip(specs, results):
-            config.apply(spec, r)
+            config.apply(spec, r, selection)
     if progress:
         progress(len(specs), len(specs), None)
     findings = list(banned_findings)
@@ -484,7 +492,7 @@ def grade(
         environment=environment(g.devices),
         isolated=isolated,
         allow_banned=allow_banned,
-        hidden_checks=config.hidden_count(specs) if config is not None else 0,
+        hidden_checks=len(selection.hidden) if selection is not None else 0,
         assignment=g.assignment.name,
     )
 

@@ -27,7 +27,6 @@ from pathlib import Path
 import jinja2
 
 from grader import api
-from grader.assignment import load
 from grader.messages import text
 from grader.submission.notebook import convert, relocate
 from grader.views import html, terminal
@@ -88,29 +87,34 @@ def _history(shell):
 
 
 def _grade(tasks, *, isolated, lang, profile, assignment):
+    from grader.cli import course_config
+
+    settings = api.settings(assignment=assignment, config=course_config(), isolated=isolated, lang=lang,
+                            profile=profile)
+    a, lang = settings.assignment, settings.options.lang
     shell = _kernel(lang)
-    a = load(assignment)
     unknown = [t for t in tasks or () if t not in a.task_ids]
     if unknown:
         raise ValueError(text("notebook.unknown_task", lang, task=unknown[0], tasks=", ".join(a.task_ids)))
     with tempfile.TemporaryDirectory(prefix="gradekit-notebook-") as tmp:
         cellmap = convert(_history(shell), Path(tmp) / "notebook", a, name=text("notebook.this", lang))
         cellmap.skipped.clear()  # the kernel rejected those cells too: they defined nothing
-        result = api.check(path=Path(tmp) / "notebook", assignment=a, tasks=tasks, profile=profile,
-                           isolated=isolated, lang=lang)
+        result = api.check(path=Path(tmp) / "notebook", assignment=a, options=settings.options, tasks=tasks)
     result.submission = cellmap.notebook
     for check in (c for t in result.tasks for c in t.checks):
         check.reproduce = ""  # the folder is gone; running the check cell again is the rerun
     return Report(relocate(result, cellmap), lang)
 
 
-def check(task, *, isolated=False, lang="en", profile="quick", assignment=None):
+def check(task, *, isolated=False, lang=None, profile="quick", assignment=None):
     """Grade task ``task`` (``"mha"``) of what this notebook's kernel defines; returns a ``Report`` (shown as the
     HTML report of that task). ``isolated``: grade in a worker process; ``lang``: ``"en"`` or ``"zh"``;
-    ``profile``: ``"quick"`` or ``"full"``; ``assignment``: default ``transformer``."""
+    ``profile``: ``"quick"`` or ``"full"``; ``assignment``: default the course configuration's (the nearest
+    ``gradekit.toml`` from the kernel's folder up, as ``gradekit check`` finds it), else ``transformer``;
+    ``lang`` likewise."""
     return _grade((task,), isolated=isolated, lang=lang, profile=profile, assignment=assignment)
 
 
-def check_all(*, isolated=False, lang="en", profile="quick", assignment=None):
+def check_all(*, isolated=False, lang=None, profile="quick", assignment=None):
     """Grade every task of what this notebook's kernel defines; returns a ``Report``."""
     return _grade(None, isolated=isolated, lang=lang, profile=profile, assignment=assignment)

@@ -25,7 +25,7 @@ HELP_ASSIGNMENT = ("gradekit assignment: a built-in name, an import path or a fo
                    "configuration's, else transformer)")
 HELP_CONFIG = ("gradekit course configuration (gradekit.toml, or a pyproject.toml with [tool.gradekit]); default: "
                "the nearest gradekit.toml from the current folder up, as for gradekit check")
-HELP_LANG = "language of gradekit's messages (default: en)"
+HELP_LANG = "language of gradekit's messages (default: the course configuration's, else en)"
 
 
 @dataclass
@@ -40,6 +40,8 @@ class _State:
     """The ``Assignment`` graded."""
     course: object
     """The course configuration (``grader.config.CourseConfig``, for a student's self-check) or ``None``."""
+    settings: object = None
+    """The grading's ``grader.options.Settings`` (``api.settings`` of the options and the course configuration)."""
     names: frozenset | None = None
     """The check ids that node ids on the command line name; ``None``: every check."""
     result: object = None
@@ -65,7 +67,7 @@ def pytest_addoption(parser):
     group.addoption("--gradekit-allow-banned", action="store_true", help=HELP_ALLOW_BANNED)
     group.addoption("--gradekit-assignment", default=None, help=HELP_ASSIGNMENT)
     group.addoption("--gradekit-config", metavar="FILE", default=None, help=HELP_CONFIG)
-    group.addoption("--gradekit-lang", default="en", choices=LANGS, help=HELP_LANG)
+    group.addoption("--gradekit-lang", default=None, choices=LANGS, help=HELP_LANG)
 
 
 def _validate_submission(config, value, assignment):
@@ -81,14 +83,25 @@ def _validate_submission(config, value, assignment):
 
 def _course(config):
     """The course configuration ``gradekit check`` would use here, for a student's self-check, or ``None``."""
-    from grader.config import ConfigError, CourseConfig
+    from grader.cli import course_config
 
     given = config.getoption("--gradekit-config")
-    try:
-        course = CourseConfig.load(given) if given else CourseConfig.discover(config.invocation_params.dir)
-    except ConfigError as exc:
-        raise pytest.UsageError(f"--gradekit-config: {exc}" if given else str(exc)) from None
-    return course.students() if course is not None else None
+    start = config.invocation_params.dir
+
+    def usage(detail):
+        return pytest.UsageError(f"--gradekit-config: {detail}" if given else detail)
+
+    return course_config(given, start=start, usage_error=usage)
+
+
+def _lang(config):
+    """The language of the session's words: the resolved settings' (``--gradekit-lang``, else the course's)."""
+    from grader.options import DEFAULTS
+
+    state = config.stash.get(_STATE, None)
+    if state is not None:
+        return state.settings.options.lang
+    return config.getoption("--gradekit-lang") or DEFAULTS["lang"].value
 
 
 def pytest_configure(config):
@@ -98,19 +111,23 @@ def pytest_configure(config):
         return
     if not hasattr(pytest, "Directory"):
         raise pytest.UsageError(f"--submission needs pytest 8 or later (this is pytest {pytest.__version__})")
-    from grader.api import UsageError, resolve_assignment
+    from grader.api import UsageError, settings
     from grader.cli import from_here
 
     course = _course(config)
     spec = config.getoption("--gradekit-assignment")
     try:
-        assignment = resolve_assignment(spec if spec is not None else getattr(course, "assignment", None))
+        resolved = settings(assignment=spec, config=course, profile=config.getoption("--gradekit-profile"),
+                            seed=config.getoption("--gradekit-seed"),
+                            allow_banned=config.getoption("--gradekit-allow-banned"),
+                            lang=config.getoption("--gradekit-lang"))
     except UsageError as exc:
         raise pytest.UsageError(f"--gradekit-assignment: {exc}" if spec is not None else str(exc)) from None
+    assignment = resolved.assignment
     for task in assignment.task_ids:
         config.addinivalue_line("markers", f"{task}: gradekit checks of task {task}")
     path = _validate_submission(config, value, assignment)
-    state = _State(path=path, shown=from_here(path), assignment=assignment, course=course)
+    state = _State(path=path, shown=from_here(path), assignment=assignment, course=course, settings=resolved)
     state.names = _selection(config, state)
     config.stash[_STATE] = state
 
@@ -207,12 +224,8 @@ def _grade(session):
         whole = {spec.id for spec in _checks(config, state) if spec.task in tasks}
         only = None if {spec.id for spec in specs} == whole else tuple(spec.id for spec in specs)
         try:
-            state.result = api.check(path=state.path, assignment=state.assignment, config=state.course,
-                                     tasks=tasks, only=only,
-                                     profile=config.getoption("--gradekit-profile"),
-                                     seed=config.getoption("--gradekit-seed"),
-                                     allow_banned=config.getoption("--gradekit-allow-banned"),
-                                     lang=config.getoption("--gradekit-lang"))
+            state.result = api.check(path=state.path, assignment=state.assignment, options=state.settings.options,
+                                     tasks=tasks, only=only)
         except Exception as exc:
             state.failed = f"{type(exc).__name__}: {exc}"
             raise
@@ -240,7 +253,7 @@ def _rerun(config, state, check_id):
     if config.pluginmanager.get_plugin("gradekit") is None:  # not loaded as the installed plugin: by ``-p``
         words += ["-p", __name__]
     for option, default in (("--gradekit-assignment", None), ("--gradekit-config", None),
-                            ("--gradekit-profile", "full"), ("--gradekit-seed", None), ("--gradekit-lang", "en")):
+                            ("--gradekit-profile", "full"), ("--gradekit-seed", None), ("--gradekit-lang", None)):
         value = config.getoption(option)
         if value != default:
             words += [option, str(value)]
@@ -358,7 +371,7 @@ class CheckItem(pytest.Item):
             return super().repr_failure(excinfo)
         state = self.config.stash[_STATE]
         check, task = excinfo.value.check, excinfo.value.task
-        lang = self.config.getoption("--gradekit-lang")
+        lang = _lang(self.config)
         if check.status != "passed":  # its own sentence, even where the lines point back to an earlier check
             reason = _say(check.message.key, lang, **check.message.params) if check.message is not None else ""
         else:
@@ -387,7 +400,7 @@ def pytest_runtest_makereport(item, call):
 
 def pytest_report_teststatus(report, config):
     if getattr(report, "gradekit_todo", False) and report.when == "call" and report.failed:
-        word = _say("ui.todo_word", config.getoption("--gradekit-lang"))
+        word = _say("ui.todo_word", _lang(config))
         return word, "T", (word.upper(), {"yellow": True})
     return None
 
@@ -397,7 +410,7 @@ def pytest_terminal_summary(terminalreporter, config):
     if state is None or state.result is None:
         return
     terminalreporter.write_sep("=", "gradekit")
-    for line, colour in _summary_lines(state.result, lang=config.getoption("--gradekit-lang")):
+    for line, colour in _summary_lines(state.result, lang=_lang(config)):
         terminalreporter.write_line(line, **({colour: True} if colour else {}))
 
 

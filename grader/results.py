@@ -137,6 +137,9 @@ class GradeResult:
     output_dropped: int = 0
     """Calls into the submission that printed more than the output cap: the rest of their output was dropped
     (printing costs no points; only time and memory limits do)."""
+    settings: dict = field(default_factory=dict)
+    """What the grading ran with, as every door resolves it (``grader.api.settings``): ``limits`` (the call and
+    total time limits in seconds, the worker's memory cap in MiB), ``lang`` and ``banned``."""
 
     def to_dict(self):
         return asdict(self)

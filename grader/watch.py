@@ -78,26 +78,27 @@ class Watch:
 
     Args:
         path: the submission folder, as the student typed it (the rerun lines repeat it).
-        assignment: an ``Assignment`` or a spec (``api.resolve_assignment``).
-        options: ``CheckOptions`` for each grading (profile, isolation, the rerun command...); ``tasks`` among
-            them limits what is watched.
-        lang: the language of the screen.
+        assignment: an ``Assignment`` or a spec (default: the course configuration's, as ``api.settings``).
+        options: ``CheckOptions`` for each grading (profile, isolation, the course configuration, the rerun
+            command...), resolved by ``api.settings``; ``tasks`` among them limits what is watched.
+        lang: the language of the screen (default: the options', resolved).
         out: where screens are written; cleared before each when it is a terminal.
         drawn: called with each screen's text after it is written (the benchmark times it).
     """
 
-    def __init__(self, path, *, assignment=None, options=None, lang="en", out=None, drawn=None):
-        self.assignment = api.resolve_assignment(assignment)
+    def __init__(self, path, *, assignment=None, options=None, lang=None, out=None, drawn=None):
+        settings = api.settings(assignment=assignment, options=options)
+        self.assignment = settings.assignment
         self.path = path
         self.root = api.validate_path(path, self.assignment)
-        self.options = CheckOptions.of(options)
+        self.options = settings.options
         self.tasks = tuple(self.options.tasks) if self.options.tasks else None
         if self.tasks:
             try:
                 self.assignment.require_tasks(self.tasks)
             except ValueError as exc:
                 raise api.UsageError(str(exc)) from None
-        self.lang = lang
+        self.lang = lang or self.options.lang
         self.out = out if out is not None else sys.stdout
         self.drawn = drawn
         self.results = {}
@@ -220,18 +221,27 @@ def register(sub):
                    help="quick (default: fast feedback) or full (the final grading's examples)")
     p.add_argument("--isolated", action="store_true",
                    help="grade in a worker process with time limits (breakpoints in your code then do not stop)")
-    p.add_argument("--lang", choices=("en", "zh"), default="en", help="language of the messages")
+    p.add_argument("--config", default=None,
+                   help="course configuration (gradekit.toml, or a pyproject.toml with [tool.gradekit]); "
+                        "default: the nearest gradekit.toml from the current folder up")
+    p.add_argument("--lang", choices=("en", "zh"), default=None,
+                   help="language of the messages (default: the course configuration's, else en)")
     p.set_defaults(func=cmd_watch)
 
 
-def cmd_watch(args):
-    from grader.cli import invoked_as
+def from_command(args):
+    """The ``Watch`` that ``gradekit watch`` runs for its parsed arguments ``args``."""
+    from grader.cli import course_config, invoked_as
 
     rerun = (("--profile", args.profile) if args.profile != "full" else ()) + (
-        ("--lang", args.lang) if args.lang != "en" else ())
+        ("--config", args.config) if args.config else ()) + (("--lang", args.lang) if args.lang else ())
     options = CheckOptions(tasks=args.tasks, profile=args.profile, isolated=args.isolated, command=invoked_as(),
-                           rerun_options=rerun, lang=args.lang)
-    watch = Watch(args.path, assignment=args.assignment, options=options, lang=args.lang)
+                           rerun_options=rerun, lang=args.lang, config=course_config(args.config))
+    return Watch(args.path, assignment=args.assignment, options=options)
+
+
+def cmd_watch(args):
+    watch = from_command(args)
     try:
         watch.run()
     except KeyboardInterrupt:

@@ -96,16 +96,26 @@ def test_the_term_keys_title_lang_columns_output_format_and_overrides(tmp_path):
 
 def test_points_scale_to_the_task_and_visibility_patterns(tmp_path):
     config = _config(tmp_path)
-    specs = config.filter_checks([s for s in checks_of(TRANSFORMER) if "quick" in s.profiles])
+    selection = config.select([s for s in checks_of(TRANSFORMER) if "quick" in s.profiles])
+    specs = selection.graded
     masks = [s for s in specs if s.task == "masks"]
     assert {s.task for s in specs} == {"masks", "sdpa"}
-    assert sum(config.points_of(s) for s in masks) == pytest.approx(20)
+    assert sum(config.points_of(s, selection) for s in masks) == pytest.approx(20)
     by_id = {s.id: s for s in specs}
-    assert config.points_of(by_id["masks.device"]) == pytest.approx(20 * 4 / 13, abs=1e-4)
+    assert config.points_of(by_id["masks.device"], selection) == pytest.approx(20 * 4 / 13, abs=1e-4)
     assert config.visibility_of(by_id["masks.device"]) == "hidden"
     assert config.visibility_of(by_id["sdpa.weights"]) == "after_published"
     assert config.visibility_of(by_id["sdpa.equivalence"]) == "visible"
     assert config.visibility_of(by_id["masks.padding"]) == "visible"
+    # The selection is a value handed to the calls that weigh points, not state left on the configuration: a
+    # student's selection weighs its hidden checks too, and selecting again does not change an earlier answer.
+    student = config.students()
+    theirs = student.select([s for s in checks_of(TRANSFORMER) if "quick" in s.profiles])
+    assert "masks.device" not in {s.id for s in theirs.graded} and "masks.device" in {s.id for s in theirs.hidden}
+    shown = [s for s in theirs.graded if s.task == "masks"]
+    assert sum(student.points_of(s, theirs) for s in shown) == pytest.approx(20 - 20 * 4 / 13, abs=1e-3)
+    student.select([s for s in checks_of(TRANSFORMER) if s.task == "masks" and s.id != "masks.padding"])
+    assert sum(student.points_of(s, theirs) for s in shown) == pytest.approx(20 - 20 * 4 / 13, abs=1e-3)
 
 
 def test_the_assignment_it_names_is_the_one_task_ids_are_checked_against(tmp_path):

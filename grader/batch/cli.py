@@ -28,9 +28,7 @@ def register(subparsers):
     b.add_argument("--tasks", type=_task_list, default=None, help=HELP_TASKS)
     b.add_argument("--profile", choices=("quick", "full"), default="full", help="quick or full (default) examples")
     b.add_argument("--config", default=None, help=HELP_CONFIG)
-    b.add_argument("--call-timeout", type=float, default=None, help="seconds one call into student code may take")
-    b.add_argument("--total-timeout", type=float, default=None, help="seconds all calls of one submission may take")
-    b.add_argument("--memory-mb", type=int, default=None, help="memory cap of the process running student code")
+    _limit_arguments(b)
     b.add_argument("--copy-policy", choices=("zero", "flag"), default=None,
                    help="a copy of the reference scores 0 (zero, default) or is only flagged (flag)")
     b.add_argument("--figures", action=argparse.BooleanOptionalAction, default=True,
@@ -53,22 +51,32 @@ def register(subparsers):
     build.add_argument("--out", default="autograder.zip", help="the zip to write (default: autograder.zip)")
     build.add_argument("--config", default=None, help=HELP_CONFIG)
     build.add_argument("--assignment", default=None, help=HELP_ASSIGNMENT)
+    _limit_arguments(build)
     build.add_argument("--tasks", type=_task_list, default=None, help=HELP_TASKS)
     build.add_argument("--profile", choices=("quick", "full"), default="full", help="quick or full (default)")
     build.set_defaults(func=cmd_gradescope_build)
 
 
+def _limit_arguments(parser):
+    """The limits a course configuration's ``[limits]`` sets, as options that override it (defaults: its, else
+    ``grader.options.DEFAULTS``)."""
+    from grader.options import DEFAULTS
+
+    for flag, name, kind in (("--call-timeout", "call_timeout", float), ("--total-timeout", "total_timeout", float),
+                             ("--memory-mb", "memory_mb", int)):
+        default = DEFAULTS[name]
+        parser.add_argument(flag, type=kind, default=None,
+                            help=f"{default.about} (default: the course configuration's, else {default.value})")
+
+
 def _config_path(arg, assignment):
+    """The course configuration's file: ``--config``, else the nearest one found from here (``cli.course_config``);
+    ``None`` when there is none."""
     if arg:
         return arg
-    from grader.api import UsageError
-    from grader.assignment import AssignmentError
-    from grader.config import ConfigError, CourseConfig
+    from grader.cli import course_config
 
-    try:
-        found = CourseConfig.discover(".", assignment=assignment)
-    except (ConfigError, AssignmentError) as exc:
-        raise UsageError(str(exc)) from None
+    found = course_config(None, students=False, assignment=assignment)
     return found.source.split(" [", 1)[0] if found is not None else None
 
 
@@ -125,7 +133,8 @@ def cmd_gradescope_build(args):
 
     try:
         path = build(out=args.out, config=_config_path(args.config, args.assignment), tasks=args.tasks,
-                     profile=args.profile, assignment=args.assignment)
+                     profile=args.profile, assignment=args.assignment, call_timeout=args.call_timeout,
+                     total_timeout=args.total_timeout, memory_mb=args.memory_mb)
     except ValueError as exc:  # the configuration (ConfigError), the assignment (AssignmentError), a task id
         raise UsageError(str(exc)) from None
     print(text("batch.cli.built", "en", path=path, size=path.stat().st_size))

@@ -102,28 +102,28 @@ def _dependencies():
 
 
 def build(*, out="autograder.zip", config=None, tasks=None, profile="full", call_timeout=None, total_timeout=None,
-          assignment=None):
+          memory_mb=None, assignment=None):
     """Write the autograder zip to ``out``; its ``Path``. ``assignment``: the ``Assignment`` or its spec (default:
-    the course configuration's, else ``grader.assignment.DEFAULT``). A ``ValueError`` (``ConfigError``,
-    ``AssignmentError``) says what is wrong with the configuration, the assignment or the task ids."""
-    from grader.assignment import load
+    the course configuration's, else ``grader.assignment.DEFAULT``); the limits: the configuration's, else
+    ``grader.options.DEFAULTS``. A ``ValueError`` (``ConfigError``, ``AssignmentError``, ``UsageError``) says what
+    is wrong with the configuration, the assignment or the task ids."""
+    from grader import api
     from grader.config import CourseConfig
 
-    # Validated now, not in the container.
+    # Validated now, not in the container; the settings are resolved here, once, as every door resolves them.
     course = CourseConfig.load(config, assignment=assignment) if config else None
-    assignment = load(assignment or (course.assignment if course else None))
+    resolved = api.settings(assignment=assignment, config=course, call_timeout=call_timeout,
+                            total_timeout=total_timeout, memory_mb=memory_mb)
+    assignment = resolved.assignment
     if tasks:
         assignment.require_tasks(tasks)
     spec, shipped = _assignment_files(assignment)
     out = Path(out)
     if out.parent != Path(""):
         out.parent.mkdir(parents=True, exist_ok=True)
-    limits = course.limits if course else {}
     settings = {"assignment": spec, "tasks": list(tasks) if tasks else None, "profile": profile,
-                "call_timeout": call_timeout or limits.get("call_timeout") or 60.0,
-                "total_timeout": total_timeout or limits.get("total_timeout") or 900.0,
-                "lang": (course.lang if course else None) or "en",
-                "output_format": course.gradescope_format if course else "md", "gradekit": grader.__version__}
+                **resolved.limits, "lang": resolved.options.lang, "output_format": resolved.output_format,
+                "gradekit": grader.__version__}
     package = Path(grader.__file__).resolve().parent
     with zipfile.ZipFile(out, "w", compression=zipfile.ZIP_DEFLATED) as zf:
         _add(zf, "setup.sh", SETUP_SH, executable=True)

@@ -23,6 +23,7 @@ import traceback
 from pathlib import Path
 
 from grader.messages import text
+from grader.options import DEFAULTS
 from grader.safetext import clean_data, for_terminal
 from grader.views import gradescope
 
@@ -66,6 +67,7 @@ def grade(root, settings, scratch, *, lang="en", output_format="md"):
     result = api.check(path=submission, assignment=assignment, tasks=settings.get("tasks"),
                        profile=settings.get("profile", "full"), isolated=True, config=config,
                        call_timeout=settings["call_timeout"], total_timeout=settings["total_timeout"],
+                       memory_mb=settings.get("memory_mb"),
                        snapshot=Snapshot(root=submission, refused=snap.refused), lang=lang)
     data = gradescope.to_data(result, lang=lang, output_format=output_format)
     verdict = compare(submission, assignment)
@@ -101,10 +103,10 @@ def main(argv=None):
     results.mkdir(parents=True, exist_ok=True)
     target = results / "results.json"
     scratch = Path(tempfile.mkdtemp(prefix="gradekit-gradescope-"))
-    lang, output_format = "en", "md"
+    lang, output_format = DEFAULTS["lang"].value, DEFAULTS["output_format"].value
     try:
         settings = json.loads((root / "source" / "settings.json").read_text(encoding="utf-8"))
-        lang, output_format = settings.get("lang") or "en", settings.get("output_format") or "md"
+        lang, output_format = settings.get("lang") or lang, settings.get("output_format") or output_format
         data = grade(root, settings, scratch, lang=lang, output_format=output_format)
     except Exception:  # noqa: BLE001 - Gradescope must get a results.json whatever happened
         traceback.print_exc()  # for the instructor: the autograder's output, hidden from students

@@ -120,7 +120,7 @@ def batch(*, submissions, out, jobs=None, tasks=None, profile="full", config=Non
         profile: ``"quick"`` or ``"full"``.
         config: path of a ``gradekit.toml`` (or a pyproject.toml with ``[tool.gradekit]``), or ``None``.
         lang: language of the reports and the summary page (default: the configuration's, else English).
-        call_timeout, total_timeout, memory_mb: limits (default: the configuration's, else 60 s, 900 s, 4096 MiB).
+        call_timeout, total_timeout, memory_mb: limits (default: the configuration's, else ``grader.options.DEFAULTS``).
         copy_policy: ``"zero"`` or ``"flag"`` (default: the configuration's, else ``"zero"``).
         figures: draw the pictures in each report (a few more calls into student code; default on).
         force: re-grade even what the cache holds.
@@ -134,9 +134,9 @@ def batch(*, submissions, out, jobs=None, tasks=None, profile="full", config=Non
             yields each record once its files are in ``out`` (default: judges on this machine, ``_run_pool``).
             ``grader.batch.distributed.batch`` passes Dask's (docs/CLUSTER.md).
     """
+    from grader import api
     from grader.api import UsageError
-    from grader.assignment import AssignmentError, load
-    from grader.config import ConfigError, CourseConfig
+    from grader.cli import course_config
 
     started = time.perf_counter()
     src = Path(submissions)
@@ -146,25 +146,19 @@ def batch(*, submissions, out, jobs=None, tasks=None, profile="full", config=Non
     out = Path(out).resolve()
     if out == src.resolve() or src.resolve() in out.parents:
         raise UsageError(f"--out {str(out)!r} is inside SUBMISSIONS; expected a folder outside it")
-    course = None
-    try:
-        if config is not None:
-            course = CourseConfig.load(config, assignment=assignment)
-        assignment = load(assignment or (course.assignment if course else None))
-    except (ConfigError, AssignmentError) as exc:
-        raise UsageError(str(exc)) from None
+    course = course_config(config, students=False, assignment=assignment) if config is not None else None
+    settings = api.settings(assignment=assignment, config=course, call_timeout=call_timeout,
+                            total_timeout=total_timeout, memory_mb=memory_mb, lang=lang)
+    assignment = settings.assignment
     if tasks:
         try:
             assignment.require_tasks(tasks)
         except ValueError as exc:
             raise UsageError(f"--tasks: {exc}") from None
-    limits = course.limits if course else {}
-    call_timeout = float(call_timeout or limits.get("call_timeout") or 60.0)
-    total_timeout = float(total_timeout or limits.get("total_timeout") or 900.0)
-    memory_mb = int(memory_mb or limits.get("memory_mb") or 4096)
-    copy_policy = copy_policy or (course.copy_policy if course else "zero")
-    lang = lang or (course.lang if course else None) or "en"
-    output_format = course.gradescope_format if course else "md"
+    call_timeout, total_timeout = settings.options.call_timeout, settings.options.total_timeout
+    memory_mb, lang = settings.options.memory_mb, settings.options.lang
+    copy_policy = copy_policy or settings.copy_policy
+    output_format = settings.output_format
     if profile not in ("quick", "full"):
         raise UsageError(f"--profile must be 'quick' or 'full', got {profile!r}")
     jobs = int(jobs or os.cpu_count() or 1)

@@ -40,6 +40,7 @@ from pathlib import Path
 import torch
 
 from grader.errors import SubmissionError, call_timed_out, time_used_up
+from grader.options import DEFAULTS
 from grader.submission import forkserver, wire
 from grader.submission.banned import Finding
 from grader.submission.sandbox import (
@@ -193,8 +194,8 @@ def _cleanup(state):
         state["base"] = None
 
 
-DEFAULT_MEMORY_MB = 4096
-"""The child's memory cap when ``memory_mb`` is not given (a batch judge sets it from the course configuration)."""
+DEFAULT_MEMORY_MB = DEFAULTS["memory_mb"].value
+"""The child's memory cap when ``memory_mb`` is not given (``grader.options.DEFAULTS``)."""
 
 
 def default_spin():
@@ -268,7 +269,8 @@ class WorkerRunner:
             shares the machine with other judges (a batch) passes 0: its polling would take their time.
     """
 
-    def __init__(self, root, *, assignment, banned=None, call_timeout=60.0, total_timeout=600.0,
+    def __init__(self, root, *, assignment, banned=None, call_timeout=DEFAULTS["call_timeout"].value,
+                 total_timeout=DEFAULTS["total_timeout"].value,
                  memory_mb=None, output_cap=8 << 20, cpu_seconds=None, memory_kind="auto",
                  start_timeout=120.0, restart_early=True, run_as="auto", spawn="auto", jail=None,
                  reply_cap=REPLY_CAP, spin=None):

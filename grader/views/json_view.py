@@ -25,7 +25,9 @@ def to_data(result, *, lang="en"):
     return {
         "submission": result.submission, "score": result.score, "max_score": result.max_score,
         "seed": result.seed, "profile": result.profile, "duration_s": result.duration_s,
-        "isolated": result.isolated, "sealed": result.sealed, "environment": result.environment, "hidden_checks": result.hidden_checks,
+        "isolated": result.isolated, "sealed": result.sealed, "environment": result.environment,
+        "hidden_checks": result.hidden_checks, "assignment": result.assignment,
+        "settings": _clean(getattr(result, "settings", None) or {}),
         "tasks": [{"id": t.id, "score": t.score, "max_score": t.max_score, "not_implemented": t.not_implemented,
                    "blocked_by": t.blocked_by, "checks": [check_data(c) for c in t.checks]} for t in result.tasks],
         "banned_api": [{k: f[k] for k in ("name", "file", "line", "code", "task")} for f in result.banned_api],
