@@ -156,8 +156,8 @@ def as_tensor(value, what):
     """Check that student code returned a tensor; return it as a plain, detached tensor."""
     if not isinstance(value, torch.Tensor):
         raise SubmissionError(kind="bad_output",
-                              detail=f"{what} returned {_type_name(value)}, expected a torch.Tensor",
-                              data={"type": _type_name(value)})
+                              detail=f"{what} returned {type_name(value)}, expected a torch.Tensor",
+                              data={"type": type_name(value)})
     return plain(value)
 
 
@@ -202,7 +202,8 @@ def plain_data(x, depth=0):
                           data={"type": name})
 
 
-def _type_name(value):
+def type_name(value):
+    """How a value that is not what the contract promises is named in a sentence (``a tuple of 2``, ``None``)."""
     if isinstance(value, tuple):
         return f"a tuple of {len(value)}"
     if value is None:
@@ -215,7 +216,8 @@ def tensor_info(t):
     return {"shape": list(t.shape), "dtype": str(t.dtype).replace("torch.", ""), "device": t.device.type}
 
 
-def _to(x, device, dtype=None):
+def to_device(x, device, dtype=None):
+    """``x`` on ``device`` (a floating tensor also in ``dtype`` when given); anything else as it is."""
     if isinstance(x, torch.Tensor):
         if dtype is not None and x.is_floating_point():
             x = x.to(dtype)
@@ -223,11 +225,13 @@ def _to(x, device, dtype=None):
     return x
 
 
-def _snapshot(inputs):
+def snapshot_inputs(inputs):
+    """Copies of the tensors among ``inputs`` (``None`` for the rest), to tell later whether a call changed them."""
     return [x.clone() if isinstance(x, torch.Tensor) and x.device.type != "meta" else None for x in inputs]
 
 
-def _modified(inputs, before):
+def was_modified(inputs, before):
+    """The positions of ``inputs`` that differ from their ``snapshot_inputs`` copies: changed in place."""
     return [i for i, (x, b) in enumerate(zip(inputs, before))
             if b is not None and not torch.equal(x, b)]
 
@@ -352,8 +356,8 @@ def forward(ns, *, name, kwargs, state, inputs, method="forward", dtype="float64
             for m in sub.modules() if isinstance(sub, torch.nn.Module) else ():
                 if isinstance(m, torch.nn.Dropout):
                     m.p = 0.0
-    inputs = [_to(x, device, dt) for x in inputs]
-    before = _snapshot(inputs)
+    inputs = [to_device(x, device, dt) for x in inputs]
+    before = snapshot_inputs(inputs)
     outs = []
     result = {}
     for r in range(repeat):
@@ -364,7 +368,7 @@ def forward(ns, *, name, kwargs, state, inputs, method="forward", dtype="float64
         else:
             out = _forward_with_grad(module, method, inputs, grad, result)
         outs.append(as_tensor(out, f"{name}.{method}"))
-    result.update({"out": outs[0], "modified": _modified(inputs, before)})
+    result.update({"out": outs[0], "modified": was_modified(inputs, before)})
     if repeat > 1:
         result["outs"] = outs
     return result
@@ -414,17 +418,17 @@ def call(ns, *, name, args=(), kwargs=None, device="cpu", dtype=None, inplace_ch
     """Call a contract function; tensors in ``args`` move to ``device`` first."""
     fn = ns.get(name)
     dt = DTYPES[dtype] if dtype else None
-    args = [_to(a, device, dt) for a in args]
-    before = _snapshot(args) if inplace_check else []
+    args = [to_device(a, device, dt) for a in args]
+    before = snapshot_inputs(args) if inplace_check else []
     seed_rng(0)
     out = fn(*args, **(kwargs or {}))
-    result = {"modified": _modified(args, before) if inplace_check else []}
+    result = {"modified": was_modified(args, before) if inplace_check else []}
     if isinstance(out, torch.Tensor):
         result["out"] = plain(out)
     elif isinstance(out, tuple) and all(isinstance(o, torch.Tensor) for o in out):
         result["tuple"] = [plain(o) for o in out]
     elif isinstance(out, bool) or out is None or not isinstance(out, (int, float)):
-        result["other"] = _type_name(out)
+        result["other"] = type_name(out)
     else:
         result["number"] = out
         result["number_type"] = type(out).__name__

@@ -9,7 +9,7 @@ specific to it lives in this folder: checks (one module per task), probes, known
 
 from pathlib import Path
 
-from grader.assignment import Assignment, Task
+from grader.author import Assignment, Task
 
 HERE = Path(__file__).resolve().parent
 REPO = HERE.parent.parent

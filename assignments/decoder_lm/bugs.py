@@ -6,7 +6,7 @@ rather than several pieces: every non-empty part of a multi-edit bug is also a s
 "keys cached before RoPE" (keys never rotated) is a different mistake that must not be named as this one.
 """
 
-from grader.bugs.catalogue import bug as _bug
+from grader.author import bug as _bug
 
 NORM, ROPE, FF, ATTN, CACHE, BLOCK, MODEL, SAMPLING, OPTIM, TRAIN = (
     "norm.py", "rope.py", "feedforward.py", "attention.py", "cache.py", "block.py", "model.py", "sampling.py",

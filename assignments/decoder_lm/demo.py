@@ -27,9 +27,7 @@ from typing import Any
 import torch
 
 from assignments.decoder_lm.corpus import NEWLINE, PAD, PoemTask, batches, build_task, first_line
-from grader import demo
-from grader.messages import text
-from grader.safetext import columns, for_terminal, pad
+from grader.author import columns, demo, for_terminal, pad, text
 
 STARTS = "春月山江白"
 """The first characters of the sampled poems (one poem each, in this order)."""

@@ -25,8 +25,7 @@ import math
 import torch
 
 from assignments.decoder_lm.corpus import load_poems
-from grader.errors import SubmissionError
-from grader.figure_data import failure, rows
+from grader.author import SubmissionError, failure, rows
 
 D_ATTENTION = 16
 """Width of the made-up query and key vectors of the attention picture."""

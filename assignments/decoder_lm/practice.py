@@ -28,8 +28,7 @@ import math
 
 from assignments.decoder_lm import TASKS
 from assignments.decoder_lm.messages import practice_tasks
-from grader.practice.drills import Drill
-from grader.practice.quiz import Question
+from grader.author import Drill, Question
 
 # (minutes, level) per task id: what a candidate who knows the material needs, from a blank stub. ``model``
 # and ``param_count`` are left out for now (see the module's docstring).

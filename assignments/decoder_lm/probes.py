@@ -8,24 +8,35 @@ whose tied head makes the generic weight loading refuse it (two names, one tenso
 
 import torch
 
-from grader.errors import SubmissionError
-from grader.probes import DTYPES, _modified, _snapshot, _to, _type_name, as_tensor, build, plain, probe, seed_rng
+from grader.author import (
+    DTYPES,
+    SubmissionError,
+    as_tensor,
+    build,
+    plain,
+    probe,
+    seed_rng,
+    snapshot_inputs,
+    to_device,
+    type_name,
+    was_modified,
+)
 
 
 def _length(cache, what):
     """``cache.length`` as a plain int; a ``SubmissionError`` naming what came instead."""
     value = cache.length
     if isinstance(value, bool) or not isinstance(value, int):
-        raise SubmissionError(kind="bad_output", detail=f"{what}.length is {_type_name(value)}, expected an int",
-                              data={"type": _type_name(value)})
+        raise SubmissionError(kind="bad_output", detail=f"{what}.length is {type_name(value)}, expected an int",
+                              data={"type": type_name(value)})
     return int.__int__(value)
 
 
 def _pair(out, what):
     """``update``'s result as two plain tensors."""
     if not (isinstance(out, (tuple, list)) and len(out) == 2):
-        raise SubmissionError(kind="bad_output", detail=f"{what} returned {_type_name(out)}, expected a tuple "
-                                                        "(keys, values)", data={"type": _type_name(out)})
+        raise SubmissionError(kind="bad_output", detail=f"{what} returned {type_name(out)}, expected a tuple "
+                                                        "(keys, values)", data={"type": type_name(out)})
     return [as_tensor(out[0], f"{what} (keys)"), as_tensor(out[1], f"{what} (values)")]
 
 
@@ -43,7 +54,7 @@ def lm_attention_grad(ns, *, q, k, v, upto, device="cpu"):
     """``causal_attention(q, k, v)`` with gradients: backpropagates ``out[:, :, :upto].sum()`` and returns the
     output and the gradients of ``k`` and ``v`` (zeros where autograd left none)."""
     fn = ns.get("causal_attention")
-    q, k, v = (_to(x, device).detach() for x in (q, k, v))
+    q, k, v = (to_device(x, device).detach() for x in (q, k, v))
     k.requires_grad_(True)
     v.requires_grad_(True)
     seed_rng(0)
@@ -64,15 +75,15 @@ def lm_cache_ops(ns, *, updates, device="cpu", dtype=None):
     changed in place."""
     dt = DTYPES[dtype] if dtype else None
     cache = ns.get("KVCache")()
-    updates = [[_to(k, device, dt), _to(v, device, dt)] for k, v in updates]
-    before = [_snapshot(u) for u in updates]
+    updates = [[to_device(k, device, dt), to_device(v, device, dt)] for k, v in updates]
+    before = [snapshot_inputs(u) for u in updates]
     result = {"empty": {"keys_none": cache.keys is None, "values_none": cache.values is None,
                         "length": _length(cache, "KVCache")}, "steps": []}
     for k, v in updates:
         returned = _pair(cache.update(k, v), "KVCache.update")
         held = _held(cache, "KVCache")
         result["steps"].append({"returned": returned, "held": held, "length": _length(cache, "KVCache")})
-    result["modified"] = [i for i, (u, b) in enumerate(zip(updates, before)) if _modified(u, b)]
+    result["modified"] = [i for i, (u, b) in enumerate(zip(updates, before)) if was_modified(u, b)]
     return result
 
 
@@ -84,8 +95,8 @@ def lm_steps(ns, *, name, kwargs, state, chunks, dtype="float64", device="cpu"):
     dt = DTYPES[dtype]
     module = build(ns, name, kwargs, state=state, dtype=dtype, device=device)
     cache = ns.get("KVCache")()
-    chunks = [_to(x, device, dt) for x in chunks]
-    before = _snapshot(chunks)
+    chunks = [to_device(x, device, dt) for x in chunks]
+    before = snapshot_inputs(chunks)
     outs, lengths = [], []
     seed_rng(0)
     with torch.no_grad():
@@ -94,7 +105,7 @@ def lm_steps(ns, *, name, kwargs, state, chunks, dtype="float64", device="cpu"):
             lengths.append(_length(cache, "KVCache"))
     keys, values = _held(cache, "KVCache")
     return {"outs": outs, "lengths": lengths, "keys": keys, "values": values,
-            "modified": _modified(chunks, before)}
+            "modified": was_modified(chunks, before)}
 
 
 TIED = ("lm_head.weight", "embed.weight")
@@ -152,8 +163,8 @@ def lm_model(ns, *, name="DecoderLM", kwargs, state, tokens, dtype="float64", de
     cannot be taken: see ``_embed_grad``). ``watch``: also ``embedded``, the first layer's input in the full forward, and ``table``, the embedding rows of the tokens."""
     del name  # names the task for the banned-API guard
     model = _build_model(ns, kwargs, state, dtype, device)
-    tokens = _to(tokens, device)
-    before = _snapshot([tokens])
+    tokens = to_device(tokens, device)
+    before = snapshot_inputs([tokens])
     result = {}
     seed_rng(0)
     seen = []
@@ -180,7 +191,7 @@ def lm_model(ns, *, name="DecoderLM", kwargs, state, tokens, dtype="float64", de
     finally:
         for h in handles:
             h.remove()
-    result["modified"] = _modified([tokens], before)
+    result["modified"] = was_modified([tokens], before)
     return result
 
 
@@ -239,8 +250,8 @@ def _embed_grad(model, tokens, upto):
 def _cached(model, tokens, prompt, seen, watch):
     caches = model.new_cache()
     if not isinstance(caches, list):
-        raise SubmissionError(kind="bad_output", detail=f"DecoderLM.new_cache() returned {_type_name(caches)}, "
-                                                        "expected a list of KVCache", data={"type": _type_name(caches)})
+        raise SubmissionError(kind="bad_output", detail=f"DecoderLM.new_cache() returned {type_name(caches)}, "
+                                                        "expected a list of KVCache", data={"type": type_name(caches)})
     fresh = [_length(c, "new_cache()[i]") == 0 and all(h is None for h in _held(c, "new_cache()[i]"))
              for c in caches]
     steps, lengths, inputs = [], [], []

@@ -9,8 +9,7 @@ import math
 import torch
 from torch.overrides import TorchFunctionMode
 
-from grader.errors import SubmissionError
-from grader.probes import DTYPES, _type_name, as_tensor, default_dtype, passed, plain, probe, seed_rng
+from grader.author import DTYPES, SubmissionError, as_tensor, default_dtype, passed, plain, probe, seed_rng, type_name
 
 
 class _Multinomials(TorchFunctionMode):
@@ -50,7 +49,7 @@ def lm_filter(ns, *, name, logits, arg, dtype="float64"):
     if isinstance(out, torch.Tensor):
         result["out"] = plain(out).clone()
     else:
-        result["other"] = _type_name(out)
+        result["other"] = type_name(out)
     return result
 
 
@@ -210,13 +209,13 @@ def lm_param_groups(ns, *, parts, tied, weight_decay):
         names.setdefault(id(p), n)
     out = ns.get("param_groups")(module, weight_decay)
     if not isinstance(out, (list, tuple)):
-        raise SubmissionError(kind="bad_output", detail=f"param_groups returned {_type_name(out)}, expected a list "
-                                                        "of dicts", data={"type": _type_name(out)})
+        raise SubmissionError(kind="bad_output", detail=f"param_groups returned {type_name(out)}, expected a list "
+                                                        "of dicts", data={"type": type_name(out)})
     groups = []
     for group in out:
         if not isinstance(group, dict):
             raise SubmissionError(kind="bad_output", detail=f"param_groups returned a list holding "
-                                                            f"{_type_name(group)}, expected dicts")
+                                                            f"{type_name(group)}, expected dicts")
         params = group.get("params")
         params = list(params) if params is not None and not isinstance(params, torch.Tensor) else []
         wd = group.get("weight_decay")
@@ -270,11 +269,11 @@ def lm_adamw(ns, *, shapes, groups, defaults, grad_scales, has_grad, lr_changes=
                 return token
 
             got = opt.step(closure)
-            returned.append({"is_closure_value": got is token, "type": _type_name(got)})
+            returned.append({"is_closure_value": got is token, "type": type_name(got)})
         else:
             set_grads()
             got = opt.step()
-            returned.append({"is_closure_value": got is None, "type": _type_name(got)})
+            returned.append({"is_closure_value": got is None, "type": type_name(got)})
         history.append([plain(p).clone() for p in params])
     return {"history": history, "returned": returned, "is_optimizer": is_optimizer}
 
@@ -297,7 +296,7 @@ def lm_clip(ns, *, shapes, scales, has_grad, max_norm, as_generator=False, seed=
     if isinstance(out, torch.Tensor):
         result["out"] = plain(out) / scales[0]
     else:
-        result["other"] = _type_name(out)
+        result["other"] = type_name(out)
     return result
 
 
@@ -331,7 +330,7 @@ def lm_train_steps(ns, *, model, tokens, steps, pad_id=None, max_grad_norm=None,
             raise SubmissionError(kind="bad_output", detail="train_step returned a tensor; expected a Python float "
                                                             "(use loss.item())")
         if not isinstance(loss, float):
-            raise SubmissionError(kind="bad_output", detail=f"train_step returned {_type_name(loss)}, expected a "
+            raise SubmissionError(kind="bad_output", detail=f"train_step returned {type_name(loss)}, expected a "
                                                             "float")
         losses.append(float(loss))
         lr_seen.append([float(grp["lr"]) for grp in opt.param_groups])

@@ -7,7 +7,7 @@ bugs, sentences, the pinyin corpus, figures, drills and quiz, the demo.
 
 from pathlib import Path
 
-from grader.assignment import Assignment, Task
+from grader.author import Assignment, Task
 
 HERE = Path(__file__).resolve().parent
 REPO = HERE.parent.parent

@@ -3,7 +3,7 @@
 Explanations and hints: ``messages/bugs_<lang>.py`` under ``bug.<id>`` and ``bughint.<id>``.
 """
 
-from grader.bugs.catalogue import bug as _bug
+from grader.author import bug as _bug
 
 A, E, N, FF, M, LY, MD, DEC, TR = ("attention.py", "embedding.py", "norm.py", "feedforward.py", "masks.py",
                                    "layers.py", "model.py", "decoding.py", "training.py")

@@ -24,9 +24,7 @@ from typing import Any
 import torch
 
 from assignments.transformer.corpus import BOS, EOS, PAD, PinyinTask, build_task, make_batch
-from grader import demo
-from grader.messages import text
-from grader.safetext import columns, for_terminal, pad
+from grader.author import columns, demo, for_terminal, pad, text
 
 Example = tuple[str, str, str]  # (pinyin, expected, predicted)
 

@@ -21,8 +21,7 @@ import math
 import torch
 
 from assignments.transformer.corpus import load_pairs, src_tokens, tgt_tokens
-from grader.errors import SubmissionError
-from grader.figure_data import failure, rows
+from grader.author import SubmissionError, failure, rows
 
 D_ATTENTION = 16
 """Width of the made-up query and key vectors."""

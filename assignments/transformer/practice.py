@@ -22,8 +22,7 @@ import math
 
 from assignments.transformer import TASKS
 from assignments.transformer.messages import practice_tasks
-from grader.practice.drills import Drill
-from grader.practice.quiz import Question
+from grader.author import Drill, Question
 
 # (minutes, level) per task id: what a candidate who knows the material needs, from a blank stub.
 _TASK_TIMES = {

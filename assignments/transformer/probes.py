@@ -9,20 +9,19 @@ import math
 
 import torch
 
-from grader.errors import SubmissionError
-from grader.probes import (
+from grader.author import (
     DTYPES,
-    _modified,
-    _snapshot,
-    _to,
-    _type_name,
+    SubmissionError,
     as_tensor,
     build,
-    params,
     passed,
     plain,
     probe,
     seed_rng,
+    snapshot_inputs,
+    to_device,
+    type_name,
+    was_modified,
 )
 
 
@@ -83,9 +82,9 @@ def sdpa(ns, *, query, key, value, mask=None, dropout_p=None, seed=0, dtype="flo
     """Call ``scaled_dot_product_attention``; with ``dropout_p`` pass an ``nn.Dropout`` in train mode."""
     fn = ns.get("scaled_dot_product_attention")
     dt = DTYPES[dtype]
-    q, k, v = (_to(x, device, dt) for x in (query, key, value))
-    m = _to(mask, device)
-    before = _snapshot([q, k, v, m])
+    q, k, v = (to_device(x, device, dt) for x in (query, key, value))
+    m = to_device(mask, device)
+    before = snapshot_inputs([q, k, v, m])
     dropout = None
     if dropout_p is not None:
         dropout = torch.nn.Dropout(dropout_p).train()
@@ -94,12 +93,12 @@ def sdpa(ns, *, query, key, value, mask=None, dropout_p=None, seed=0, dtype="flo
         out = fn(q, k, v, m, dropout) if dropout is not None or m is not None else fn(q, k, v)
     if not (isinstance(out, tuple) and len(out) == 2):
         raise SubmissionError(kind="bad_output",
-                              detail=f"scaled_dot_product_attention returned {_type_name(out)}, "
+                              detail=f"scaled_dot_product_attention returned {type_name(out)}, "
                                      "expected a tuple (output, weights)",
-                              data={"type": _type_name(out)})
+                              data={"type": type_name(out)})
     return {"out": as_tensor(out[0], "scaled_dot_product_attention (output)"),
             "weights": as_tensor(out[1], "scaled_dot_product_attention (weights)"),
-            "modified": _modified([q, k, v, m], before)}
+            "modified": was_modified([q, k, v, m], before)}
 
 
 class ScriptedModel(torch.nn.Module):
@@ -201,7 +200,7 @@ def greedy(ns, *, src, max_len, bos_idx, eos_idx, pad_idx, model=None, scripted=
     else:
         net = build(ns, "Transformer", model["kwargs"], state=model["state"], device=device)
     fn = ns.get("greedy_decode")
-    src = _to(src, device)
+    src = to_device(src, device)
     before = src.clone() if device != "meta" else None
     out = fn(net, src, max_len=max_len, bos_idx=bos_idx, eos_idx=eos_idx, pad_idx=pad_idx)
     result = {"out": as_tensor(out, "greedy_decode")}
@@ -232,7 +231,7 @@ def train_steps(ns, *, model, src, tgt, pad_idx, steps, lr, label_smoothing=0.0,
             raise SubmissionError(kind="bad_output", detail="train_step returned a tensor; expected a "
                                                             "Python float (use loss.item())")
         if not isinstance(loss, float):
-            raise SubmissionError(kind="bad_output", detail=f"train_step returned {_type_name(loss)}, "
+            raise SubmissionError(kind="bad_output", detail=f"train_step returned {type_name(loss)}, "
                                                             "expected a float")
         losses.append(loss)
     return {"losses": losses, "state": {n: plain(p) for n, p in net.named_parameters()}}

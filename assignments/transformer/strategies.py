@@ -3,7 +3,7 @@
 import torch
 from hypothesis import strategies as st
 
-from grader.strategies import distinct_ints
+from grader.author import distinct_ints
 
 MASK_KINDS = ("none", "padding", "causal", "combined", "2d")
 

@@ -4,9 +4,7 @@ tests/test_lm_reference.py; these checks compare with the reference."""
 
 from hypothesis import strategies as st
 
-from grader.checks.base import Fail, check
-from grader.checks.compare import check_tensor
-from grader.strategies import seeds
+from grader.author import Fail, check, check_tensor, seeds
 
 SHAPES = ([3, 4], [5], [2, 2, 2])
 STEPS = 5

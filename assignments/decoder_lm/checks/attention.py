@@ -9,17 +9,18 @@ from assignments.decoder_lm.checks.modules_common import (
     layer_sizes,
     steps_match,
 )
-from grader.checks.base import Fail, check
-from grader.checks.common import (
+from grader.author import (
+    Fail,
+    check,
     contract_params,
     defaults_agree,
     equivalent,
     float32_close,
     low_precision,
     meta_runs,
+    randn,
     ref_state,
 )
-from grader.strategies import randn
 
 NAME = "CausalSelfAttention"
 

@@ -2,7 +2,7 @@
 
 from hypothesis import strategies as st
 
-from grader.checks.base import Fail, check
+from grader.author import Fail, check
 
 PARTS = ("linear", "norm", "embed", "head", "frozen", "scalar", "conv")
 

@@ -10,10 +10,7 @@ import functools
 import torch
 from hypothesis import strategies as st
 
-from grader.checks.base import Fail, check
-from grader.checks.common import defaults_called
-from grader.checks.compare import check_tensor
-from grader.strategies import random_state, random_tokens, seeds
+from grader.author import Fail, check, check_tensor, defaults_called, random_state, random_tokens, seeds
 
 from .sample import global_generator
 

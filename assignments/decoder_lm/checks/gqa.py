@@ -3,10 +3,7 @@
 import torch
 
 from assignments.decoder_lm.checks.modules_common import HALF_TOL, attention_case, no_inplace, output
-from grader.checks.base import Fail, check
-from grader.checks.common import float32_runs, run_low_precision
-from grader.checks.compare import check_tensor
-from grader.strategies import randn
+from grader.author import Fail, check, check_tensor, float32_runs, randn, run_low_precision
 
 NAME = "causal_attention"
 

@@ -4,9 +4,7 @@ here; no reference is needed."""
 import torch
 from hypothesis import strategies as st
 
-from grader.checks.base import Fail, check
-from grader.checks.compare import check_tensor
-from grader.strategies import distinct_ints, randn, seeds
+from grader.author import Fail, check, check_tensor, distinct_ints, randn, seeds
 
 
 @st.composite

@@ -10,10 +10,7 @@ import torch
 from hypothesis import strategies as st
 
 from assignments.decoder_lm.checks.modules_common import close_to_reference, heads_for, model_state, no_inplace
-from grader.checks.base import Fail, check
-from grader.checks.common import same_params
-from grader.checks.compare import check_tensor
-from grader.strategies import distinct_ints, random_tokens, seeds
+from grader.author import Fail, check, check_tensor, distinct_ints, random_tokens, same_params, seeds
 
 NAME = "DecoderLM"
 TIED = ["embed.weight", "lm_head.weight"]
@@ -92,7 +89,7 @@ def contract(ctx):
         a, b = run(ctx, required, state, tokens)["out"], run(ctx, explicit, state, tokens)["out"]
         check_tensor(a, b, what="DecoderLM logits", example=exd)
     except Fail as fail:
-        from grader.messages import text
+        from grader.author import text
 
         raise Fail("fail.defaults_spelled", what=NAME, arguments=", ".join(left), defaults=shown,
                    detail=text(fail.key, "en", **fail.params), example=exd) from None

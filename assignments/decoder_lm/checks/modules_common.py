@@ -3,9 +3,7 @@
 import torch
 from hypothesis import strategies as st
 
-from grader.checks.base import Fail
-from grader.checks.compare import MISMATCH, TOL, check_tensor
-from grader.strategies import random_state, seeds
+from grader.author import MISMATCH, TOL, Fail, check_tensor, random_state, seeds
 
 FLOAT32_MARGIN = 4.0
 """As ``grader.checks.common.FLOAT32_MARGIN``: how much further from the float64 result than the reference's own
@@ -124,7 +122,7 @@ moves its weights by several percent, so there only the dtype and finite values 
 def half_close(ctx, *, name, kwargs, state, inputs, example, method="forward"):
     """In float16 and bfloat16 the output keeps the input's dtype and is finite; in float16 it also agrees with the
     reference's float64 run on the same (rounded) inputs within ``HALF_TOL``."""
-    from grader.checks.common import run_low_precision
+    from grader.author import run_low_precision
 
     for dtype in ("float16", "bfloat16"):
         ex = dict(example or {}, dtype=dtype)

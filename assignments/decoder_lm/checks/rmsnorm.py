@@ -4,17 +4,19 @@ import torch
 from hypothesis import strategies as st
 
 from assignments.decoder_lm.checks.modules_common import half_close
-from grader.checks.base import Fail, check
-from grader.checks.common import (
+from grader.author import (
+    Fail,
+    check,
+    check_tensor,
     contract_params,
     defaults_agree,
     equivalent,
     float32_close,
     meta_runs,
+    randn,
     ref_state,
+    seeds,
 )
-from grader.checks.compare import check_tensor
-from grader.strategies import randn, seeds
 
 NAME = "RMSNorm"
 

@@ -4,9 +4,17 @@ import torch
 from hypothesis import strategies as st
 
 from assignments.decoder_lm.checks.modules_common import construct_raises, half_close
-from grader.checks.base import Fail, check
-from grader.checks.common import contract_params, defaults_agree, equivalent, float32_close, meta_runs
-from grader.strategies import randn, seeds
+from grader.author import (
+    Fail,
+    check,
+    contract_params,
+    defaults_agree,
+    equivalent,
+    float32_close,
+    meta_runs,
+    randn,
+    seeds,
+)
 
 NAME = "RotaryEmbedding"
 

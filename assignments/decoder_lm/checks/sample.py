@@ -14,9 +14,7 @@ import functools
 import torch
 from hypothesis import strategies as st
 
-from grader.checks.base import Fail, check
-from grader.checks.common import defaults_called
-from grader.strategies import randn, seeds
+from grader.author import Fail, check, defaults_called, randn, seeds
 
 from .top_k import quarter_logits
 from .top_p import safe_p

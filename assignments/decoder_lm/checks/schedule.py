@@ -2,7 +2,7 @@
 
 import math
 
-from grader.checks.base import Fail, check
+from grader.author import Fail, check
 
 CONFIGS = (
     # (max_lr, min_lr, warmup_steps, total_steps)

@@ -5,10 +5,19 @@ import torch.nn.functional as F
 from hypothesis import strategies as st
 
 from assignments.decoder_lm.checks.modules_common import half_close
-from grader.checks.base import Fail, check
-from grader.checks.common import contract_params, equivalent, float32_close, meta_runs, ref_state
-from grader.checks.compare import MISMATCH
-from grader.strategies import distinct_ints, randn, seeds
+from grader.author import (
+    MISMATCH,
+    Fail,
+    check,
+    contract_params,
+    distinct_ints,
+    equivalent,
+    float32_close,
+    meta_runs,
+    randn,
+    ref_state,
+    seeds,
+)
 
 NAME = "SwiGLU"
 

@@ -5,8 +5,7 @@ import math
 import torch
 from hypothesis import strategies as st
 
-from grader.checks.base import check
-from grader.strategies import seeds
+from grader.author import check, seeds
 
 from .top_k import DTYPES, compare_filter, quarter_logits
 

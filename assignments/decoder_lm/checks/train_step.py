@@ -6,10 +6,7 @@ import math
 
 from hypothesis import strategies as st
 
-from grader.checks.base import Fail, check
-from grader.checks.common import defaults_called
-from grader.checks.compare import check_tensor
-from grader.strategies import random_tokens, seeds
+from grader.author import Fail, check, check_tensor, defaults_called, random_tokens, seeds
 
 from .generate import model_spec
 

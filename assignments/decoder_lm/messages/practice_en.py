@@ -5,7 +5,7 @@ A topic the first assignment also has is named exactly as there (the catalogue i
 (``assignments/decoder_lm/practice.py`` says why); they are not in ``MESSAGES``.
 """
 
-from grader.messages import quiz_messages
+from grader.author import quiz_messages
 
 _TOPICS = {
     "attention": "attention",

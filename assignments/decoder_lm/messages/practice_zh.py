@@ -5,7 +5,7 @@
 所以没有放进 ``MESSAGES``。
 """
 
-from grader.messages import quiz_messages
+from grader.author import quiz_messages
 
 _TOPICS = {
     "attention": "注意力",

@@ -9,8 +9,7 @@ from assignments.transformer.checks.layers_common import (
     layer_equivalence,
     setup,
 )
-from grader.checks.base import check
-from grader.strategies import randn
+from grader.author import check, randn
 
 NAME = "DecoderLayer"
 

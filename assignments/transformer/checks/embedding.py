@@ -2,9 +2,18 @@
 
 from hypothesis import strategies as st
 
-from grader.checks.base import Fail, check
-from grader.checks.common import contract_params, equivalent, float32_close, meta_runs, ref_state
-from grader.strategies import distinct_ints, random_tokens, seeds
+from grader.author import (
+    Fail,
+    check,
+    contract_params,
+    distinct_ints,
+    equivalent,
+    float32_close,
+    meta_runs,
+    random_tokens,
+    ref_state,
+    seeds,
+)
 
 
 @st.composite

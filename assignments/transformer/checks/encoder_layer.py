@@ -8,7 +8,7 @@ from assignments.transformer.checks.layers_common import (
     layer_equivalence,
     padding_invariance,
 )
-from grader.checks.base import check
+from grader.author import check
 
 NAME = "EncoderLayer"
 

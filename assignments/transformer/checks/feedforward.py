@@ -2,18 +2,20 @@
 
 from hypothesis import strategies as st
 
-from grader.checks.base import check
-from grader.checks.common import (
+from grader.author import (
+    check,
     contract_params,
     defaults_agree,
+    distinct_ints,
     dropout_behaviour,
     equivalent,
     float32_close,
     low_precision,
     meta_runs,
+    randn,
     ref_state,
+    seeds,
 )
-from grader.strategies import distinct_ints, randn, seeds
 
 
 @st.composite

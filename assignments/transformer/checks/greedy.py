@@ -5,10 +5,7 @@ import functools
 import torch
 from hypothesis import strategies as st
 
-from grader.checks.base import Fail, check
-from grader.checks.common import ref_state
-from grader.checks.compare import check_tensor
-from grader.strategies import random_tokens, seeds
+from grader.author import Fail, check, check_tensor, random_tokens, ref_state, seeds
 
 BOS, EOS, PAD = 1, 2, 0
 

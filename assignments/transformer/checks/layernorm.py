@@ -3,17 +3,19 @@
 import torch
 from hypothesis import strategies as st
 
-from grader.checks.base import Fail, check
-from grader.checks.common import (
+from grader.author import (
+    Fail,
+    check,
     contract_params,
     defaults_agree,
     equivalent,
     float32_close,
     low_precision,
     meta_runs,
+    randn,
     ref_state,
+    seeds,
 )
-from grader.strategies import randn, seeds
 
 
 @st.composite

@@ -4,18 +4,19 @@ import torch
 from hypothesis import strategies as st
 
 from assignments.transformer.strategies import layer_config, make_mask, mask_kinds
-from grader.checks.base import Fail
-from grader.checks.common import (
+from grader.author import (
+    Fail,
+    check_tensor,
     contract_params,
     defaults_agree,
     dropout_behaviour,
     equivalent,
     float32_close,
     meta_runs,
+    randn,
     ref_state,
+    seeds,
 )
-from grader.checks.compare import check_tensor
-from grader.strategies import randn, seeds
 
 
 @st.composite

@@ -3,9 +3,7 @@
 import torch
 from hypothesis import strategies as st
 
-from grader.checks.base import Fail, check
-from grader.checks.compare import check_tensor
-from grader.strategies import distinct_ints, random_tokens, seeds
+from grader.author import Fail, check, check_tensor, distinct_ints, random_tokens, seeds
 
 
 @st.composite

@@ -4,8 +4,9 @@ import torch
 from hypothesis import strategies as st
 
 from assignments.transformer.strategies import attention_sizes, make_mask, mask_kinds
-from grader.checks.base import Fail, check
-from grader.checks.common import (
+from grader.author import (
+    Fail,
+    check,
     contract_params,
     defaults_agree,
     dropout_behaviour,
@@ -13,9 +14,10 @@ from grader.checks.common import (
     float32_close,
     low_precision,
     meta_runs,
+    randn,
     ref_state,
+    seeds,
 )
-from grader.strategies import randn, seeds
 
 
 @st.composite

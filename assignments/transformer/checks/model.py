@@ -7,9 +7,20 @@ from hypothesis import strategies as st
 
 from assignments.transformer.checks.layers_common import causal_no_leak
 from assignments.transformer.strategies import make_mask
-from grader.checks.base import Fail, check
-from grader.checks.common import contract_params, equivalent, float32_close, meta_runs, method_defaults, ref_state
-from grader.strategies import distinct_ints, randn, random_tokens, seeds
+from grader.author import (
+    Fail,
+    check,
+    contract_params,
+    distinct_ints,
+    equivalent,
+    float32_close,
+    meta_runs,
+    method_defaults,
+    randn,
+    random_tokens,
+    ref_state,
+    seeds,
+)
 
 PAD = 0
 

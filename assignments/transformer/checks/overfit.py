@@ -1,8 +1,7 @@
 """The overfit check (task ``overfit``): the whole submission learns 10 samples and decodes them back."""
 
 from assignments.transformer.corpus import BOS, EOS, PAD, build_task, make_batch, sample_pairs
-from grader.checks.base import Fail, check
-from grader.checks.common import judge_losses, ref_state
+from grader.author import Fail, check, judge_losses, ref_state
 
 STEPS = 100
 LR = 5e-3

@@ -1,6 +1,6 @@
 """Checks for ``count_parameters`` (task ``param_count``)."""
 
-from grader.checks.base import Fail, check
+from grader.author import Fail, check
 
 GRID = [
     (11, 13, 8, 2, 16, 1, False), (11, 13, 8, 2, 16, 1, True), (7, 7, 12, 3, 20, 2, False),

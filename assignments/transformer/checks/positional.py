@@ -3,10 +3,18 @@
 import torch
 from hypothesis import strategies as st
 
-from grader.checks.base import Fail, check
-from grader.checks.common import defaults_agree, dropout_behaviour, equivalent, meta_runs
-from grader.checks.compare import check_tensor
-from grader.strategies import distinct_ints, randn, seeds
+from grader.author import (
+    Fail,
+    check,
+    check_tensor,
+    defaults_agree,
+    distinct_ints,
+    dropout_behaviour,
+    equivalent,
+    meta_runs,
+    randn,
+    seeds,
+)
 
 
 @st.composite

@@ -4,10 +4,7 @@ import torch
 from hypothesis import strategies as st
 
 from assignments.transformer.strategies import attention_sizes, make_mask, mask_kinds
-from grader.checks.base import Fail, check
-from grader.checks.common import float32_runs, no_inplace, run_low_precision
-from grader.checks.compare import check_tensor
-from grader.strategies import randn, seeds
+from grader.author import Fail, check, check_tensor, float32_runs, no_inplace, randn, run_low_precision, seeds
 
 
 @st.composite

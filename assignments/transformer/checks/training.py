@@ -6,10 +6,17 @@ import math
 import torch
 from hypothesis import strategies as st
 
-from grader.checks.base import Fail, check
-from grader.checks.common import defaults_called, nonfinite_name, ref_state
-from grader.checks.compare import check_tensor
-from grader.strategies import randn, random_tokens, seeds
+from grader.author import (
+    Fail,
+    check,
+    check_tensor,
+    defaults_called,
+    nonfinite_name,
+    randn,
+    random_tokens,
+    ref_state,
+    seeds,
+)
 
 PAD = 0
 

@@ -1,6 +1,6 @@
 """The Transformer assignment's practice and quiz sentences (English): drill titles, hints, topics, questions."""
 
-from grader.messages import quiz_messages
+from grader.author import quiz_messages
 
 _TOPICS = {
     "attention": "attention",

@@ -1,6 +1,6 @@
 """Transformer 作业的练习与问答文字（中文）：练习标题、提示、主题、题目。"""
 
-from grader.messages import quiz_messages
+from grader.author import quiz_messages
 
 _TOPICS = {
     "attention": "注意力",
