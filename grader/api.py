@@ -15,10 +15,10 @@ from grader.assignment import DEFAULT, AssignmentError, load
 from grader.errors import SubmissionError
 from grader.options import CheckOptions, Settings, resolved
 from grader.safetext import bound_result, clean_result
-from grader.submission import notebook, refcache
+from grader.submission import ipynb, refcache
 from grader.submission.banned import scan
+from grader.submission.inprocess import InProcessRunner, loopback_parts, reference_namespace
 from grader.submission.refcache import CachedRunner
-from grader.submission.runner import InProcessRunner, loopback_parts, reference_namespace
 from grader.submission.snapshot import Snapshot, has_code, unwrap
 
 if TYPE_CHECKING:
@@ -148,16 +148,16 @@ def check(*, path, assignment=None, options=None, **overrides):
             f"folder holding {', '.join(a.contract_files)}"
         )
     cellmap = None
-    ipynb = notebook.notebook_in(snapshot.root, a)
-    if ipynb is not None:  # the notebook's definitions, written as the contract's modules; results point at cells
+    notebook_file = ipynb.notebook_in(snapshot.root, a)
+    if notebook_file is not None:  # its definitions, written as the contract's modules; results point at cells
         made = made or Path(tempfile.mkdtemp(prefix="gradekit-check-"))
         try:
-            cellmap = notebook.convert(ipynb, made / "notebook", a)
-        except (notebook.NotebookError, ImportError) as exc:
+            cellmap = ipynb.convert(notebook_file, made / "notebook", a)
+        except (ipynb.NotebookError, ImportError) as exc:
             shutil.rmtree(made, ignore_errors=True)
             detail = (
                 str(exc)
-                if isinstance(exc, notebook.NotebookError)
+                if isinstance(exc, ipynb.NotebookError)
                 else ("grading a notebook needs the nbformat package: pip install 'gradekit[notebook]'")
             )
             raise UsageError(f"submission path {str(path)!r}: {detail}") from None
@@ -240,7 +240,7 @@ def check(*, path, assignment=None, options=None, **overrides):
         result.refused = snapshot.refused_dicts
         result.settings = {"limits": resolved_settings.limits, "lang": o.lang, "banned": list(banned)}
         if cellmap is not None:
-            notebook.relocate(result, cellmap)
+            ipynb.relocate(result, cellmap)
         return bound_result(clean_result(result), lang=o.lang)
     finally:
         sub.close()

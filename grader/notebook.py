@@ -6,7 +6,7 @@ shows it as the HTML report of that task (``grader.views.html``, the same Jinja2
 
 What is graded is the code of the cells the kernel ran, read from IPython's input history (``In``), in the order
 they ran, each cell numbered by its execution count as Jupyter shows it. The history is turned into the
-contract's modules by ``grader.submission.notebook.convert``, as a saved ``.ipynb`` is: the same rules (the last
+contract's modules by ``grader.submission.ipynb.convert``, as a saved ``.ipynb`` is: the same rules (the last
 definition wins, magics and demo code are left out), and errors point at cells (``cell [5]``). The history rather
 than ``inspect.getsource`` of the objects in ``__main__``: the history has the helpers, imports and constants a
 definition uses, which no object's source shows; it is what the kernel actually ran, in that order (cells run out
@@ -28,7 +28,7 @@ import jinja2
 
 from grader import api
 from grader.messages import text
-from grader.submission.notebook import convert, relocate
+from grader.submission.ipynb import convert, relocate
 from grader.views import html, terminal
 
 FRAME = ('<iframe srcdoc="{{ page }}" sandbox="allow-same-origin" style="width: 100%; height: {{ height }}px; '

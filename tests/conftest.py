@@ -84,7 +84,7 @@ def assert_bug_caught_in_its_task_and_named_first(assignment, catalogue, bug, re
     """The mutation test of one catalogued bug: the reference with ``bug`` applied fails some quick check of the
     bug's own task, and the diagnosis of the first such check names ``bug`` first."""
     from grader.engine import Grading, run_one, select_checks
-    from grader.submission.runner import InProcessRunner
+    from grader.submission.inprocess import InProcessRunner
 
     sub = InProcessRunner(catalogue.write_mutant(bug, tmp_path / "sub"), assignment=assignment, banned=())
     try:

@@ -10,7 +10,7 @@ import pytest
 from grader.bugs.catalogue import Catalogue, apply
 from grader.bugs.diagnose import make_diagnoser
 from grader.messages import CATALOGUES
-from grader.submission.runner import InProcessRunner, reference_namespace
+from grader.submission.inprocess import InProcessRunner, reference_namespace
 from tests.conftest import SOLUTION_ROOT, TRANSFORMER, assert_bug_caught_in_its_task_and_named_first
 
 CATALOGUE = Catalogue(TRANSFORMER)

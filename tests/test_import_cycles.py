@@ -12,7 +12,7 @@ Two graphs are checked:
   Importing ``p.q.m`` runs the ``__init__.py`` of ``p.q`` as well, so such an import is an edge to that
   package too (unless the importer lies inside it: its package is already running).
 * units: every module belongs to the top-level unit it lives in (``grader.submission`` for
-  ``grader/submission/runner.py``, ``grader.probes`` for ``grader/probes.py``,
+  ``grader/submission/inprocess.py``, ``grader.probes`` for ``grader/probes.py``,
   ``assignments.transformer.checks`` for ``assignments/transformer/checks/mha.py``). A module of one unit that
   imports a second unit, some module of which imports the first unit back, is a cycle between the two,
   although no module imports itself back (at commit 7f7e198: ``submission/runner.py`` -> ``probes.py`` ->

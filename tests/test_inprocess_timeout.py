@@ -10,7 +10,7 @@ import time
 import pytest
 
 from grader import api
-from grader.submission.runner import CallTimeout, TimeLimit
+from grader.submission.inprocess import CallTimeout, TimeLimit
 from grader.views import terminal
 
 pytestmark = pytest.mark.skipif(not hasattr(signal, "SIGALRM"), reason="the in-process time limit needs SIGALRM")

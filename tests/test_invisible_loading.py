@@ -16,7 +16,7 @@ import pytest
 
 from grader import api
 from grader.submission.loader import Namespace
-from grader.submission.runner import isolated_namespace, parts_namespace, reference_parts
+from grader.submission.inprocess import isolated_namespace, parts_namespace, reference_parts
 from tests.conftest import TRANSFORMER
 
 MODES = [False, True]

@@ -17,7 +17,7 @@ from grader.assignment import load
 from grader.bugs.catalogue import Catalogue, apply
 from grader.bugs.diagnose import make_diagnoser
 from grader.submission.loader import Namespace
-from grader.submission.runner import InProcessRunner, reference_namespace
+from grader.submission.inprocess import InProcessRunner, reference_namespace
 from tests.conftest import assert_bug_caught_in_its_task_and_named_first
 
 LM = load("decoder_lm")

@@ -23,7 +23,7 @@ from grader.assignment import load
 from grader.bugs.catalogue import Catalogue
 from grader.messages import text
 from grader.results import GradeResult
-from grader.submission.runner import InProcessRunner, reference_namespace
+from grader.submission.inprocess import InProcessRunner, reference_namespace
 from grader.views import html
 
 LM = load("decoder_lm")

@@ -19,7 +19,7 @@ from nbformat.v4 import new_code_cell, new_markdown_cell, new_notebook
 from grader import api
 from grader.messages import text
 from grader.notebook_starter import build
-from grader.submission.notebook import convert, relocate
+from grader.submission.ipynb import convert, relocate
 from grader.views import terminal
 from tests.conftest import ROOT, SUBMISSIONS, TRANSFORMER
 
@@ -190,7 +190,7 @@ def test_a_cell_that_does_not_parse_is_left_out_and_said(tmp_path):
 def test_a_file_that_is_not_a_notebook_is_refused_with_a_sentence(tmp_path):
     bad = tmp_path / "bad.ipynb"
     bad.write_text("{not json", encoding="utf-8")
-    from grader.submission.notebook import NotebookError
+    from grader.submission.ipynb import NotebookError
 
     with pytest.raises(NotebookError) as info:
         convert(bad, tmp_path / "out", TRANSFORMER)
@@ -198,7 +198,7 @@ def test_a_file_that_is_not_a_notebook_is_refused_with_a_sentence(tmp_path):
 
 
 def test_which_submissions_are_notebooks(tmp_path):
-    from grader.submission.notebook import notebook_in
+    from grader.submission.ipynb import notebook_in
 
     (tmp_path / "only" / ".ipynb_checkpoints").mkdir(parents=True)
     nb = _notebook(tmp_path / "only" / "hw.ipynb", ["import torch"])

@@ -14,7 +14,7 @@ from torch import nn
 from grader import api
 from grader.assignment import load
 from grader.submission import wire
-from grader.submission.runner import StandInParts, host_for, loopback_parts, reference_namespace
+from grader.submission.inprocess import StandInParts, host_for, loopback_parts, reference_namespace
 from grader.submission.standin import MAX_STATE_BYTES, MESSAGE_CHARS, Loopback, StandInError, StandIns
 
 TRANSFORMER = load("transformer")

@@ -189,7 +189,7 @@ def test_the_views_run_no_student_code():
     loaded = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True,
                             check=True).stdout.split()
     forbidden = [m for m in loaded if m == "torch" or m.startswith(("assignments", "grader.probes", "grader.checks"))
-                 or m in ("grader.submission.runner", "grader.submission.worker", "grader.submission.loader")]
+                 or m in ("grader.submission.inprocess", "grader.submission.worker", "grader.submission.loader")]
     assert forbidden == []
 
 

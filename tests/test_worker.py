@@ -19,7 +19,7 @@ import torch
 from grader.assignment import load
 from grader.errors import SubmissionError
 from grader.submission.banned import Finding
-from grader.submission.runner import InProcessRunner
+from grader.submission.inprocess import InProcessRunner
 from grader.submission.worker import WorkerRunner
 
 ASSIGNMENT = load()

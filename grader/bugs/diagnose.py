@@ -24,7 +24,7 @@ from grader.bugs.catalogue import Catalogue, apply
 from grader.errors import SubmissionError
 from grader.probes import seed_rng
 from grader.results import Diagnosis
-from grader.submission.runner import InProcessRunner, reference_namespace
+from grader.submission.inprocess import InProcessRunner, reference_namespace
 
 ATOL, RTOL = 1e-5, 1e-5
 UNEXPLAINABLE = frozenset({"not_implemented", "missing_file", "missing_name", "import_error", "timeout", "crashed"})

@@ -21,7 +21,7 @@ from hypothesis import seed as hypothesis_seed
 
 from grader.checks.fail import Fail
 from grader.errors import SubmissionError
-from grader.submission.runner import PARTS_USED, Deferred
+from grader.submission.inprocess import PARTS_USED, Deferred
 
 __all__ = ["ABORT_KINDS", "Abort", "CheckContext", "CheckSpec", "Fail", "ReferenceFailed", "check", "specs_of"]
 

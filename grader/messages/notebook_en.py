@@ -2,7 +2,7 @@
 inside a notebook (``grader.notebook``) and the starter notebook (``grader.notebook_starter``)."""
 
 MESSAGES = {
-    # -- grading a notebook (grader.submission.notebook) -----------------------------------------------------------
+    # -- grading a notebook (grader.submission.ipynb) -----------------------------------------------------------
     "notebook.unreadable": "{notebook} cannot be read as a Jupyter notebook ({detail}); expected an .ipynb file "
                            "saved by Jupyter or Colab.",
     "notebook.code_in.execution": "The code graded here is in cell [{cell}] of {notebook}: {names}.",

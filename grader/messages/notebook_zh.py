@@ -1,7 +1,7 @@
 """Chinese messages of notebooks (``notebook.*``): see ``notebook_en.py``."""
 
 MESSAGES = {
-    # -- grading a notebook (grader.submission.notebook) -----------------------------------------------------------
+    # -- grading a notebook (grader.submission.ipynb) -----------------------------------------------------------
     "notebook.unreadable": "无法把 {notebook} 读作 Jupyter 笔记本（{detail}）；需要由 Jupyter 或 Colab 保存的 .ipynb 文件。",
     "notebook.code_in.execution": "这里评分的代码在 {notebook} 的单元格 [{cell}] 中：{names}。",
     "notebook.code_in.position": "这里评分的代码在 {notebook} 自上而下第 {cell} 个代码单元格中：{names}。",

@@ -88,7 +88,7 @@ def topics_of(questions):
 def reference(assignment):
     """``assignment``'s reference as a ``Namespace`` of its contract names: what numeric answers are computed from.
     The quiz runs the reference only, in the student's own process: it needs no sealing."""
-    from grader.submission.runner import reference_namespace
+    from grader.submission.inprocess import reference_namespace
 
     return reference_namespace(assignment)
 

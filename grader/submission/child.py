@@ -24,7 +24,7 @@ from grader.assignment import load
 from grader.errors import SubmissionError, from_exception
 from grader.probes import plain_data, warm_up
 from grader.submission import wire
-from grader.submission.runner import InProcessRunner
+from grader.submission.inprocess import InProcessRunner
 from grader.submission.sandbox import _enter_jail, _seal_reference, _set_limits
 
 PRELOAD = ("math", "cmath", "random", "typing", "dataclasses", "functools", "itertools", "collections",
@@ -77,7 +77,7 @@ class _PipeLink:
 def _stand_ins(config, assignment):
     """The reference parts this worker's variant may use, as stand-ins (``runner.StandInParts``): the judge sent
     their interface (names only, ``config["surface"]``); their every computation is asked of the judge."""
-    from grader.submission.runner import StandInParts
+    from grader.submission.inprocess import StandInParts
     from grader.submission.standin import StandIns
 
     surface = config.get("surface")

@@ -261,7 +261,7 @@ def unwrap(folder):
 
 
 CODE_SUFFIXES = (".py", ".ipynb")
-"""What a submission's code comes in: modules, or a notebook (``submission.notebook``)."""
+"""What a submission's code comes in: modules, or a notebook (``submission.ipynb``)."""
 
 
 def has_code(folder):

@@ -524,7 +524,7 @@ class WorkerRunner:
         log_fd = os.open(wdir / "output.log", os.O_RDWR | os.O_CREAT | os.O_TRUNC | os.O_APPEND, 0o600)
         host = None
         if variant != "integrated":  # the reference's parts beneath the task, computed here for the worker's stand-ins
-            from grader.submission.runner import host_for
+            from grader.submission.inprocess import host_for
 
             host = host_for(self.assignment, variant.split(":", 1)[1])
         req_r, req_w = os.pipe()

@@ -640,7 +640,7 @@ def test_the_graders_own_use_between_probes_is_not_charged(tmp_path):
     """The checks compare with torch.optim.AdamW and torch's clip_grad_norm_; the reference may use anything:
     between the probes run on the submission (outside ``start``/``stop``) the hooks pass every call on, and the
     hooked functions compute what they always did."""
-    from grader.submission.runner import InProcessRunner
+    from grader.submission.inprocess import InProcessRunner
 
     runner = InProcessRunner(build(tmp_path / "sub", []), assignment=LM)
     try:

@@ -18,7 +18,7 @@ import torch
 from grader import api
 from grader.assignment import load
 from grader.submission.banned import _HOOKS, scan
-from grader.submission.runner import InProcessRunner
+from grader.submission.inprocess import InProcessRunner
 from tests.hostile import BASE
 
 SUBMISSIONS = Path(__file__).resolve().parent.parent / "submissions"

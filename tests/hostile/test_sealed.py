@@ -18,7 +18,7 @@ import pytest
 from grader import api
 from grader.assignment import load
 from grader.batch import runner as batch_runner
-from grader.submission.runner import excluded_tasks, reference_parts
+from grader.submission.inprocess import excluded_tasks, reference_parts
 from tests import hostile
 
 HERE = Path(__file__).resolve().parent

@@ -123,7 +123,7 @@ class Reference:
     def _parts_hashes(self):
         """The texts a worker held before the stand-ins (``runner.reference_parts``), where the kit still has it."""
         try:
-            from grader.submission.runner import reference_parts
+            from grader.submission.inprocess import reference_parts
         except ImportError:
             return {}
         found = {}
