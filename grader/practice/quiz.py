@@ -183,7 +183,8 @@ def save(marked, *, assignment, seed, topics, lang, replay, now=None, history_pa
 
 def replay_args(*, n, seed, topics=None, assignment=None):
     """The arguments that ask the same questions again (``quiz --n 10 --seed 42``), as the history keeps them:
-    without the launcher and the language, which ``session.replay_line`` gives as the user runs gradekit when reading them."""
+    without the launcher and the language, which ``session.replay_line`` gives as the user runs gradekit when
+    reading them."""
     words = ["quiz", "--n", str(n), "--seed", str(seed)]
     for topic in topics or ():
         words += ["--topic", topic]

@@ -1,8 +1,8 @@
 """The bytes that cross between the judge and a worker: plain data and raw tensor buffers, nothing else.
 
 A message is a tree of ``None``, ``bool``, ``int``, ``float``, ``str``, ``bytes``, ``list``,
-``tuple``, ``dict``, ``torch.device``, ``torch.dtype`` and strided ``torch.Tensor`` (any of the dtypes in ``DTYPES``, on the CPU, the
-``meta`` device, CUDA or MPS), written as a one-byte tag followed by the value:
+``tuple``, ``dict``, ``torch.device``, ``torch.dtype`` and strided ``torch.Tensor`` (any of the dtypes in
+``DTYPES``, on the CPU, the ``meta`` device, CUDA or MPS), written as a one-byte tag followed by the value:
 
 ======  ==================================================================================
 tag     value
