@@ -42,6 +42,9 @@ class Grading:
     """``reproduce(spec)`` -> the command that reruns one check (or ``None``)."""
     timed_out: dict = field(default_factory=dict)
     """The submission's calls that ran out of time in this grading (``CheckContext``'s ``timed_out``)."""
+    memo: dict = field(default_factory=dict)
+    """What the checks of this grading find out once about the submission and look up after (``CheckContext``'s
+    ``memo``)."""
 
     def command(self, spec: CheckSpec) -> str:
         return self.reproduce(spec) if self.reproduce else ""
@@ -289,6 +292,7 @@ def context(g, spec, variant, fresh=None):
         variant=variant,
         fresh=fresh,
         timed_out=g.timed_out,
+        memo=g.memo,
     )
 
 

@@ -160,10 +160,13 @@ class CheckContext:
             evidence a diagnosis is confirmed on; see ``grader.bugs.diagnose``).
         timed_out: ``{(variant, probe, contract name): (check id, seconds)}``, shared by the checks of one grading
             (``engine.Grading.timed_out``): the calls that ran out of time, so that later checks do not wait again.
+        memo: a dict shared by the checks of one grading (``engine.Grading.memo``): what they find out once about
+            the submission (the biases its modules lack...), each under keys of its own. State lives here, not on
+            the runners.
     """
 
     def __init__(self, spec, *, sub, ref, profile="full", seed=None, devices=("cpu",), variant="integrated",
-                 fresh=None, timed_out=None):
+                 fresh=None, timed_out=None, memo=None):
         self.spec = spec
         self.sub_runner = sub
         self.ref_runner = ref
@@ -173,6 +176,7 @@ class CheckContext:
         self.variant = variant
         self.fresh = fresh
         self.timed_out = {} if timed_out is None else timed_out
+        self.memo = {} if memo is None else memo
         self.calls = []
         """The submission's probe calls of the last example run: ``(probe, args, result or SubmissionError)``."""
         self.all_calls = []

@@ -10,6 +10,8 @@ from grader.errors import SubmissionError
 from grader.strategies import random_state
 
 _STATE_CACHE = {}
+"""(assignment's package and reference folder, part name, constructor arguments) -> the reference's parameter
+names and shapes: the same for every grading of that assignment in this process."""
 
 
 _STRUCTURAL = ("num_layers", "norm_first", "activation")
@@ -22,7 +24,8 @@ def ref_state(ctx, name, kwargs, seed):
     Where the submission's module lacks some of the reference's biases (``nn.Linear(..., bias=False)``), those
     are set to zero, so that every other check still compares like with like; the contract check charges the
     missing parameters, once, and this check says what it did."""
-    key = (name, tuple(sorted(kwargs.items())))
+    assignment = ctx.ref_runner.assignment
+    key = (assignment.package, str(assignment.reference), name, tuple(sorted(kwargs.items())))
     if key not in _STATE_CACHE:
         _STATE_CACHE[key] = ctx.ref("params", name=name, kwargs=kwargs)["params"]
     state = random_state(_STATE_CACHE[key], seed)
@@ -36,7 +39,7 @@ def ref_state(ctx, name, kwargs, seed):
 
 def _absent_biases(ctx, name, kwargs, expected):
     """The reference's bias names that the submission's ``name`` does not have (when nothing else differs)."""
-    cache = ctx.sub_runner.__dict__.setdefault("_absent_biases", {})  # per submission
+    cache = ctx.memo.setdefault("absent_biases", {})  # per grading: one submission
     key = (ctx.variant, name, tuple((k, kwargs.get(k)) for k in _STRUCTURAL))
     if key not in cache:
         absent = []

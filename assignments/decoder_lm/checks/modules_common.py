@@ -3,7 +3,7 @@
 import torch
 from hypothesis import strategies as st
 
-from grader.author import MISMATCH, TOL, Fail, check_tensor, random_state, seeds
+from grader.author import MISMATCH, TOL, Fail, check_tensor, no_inplace, random_state, seeds
 
 FLOAT32_MARGIN = 4.0
 """As ``grader.checks.common.FLOAT32_MARGIN``: how much further from the float64 result than the reference's own
@@ -16,11 +16,6 @@ def output(result, what, example=None):
         got = result.get("other") or ("a tuple" if "tuple" in result else "a number")
         raise Fail("fail.not_tensor", what=what, got=got, example=example)
     return result["out"]
-
-
-def no_inplace(result, what, example):
-    if result.get("modified"):
-        raise Fail("fail.inplace", what=what, inputs=result["modified"], example=example)
 
 
 # -- attention sizes ----------------------------------------------------------------------------------
