@@ -44,6 +44,30 @@ class SubmissionError(Exception):
                        ("trace", ""), ("data", {}))})
 
 
+CRASH = "crash"
+"""The ``data`` key that marks an error as a crash its worker lived through: the code called ``sys.exit``
+(``"exit"``) or ran out of memory (``"memory"``: a ``MemoryError``, Python's own, not a class of that name). The
+error's sentence (``detail``) says the same in words, which are for people only: ``crash_of`` reads the kind and
+this key."""
+CRASHES = ("exit", "memory")
+"""The values of ``data[CRASH]``."""
+
+
+def crash_of(error):
+    """How ``error`` (a ``SubmissionError``, or its dict as results hold it) crashed: ``"crashed"`` (kind
+    ``crashed``: the worker running the code died), ``"exit"`` or ``"memory"`` (``data[CRASH]``), else ``None`` (an
+    ordinary error, whatever its text says)."""
+    if isinstance(error, SubmissionError):
+        error = error.to_dict()
+    if not isinstance(error, dict):
+        return None
+    if error.get("kind") == "crashed":
+        return "crashed"
+    data = error.get("data")
+    how = data.get(CRASH) if isinstance(data, dict) else None
+    return how if isinstance(how, str) and how in CRASHES else None
+
+
 def time_used_up(total, probe):
     """The error of a call not run because the ``total`` seconds all calls may take are used up (both runners)."""
     return SubmissionError(kind="timeout", detail=f"the time limit of {total:g} s for all calls together is used up; "
@@ -92,8 +116,9 @@ def from_exception(exc, root, kind=None):
     trace = "".join(traceback.format_list(frames)) if frames else ""
     rel = str(Path(file).resolve().relative_to(root)) if file else ""
     detail = f"{type(exc).__name__}: {exc}".strip()
+    data = {CRASH: "memory"} if isinstance(exc, MemoryError) else {}  # Python's own, not a class of that name
     return SubmissionError(kind=kind, detail=detail[:2000], file=rel, line=line, code=code[:300],
-                           trace=trace[-4000:])
+                           trace=trace[-4000:], data=data)
 
 
 def _inside(filename, root):

@@ -6,7 +6,14 @@ each view renders them in the language it was asked for.
 
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, fields
+from typing import Any
+
+
+def _known(cls: type, data: dict) -> dict[str, Any]:
+    """The entries of ``data`` that are fields of the dataclass ``cls``."""
+    names = {f.name for f in fields(cls)}
+    return {k: v for k, v in data.items() if k in names}
 
 
 @dataclass
@@ -34,6 +41,11 @@ class Diagnosis:
     """``"bug"`` (a catalogued mutation reproduces the output) or ``"hint"`` (a pattern in the error)."""
     params: dict = field(default_factory=dict)
     """Values for the hint's sentence."""
+
+    @classmethod
+    def from_dict(cls, data: dict) -> Diagnosis:
+        """A diagnosis read back from its dict form (``asdict``)."""
+        return cls(**_known(cls, data))
 
 
 @dataclass
@@ -73,6 +85,15 @@ class CheckResult:
     """``Message`` objects: how the check was graded when that differs from its description (your parts could
     not be isolated; the reference's missing biases were set to zero...), shown whatever the status."""
 
+    @classmethod
+    def from_dict(cls, data: dict) -> CheckResult:
+        """A check's result read back from its dict form (``asdict``, through JSON)."""
+        values = _known(cls, data)
+        values["message"] = Message.of(data["message"]) if data.get("message") is not None else None
+        values["diagnoses"] = [Diagnosis.from_dict(d) for d in data.get("diagnoses") or ()]
+        values["notes"] = [Message.of(n) for n in data.get("notes") or ()]
+        return cls(**values)
+
 
 @dataclass
 class TaskResult:
@@ -92,6 +113,13 @@ class TaskResult:
     """Failing tasks beneath this one, when only its integrated checks fail."""
     banned: list = field(default_factory=list)
     """Banned-API findings in this task (dicts)."""
+
+    @classmethod
+    def from_dict(cls, data: dict) -> TaskResult:
+        """A task's result read back from its dict form (``asdict``, through JSON)."""
+        values = _known(cls, data)
+        values["checks"] = [CheckResult.from_dict(c) for c in data.get("checks") or ()]
+        return cls(**values)
 
 
 @dataclass
@@ -143,6 +171,14 @@ class GradeResult:
 
     def to_dict(self):
         return asdict(self)
+
+    @classmethod
+    def from_dict(cls, data: dict) -> GradeResult:
+        """The result ``to_dict`` gave, read back (through JSON too: lists where it held tuples, which every view
+        shows alike): what a batch saves of a grading and renders the student's files from."""
+        values = _known(cls, data)
+        values["tasks"] = [TaskResult.from_dict(t) for t in data.get("tasks") or ()]
+        return cls(**values)
 
     @property
     def passed(self):

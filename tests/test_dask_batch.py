@@ -258,10 +258,9 @@ def test_local_n_starts_n_single_threaded_worker_processes_and_closes_them():
 
 
 def _outcome(**changes):
-    """What ``grade_on_worker`` returns for a finished submission (files as bytes)."""
+    """What ``grade_on_worker`` returns for a finished submission (its saved grading as bytes)."""
     record = {"student": "s1", "folder": "s1", "hash": "h", "status": "ok", "score": 1.0, "max_score": 1.0}
-    files = {name: f"{name} body".encode() for name in ("gradescope.json", "report.html", "results.json")}
-    files["record.json"] = json.dumps(record).encode()
+    files = {"grading.json": b"grading.json body", "record.json": json.dumps(record).encode()}
     outcome = {"record": record, "detail": None, "files": files, "sealed": True, "worker": "w1", "grader": "g"}
     outcome.update(changes)
     return outcome
@@ -273,15 +272,15 @@ def test_a_result_is_written_atomically_record_last_and_a_sealed_worker_warns_no
     real = dask_batch.atomic_write
     monkeypatch.setattr(dask_batch, "atomic_write", lambda path, body: (written.append(Path(path).name),
                                                                         real(path, body)))
-    receiver = dask_batch.Receiver(tmp_path, {"profile": "quick"}, "g", "en", bar=None)
+    receiver = dask_batch.Receiver(tmp_path, "quick", "g", "en", bar=None)
     record = receiver.finish(sub, _outcome())
-    assert record["status"] == "ok" and written[-1] == "record.json" and len(written) == 4
-    assert (tmp_path / "s1" / "report.html").read_bytes() == b"report.html body"
+    assert record["status"] == "ok" and written == list(dask_batch.OUTPUTS) and written[-1] == "record.json"
+    assert (tmp_path / "s1" / "grading.json").read_bytes() == b"grading.json body"
     assert receiver.warnings() == []
 
 
 def test_an_unsealed_worker_is_reported_by_name(tmp_path):
-    receiver = dask_batch.Receiver(tmp_path, {"profile": "quick"}, "g", "zh", bar=None)
+    receiver = dask_batch.Receiver(tmp_path, "quick", "g", "zh", bar=None)
     receiver.finish(sources.Submission("s1", tmp_path / "s1"), _outcome(sealed=False, worker="node-7"))
     receiver.finish(sources.Submission("s2", tmp_path / "s2"), _outcome(worker="node-8"))
     [warning] = receiver.warnings()
@@ -289,14 +288,14 @@ def test_an_unsealed_worker_is_reported_by_name(tmp_path):
 
 
 def test_a_worker_with_another_grader_or_a_judge_failure_gives_an_error_row(tmp_path):
-    receiver = dask_batch.Receiver(tmp_path, {"profile": "quick"}, "mine", "en", bar=None)
+    receiver = dask_batch.Receiver(tmp_path, "quick", "mine", "en", bar=None)
     other = receiver.finish(sources.Submission("s1", tmp_path / "s1"), _outcome(grader="theirs"))
     assert other["status"] == "error" and "theirs" in other["reason"] and other["hash"] == ""
     assert json.loads((tmp_path / "s1" / "record.json").read_text())["status"] == "error"
     failed = receiver.finish(sources.Submission("s2", tmp_path / "s2"),
                              _outcome(grader="mine", record=None, detail="the judge stopped"))
     assert failed["status"] == "error" and "the judge stopped" in failed["reason"]
-    assert (tmp_path / "s2" / "report.html").is_file()
+    assert (tmp_path / "s2" / "grading.json").is_file()  # what the batch renders the student's files from
 
 
 def test_the_progress_line_shows_done_total_rate_and_time_left(monkeypatch):
@@ -344,7 +343,7 @@ def test_judges_on_one_machine_claim_different_slots_until_released(tmp_path):
 
 
 def test_a_task_that_failed_for_good_gives_an_error_row_with_its_reason(tmp_path):
-    receiver = dask_batch.Receiver(tmp_path, {"profile": "quick"}, "g", "en", bar=None)
+    receiver = dask_batch.Receiver(tmp_path, "quick", "g", "en", bar=None)
     record = receiver.fail(sources.Submission("s1", tmp_path / "s1"), OSError("No space left on device"))
     assert record["status"] == "error" and "No space left on device" in record["reason"]
     assert json.loads((tmp_path / "s1" / "record.json").read_text())["reason"] == record["reason"]

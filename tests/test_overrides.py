@@ -1,8 +1,9 @@
 """The instructor's reviews (``grader.batch.overrides``), the gradebook's review and task columns, and the LMS
 export (``grader.batch.exports``).
 
-Records are built by hand (dicts, as the judge writes them); a student's files are written with the real views
-(``html``, ``gradescope``, ``json_view``) from a small hand-made ``GradeResult``. No batch is run here.
+Records are built by hand (dicts, as the judge writes them); a student's files are rendered by the batch's one
+writer (``grader.batch.outputs``) from a small hand-made ``GradeResult`` saved as the judge saves it. No batch is
+run here.
 """
 
 import copy
@@ -14,7 +15,7 @@ from pathlib import Path
 import pytest
 
 from grader.assignment import load as load_assignment
-from grader.batch import exports, gradebook, overrides
+from grader.batch import exports, gradebook, judge, outputs, overrides
 from grader.batch.overrides import Override, OverrideError
 from grader.results import CheckResult, GradeResult, Message, TaskResult
 from grader.views import gradescope, html, json_view
@@ -68,17 +69,20 @@ def _result(score=8.0):
                        tasks=[task])
 
 
-def _judge_files(folder, record, lang="en"):
-    """The files the judge writes for ``record`` (as ``judge.grade`` writes them), with the real views."""
-    folder.mkdir(parents=True, exist_ok=True)
+def _judge_files(folder, record):
+    """The grading the judge saves for ``record`` (``judge.save_grading``)."""
+    judge.save_grading(folder, _result(record["raw_score"]), record)
+
+
+def _views(record, lang="en", output_format="md"):
+    """What the views alone render of ``record``'s grading, without a review: ``{file name: bytes}``."""
     result = _result(record["raw_score"])
     data = json_view.to_data(result, lang=lang)
     data.update(student=record["student"], status=record["status"], reason=record["reason"], flags=record["flags"],
                 gradebook_score=record["score"])
-    (folder / "results.json").write_text(json.dumps(data, ensure_ascii=False, indent=2) + "\n", encoding="utf-8")
-    (folder / "report.html").write_text(html.render(result, lang=lang), encoding="utf-8")
-    (folder / "gradescope.json").write_text(gradescope.render(result, lang=lang), encoding="utf-8")
-    (folder / "record.json").write_text(json.dumps(record, ensure_ascii=False, indent=2) + "\n", encoding="utf-8")
+    return {"results.json": (json.dumps(data, ensure_ascii=False, indent=2) + "\n").encode(),
+            "report.html": html.render(result, lang=lang).encode(),
+            "gradescope.json": gradescope.render(result, lang=lang, output_format=output_format).encode()}
 
 
 def _files(folder):
@@ -334,20 +338,20 @@ def test_an_unknown_policy_is_refused():
         overrides.apply(_record(), _override(points=1), copy_policy="strict")
 
 
-# -- apply_to_files ---------------------------------------------------------------------------------
+# -- the student's files ----------------------------------------------------------------------------
 def _judged(tmp_path, name, record):
     folder = tmp_path / name
     _judge_files(folder, record)
     return folder
 
 
-def _run(folder, record, override, policy="zero", lang="en"):
+def _run(folder, record, override, policy="zero", lang="en", output_format="md"):
     final = overrides.apply(record, override, copy_policy=policy, lang=lang)
-    overrides.apply_to_files(folder, final, lang=lang)
+    assert outputs.publish(folder, final, lang=lang, output_format=output_format)
     return _files(folder)
 
 
-def test_apply_to_files_is_idempotent_and_removable(tmp_path):
+def test_the_files_are_the_same_whatever_ran_before(tmp_path):
     record = _copy_record("zero")
     cleared = _override(copy="cleared", note="seen in the lab")
     changed = _override(copy="confirmed", points=1, why="same as another student")
@@ -364,20 +368,20 @@ def test_apply_to_files_is_idempotent_and_removable(tmp_path):
     assert json.loads(plain["record.json"]) == record == json.loads(first["record.json"])
 
 
-def test_without_a_review_the_files_stay_the_judges_but_for_the_gradescope_score(tmp_path):
+def test_without_a_review_the_files_are_the_views_but_for_the_gradescope_score(tmp_path):
     record = _copy_record("zero")
     folder = _judged(tmp_path, "s", record)
-    judged = _files(folder)
+    judged = _views(record)
     after = _run(folder, record, None)
-    assert {k: v for k, v in after.items() if k != "gradescope.json"} == {
+    assert {k: v for k, v in after.items() if k in ("results.json", "report.html")} == {
         k: v for k, v in judged.items() if k != "gradescope.json"}
     gs_before, gs_after = json.loads(judged["gradescope.json"]), json.loads(after["gradescope.json"])
     assert gs_before["score"] == 9 and gs_after["score"] == 0  # the gradebook's score, after the copy policy
     assert {k: v for k, v in gs_after.items() if k != "score"} == {k: v for k, v in gs_before.items() if k != "score"}
     unflagged = _record()
     folder = _judged(tmp_path, "u", unflagged)
-    judged = _files(folder)
-    assert _run(folder, unflagged, None) == judged
+    after = _run(folder, unflagged, None)
+    assert {k: v for k, v in after.items() if k in outputs.RENDERED} == _views(unflagged)
 
 
 def test_the_review_shows_in_every_file(tmp_path):
@@ -418,22 +422,19 @@ def test_the_review_in_chinese(tmp_path):
 def test_gradescope_output_follows_its_format(tmp_path, output_format, shown):
     record = _record()
     folder = _judged(tmp_path, "s", record)
-    path = folder / "gradescope.json"
-    data = json.loads(path.read_text())
-    data["output_format"] = output_format
-    path.write_text(json.dumps(data, ensure_ascii=False, indent=2) + "\n")
-    judged = path.read_bytes()
-    output = json.loads(_run(folder, record, _override(note="<img src=x onerror=alert(1)>"))["gradescope.json"])[
-        "output"]
+    judged = _views(record, output_format=output_format)["gradescope.json"]
+    output = json.loads(_run(folder, record, _override(note="<img src=x onerror=alert(1)>"),
+                             output_format=output_format)["gradescope.json"])["output"]
     assert shown in output
     assert ("<img" in output) == (output_format == "text")  # text is shown as written, never as markup
-    assert _run(folder, record, None)["gradescope.json"] == judged
+    assert _run(folder, record, None, output_format=output_format)["gradescope.json"] == judged
 
 
-def test_missing_files_are_left_missing(tmp_path):
+def test_a_folder_without_a_grading_gets_no_files(tmp_path):
     folder = tmp_path / "s"
     folder.mkdir()
-    overrides.apply_to_files(folder, overrides.apply(_record(), _override(points=1), copy_policy="zero"), lang="en")
+    final = overrides.apply(_record(), _override(points=1), copy_policy="zero")
+    assert outputs.publish(folder, final, lang="en") is False
     assert list(folder.iterdir()) == []
 
 

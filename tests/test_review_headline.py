@@ -4,7 +4,8 @@ A student graded 32 of 140 is reviewed (a late penalty of 10% and an adjustment)
 title, the total in the score card, the first score the page shows) is the reviewed score, the score card says
 beside it what it was before and why, the review box below still shows the old score, and the late penalty's
 sentence names the percentage, the maximum it is taken of and the points, in English and Chinese.
-The student's files are written as ``judge.grade`` writes them, from a small hand-made ``GradeResult``.
+The student's grading is saved as ``judge.grade`` saves it, from a small hand-made ``GradeResult``, and the files
+are rendered from it by the batch's one writer (``grader.batch.outputs``).
 """
 
 import json
@@ -13,10 +14,9 @@ from html.parser import HTMLParser
 
 import pytest
 
-from grader.batch import overrides
+from grader.batch import judge, outputs, overrides
 from grader.batch.overrides import Override
 from grader.results import CheckResult, GradeResult, Message, TaskResult
-from grader.views import gradescope, html, json_view
 
 STUDENT = "Wang Fang (王芳)"
 GRADED, MAXIMUM = 32.0, 140.0
@@ -47,15 +47,9 @@ def _record(**changes):
 
 
 def _judged(folder, record, lang):
-    """The student's files as the judge writes them (``judge.grade``), with the real views."""
-    folder.mkdir(parents=True, exist_ok=True)
-    result = _result(record["raw_score"])
-    data = json_view.to_data(result, lang=lang)
-    data.update(student=record["student"], status=record["status"], reason=record["reason"], flags=record["flags"],
-                gradebook_score=record["score"])
-    (folder / "results.json").write_text(json.dumps(data, ensure_ascii=False, indent=2) + "\n", encoding="utf-8")
-    (folder / "report.html").write_text(html.render(result, lang=lang), encoding="utf-8")
-    (folder / "gradescope.json").write_text(gradescope.render(result, lang=lang), encoding="utf-8")
+    """The student's grading as the judge saves it (``judge.grade``), and their files without a review."""
+    judge.save_grading(folder, _result(record["raw_score"]), record)
+    outputs.publish(folder, overrides.apply(record, None, copy_policy="zero", lang=lang), lang=lang)
     return folder
 
 
@@ -70,7 +64,7 @@ def _reviewed(tmp_path, lang="en", record=None, **fields):
     record = record or _record()
     folder = _judged(tmp_path / lang, record, lang)
     final = overrides.apply(record, _review(**fields), copy_policy="zero", lang=lang)
-    overrides.apply_to_files(folder, final, lang=lang)
+    outputs.publish(folder, final, lang=lang)
     return folder, final
 
 
@@ -191,7 +185,7 @@ def test_a_note_alone_leaves_the_headline_as_graded(tmp_path):
     folder = _judged(tmp_path / "n", _record(), "en")
     judged = (folder / "report.html").read_text(encoding="utf-8")
     final = overrides.apply(_record(), Override(student=STUDENT, note="good work"), copy_policy="zero")
-    overrides.apply_to_files(folder, final, lang="en")
+    outputs.publish(folder, final, lang="en")
     page = (folder / "report.html").read_text(encoding="utf-8")
     assert _first_score(page) == "32 / 140" and "good work" in page
     assert BOX.sub("", page).replace("\n", "") == judged.replace("\n", "")
@@ -203,7 +197,7 @@ def test_the_headline_is_rewritten_idempotently_and_restored_when_the_review_goe
     judged = {p.name: p.read_bytes() for p in folder.iterdir()}
 
     def run(review):
-        overrides.apply_to_files(folder, overrides.apply(record, review, copy_policy="zero"), lang="en")
+        outputs.publish(folder, overrides.apply(record, review, copy_policy="zero"), lang="en")
         return {p.name: p.read_bytes() for p in folder.iterdir()}
 
     first = run(_review())

@@ -1,16 +1,19 @@
 """Grading a class on Dask workers: ``gradekit batch ... --scheduler tcp://host:8786`` or ``--scheduler local:N``.
 
 The Dask counterpart of ``runner._run_pool``, with the same contract: ``run_pool`` yields each student's record as
-it finishes, and each student's files are in ``--out`` (written atomically, ``record.json`` last) before the record
-is yielded, so resume, the gradebook and the summary page are the local batch's.
+it finishes, and each student's grading is in ``--out`` (``judge.SAVED``, written atomically, ``record.json`` last)
+before the record is yielded, so resume, the student's files (rendered by the batch process from the grading and
+the review, in the course's language and formats: ``grader.batch.outputs``), the gradebook and the summary page are
+the local batch's.
 
 The client (the ``gradekit batch`` process) ships each submission's snapshot as zip bytes, never a path: the
 workers need not share a disk with it. Each Dask worker process hosts judges (``python -m grader.batch.judge``,
 one per worker thread, each with its own fork server and slot), started on first use and kept for the worker's
-life; a task unpacks the snapshot into the worker's own scratch folder, has a judge grade it into a scratch
-output folder, and returns the files as bytes. Grading is the judge's, byte for byte as in the local batch: the
-student's code runs jailed under it, as its own uid, when the Dask worker runs as root; otherwise isolation
-degrades to a process of the worker's user, and the batch says so (``Receiver.warnings``).
+life; a task gets the student's ``judge.Job`` as plain data, unpacks the snapshot into the worker's own scratch
+folder, has a judge grade it into a scratch output folder, and returns the saved grading as bytes. Grading is the
+judge's, byte for byte as in the local batch: the student's code runs jailed under it, as its own uid, when the
+Dask worker runs as root; otherwise isolation degrades to a process of the worker's user, and the batch says so
+(``Receiver.warnings``).
 
 A worker that dies mid-submission loses nothing: the scheduler (``allowed-failures``: ``ALLOWED_FAILURES``)
 runs the task once more on another worker, then the student's row is ``error`` with the reason. A task that
@@ -18,6 +21,7 @@ raises is retried once too (``retries``). Nothing here is needed by the local ba
 a scheduler is named.
 """
 
+import dataclasses
 import fcntl
 import io
 import itertools
@@ -32,16 +36,16 @@ from contextlib import contextmanager
 from pathlib import Path
 
 from grader.batch import runner
-from grader.batch.judge import atomic_write
+from grader.batch.judge import SAVED, Job, atomic_write
 from grader.messages import text
 from grader.safetext import for_terminal
 from grader.submission import intake, snapshot
 
 ALLOWED_FAILURES = 1
 """Workers that may die running one submission before it is given up (1: it is retried once elsewhere)."""
-OUTPUTS = ("results.json", "report.html", "gradescope.json", "record.json")
-"""The files a judge writes for a student, in the order the client writes them: ``record.json`` last, so that a
-student whose record is there has every file (``runner._complete``)."""
+OUTPUTS = SAVED
+"""The files a judge saves for a student (its grading), in the order the client writes them: ``record.json`` last,
+so that a student whose record is there has a grading (``runner._complete``)."""
 LOCAL_SETTINGS = {"distributed.admin.tick.interval": "1s", "distributed.admin.system-monitor.interval": "2s",
                   "distributed.worker.profile.enabled": False, "distributed.scheduler.worker-saturation": 1.0}
 """Dask settings of a ``local:N`` cluster (docs/CLUSTER.md gives them to a cluster too). Its event loops' watchdog,
@@ -68,8 +72,8 @@ def batch(scheduler, **kwargs):
     except ImportError:
         raise UsageError(text("dask.missing", lang)) from None
 
-    def pool(todo, out, job_args, jobs, deadline_s, lang, bar, warnings):
-        return run_pool(todo, out, job_args, scheduler, deadline_s, lang, bar, warnings=warnings)
+    def pool(todo, out, job, jobs, deadline_s, lang, bar, warnings):
+        return run_pool(todo, out, job, scheduler, deadline_s, lang, bar, warnings=warnings)
 
     return runner.batch(pool=pool, **kwargs)
 
@@ -130,25 +134,26 @@ def task_key(sub, digest):
     return f"grade-{sub.folder}-{digest[:8]}"
 
 
-def run_pool(todo, out, job_args, scheduler, deadline_s, lang, bar, *, warnings=None):
-    """Grade ``todo`` (``[(sources.Submission, digest)]``) on the Dask cluster ``scheduler``; yields each record as it
-    finishes, its files already in ``out/<folder>/``. ``warnings`` (a list, e.g. ``BatchResult.warnings``) gets the
-    sentences for the instructor (workers that could not seal the graded code) once all are done."""
+def run_pool(todo, out, job, scheduler, deadline_s, lang, bar, *, warnings=None):
+    """Grade ``todo`` (``[(sources.Submission, digest)]``) on the Dask cluster ``scheduler``, each submission's job made
+    from ``job`` (the batch's ``judge.Job``); yields each record as it finishes, its grading already in
+    ``out/<folder>/``. ``warnings`` (a list, e.g. ``BatchResult.warnings``) gets the sentences for the instructor
+    (workers that could not seal the graded code) once all are done."""
     if not todo:
         return
     from distributed import as_completed
 
     from grader.assignment import load
 
-    receiver = Receiver(out, job_args, runner.grader_fingerprint(load(job_args["assignment"])), lang, bar)
-    config = _config_file(job_args.get("config"))
+    receiver = Receiver(out, job.profile, runner.grader_fingerprint(load(job.assignment)), lang, bar)
+    config = _config_file(job.config)
     with connect(scheduler, lang) as client:
         client.register_plugin(judge_plugin())
         if "dashboard" in client.scheduler_info().get("services", {}):
             bar.note(text("dask.dashboard", lang, link=client.dashboard_link))
         futures = {}
         for sub, digest in todo:
-            futures[client.submit(grade_on_worker, pack(sub.path), sub.folder, _job(sub, digest, job_args), config,
+            futures[client.submit(grade_on_worker, pack(sub.path), sub.folder, _job(sub, digest, job), config,
                                   deadline_s, key=task_key(sub, digest), pure=False,
                                   retries=ALLOWED_FAILURES)] = sub
         for future in as_completed(list(futures), loop=client.loop):
@@ -163,13 +168,12 @@ def run_pool(todo, out, job_args, scheduler, deadline_s, lang, bar, *, warnings=
         warnings.extend(receiver.warnings())
 
 
-def _job(sub, digest, job_args):
-    """The judge's job for ``sub``, less what the worker fills in (``path``, ``out``, ``slot``, ``config``).
-    ``source`` is the local folder's path as a label only (the results name it, as in the local batch); nothing
-    reads it."""
-    source = os.path.abspath(sub.source) if sub.source.suffix.lower() != ".zip" else None
-    return dict(job_args, student=sub.student, source=source, refused=[r.to_dict() for r in sub.refused],
-                hash=digest, config=None)
+def _job(sub, digest, job):
+    """The judge's job for ``sub`` as the plain data shipped to a worker (``Job.to_data``), made from the batch's
+    ``job`` as the local pool makes it (``Job.for_submission``), less what the worker fills in (``path``, ``out``,
+    ``slot``, and ``config``: the path of its own copy of the course configuration). ``source`` is the local folder's
+    path as a label only (the results name it, as in the local batch); nothing reads it."""
+    return dataclasses.replace(job.for_submission(sub, digest), config=None).to_data()
 
 
 def _config_file(path):
@@ -178,16 +182,15 @@ def _config_file(path):
 
 
 class Receiver:
-    """Turns what a worker returned for a student into that student's files in ``out`` and the record."""
+    """Turns what a worker returned for a student into that student's grading in ``out`` and the record."""
 
-    def __init__(self, out, job_args, fingerprint, lang, bar):
-        self.out, self.profile, self.fingerprint, self.lang, self.bar = Path(out), job_args["profile"], \
-            fingerprint, lang, bar
+    def __init__(self, out, profile, fingerprint, lang, bar):
+        self.out, self.profile, self.fingerprint, self.lang, self.bar = Path(out), profile, fingerprint, lang, bar
         self.unsealed = []
         """Names of the workers whose judge was not root (in the order first seen)."""
 
     def finish(self, sub, outcome):
-        """Write ``outcome``'s files (``grade_on_worker``'s dict) for ``sub`` and return the record; an error row
+        """Write ``outcome``'s grading (``grade_on_worker``'s dict) for ``sub`` and return the record; an error row
         when the judge failed or the worker grades with another grader than this batch's."""
         if not outcome["sealed"] and outcome["worker"] not in self.unsealed:
             self.unsealed.append(outcome["worker"])
@@ -219,8 +222,9 @@ class Receiver:
         return self._error(sub, detail)
 
     def _error(self, sub, detail):
+        """The error row of ``sub``, saved as the local batch saves one (its files are rendered by the batch)."""
         record = runner._error_record(sub, detail, self.lang)
-        runner._write_problem(self.out / sub.folder, record, sub.student, detail, self.profile, self.lang)
+        runner._write_problem(self.out / sub.folder, record, sub.student, detail, self.profile)
         return record
 
     def warnings(self):
@@ -260,20 +264,20 @@ class JudgeSession:
         self.judge = self.assignment = None
 
     def grade(self, job, deadline_s, lang):
-        """``(record, None)``, or ``(None, why)`` when the judge did not start, died, ran past ``deadline_s`` or
-        reported an internal error."""
-        if self.judge is not None and self.assignment != job["assignment"]:
+        """Have the judge grade ``job`` (a ``judge.Job``) on this session's slot: ``(record, None)``, or ``(None,
+        why)`` when the judge did not start, died, ran past ``deadline_s`` or reported an internal error."""
+        if self.judge is not None and self.assignment != job.assignment:
             self.stop()
         if self.judge is None:
-            judge = runner._Judge(job["assignment"])
+            judge = runner._Judge(job.assignment)
             hello = judge.receive(time.monotonic() + runner.JUDGE_START_S)
             if not hello or not hello.get("ready"):
                 judge.stop()
                 return None, text("dask.detail.no_start", lang)
-            self.judge, self.assignment = judge, job["assignment"]
+            self.judge, self.assignment = judge, job.assignment
         started = time.monotonic()
         try:
-            self.judge.send(dict(job, slot=self.slot))
+            self.judge.send(dataclasses.replace(job, slot=self.slot))
             record = self.judge.receive(started + deadline_s)
         except OSError:
             record = None
@@ -366,9 +370,11 @@ def judge_plugin():
 
 
 def grade_on_worker(packed, folder, job, config, deadline_s):
-    """Run on a Dask worker: unpack ``packed`` (``pack``'s bytes), grade it with one of this worker's judges into a
-    scratch folder named ``folder`` (the student's output folder: the record names it), and return
-    ``{"record", "detail", "files": {name: bytes}, "sealed", "worker", "grader"}``; the scratch is removed."""
+    """Run on a Dask worker: unpack ``packed`` (``pack``'s bytes), grade it as ``job`` says (``Job.to_data``'s plain
+    data) with one of this worker's judges into a scratch folder named ``folder`` (the student's output folder: the
+    record names it), and return ``{"record", "detail", "files": {name: bytes} (``OUTPUTS``), "sealed", "worker",
+    "grader"}``; the scratch is removed."""
+    job = Job.from_data(job)
     host = _host()
     work = Path(tempfile.mkdtemp(prefix="job-", dir=host.scratch))
     try:
@@ -378,15 +384,17 @@ def grade_on_worker(packed, folder, job, config, deadline_s):
                               max_bytes=snapshot.MAX_TOTAL_BYTES)
         out = work / "out" / folder
         out.mkdir(parents=True)
+        mine = None
         if config is not None:
             (work / "config").mkdir()
             (work / "config" / config[0]).write_bytes(config[1])
-            job = dict(job, config=str(work / "config" / config[0]))
+            mine = str(work / "config" / config[0])
+        job = dataclasses.replace(job, path=str(path), out=str(out), config=mine)
         with host.session() as session:
-            record, detail = session.grade(dict(job, path=str(path), out=str(out)), deadline_s, job["lang"])
+            record, detail = session.grade(job, deadline_s, job.lang)
         files = {name: (out / name).read_bytes() for name in OUTPUTS} if record is not None else {}
         return {"record": record, "detail": detail, "files": files, "sealed": os.geteuid() == 0,
-                "worker": host.name, "grader": _fingerprint(job["assignment"])}
+                "worker": host.name, "grader": _fingerprint(job.assignment)}
     finally:
         shutil.rmtree(work, ignore_errors=True)
 

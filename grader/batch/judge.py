@@ -1,23 +1,27 @@
-"""The judge: grades one submission at a time, as asked on stdin, and writes that student's files.
+"""The judge: grades one submission at a time, as asked on stdin, and saves that student's grading.
 
 ``python -m grader.batch.judge ASSIGNMENT`` is started by the batch (one per parallel slot, kept for many
 submissions so torch and the assignment's checks are imported once; ``ASSIGNMENT`` is the spec of the
-assignment graded, ``Assignment.package``). It reads one JSON job per line, grades with
-``api.check(isolated=True)`` (the student's code runs in a ``WorkerRunner`` child, never here),
-compares the code with the assignment's reference, writes ``<out>/<id>/results.json``, ``report.html``,
-``gradescope.json`` and finally ``record.json`` (each atomically: a temporary file, then
-``os.replace``), and answers one line ``@@gradekit {record}``. Nothing the student's code prints
-reaches this process's stdout: it goes to the worker's capped log.
+assignment graded, ``Assignment.package``). It reads one ``Job`` per line (``Job.to_data`` as JSON), grades with
+``api.check(isolated=True)`` (the student's code runs in a ``WorkerRunner`` child, never here), compares the code
+with the assignment's reference, saves ``<out>/<id>/grading.json`` (the ``GradeResult`` as plain data) and
+finally ``record.json`` (``save_grading``: each atomically, a temporary file, then ``os.replace``), and answers
+one line ``@@gradekit {record}``. What the student reads (``report.html``, ``results.json``, ``gradescope.json``)
+is rendered from the grading by the batch once the instructor's review is known (``grader.batch.outputs``).
+Nothing the student's code prints reaches this process's stdout: it goes to the worker's capped log.
 """
 
+import dataclasses
 import json
 import os
 import signal
 import sys
 import tempfile
 import time
+from dataclasses import dataclass
 from pathlib import Path
 
+from grader.errors import crash_of
 from grader.safetext import clean_data
 
 REPLY_PREFIX = "@@gradekit "
@@ -29,6 +33,110 @@ report has the error whole, with its source line and traceback)."""
 STATUSES = ("ok", "refused", "timeout", "crashed", "banned-api", "copy", "error")
 """A gradebook row's status, most serious last but ``error`` (grading did not complete). ``refused``: the
 submission held links, special files or files over the caps, which were not graded (the rest was)."""
+GRADING = "grading.json"
+"""A student's grading in the output folder: ``{"result": GradeResult.to_dict()}``, what every output is rendered
+from."""
+RECORD = "record.json"
+"""The judge's record of a student (the gradebook's numbers before any review, and the cache's ``hash``)."""
+SAVED = (GRADING, RECORD)
+"""The files of a grading, in the order they are written: the record last, so that a student whose record is there
+has a grading."""
+
+
+@dataclass(frozen=True)
+class Job:
+    """What a judge is asked to do: grade one submission, how, and where to save it.
+
+    The batch makes one with its settings (the submission's fields left empty) and each pool makes a student's job
+    from it with ``for_submission``, then says where it is graded (``path``, ``out``, ``slot``; on Dask, the worker
+    says ``config`` too, ``dataclasses.replace``). It crosses processes as plain data: ``to_data`` (a JSON line to a
+    local judge, a dict shipped to a Dask worker) and ``from_data``."""
+
+    assignment: str
+    """The assignment graded, as ``grader.assignment.load`` takes it (``Assignment.package``)."""
+    tasks: tuple | None
+    """The task ids graded; ``None``: all of the assignment's."""
+    profile: str
+    """``"quick"`` or ``"full"`` examples."""
+    call_timeout: float
+    """Seconds one call into the student's code may take."""
+    total_timeout: float
+    """Seconds all calls into the student's code may take together."""
+    memory_mb: int
+    """The memory cap (MiB) of the process running the student's code."""
+    copy_policy: str
+    """What a copy of the reference scores: ``"zero"`` (0) or ``"flag"`` (its points, flagged)."""
+    figures: bool
+    """Whether the grading gathers the data of the report's pictures (a few more calls into the student's code)."""
+    lang: str
+    """The language of the grading's texts: the reasons in the record, the marker of cut text."""
+    config: str | None
+    """The course configuration's file on the machine that grades (``None``: none); read for the points, the
+    banned APIs and the checks' visibility."""
+    student: str = ""
+    """The student's id, as the gradebook shows it."""
+    hash: str = ""
+    """The digest of the submission's content and the batch's options: the cache's key, kept in the record."""
+    source: str | None = None
+    """The submission's folder as the batch found it (``None`` for a zip): a label the results name, never read."""
+    refused: tuple = ()
+    """What the snapshot left out (links, special files, files over the caps): ``Refused.to_dict()`` dicts."""
+    path: str = ""
+    """The snapshot graded, a folder on the machine that grades (regular files only)."""
+    out: str = ""
+    """The student's output folder there, where the grading is saved."""
+    slot: int | None = None
+    """The judge's slot on its machine: which worker users its student's code runs as (``sandbox.slot_user``)."""
+
+    def for_submission(self, sub, digest):
+        """This batch's job for ``sub`` (a prepared ``sources.Submission``) whose content hashed to ``digest``; where
+        it is graded is left to the pool."""
+        source = os.path.abspath(sub.source) if sub.source.suffix.lower() != ".zip" else None
+        return dataclasses.replace(self, student=sub.student, hash=digest, source=source,
+                                   refused=tuple(r.to_dict() for r in sub.refused))
+
+    def to_data(self):
+        """The job as plain data (JSON's types: lists for tuples)."""
+        data = dataclasses.asdict(self)
+        data["tasks"] = list(self.tasks) if self.tasks is not None else None
+        data["refused"] = [dict(r) for r in self.refused]
+        return data
+
+    @classmethod
+    def from_data(cls, data):
+        """The job ``to_data`` gave; ``ValueError`` for a field this kit does not know (a batch of another
+        version)."""
+        names = {f.name for f in dataclasses.fields(cls)}
+        unknown = sorted(set(data) - names)
+        if unknown:
+            raise ValueError(f"a job with fields this judge does not know: {', '.join(unknown)}")
+        values = dict(data)
+        if values.get("tasks") is not None:
+            values["tasks"] = tuple(values["tasks"])
+        values["refused"] = tuple(values.get("refused") or ())
+        return cls(**values)
+
+
+def save_grading(folder, result, record):
+    """Save a student's grading in ``folder`` (made if missing): ``result`` (a ``GradeResult``) as ``GRADING``, then
+    ``record`` (the judge's record) as ``RECORD``; each cleaned (``clean_data``) and written atomically."""
+    folder = Path(folder)
+    folder.mkdir(parents=True, exist_ok=True)
+    # Plain data: what is not JSON's already (none of the kit's results holds such a value) is saved as its text.
+    atomic_write(folder / GRADING, json.dumps({"result": clean_data(result.to_dict())}, ensure_ascii=False,
+                                              separators=(",", ":"), default=str) + "\n")
+    atomic_write(folder / RECORD, json.dumps(clean_data(record), ensure_ascii=False, indent=2) + "\n")
+
+
+def load_grading(folder):
+    """The ``GradeResult`` saved in ``folder`` (``save_grading``), or ``None`` when there is none to read."""
+    from grader.results import GradeResult
+
+    try:
+        data = json.loads((Path(folder) / GRADING).read_text(encoding="utf-8"))
+        return GradeResult.from_dict(data["result"])
+    except (OSError, ValueError, KeyError, TypeError):
+        return None
 
 
 def atomic_write(path, text):
@@ -53,8 +161,8 @@ def atomic_write(path, text):
 def problems_of(result, copy, policy="zero"):
     """Every problem of the submission as ``[(status, reason key)]``, most serious first: a copy does not hide a
     banned API or a file that does not import. Empty when all is well."""
-    kinds = [(c.error or {}).get("kind") for t in result.tasks for c in t.checks]
-    details = [(c.error or {}).get("detail", "") for t in result.tasks for c in t.checks]
+    errors = [c.error for t in result.tasks for c in t.checks if c.error]
+    kinds = [e.get("kind") for e in errors]
     load = result.load_errors or {}
     kinds += [e.get("kind") for e in load.values() if isinstance(e, dict)]
     found = []
@@ -66,7 +174,7 @@ def problems_of(result, copy, policy="zero"):
         found.append(("banned-api", "batch.reason.banned"))
     if "timeout" in kinds:
         found.append(("timeout", "batch.reason.timeout"))
-    if "crashed" in kinds or any(d.startswith(("the code called sys.exit", "MemoryError")) for d in details):
+    if any(crash_of(e) for e in errors):  # the error's kind and data as the engine records them, not its words
         found.append(("crashed", "batch.reason.crashed"))
     if getattr(result, "refused", None):  # before a load error: a refused contract file does not import
         found.append(("refused", "batch.reason.refused"))
@@ -113,37 +221,35 @@ def status_of(result, copy, policy="zero"):
 
 
 def grade(job):
-    """Grade one job (a dict from the batch); write the student's files; the record (a dict)."""
+    """Grade ``job`` (a ``Job``), save the student's grading in ``job.out``; the record (a dict)."""
     from grader import api
     from grader.assignment import load
     from grader.batch.similarity import compare
     from grader.messages import text
     from grader.submission.snapshot import Refused, Snapshot, short
-    from grader.views import gradescope, html, json_view
 
-    assignment = load(job.get("assignment"))
+    assignment = load(job.assignment)
     config = None
-    if job.get("config"):
+    if job.config:
         from grader.config import CourseConfig
-        config = CourseConfig.load(job["config"], assignment=assignment)
-    lang = job.get("lang", "en")
-    out = Path(job["out"])
+        config = CourseConfig.load(job.config, assignment=assignment)
+    lang = job.lang
+    out = Path(job.out)
     out.mkdir(parents=True, exist_ok=True)
     started = time.perf_counter()
     from grader.submission.sandbox import slot_user
 
-    # job["path"] is the batch's snapshot of the submission (regular files only); the original is never read.
-    snapshot = Snapshot(root=Path(job["path"]), refused=[Refused.from_dict(d) for d in job.get("refused", [])])
-    result = api.check(path=job.get("source") or job["path"], assignment=assignment, tasks=job.get("tasks"),
-                       profile=job.get("profile", "full"), isolated=True, config=config,
-                       call_timeout=job["call_timeout"], total_timeout=job["total_timeout"],
-                       memory_mb=job.get("memory_mb"), figures=job.get("figures", False),
-                       run_as=slot_user(job.get("slot")), snapshot=snapshot,
+    # job.path is the batch's snapshot of the submission (regular files only); the original is never read.
+    snapshot = Snapshot(root=Path(job.path), refused=[Refused.from_dict(d) for d in job.refused])
+    result = api.check(path=job.source or job.path, assignment=assignment,
+                       tasks=list(job.tasks) if job.tasks else None, profile=job.profile, isolated=True,
+                       config=config, call_timeout=job.call_timeout, total_timeout=job.total_timeout,
+                       memory_mb=job.memory_mb, figures=job.figures, run_as=slot_user(job.slot), snapshot=snapshot,
                        spin_s=0.0, lang=lang)  # the batch's judges fill the cores: none polls while it waits
-    verdict = compare(job["path"], assignment)
+    verdict = compare(job.path, assignment)
     copy = verdict.copy
-    result.submission = job["student"]  # not the temporary folder a zip was extracted to
-    policy = job.get("copy_policy", "zero")
+    result.submission = job.student  # not the temporary folder a zip was extracted to
+    policy = job.copy_policy
     problems = problems_of(result, copy, policy)
     status = problems[0][0] if problems else "ok"
     zeroed = copy and policy == "zero"
@@ -154,7 +260,7 @@ def grade(job):
     causes = load_causes(result.load_errors, lang)
     reasons = [text(key, lang, entries=", ".join(entries), files=causes) for _, key in problems]
     record = {
-        "student": job["student"], "folder": out.name, "hash": job["hash"], "status": status,
+        "student": job.student, "folder": out.name, "hash": job.hash, "status": status,
         "reason": "; ".join(reasons),
         "problems": [{"status": st, "reason": r} for (st, _), r in zip(problems, reasons)],
         "score": 0.0 if zeroed else result.score, "max_score": result.max_score,
@@ -168,15 +274,8 @@ def grade(job):
         "sealed": result.sealed,
         "duration_s": round(time.perf_counter() - started, 2),
     }
-    data = json_view.to_data(result, lang=lang)
-    data.update(student=job["student"], status=status, reason=record["reason"], flags=record["flags"],
-                gradebook_score=record["score"])
-    data, record = clean_data(data), clean_data(record)  # the student id and reason come from outside too
-    atomic_write(out / "results.json", json.dumps(data, ensure_ascii=False, indent=2) + "\n")
-    atomic_write(out / "report.html", html.render(result, lang=lang))
-    atomic_write(out / "gradescope.json", gradescope.render(result, lang=lang,
-                                                            output_format=job.get("output_format", "md")))
-    atomic_write(out / "record.json", json.dumps(record, ensure_ascii=False, indent=2) + "\n")
+    record = clean_data(record)  # the student id and reason come from outside too
+    save_grading(out, result, record)
     return record
 
 
@@ -201,11 +300,11 @@ def main(argv=None):
     for line in sys.stdin:
         if not line.strip():
             continue
-        job = json.loads(line)
+        data = json.loads(line)
         try:
-            record = grade(job)
+            record = grade(Job.from_data(data))
         except Exception as exc:  # noqa: BLE001 - a grader bug: this student's row says so, the batch goes on
-            record = {"student": job.get("student"), "internal_error": f"{type(exc).__name__}: {exc}"[:2000]}
+            record = {"student": data.get("student"), "internal_error": f"{type(exc).__name__}: {exc}"[:2000]}
         reply.write(REPLY_PREFIX + json.dumps(clean_data(record), ensure_ascii=False) + "\n")
         reply.flush()
 

@@ -23,15 +23,11 @@ come back, and the status becomes the next problem, or ok; ``confirmed``: 0 what
 penalty (at most the points earned so far), then the adjustment. The total is never below 0 and may exceed
 the maximum (extra credit). The result carries ``review``: what was applied, for the outputs.
 
-``apply_to_files`` shows the review in the student's files. It is idempotent because every file is re-derived
-from the judge's version, which is recoverable whatever ran before: the report's review box sits between
-``BEGIN``/``END`` markers (HTML comments, which no escaped student text can produce) and is cut out before a
-new one goes in; a review that changes the score (or decides the copy flag) also rewrites the report's headline
-(``grader.views.html.headline``, whose marker keeps the judge's total) and title, so that the student reads
-first the score that counts, with the score before the review, what changed and why beside it;
-``results.json`` takes ``status``, ``reason``, ``gradebook_score`` and ``review`` from the final record (the
-judge wrote the first three from the record); ``gradescope.json`` keeps the judge's ``output`` in
-``extra_data`` while a review is appended to it. The judge rewrites all three when it re-grades.
+``shown`` and ``gradescope_output`` say a final record's review as the student's files show it; the files are
+rendered once, from the grading and the final record, by ``grader.batch.outputs``: the report's headline (and
+title) is the score that counts, with the score before the review, what changed and why beside it, when the
+review changed the score (or decided the copy flag), and a box says the review in full; ``results.json`` carries
+``review``; ``gradescope.json`` has the final score and the review after its output.
 """
 
 import copy
@@ -39,17 +35,12 @@ import csv
 import io
 import json
 import math
-import re
 import unicodedata
 from dataclasses import dataclass, field, replace
-from functools import cache
 from html import escape
 from pathlib import Path
 
-import jinja2
-
 from grader.batch.gradebook import number_cell, text_cell
-from grader.batch.judge import atomic_write
 from grader.config import COPY_POLICIES, _tomllib
 from grader.messages import text
 from grader.safetext import clean_data
@@ -62,23 +53,10 @@ NUMBERS = ("points", "late_penalty", "late_percent")
 COPY_DECISIONS = ("cleared", "confirmed")
 CSV_COLUMNS = ("student",) + FIELDS
 SUFFIXES = (".toml", ".csv")
-BEGIN, END = "<!-- gradekit:review -->", "<!-- /gradekit:review -->"
-"""The markers around the review box in ``report.html``."""
-GRADESCOPE_KEY = "gradekit_review"
-"""``extra_data`` key of ``gradescope.json`` that keeps the judge's ``output`` while a review is shown."""
-_BOX = re.compile(re.escape(BEGIN) + ".*?" + re.escape(END) + "\n", re.S)
-_TITLE = re.compile(r"(<title>[^<]*?)\S+ / \S+(</title>)")
-"""The page's title, which ends with the total (``report.html.j2``); the first ``<title>``: the SVGs' come later."""
-_BOX_TEMPLATE = """\
-<section class="card" id="review" aria-labelledby="review-h">
-  <h2 id="review-h">{{ title }}</h2>
-  <dl class="kv">
-{% for label, value in rows %}
-    <div><dt>{{ label }}</dt><dd>{{ value }}</dd></div>
-{% endfor %}
-  </dl>
-</section>
-"""
+BEGIN, END = html_view.REVIEW_MARKERS
+"""The comments around the review box in ``report.html``."""
+SCORE_CHANGES = ("copy", "late", "points")
+"""What in a review changes the score the student reads first (the report's headline)."""
 
 
 class OverrideError(ValueError):
@@ -330,25 +308,31 @@ def _decide_copy(final, record, decision, copy_policy, lang):
 
 
 # -- the student's files ----------------------------------------------------------------------------
-def apply_to_files(folder, final, *, lang):
-    """Show ``final``'s review (or none) in the student's ``report.html``, ``gradescope.json`` and
-    ``results.json`` in ``folder``; idempotent (see the module's docstring). A missing file is left missing."""
-    folder = Path(folder)
+def shown(final, lang):
+    """What the student's report shows of ``final``'s review (``html.render``'s ``review``), or ``None`` without
+    one: the box's ``title`` and ``rows``; ``score``, the total that counts, when the review changed it (or decided
+    the copy flag), else ``None``; ``beside``, what the headline says beside it (the score before the review, what
+    changed and why) and ``link``, to the box."""
     review = final.get("review")
-    rows = _rows(review, final.get("max_score") or 0, lang) if review else []
-    _update(folder / "report.html", lambda page: _report(page, final, rows, lang))
-    _update(folder / "results.json", lambda content: _results(content, final))
-    _update(folder / "gradescope.json", lambda content: _gradescope(content, final["score"], rows, lang))
+    if not review:
+        return None
+    max_score = final.get("max_score") or 0
+    changed = any(review[key] for key in SCORE_CHANGES)
+    return {"title": text("overrides.box.title", lang), "rows": _rows(review, max_score, lang),
+            "score": float(final["score"]) if changed else None,
+            "beside": _beside(review, max_score, lang) if changed else "",
+            "link": text("overrides.headline.link", lang)}
 
 
-def _update(path, change):
-    try:
-        old = path.read_bytes().decode("utf-8")
-    except FileNotFoundError:
-        return
-    new = change(old)
-    if new != old:
-        atomic_write(path, new)
+def gradescope_output(judged, final, output_format, lang):
+    """Gradescope's ``output`` for ``final``: ``judged`` (the grading's own output), then its review, if any, in
+    ``output_format`` (``_gradescope_text``)."""
+    review = final.get("review")
+    if not review:
+        return judged
+    rows = _rows(review, final.get("max_score") or 0, lang)
+    said = _gradescope_text(rows, text("overrides.box.title", lang), output_format, lang)
+    return f"{judged}\n\n{said}" if judged else said
 
 
 def _rows(review, max_score, lang):
@@ -402,44 +386,6 @@ def _late(review, max_score, lang):
     return t("overrides.late.taken", rule=rule, points=taken)
 
 
-@cache
-def _box_template():
-    env = jinja2.Environment(autoescape=True, undefined=jinja2.StrictUndefined, trim_blocks=True,
-                             lstrip_blocks=True, keep_trailing_newline=True)
-    return env.from_string(_BOX_TEMPLATE)
-
-
-def _report(page, final, rows, lang):
-    """``page`` without its review box, its headline the score that counts (``_headline``), then with the box of
-    ``rows`` (if any) after the score card."""
-    page = _headline(_BOX.sub("", page), final, lang)
-    if not rows:
-        return page
-    box = BEGIN + "\n" + _box_template().render(title=text("overrides.box.title", lang), rows=rows) + END + "\n"
-    at = _after_score_card(page)
-    return page[:at] + box + page[at:]
-
-
-def _headline(page, final, lang):
-    """``page`` whose headline and title show the judge's total, or after a review that changed the score (or
-    decided the copy flag), the reviewed total with the review beside it. A page without the headline's markers
-    (written by an older judge) is left as it is: its review box still says what changed."""
-    found = html_view.HEADLINE.search(page)
-    if not found:
-        return page
-    graded = (float(found[1]), float(found[2]))
-    review = final.get("review")
-    if review and any(review[key] for key in ("copy", "late", "points")):
-        shown = (float(final["score"]), graded[1])
-        new = html_view.headline(*shown, graded=graded, review={"text": _beside(review, graded[1], lang),
-                                                                 "link": text("overrides.headline.link", lang)})
-    else:
-        shown = graded
-        new = html_view.headline(*graded)
-    page = page[:found.start()] + str(new) + page[found.end():]  # str: Markup would escape the page
-    return _TITLE.sub(lambda m: m[1] + escape(html_view.total(*shown), quote=False) + m[2], page, count=1)
-
-
 def _beside(review, max_score, lang):
     """The text beside a reviewed headline: the score before the review, what changed it, and why."""
     def t(key, **params):
@@ -454,43 +400,6 @@ def _beside(review, max_score, lang):
     elif review["by"]:
         sentences.append(t("overrides.row", label=t("overrides.box.by"), value=review["by"]))
     return clean_data(("" if lang == "zh" else " ").join(sentences))  # Chinese puts no space after 。
-
-
-def _after_score_card(page):
-    """Where the box goes: after the score card's line, else before ``</body>``, else at the end."""
-    card = page.find('id="score"')
-    end = page.find("</section>", card) if card >= 0 else -1
-    if end < 0:
-        body = page.rfind("</body>")
-        return body if body >= 0 else len(page)
-    at = end + len("</section>")
-    return at + 1 if page[at:at + 1] == "\n" else at
-
-
-def _results(content, final):
-    data = json.loads(content)
-    data.update(status=final["status"], reason=final["reason"], gradebook_score=final["score"])
-    if final.get("review"):
-        data["review"] = final["review"]
-    else:
-        data.pop("review", None)
-    return json.dumps(clean_data(data), ensure_ascii=False, indent=2) + "\n"
-
-
-def _gradescope(content, score, rows, lang):
-    data = json.loads(content)
-    extra = data.get("extra_data")
-    if isinstance(extra, dict) and GRADESCOPE_KEY in extra:
-        data["output"] = extra.pop(GRADESCOPE_KEY).get("output", "")
-        if not extra:
-            del data["extra_data"]
-    data["score"] = int(score) if float(score).is_integer() else round(float(score), 4)
-    if rows:
-        judged = data.get("output", "")
-        data.setdefault("extra_data", {})[GRADESCOPE_KEY] = {"output": judged}
-        review = _gradescope_text(rows, text("overrides.box.title", lang), data.get("output_format"), lang)
-        data["output"] = f"{judged}\n\n{review}" if judged else review
-    return json.dumps(data, ensure_ascii=False, indent=2, allow_nan=False) + "\n"
 
 
 def _gradescope_text(rows, title, output_format, lang):

@@ -2,13 +2,15 @@
 
 The batch process only schedules: it finds the submissions, hashes them, skips those whose result
 for the same content, grader and options is in ``out`` already, and hands the rest to ``jobs``
-judge processes (``grader.batch.judge``), each grading one submission at a time. A judge runs the
-checks (Hypothesis, the reference) in its own interpreter, so the slots do not share a GIL; the
-student's code runs one level further down, in the judge's worker child. Each student's files are
-written by the judge, atomically, as soon as that student is done: stopping the batch loses no
-finished result, and the next run resumes where it stopped.
+judge processes (``grader.batch.judge``), each grading one submission at a time (a ``judge.Job``). A judge runs
+the checks (Hypothesis, the reference) in its own interpreter, so the slots do not share a GIL; the
+student's code runs one level further down, in the judge's worker child. Each student's grading is
+saved by the judge, atomically, as soon as that student is done: stopping the batch loses no
+finished result, and the next run resumes where it stopped. The files the student reads are rendered by
+this process from the grading and the instructor's review, once each (``grader.batch.outputs.publish``).
 """
 
+import dataclasses
 import hashlib
 import importlib
 import json
@@ -26,14 +28,13 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 import grader
+from grader.batch import outputs, sources
 from grader.batch import overrides as overrides_module
-from grader.batch import sources
-from grader.batch.judge import REPLY_PREFIX, atomic_write
+from grader.batch.judge import RECORD, REPLY_PREFIX, SAVED, Job, atomic_write, save_grading
 from grader.batch.progress import Progress
 from grader.messages import text
 from grader.safetext import clean_data, clean_text, display_name
 
-RECORD = "record.json"
 JUDGE_START_S = 180.0
 """Seconds a judge may take to import torch and the checks (a loaded machine is slow)."""
 
@@ -66,11 +67,14 @@ class BatchResult:
         return [r for r in self.records if r.get("status") == "error" and not r.get("max_score")]
 
 
-GRADING_SOURCES = ("checks", "bugs", "submission", "views", "messages", "batch", "probes.py", "engine.py",
-                   "errors.py", "strategies.py", "assignment.py", "options.py", "api.py", "config.py", "results.py",
-                   "safetext.py")
-"""The parts of ``grader`` whose change can change a result or a report (with the assignment's folders)."""
-SOURCE_SUFFIXES = (".py", ".j2", ".css", ".js", ".tsv")
+CACHES = frozenset({"__pycache__", ".pytest_cache", ".mypy_cache", ".ruff_cache", ".hypothesis"})
+"""Folders of caches, whose files are no part of the kit or of an assignment (nor compiled ``.pyc``/``.pyo`` files)."""
+
+
+def _fingerprinted(base):
+    """Every file under ``base`` that makes it what it is, sorted: all but caches (``CACHES``, compiled files)."""
+    return [path for path in sorted(base.rglob("*")) if path.is_file() and path.suffix not in (".pyc", ".pyo")
+            and not CACHES.intersection(path.relative_to(base).parts)]
 
 
 def assignment_folders(assignment):
@@ -92,18 +96,14 @@ def package_folder(assignment):
 
 
 def grader_fingerprint(assignment):
-    """The grader's version and a digest of the sources that grade ``assignment`` (the kit's, and every file of
-    the assignment's folders): a change to any re-grades everything."""
+    """The grader's version and a digest of every file of the kit (the ``grader`` package: sources, templates,
+    stylesheets, whatever it holds) and of the assignment's folders, caches left out: a change to any re-grades
+    everything."""
     h = hashlib.sha256(grader.__version__.encode())
     root = Path(grader.__file__).resolve().parent
-    for base in [root / name for name in GRADING_SOURCES]:
-        for path in sorted(base.rglob("*")) if base.is_dir() else [base]:
-            if path.is_file() and path.suffix in SOURCE_SUFFIXES and "__pycache__" not in path.parts:
-                h.update(path.relative_to(root.parent).as_posix().encode() + b"\0" + path.read_bytes())
-    for base in assignment_folders(assignment):
-        for path in sorted(base.rglob("*")):
-            if path.is_file() and path.suffix != ".pyc" and "__pycache__" not in path.parts:
-                h.update(f"{base.name}/{path.relative_to(base).as_posix()}".encode() + b"\0" + path.read_bytes())
+    for base in [root] + assignment_folders(assignment):
+        for path in _fingerprinted(base):
+            h.update(f"{base.name}/{path.relative_to(base).as_posix()}".encode() + b"\0" + path.read_bytes())
     return f"{grader.__version__}+{h.hexdigest()[:16]}"
 
 
@@ -130,9 +130,10 @@ def batch(*, submissions, out, jobs=None, tasks=None, profile="full", config=Non
         overrides: the instructor's reviews, a ``.toml`` or ``.csv`` file (``grader.batch.overrides``; default: the
             configuration's). Applied to every output after grading, never to the cached grading itself: editing
             the file re-grades nothing, and a re-run applies it again.
-        pool: who grades what is not cached: ``pool(todo, out, job_args, jobs, deadline_s, lang, bar, warnings)``
-            yields each record once its files are in ``out`` (default: judges on this machine, ``_run_pool``).
-            ``grader.batch.distributed.batch`` passes Dask's (docs/CLUSTER.md).
+        pool: who grades what is not cached: ``pool(todo, out, job, jobs, deadline_s, lang, bar, warnings)``
+            (``job``: the batch's ``judge.Job``, ``Job.for_submission`` makes each student's) yields each record
+            once its grading is saved in ``out`` (``judge.save_grading``; default: judges on this machine,
+            ``_run_pool``). ``grader.batch.distributed.batch`` passes Dask's (docs/CLUSTER.md).
     """
     from grader import api
     from grader.api import UsageError
@@ -180,38 +181,45 @@ def batch(*, submissions, out, jobs=None, tasks=None, profile="full", config=Non
         found = sources.discover(src, result.skipped)
         overrides = overrides or (course.overrides if course else None)
         reviews = _load_reviews(overrides, found, lang, result)
-        todo, records = [], {}
+        finals = {}
+
+        def publish(record):
+            """The student's final record (the review applied), their files rendered from it and their grading."""
+            final = reviews_apply(reviews, record, copy_policy, lang)
+            if final.get("folder"):
+                outputs.publish(out / final["folder"], final, lang=lang, output_format=output_format)
+            finals[final["student"]] = final
+
+        todo, known = [], []
         for sub in found:
             sources.prepare(sub, scratch)  # the snapshot: nothing reads sub.source after this
             folder = out / sub.folder
             if sub.path is None:
-                records[sub.student] = _problem_record(sub, lang)
-                _write_problem(folder, records[sub.student], display_name(sub.source.name),
-                               _problem_detail(sub, lang), profile, lang, output_format)
+                known.append(_problem_record(sub, lang))
+                _write_problem(folder, known[-1], display_name(sub.source.name), _problem_detail(sub, lang),
+                               profile)
                 continue
             digest = sources.content_hash(sub.path, salt, sub.refused)
             cached = _read_record(folder / RECORD)
             if not force and cached and cached.get("hash") == digest and _complete(folder):
-                records[sub.student] = cached
+                known.append(cached)
                 result.cached += 1
                 continue
             todo.append((sub, digest))
-        job_args = {"assignment": assignment.package, "tasks": tasks, "profile": profile,
-                    "call_timeout": call_timeout, "total_timeout": total_timeout, "memory_mb": memory_mb,
-                    "copy_policy": copy_policy, "figures": figures, "lang": lang,
-                    "config": str(Path(config).resolve()) if config else None,
-                    "output_format": output_format}
+        job = Job(assignment=assignment.package, tasks=tuple(tasks) if tasks else None, profile=profile,
+                  call_timeout=call_timeout, total_timeout=total_timeout, memory_mb=memory_mb,
+                  copy_policy=copy_policy, figures=figures, lang=lang,
+                  config=str(Path(config).resolve()) if config else None)
         deadline_s = total_timeout + 3 * call_timeout + 300.0
         bar = Progress(len(todo), stream if stream is not None else (sys.stderr if sys.stderr.isatty() else None),
                        lang)
-        for record in (pool or _run_pool)(todo, out, job_args, jobs, deadline_s, lang, bar, result.warnings):
-            records[record["student"]] = record
+        for record in (pool or _run_pool)(todo, out, job, jobs, deadline_s, lang, bar, result.warnings):
+            publish(record)  # as each arrives: a stopped batch leaves the finished students' files
             result.graded += 1
         bar.close()
-        result.records = [reviews_apply(reviews, records[k], copy_policy, lang) for k in sorted(records)]
-        for final in result.records:  # every student, reviewed or not: a review taken out leaves the files too
-            if final.get("folder") and (out / final["folder"]).is_dir():
-                overrides_module.apply_to_files(out / final["folder"], final, lang=lang)
+        for record in known:  # every student, reviewed or not: a review taken out leaves the files too
+            publish(record)
+        result.records = [finals[k] for k in sorted(finals)]
         similar = _similarity(found, out, assignment, lang)
         from grader.batch import exports, gradebook, summary
         gradebook.write(result.records, out / "gradebook.csv", assignment,
@@ -276,7 +284,8 @@ def _read_record(path):
 
 
 def _complete(folder):
-    return all((folder / name).is_file() for name in ("results.json", "report.html", "gradescope.json", RECORD))
+    """Whether ``folder`` holds a saved grading (what its files are rendered from)."""
+    return all((folder / name).is_file() for name in SAVED)
 
 
 def _problem_detail(sub, lang):
@@ -302,23 +311,15 @@ def _error_record(sub, detail, lang):
     return record
 
 
-def _write_problem(folder, record, name, detail, profile, lang, output_format="md"):
-    """The files of a student whose submission could not be graded: the record, and a report saying why
-    (``name`` could not be imported: ``detail``)."""
+def _write_problem(folder, record, name, detail, profile):
+    """Save the grading of a student whose submission could not be graded: ``record``, and a result saying why
+    (``name`` could not be imported: ``detail``), which their files are rendered from as any other's."""
     from grader.results import GradeResult
-    from grader.views import gradescope, html, json_view
 
-    folder.mkdir(exist_ok=True)
     error = {"kind": "error", "detail": clean_text(detail), "file": "", "line": 0, "code": "", "trace": ""}
     result = GradeResult(submission=record["student"], score=0.0, max_score=0.0, seed=None, profile=profile,
                          duration_s=0.0, load_errors={clean_text(name): error})
-    data = json_view.to_data(result, lang=lang)
-    data.update(student=record["student"], status=record["status"], reason=record["reason"], flags={},
-                gradebook_score=0.0)
-    atomic_write(folder / "results.json", json.dumps(clean_data(data), ensure_ascii=False, indent=2) + "\n")
-    atomic_write(folder / "report.html", html.render(result, lang=lang))
-    atomic_write(folder / "gradescope.json", gradescope.render(result, lang=lang, output_format=output_format))
-    atomic_write(folder / RECORD, json.dumps(clean_data(record), ensure_ascii=False, indent=2) + "\n")
+    save_grading(folder, result, record)
 
 
 # -- the pool of judges ------------------------------------------------------------------------------
@@ -337,7 +338,8 @@ class _Judge:
         self.ready = False
 
     def send(self, job):
-        self.proc.stdin.write((json.dumps(job) + "\n").encode())
+        """Send ``job`` (a ``judge.Job``) as one line of JSON."""
+        self.proc.stdin.write((json.dumps(job.to_data()) + "\n").encode())
         self.proc.stdin.flush()
 
     def receive(self, deadline):
@@ -379,9 +381,10 @@ class _Judge:
         self.proc.stdout.close()
 
 
-def _run_pool(todo, out, job_args, jobs, deadline_s, lang, bar, warnings):
-    """Grade ``todo`` with ``jobs`` judges; yields each record as it finishes (in finishing order). ``warnings``
-    gets nothing here: whether this machine seals the graded code is said by ``gradekit batch`` at the start."""
+def _run_pool(todo, out, job, jobs, deadline_s, lang, bar, warnings):
+    """Grade ``todo`` with ``jobs`` judges, each submission's job made from ``job`` (the batch's ``judge.Job``);
+    yields each record as it finishes (in finishing order). ``warnings`` gets nothing here: whether this machine
+    seals the graded code is said by ``gradekit batch`` at the start."""
     pending = queue.Queue()
     for item in todo:
         pending.put(item)
@@ -396,24 +399,21 @@ def _run_pool(todo, out, job_args, jobs, deadline_s, lang, bar, warnings):
                 except queue.Empty:
                     return
                 if judge is None:
-                    judge = _Judge(job_args["assignment"])
+                    judge = _Judge(job.assignment)
                     hello = judge.receive(time.monotonic() + JUDGE_START_S)
                     if not hello or not hello.get("ready"):
                         judge.stop()
                         judge = None
                         detail = "the judge process did not start"
                         record = _error_record(sub, detail, lang)
-                        _write_problem(out / sub.folder, record, sub.student, detail, job_args["profile"], lang,
-                                       job_args["output_format"])
+                        _write_problem(out / sub.folder, record, sub.student, detail, job.profile)
                         done.put(record)
                         continue
-                source = os.path.abspath(sub.source) if sub.source.suffix.lower() != ".zip" else None
-                job = dict(job_args, student=sub.student, path=str(sub.path), source=source,
-                           refused=[r.to_dict() for r in sub.refused], out=str(out / sub.folder), hash=digest,
-                           slot=index)
+                mine = dataclasses.replace(job.for_submission(sub, digest), path=str(sub.path),
+                                           out=str(out / sub.folder), slot=index)
                 started = time.monotonic()
                 try:
-                    judge.send(job)
+                    judge.send(mine)
                     record = judge.receive(started + deadline_s)
                 except OSError:
                     record = None
@@ -423,8 +423,7 @@ def _run_pool(todo, out, job_args, jobs, deadline_s, lang, bar, warnings):
                     judge.stop()
                     judge = None
                     record = _error_record(sub, detail, lang)
-                    _write_problem(out / sub.folder, record, sub.student, detail, job_args["profile"], lang,
-                                       job_args["output_format"])
+                    _write_problem(out / sub.folder, record, sub.student, detail, job.profile)
                 done.put(record)
         finally:
             if judge is not None:

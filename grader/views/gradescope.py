@@ -65,7 +65,7 @@ def render_blocks(blocks, output_format):
     return "\n".join(f"{b.label}: {b.text}" if b.kind == "command" else b.text for b in blocks)
 
 
-def _number(x):
+def number(x):
     """Scores as JSON numbers: ints where whole (``10``), else floats (``1.5``)."""
     return int(x) if float(x).is_integer() else round(float(x), 4)
 
@@ -110,8 +110,8 @@ def to_data(result, *, lang="en", output_format="md"):
                 blocks.append(Block("sentence", text("ui.banned_cost", lang)))
             tests.append({
                 "name": c.id,
-                "score": _number(score),
-                "max_score": _number(c.max_score),
+                "score": number(score),
+                "max_score": number(c.max_score),
                 "status": "passed" if c.status == "passed" else "failed",
                 "output": render_blocks(blocks, output_format),
                 "output_format": output_format,
@@ -119,7 +119,7 @@ def to_data(result, *, lang="en", output_format="md"):
                 "tags": [task.id],
             })
     return {
-        "score": _number(result.score),
+        "score": number(result.score),
         "execution_time": max(0, round(result.duration_s)),
         "output": render_blocks(summary_blocks(result, lang=lang), output_format),
         "output_format": output_format,

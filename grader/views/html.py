@@ -12,7 +12,6 @@ import base64
 import functools
 import hashlib
 import math
-import re
 from pathlib import Path
 
 import jinja2
@@ -29,8 +28,9 @@ PRINT_SCRIPT = "print.js"
 """The one inline script: opens every ``<details>`` before printing."""
 EXAMPLE_KEYS = ("config", "shapes", "first_index", "max_abs_error", "max_rel_error", "mismatched", "total")
 """Example fields shown first, in this order; the rest follow in their own order."""
-HEADLINE = re.compile(r"<!-- gradekit:score (\S+) (\S+) -->.*?<!-- /gradekit:score -->", re.S)
-"""The score card's headline in a page (``headline``); groups: the judge's total and maximum."""
+REVIEW_MARKERS = ("<!-- gradekit:review -->", "<!-- /gradekit:review -->")
+"""The comments around the instructor's review box in a reviewed report (``render``'s ``review``), as the template
+writes them: where the box starts and ends, for whoever reads the page."""
 
 
 @functools.cache
@@ -48,9 +48,9 @@ def _script_hash():
     return "sha256-" + base64.b64encode(hashlib.sha256(emitted.encode("utf-8")).digest()).decode("ascii")
 
 
-def render(result, *, lang="en"):
-    """The report as one HTML string."""
-    return environment().get_template("report.html.j2").render(**context(result, lang=lang))
+def render(result, *, lang="en", review=None):
+    """The report as one HTML string; ``review``: the instructor's review of it (``context``), or ``None``."""
+    return environment().get_template("report.html.j2").render(**context(result, lang=lang, review=review))
 
 
 def write(result, path, *, lang="en"):
@@ -58,16 +58,12 @@ def write(result, path, *, lang="en"):
     Path(path).write_text(render(result, lang=lang), encoding="utf-8")
 
 
-def headline(score, max_score, *, graded=None, review=None):
-    """The score card's headline: the total that counts, its percentage and bar.
-
-    A review (``grader.batch.overrides``) rewrites it in the judge's page, so that the score the student reads
-    first is the one in the gradebook: ``review`` (``{"text", "link"}``, plain text; ``link`` leads to the review
-    box) says beside the total what it was before and why. ``graded`` (``(score, max_score)``, default: these) is
-    the judge's total, kept in the first marker so that the next run can rewrite the headline or restore it."""
-    graded = graded or (score, max_score)
+def headline(score, max_score, *, review=None):
+    """The score card's headline: the total that counts, its percentage and bar. ``review`` (``{"text", "link"}``,
+    plain text; ``link`` leads to the review box): said beside a total that a review changed, what it was before
+    and why."""
     return Markup(environment().get_template("headline.html.j2").render(
-        graded=" ".join(repr(float(x)) for x in graded), score=_score(score), max_score=_score(max_score),
+        score=_score(score), max_score=_score(max_score),
         percent=0 if not max_score else round(100 * score / max_score),
         bar=svg.bar(score, max_score, label=total(score, max_score)), review=review))
 
@@ -78,8 +74,14 @@ def total(score, max_score):
 
 
 # -- the view model --------------------------------------------------------------------------------
-def context(result, *, lang="en"):
-    """Everything the template shows, as plain values."""
+def context(result, *, lang="en", review=None):
+    """Everything the template shows, as plain values.
+
+    ``review``: the instructor's review (``grader.batch.overrides.shown``), its words already in ``lang``:
+    ``{"title", "rows": [(label, value)], "score", "beside", "link"}``. Its box follows the score card; when it
+    changed the score (``score`` is not ``None``) the headline and the page title show that score, with ``beside``
+    (the score before the review, what changed and why) next to it, so that the student reads first the score that
+    counts. ``None``: the grading as it is."""
     def t(key, **params):
         return text(key, lang, **params)
 
@@ -101,6 +103,11 @@ def context(result, *, lang="en"):
     env = result.environment or {}
     seed = result.seed if result.seed is not None else t("ui.derandomized")
     allow_banned = getattr(result, "allow_banned", False)
+    shown = result.score
+    beside = None
+    if review and review.get("score") is not None:
+        shown = float(review["score"])
+        beside = {"text": review["beside"], "link": review["link"]}
     return {
         "t": t,
         "html_lang": "zh-CN" if lang == "zh" else lang,
@@ -117,9 +124,11 @@ def context(result, *, lang="en"):
                            else t("ui.mode_isolated") if result.sealed else t("ui.mode_unsealed")),
         ],
         "environment": [(k, _plain(v)) for k, v in env.items() if k != "when"],
-        "score": _score(result.score),
+        "score": _score(shown),
         "max_score": _score(result.max_score),
-        "headline": headline(result.score, result.max_score),
+        "headline": headline(shown, result.max_score, review=beside),
+        "review": {"title": review["title"], "rows": list(review["rows"])} if review else None,
+        "review_markers": [Markup(m) for m in REVIEW_MARKERS],  # the kit's own comments, not text to escape
         "verdict": verdict,
         "all_passed": result.passed,
         "counts": [(t(f"report.count.{s}", count=n), s) for s, n in counts.items() if n],
