@@ -156,7 +156,8 @@ class GradeResult:
     allow_banned: bool = False
     """Whether banned APIs were allowed in this run (findings are listed, no points withheld)."""
     figures: dict = field(default_factory=dict)
-    """Plain data for the report's pictures (attention maps, positional table), from the assignment's ``figures``."""
+    """Plain data for the report's pictures, from the assignment's ``figures``: ``{"heatmaps": [figure, ...]}``, the
+    generic heat-map figures ``docs/ASSIGNMENTS.md`` (*Pictures*) describes."""
     assignment: str = ""
     """The name of the assignment graded (``"transformer"``)."""
     refused: list = field(default_factory=list)

@@ -72,6 +72,16 @@ def edited_copy(dest, edits=None, *, files=None):
     return dest
 
 
+def figure(figures, fig_id):
+    """The heat-map figure ``fig_id`` of a result's ``figures`` (``{"heatmaps": [...]}``), or ``None``."""
+    return next((f for f in (figures or {}).get("heatmaps") or () if f.get("id") == fig_id), None)
+
+
+def panel(fig, title):
+    """The panel of ``fig`` whose title (a message key) is ``title``, or ``None``."""
+    return next((p for p in fig["panels"] if p.get("title") == title), None)
+
+
 @pytest.fixture
 def make_submission(tmp_path):
     """``make_submission(edits, name="sub")`` -> a folder: the reference with edits applied."""

@@ -198,12 +198,17 @@ def test_a_normal_result_is_unchanged():
         "error.timeout_in_total", {"detail": "", "file": "", "line": 0, "code": "", "seconds": "12.5", "total": "900"}
     )
     figures = {
-        "attention": {
-            "tokens": ["wo", "ai", "ni"],
-            "submission": [[0.5, 0.5], [1.0, None]],
-            "error": None,
-            "mask_error": {"key": "report.mask_failed", "params": {"detail": "it returned dtype int64, not bool"}},
-        }
+        "heatmaps": [
+            {
+                "id": "attention",
+                "quote": [{"text": "wo ai ni", "italic": True}],
+                "panels": [{"values": [[0.5, 0.5], [1.0, None]], "blocked": [[False, True], [False, False]]}],
+                "error": None,
+                "comparison": [
+                    {"key": "transformer.fig.mask_failed", "params": {"detail": "it returned dtype int64, not bool"}}
+                ],
+            }
+        ]
     }
     result = _result(
         [contract, mismatch, timeout],
@@ -252,7 +257,7 @@ def test_the_kits_own_words_and_numbers_stay_when_the_share_is_spent():
     )
     timeout = _errored("mha.slow", SubmissionError(kind="timeout", detail=payload))
     timeout.message = Message("error.timeout_in_total", {"detail": payload, "seconds": "12.5", "total": "900"})
-    figures = {"attention": {"tokens": ["wo", "ai", "ni"], "submission": [[0.5] * 8] * 8}}
+    figures = {"heatmaps": [{"id": "attention", "quote": ["wo ai ni"], "panels": [{"values": [[0.5] * 8] * 8}]}]}
     kit = copy.deepcopy((mismatch, figures))
     result = bound_result(_result([*flood, mismatch, timeout], figures=figures))
     checks = {c.id: c for c in result.tasks[0].checks}

@@ -88,6 +88,16 @@ def by_id(data):
     return {f["id"]: f for f in data["heatmaps"]}
 
 
+def rope_figures(data):
+    """The RoPE figures (all but the attention map)."""
+    return [f for f in data["heatmaps"] if f["id"] != "attention"]
+
+
+def panel_values(fig, title):
+    """The values of ``fig``'s panel titled ``title`` (a message key), or ``None`` when it has none."""
+    return next((p["values"] for p in fig["panels"] if p["title"] == title), None)
+
+
 def toeplitz_spread(rows):
     """The largest change along one diagonal of a matrix given as rows."""
     s = torch.tensor(rows, dtype=torch.float64)
@@ -104,15 +114,20 @@ def figure_html(page, fig_id):
 def test_the_references_pictures_are_plain_data(ref):
     data = figures.collect(sub=ref, ref=ref)
     json.dumps(data, allow_nan=False)  # lists of numbers, strings and booleans: what crosses from a worker
-    att = data["attention"]
-    chars = att["tokens"]
-    assert chars == att["characters"] == figures.poem_line() and "".join(chars).endswith("。")
+    assert [f["id"] for f in data["heatmaps"]] == ["attention", "rope_scores", "rope_angles"] and set(data) == {
+        "heatmaps"}  # the kit's generic figures only
+    att = by_id(data)["attention"]
+    chars = att["characters"]
+    assert chars == figures.poem_line() and "".join(chars).endswith("。")
+    assert att["quote"] == [{"text": "".join(chars), "lang": "zh-CN"}]
     L = len(chars)
-    weights = att["submission"]
-    assert weights == att["reference"] and att["max_abs_diff"] == 0 and att["leaks"] == 0 and att["remarks"] == []
+    weights = panel_values(att, "lm.fig.attention_yours")
+    assert weights == panel_values(att, "lm.fig.attention_reference")
+    assert att["max_abs_diff"] == 0 and att["leaks"] == 0
+    assert att["comparison"] == [{"key": "lm.fig.attention_same"}]
     assert all(abs(sum(row) - 1) < 1e-4 for row in weights)  # v = I: each output row is a row of weights
     assert all(weights[i][j] == 0 for i in range(L) for j in range(i + 1, L))
-    assert att["submission_mask"] == figures.causal(L).tolist()
+    assert all(p["row_labels"] == chars and p["blocked"] == (~figures.causal(L)).tolist() for p in att["panels"])
     peaks = [max(row) for row in weights[1:]]  # row 0 can only attend to itself
     assert 0.3 < sum(peaks) / len(peaks) < 0.9 and min(peaks) > 1.2 / L  # neither one-hot nor uniform
     scores, angles = by_id(data)["rope_scores"], by_id(data)["rope_angles"]
@@ -133,11 +148,13 @@ def test_the_references_pictures_are_drawn_in_both_languages(ref):
         for fig_id in FIGURES:
             assert page.count(f'id="{fig_id}"') == 1
         assert "lm.fig." not in page and "report.attention" not in page  # every key has its sentence
+        assert shown("lm.fig.axis_key", lang) in page and shown("lm.fig.axis_position", lang) in page
         assert shown("lm.fig.rope_scores_title", lang) in page and shown("lm.fig.attention_title", lang) in page
         assert shown("lm.fig.rope_diagonals_constant", lang) in page and shown("lm.fig.rope_same", lang) in page
         assert shown("lm.fig.attention_same", lang) in page
         attention = figure_html(page, "fig-attention")
-        assert "".join(figures.poem_line()) in attention and "白 白" not in attention  # a character labels once
+        assert f'<span class="quote" lang="zh-CN">{"".join(figures.poem_line())}</span>' in attention
+        assert "白 白" not in attention  # a character labels once
         assert attention.count("<title>") == 2 * len(figures.poem_line()) ** 2
         assert figure_html(page, "fig-rope_scores").count("<title>") == 2 * figures.ROPE_LEN ** 2
         assert figure_html(page, "fig-rope_angles").count("<title>") == 2 * len(figures.ANGLE_POSITIONS) * 8
@@ -180,18 +197,19 @@ def test_a_rotation_the_wrong_way_mirrors_the_scores(ref, folders):
 
 
 def test_weights_on_later_positions_are_counted(ref, folders):
-    att = collect(folders["gqa.fill_zero"], ref)["attention"]
-    L = len(att["tokens"])
-    assert att["leaks"] == L * (L - 1) // 2 and att["remarks"][0]["key"] == "lm.fig.attention_leaks"
-    assert shown("lm.fig.attention_leaks", count=att["leaks"], total=att["leaks"]) in page_of({"attention": att})
+    att = by_id(collect(folders["gqa.fill_zero"], ref))["attention"]
+    L = len(att["characters"])
+    assert att["leaks"] == L * (L - 1) // 2 and att["comparison"][0]["key"] == "lm.fig.attention_leaks"
+    drawn = figure_html(page_of({"heatmaps": [att]}), "fig-attention")
+    assert shown("lm.fig.attention_leaks", count=att["leaks"], total=att["leaks"]) in drawn
 
 
 # -- code that raises ------------------------------------------------------------------------------------------------
 def test_a_rope_that_raises_leaves_the_attention_and_the_reference(ref, folders):
     data = collect(folders["rope_raises"], ref)
     json.dumps(data, allow_nan=False)
-    assert data["attention"]["error"] is None and data["attention"]["max_abs_diff"] == 0
-    for fig in data["heatmaps"]:
+    assert by_id(data)["attention"]["error"] is None and by_id(data)["attention"]["max_abs_diff"] == 0
+    for fig in rope_figures(data):
         assert fig["error"]["key"] == "report.figure_failed" and "rope <b>broke</b>" in fig["error"]["params"]["detail"]
         assert [p["title"] for p in fig["panels"]] == ["lm.fig.rope_reference"] and fig["comparison"] == []
     page = page_of(data)
@@ -202,8 +220,9 @@ def test_a_rope_that_raises_leaves_the_attention_and_the_reference(ref, folders)
 
 def test_everything_raising_still_makes_a_report(ref, folders):
     data = collect(folders["both_raise"], ref)
-    assert "ValueError: no attention" in data["attention"]["error"]["params"]["detail"]
-    assert data["attention"]["submission"] is None and data["attention"]["reference"]
+    att = by_id(data)["attention"]
+    assert "ValueError: no attention" in att["error"]["params"]["detail"]
+    assert panel_values(att, "lm.fig.attention_yours") is None and panel_values(att, "lm.fig.attention_reference")
     page = page_of(data, "zh")
     assert "ValueError: no attention" in page and shown("lm.fig.attention_reference", "zh") in page
     assert all(f'id="{f}"' in page for f in FIGURES)
@@ -215,9 +234,11 @@ def test_a_broken_runner_is_an_error_not_a_crash(ref):
             raise RuntimeError("the worker is gone")
 
     data = figures.collect(sub=Broken(), ref=ref)
-    assert all("the worker is gone" in f["error"]["params"]["detail"] for f in [data["attention"], *data["heatmaps"]])
+    assert len(data["heatmaps"]) == 3 and all("the worker is gone" in f["error"]["params"]["detail"]
+                                              for f in data["heatmaps"])
     data = figures.collect(sub=ref, ref=Broken())  # no reference: the submission's pictures alone
-    assert data["attention"]["submission"] and data["attention"]["max_abs_diff"] is None
+    att = by_id(data)["attention"]
+    assert panel_values(att, "lm.fig.attention_yours") and att["max_abs_diff"] is None
     assert all(len(f["panels"]) == 1 and f["error"] is None for f in data["heatmaps"])
     page_of(data)
 
@@ -227,8 +248,8 @@ def test_in_a_sealed_worker(folders):
     result = api.check(path=folders["both_raise"], assignment="decoder_lm", profile="quick", tasks=("rope",),
                        figures=True, isolated=True, diagnose=False)
     json.dumps(result.figures, allow_nan=False)
-    assert "no attention" in result.figures["attention"]["error"]["params"]["detail"]
-    assert all("rope <b>broke</b>" in f["error"]["params"]["detail"] for f in result.figures["heatmaps"])
+    assert "no attention" in by_id(result.figures)["attention"]["error"]["params"]["detail"]
+    assert all("rope <b>broke</b>" in f["error"]["params"]["detail"] for f in rope_figures(result.figures))
     assert all(f["panels"] for f in result.figures["heatmaps"])  # the reference's, for comparison
     page = html.render(result)
     assert all(f'id="{f}"' in page for f in FIGURES) and "rope &lt;b&gt;broke&lt;/b&gt;" in page

@@ -20,7 +20,7 @@ from grader import api, cli
 from grader.bugs import catalogue
 from grader.messages import text
 from grader.views import gradescope, html, junit
-from tests.conftest import CONTRACT_FILES, SOLUTION_ROOT, TRANSFORMER
+from tests.conftest import CONTRACT_FILES, SOLUTION_ROOT, TRANSFORMER, figure, panel
 
 ROOT = Path(__file__).resolve().parent.parent
 SCREENS = ROOT / "artifacts" / "report-screens"
@@ -212,28 +212,72 @@ def test_only_generated_svg_is_marked_safe():
             assert re.fullmatch(r"\s*[\w.]*(svg|bar)\s*", expression), (template.name, expression)
 
 
+def _figure_html(page, fig_id):
+    return re.search(rf'<figure class="fig" id="fig-{fig_id}">.*?</figure>', page, re.S).group(0)
+
+
+def test_html_draws_the_transformers_pictures(reports):
+    """Its attention map and positional table, drawn by the kit's generic heat-map figure: every sentence the
+    Transformer's own, the sentence quoted (syllables and characters), blocked cells hatched, the table's
+    colours on a symmetric scale."""
+    for name in ("solution", "skeleton", "buggy"):
+        result, path = reports[name]
+        page = path.read_text(encoding="utf-8")
+        assert "transformer.fig." not in page and "report.attention" not in page  # every key has its sentence
+        att, pe = _figure_html(page, "attention"), _figure_html(page, "positional")
+        data = figure(result.figures, "attention")
+        assert esc(text("transformer.fig.attention_title")) in att
+        assert esc(text("transformer.fig.attention_note")) in att
+        assert f'<span class="quote italic">{" ".join(data["tokens"])}</span>' in att
+        assert f'<span class="quote" lang="zh-CN">{"".join(data["characters"])}</span>' in att
+        label = f'{data["tokens"][1]} {data["characters"][1]}'  # each syllable with its character
+        assert f">{label}</text>" in att and esc(text("transformer.fig.axis_key")) in att
+        panels = 2 if panel(data, YOURS) else 1
+        assert att.count("<svg") == panels and att.count(esc(text("transformer.fig.attention_blocked"))) == panels
+        assert "<path" in att  # the causal mask's hatching
+        assert esc(text("transformer.fig.pe_caption", d_model=32, max_len=50)) in pe
+        assert pe.count("<title>") == 50 * 32 and esc(text("transformer.fig.pe_legend")) in pe
+        reference_table = esc(text("transformer.fig.pe_reference_note")) in pe
+        assert reference_table == (name == "skeleton")
+    solution = reports["solution"][1].read_text(encoding="utf-8")
+    attention = _figure_html(solution, "attention")
+    assert esc(text("transformer.fig.attention_same")) in attention
+    assert ">1.00</text>" in attention  # query 0 sees key 0 only: its weight, written with two decimals
+
+
 # -- the pictures' data -------------------------------------------------------------------------------
+YOURS, REFERENCE = "transformer.fig.attention_yours", "transformer.fig.attention_reference"
+
+
 def test_figures_are_plain_data(solution, skeleton, buggy):
     for result in (solution, skeleton, buggy):
         json.dumps(result.figures, allow_nan=False)  # lists of numbers and strings, nothing else
-    att = solution.figures["attention"]
+        assert set(result.figures) == {"heatmaps"}  # the kit's generic figures only
+        assert [f["id"] for f in result.figures["heatmaps"]] == ["attention", "positional"]
+    att = figure(solution.figures, "attention")
     L = len(att["tokens"])
     assert L >= 5 and att["error"] is None and att["max_abs_diff"] < 1e-9
-    assert len(att["submission"]) == L and all(len(row) == L for row in att["submission"])
-    assert all(isinstance(v, float) for row in att["submission"] for v in row)
-    pe = solution.figures["positional"]
-    assert pe["source"] == "submission" and len(pe["table"]) == 50 and len(pe["table"][0]) == 32
+    yours = panel(att, YOURS)["values"]
+    assert len(yours) == L and all(len(row) == L for row in yours)
+    assert all(isinstance(v, float) for row in yours for v in row)
+    assert att["comparison"] == [{"key": "transformer.fig.attention_same"}]
+    pe = figure(solution.figures, "positional")
+    (table,) = (p["values"] for p in pe["panels"])
+    assert pe["source"] == "submission" and len(table) == 50 and len(table[0]) == 32
+    assert pe["panels"][0]["scale"] == "diverging" and pe["panels"][0]["note"] is None
 
 
 def test_figures_record_what_failed(skeleton, buggy):
-    att, pe = skeleton.figures["attention"], skeleton.figures["positional"]
-    assert att["submission"] is None and att["reference"] and att["error"]["kind"] == "not_implemented"
-    assert pe["source"] == "reference" and pe["table"] and pe["error"]["kind"] == "not_implemented"
+    att, pe = figure(skeleton.figures, "attention"), figure(skeleton.figures, "positional")
+    assert [p["title"] for p in att["panels"]] == [REFERENCE] and att["error"]["kind"] == "not_implemented"
+    assert pe["source"] == "reference" and pe["panels"][0]["values"] and pe["error"]["kind"] == "not_implemented"
+    assert pe["panels"][0]["note"] == "transformer.fig.pe_reference_note"
     # Transposed weights under a causal mask: the submission's map is the reference's, mirrored.
-    att = buggy.figures["attention"]
-    sub, ref = att["submission"], att["reference"]
+    att = figure(buggy.figures, "attention")
+    sub, ref = panel(att, YOURS)["values"], panel(att, REFERENCE)["values"]
     assert att["max_abs_diff"] > 0.01
     assert all(abs(sub[i][j] - ref[j][i]) < 1e-6 for i in range(len(sub)) for j in range(len(sub)))
+    assert att["comparison"][-1]["key"] == "transformer.fig.attention_differs"
 
 
 # -- JUnit and Gradescope ------------------------------------------------------------------------------
@@ -356,10 +400,11 @@ def test_report_in_chromium(browser, reports, name, device):
     assert page.evaluate("document.querySelectorAll('svg rect').length") > 0
     svgs = _visible(page, "svg")
     assert svgs and all(s["w"] > 0 and s["h"] > 0 for s in svgs)
-    tokens = len(result.figures["attention"]["tokens"])
+    att = figure(result.figures, "attention")
+    tokens = len(att["tokens"])
     cells = page.evaluate("Array.from(document.querySelectorAll('#fig-attention svg rect'))"
                           ".filter(r => r.getBBox().width > 0 && r.getBBox().height > 0).length")
-    panels = 2 if result.figures["attention"]["submission"] else 1
+    panels = 2 if panel(att, YOURS) else 1
     assert cells >= panels * tokens * tokens
     assert page.evaluate("document.querySelectorAll('#fig-positional svg rect').length") >= 50 * 32
     if name == "solution":

@@ -23,7 +23,7 @@ from grader.errors import SubmissionError
 from grader.messages import render, text
 from grader.results import CheckResult, GradeResult, Message, TaskResult
 from grader.views import html, svg
-from tests.conftest import TRANSFORMER, edited_copy
+from tests.conftest import TRANSFORMER, edited_copy, figure, panel
 
 ROOT = Path(__file__).resolve().parent.parent
 SCREENS = ROOT / "artifacts" / "report-screens"
@@ -192,11 +192,12 @@ def test_a_wide_short_map_wraps_its_columns_and_keeps_its_values():
 
 
 def test_the_positional_table_fits_a_phone_whole():
-    table = [[0.0] * 32 for _ in range(50)]
-    result = GradeResult(submission="sub", score=0, max_score=0, seed=None, profile="quick", duration_s=1.0,
-                         tasks=[], figures={"positional": {"table": table, "source": "submission", "error": None,
-                                                           "d_model": 32, "max_len": 50}})
-    picture = html.context(result)["figures"]["positional"]["svg"]
+    class TableRunner:  # PositionalEncoding's buffer: a table of zeros
+        def run(self, probe, variant="integrated", **args):
+            return {"buffer_values": {"pe": torch.zeros(1, 50, 32)}}
+
+    pe = figures.positional(sub=TableRunner(), ref=TableRunner())
+    (picture,) = (p["svg"] for p in _view(pe)["panels"])
     assert _view_box_width(picture) <= svg.WIDTH and picture.count("<title>") == 50 * 32
     assert "min-width" not in picture  # shrinks with its box, never wider than the screen
 
@@ -224,6 +225,22 @@ class MaskRunner:
         return {"out": args["value"], "weights": scores.softmax(-1)}
 
 
+YOURS, REFERENCE = "transformer.fig.attention_yours", "transformer.fig.attention_reference"
+
+
+def _view(fig, lang="en"):
+    """The HTML view of one heat-map figure, as the report draws it."""
+    result = GradeResult(submission="sub", score=0, max_score=0, seed=None, profile="quick", duration_s=1.0,
+                         tasks=[], figures={"heatmaps": [fig]})
+    (view,) = html.context(result, lang=lang)["figures"]["heatmaps"]
+    return view
+
+
+def _blocked(fig, title):
+    """The cells a panel hatches, as a keep-mask (``True`` = may attend)."""
+    return [[not b for b in row] for row in panel(fig, title)["blocked"]]
+
+
 def _upper(L):
     return torch.ones(L, L, dtype=torch.bool).triu().reshape(1, 1, L, L)
 
@@ -233,67 +250,63 @@ def test_the_attention_picture_uses_the_submissions_causal_mask():
     att = figures.attention(sub=sub, ref=ref)
     L = len(att["tokens"])
     assert sub.seen[0].tolist() == torch.ones(L, L, dtype=torch.bool).triu().tolist()  # its own mask, [L, L]
-    assert att["submission_mask"] == sub.seen[0].tolist() and att["reference_mask"] == figures.causal(L).tolist()
+    assert _blocked(att, YOURS) == sub.seen[0].tolist() and _blocked(att, REFERENCE) == figures.causal(L).tolist()
     assert att["mask_differs"] == L * L - L and att["mask_error"] is None
-    weights = att["submission"]
+    weights = panel(att, YOURS)["values"]
     assert all(weights[i][j] == 0.0 for i in range(L) for j in range(i))  # it attends to the future
     json.dumps(att, allow_nan=False)
     # The report hatches each side's blocked cells and says the masks differ.
-    result = GradeResult(submission="sub", score=0, max_score=0, seed=None, profile="quick", duration_s=1.0,
-                         tasks=[], figures={"attention": att})
-    view = html.context(result)["figures"]["attention"]
+    view = _view(att)
     yours, reference = (re.search(r'<path d="([^"]+)" stroke="#[0-9a-f]{3}" stroke-opacity', p["svg"]).group(1)
                         for p in view["panels"])
     assert yours != reference
-    assert text("report.attention_mask_differs", size=L, count=L * L - L, total=L * L) in view["comparison"]
-    assert text("report.attention_blocked") in view["panels"][0]["svg"]
+    assert text("transformer.fig.attention_mask_differs", size=L, count=L * L - L, total=L * L) in view["comparison"]
+    assert text("transformer.fig.attention_blocked") in view["panels"][0]["svg"]
 
 
 def test_a_right_mask_draws_the_same_hatching_as_the_reference():
     tril = MaskRunner(lambda L: torch.ones(L, L, dtype=torch.bool).tril().reshape(1, 1, L, L))
     att = figures.attention(sub=tril, ref=MaskRunner(lambda L: figures.causal(L)))
     assert att["mask_differs"] == 0 and att["mask_error"] is None and att["max_abs_diff"] == 0.0
-    result = GradeResult(submission="sub", score=0, max_score=0, seed=None, profile="quick", duration_s=1.0,
-                         tasks=[], figures={"attention": att})
-    view = html.context(result)["figures"]["attention"]
+    view = _view(att)
     yours, reference = (re.search(r'<path d="([^"]+)"', p["svg"]).group(1) for p in view["panels"])
-    assert yours == reference and view["comparison"] == text("report.attention_same")
+    assert yours == reference and view["comparison"] == text("transformer.fig.attention_same")
 
 
 @pytest.mark.parametrize("mask, key", [
-    (SubmissionError(kind="not_implemented", detail="NotImplementedError: Task masks"), "report.mask_not_implemented"),
-    (SubmissionError(kind="exception", detail="ValueError: no", file="masks.py", line=3), "report.mask_failed"),
-    (lambda L: torch.ones(L, L).tril(), "report.mask_failed"),  # float, not bool
-    (lambda L: torch.ones(2, 1, L, L, dtype=torch.bool), "report.mask_failed"),  # a batch of masks
+    (SubmissionError(kind="not_implemented", detail="NotImplementedError: Task masks"),
+     "transformer.fig.mask_not_implemented"),
+    (SubmissionError(kind="exception", detail="ValueError: no", file="masks.py", line=3),
+     "transformer.fig.mask_failed"),
+    (lambda L: torch.ones(L, L).tril(), "transformer.fig.mask_failed"),  # float, not bool
+    (lambda L: torch.ones(2, 1, L, L, dtype=torch.bool), "transformer.fig.mask_failed"),  # a batch of masks
 ])
 def test_an_unusable_mask_falls_back_to_the_references_and_says_why(mask, key):
     sub = MaskRunner(mask)
     att = figures.attention(sub=sub, ref=MaskRunner(lambda L: figures.causal(L)))
     L = len(att["tokens"])
-    assert att["mask_error"]["key"] == key and att["submission"] is not None
+    assert att["mask_error"]["key"] == key and panel(att, YOURS) is not None
     assert sub.seen[0].tolist() == figures.causal(L).tolist() and att["mask_differs"] == 0
-    result = GradeResult(submission="sub", score=0, max_score=0, seed=None, profile="quick", duration_s=1.0,
-                         tasks=[], figures={"attention": att})
-    comparison = html.context(result, lang="zh")["figures"]["attention"]["comparison"]
+    assert _blocked(att, YOURS) == figures.causal(L).tolist()  # drawn under the reference's mask
+    comparison = _view(att, lang="zh")["comparison"]
     assert comparison.startswith(text(key, "zh", **att["mask_error"]["params"]))
 
 
 def test_without_the_submissions_attention_its_mask_goes_unmentioned():
     todo = SubmissionError(kind="not_implemented", detail="NotImplementedError: not yet")
     att = figures.attention(sub=MaskRunner(todo, sdpa_error=todo), ref=MaskRunner(lambda L: figures.causal(L)))
-    assert att["submission"] is None and att["mask_error"]["key"] == "report.mask_not_implemented"
-    result = GradeResult(submission="sub", score=0, max_score=0, seed=None, profile="quick", duration_s=1.0,
-                         tasks=[], figures={"attention": att})
-    view = html.context(result)["figures"]["attention"]
+    assert panel(att, YOURS) is None and att["mask_error"]["key"] == "transformer.fig.mask_not_implemented"
+    view = _view(att)
     assert view["comparison"] == "" and len(view["panels"]) == 1  # the reference's, and no word on a mask
     assert view["error"] == text("report.figure_not_implemented", detail="NotImplementedError: not yet")
+    assert view["error_class"] == "todo"
 
 
 def test_a_wrong_causal_mask_shows_in_the_graded_report(wrong, solution):
-    att = wrong.figures["attention"]
+    att = figure(wrong.figures, "attention")
     L = len(att["tokens"])
-    assert att["mask_differs"] > 0 and att["submission_mask"] == torch.ones(L, L).triu().bool().tolist()
-    assert solution.figures["attention"]["mask_differs"] == 0
+    assert att["mask_differs"] > 0 and _blocked(att, YOURS) == torch.ones(L, L).triu().bool().tolist()
+    assert figure(solution.figures, "attention")["mask_differs"] == 0
 
 
 # -- in a real browser, at 390 px ------------------------------------------------------------------------------

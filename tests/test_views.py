@@ -11,6 +11,7 @@ import xml.etree.ElementTree as ET
 from pathlib import Path
 
 import torch
+from markupsafe import escape
 
 from assignments.transformer import figures
 from grader import figure_data
@@ -19,9 +20,15 @@ from grader.errors import SubmissionError
 from grader.messages import CATALOGUES, text
 from grader.results import CheckResult, Diagnosis, GradeResult, Message, TaskResult
 from grader.views import gradescope, html, json_view, junit, svg, terminal
-from tests.conftest import ROOT, TRANSFORMER
+from tests.conftest import ROOT, figure
+from tests.test_message_keys import catalogues_on_disk
 
 VIEWS = Path(html.__file__).resolve().parent
+
+
+def kit_catalogue(lang):
+    """The kit's own sentences in ``lang``, read on disk (``grader/messages``; no assignment's)."""
+    return catalogues_on_disk(ROOT / "grader" / "messages")[0][lang]
 NASTY = "<b>bold</b> \x00\x1b[31m & 'q\""
 TINY = Path(__file__).resolve().parent / "data" / "tiny_assignment"
 """A second assignment: two tasks, no pictures."""
@@ -64,13 +71,19 @@ def _result():
                                                  "file": "model.py", "line": 2, "code": "def (", "trace": ""}},
                        environment={"python": "3.11", "torch": "2", "devices": ["cpu"], "gradekit": "0.1.0",
                                     "when": "2026-01-01T00:00:00+00:00"},
-                       figures={"attention": {"tokens": ["ni", "hao"], "characters": ["你", "好"], "mask": "causal",
-                                              "submission": None, "reference": [[1.0, 0.0], [0.4, 0.6]],
-                                              "error": {"key": "report.figure_failed",
-                                                        "params": {"detail": NASTY}, "kind": "exception"},
-                                              "max_abs_diff": None},
-                                "positional": {"table": [[0.0, 1.0], [0.84, 0.54]], "source": "submission",
-                                               "error": None, "d_model": 2, "max_len": 2}})
+                       figures={"heatmaps": [
+                           {"id": "weights", "title": "transformer.fig.attention_title", "note": None,
+                            "quote": [{"text": "ni hao", "italic": True}, {"text": "你好", "lang": "zh-CN"},
+                                      {"text": NASTY, "lang": '"><script>'}],
+                            "panels": [{"title": "transformer.fig.attention_reference",
+                                        "values": [[1.0, 0.0], [0.4, 0.6]], "decimals": 2,
+                                        "blocked": [[False, True], [False, False]],
+                                        "blocked_label": "transformer.fig.attention_blocked"}],
+                            "error": {"key": "report.figure_failed", "params": {"detail": NASTY},
+                                      "kind": "exception"}},
+                           {"id": "table", "title": "transformer.fig.pe_title",
+                            "panels": [{"values": [[0.0, 1.0], [0.84, 0.54]], "scale": "diverging",
+                                        "note": "transformer.fig.pe_reference_note"}]}]})
 
 
 # -- svg ---------------------------------------------------------------------------------------------
@@ -137,6 +150,23 @@ def test_html_of_a_hand_built_result():
     assert text("report.figures", "zh") in zh_page and '<html lang="zh-CN">' in zh_page
 
 
+def test_html_draws_what_a_heatmap_figure_carries():
+    """Quoted text (escaped; a language tag only when it is one), panel notes, values to fixed decimals,
+    hatching and a diverging scale symmetric around 0."""
+    page = html.render(_result(), lang="en")
+    weights = re.search(r'<figure class="fig" id="fig-weights">.*?</figure>', page, re.S).group(0)
+    assert '<span class="quote italic">ni hao</span> <span class="quote" lang="zh-CN">你好</span>' in weights
+    assert '<span class="quote">&lt;b&gt;bold&lt;/b&gt;' in weights and "<script>" not in weights
+    assert ">0.40</text>" in weights and ">1.00</text>" in weights and "<path" in weights
+    assert text("transformer.fig.attention_blocked") in weights
+    assert f'<p class="fig-error bad">{escape(text("report.figure_failed", detail=NASTY))}</p>' in weights
+    table = re.search(r'<figure class="fig" id="fig-table">.*?</figure>', page, re.S).group(0)
+    assert f'<p class="fig-note">{escape(text("transformer.fig.pe_reference_note"))}</p>' in table
+    view = html.context(_result())["figures"]["heatmaps"][1]["panels"][0]["svg"]
+    assert view == svg.heatmap([[0.0, 1.0], [0.84, 0.54]], scale="diverging", label=text("transformer.fig.pe_title"),
+                               missing_label=text("report.legend_nonfinite"))
+
+
 def test_html_csp_allows_exactly_the_print_script():
     page = html.render(_result())
     script = re.search(r"<script>(.*?)</script>", page, re.S).group(1)
@@ -145,15 +175,14 @@ def test_html_csp_allows_exactly_the_print_script():
 
 
 def test_every_interface_key_the_views_use_exists_in_both_languages():
-    # The kit's sentences and, for the pictures only the Transformer draws, the Transformer's (loaded).
+    # The kit's own sentences (grader/messages): the views draw every assignment's pictures with its own keys.
     sources = [p.read_text(encoding="utf-8") for p in VIEWS.glob("*.py")]
     sources += [p.read_text(encoding="utf-8") for p in (VIEWS / "templates").glob("*")]
     used = {k for s in sources for k in re.findall(r"""['"]((?:ui|report)\.[\w.]*\w)['"]""", s)}
     used -= {p.name for p in (VIEWS / "templates").glob("*")}  # "report.css", "report.html.j2"
     assert len(used) > 40
-    assert TRANSFORMER.messages
-    for catalogue in (CATALOGUES["en"], CATALOGUES["zh"]):
-        assert sorted(used - set(catalogue)) == []
+    for lang in ("en", "zh"):
+        assert sorted(used - set(kit_catalogue(lang))) == []
     assert sorted(k for k in CATALOGUES["en"] if k.startswith("report.")) == \
         sorted(k for k in CATALOGUES["zh"] if k.startswith("report."))
 
@@ -244,14 +273,16 @@ def test_figures_record_errors_instead_of_raising():
     bad = FakeRunner(SubmissionError(kind="exception", detail="ValueError: no", file="attention.py", line=3),
                      RuntimeError("grader bug"))
     data = figures.collect(sub=bad, ref=good)
-    assert data["attention"]["error"] == {"key": "report.figure_failed", "kind": "exception",
-                                          "params": {"detail": "ValueError: no (attention.py:3)"}}
-    assert data["positional"]["source"] == "reference"
-    assert "grader bug" in data["positional"]["error"]["params"]["detail"]
+    att, pe = figure(data, "attention"), figure(data, "positional")
+    assert att["error"] == {"key": "report.figure_failed", "kind": "exception",
+                            "params": {"detail": "ValueError: no (attention.py:3)"}}
+    assert [p["title"] for p in att["panels"]] == ["transformer.fig.attention_reference"]
+    assert pe["source"] == "reference" and pe["panels"][0]["note"] == "transformer.fig.pe_reference_note"
+    assert "grader bug" in pe["error"]["params"]["detail"]
     wrong = FakeRunner(lambda a: {"weights": torch.zeros(2, 2)}, lambda a: {"buffer_values": {}})
     data = figures.collect(sub=wrong, ref=good)
-    assert data["attention"]["error"]["key"] == "report.figure_shape"
-    assert data["positional"]["error"]["key"] == "report.figure_no_pe"
+    assert figure(data, "attention")["error"]["key"] == "report.figure_shape"
+    assert figure(data, "positional")["error"]["key"] == "transformer.fig.no_pe"
     json.dumps(data, allow_nan=False)
 
 

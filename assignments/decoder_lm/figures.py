@@ -1,23 +1,24 @@
 """The data behind the decoder-only LM's report pictures, gathered once by running a few probes on both runners.
 
 ``collect(sub=..., ref=...)`` returns plain data (lists of floats, strings and booleans, never tensors), stored
-in ``GradeResult.figures`` and drawn by the HTML view:
+in ``GradeResult.figures`` and drawn by the HTML view: ``{"heatmaps": [attention, rope_scores, rope_angles]}``,
+three figures of the kit's generic heat-map kind (``docs/ASSIGNMENTS.md``, *Pictures*):
 
 - ``attention``: the weights of the submission's and the reference's ``causal_attention`` for one line of a
-  poem (one character per token), in the kit's attention-panel format, with the contract's causal rule as
-  both keep-masks: a weight under a hatched cell is a leak from the future. The weights are read off the
-  output by passing the identity as the values (``v = I``: output row ``i`` is weight row ``i``);
-- ``heatmaps``: two figures of the kit's generic heat-map kind, both drawn from ``RotaryEmbedding``:
-  ``rope_scores``, the score ``s[m, n] = <rope(q)[m], rope(k)[n]>`` of one query vector ``q`` placed at every
-  position ``m`` and one key vector ``k`` placed at every position ``n`` (a correct RoPE makes it constant
-  along each diagonal: it depends on ``m - n`` only), the keys rotated in chunks with offsets, as a KV cache
-  feeds them; and ``rope_angles``, the angle each pair ``(i, i + Dh/2)`` is turned by at each position, the
-  cells where the rotated unit vector leaves its pair's plane hatched (a wrong pairing).
+  poem (one character per token), the cells the contract's causal rule blocks hatched: a weight under a hatched
+  cell is a leak from the future. The weights are read off the output by passing the identity as the values
+  (``v = I``: output row ``i`` is weight row ``i``);
+- two figures drawn from ``RotaryEmbedding``: ``rope_scores``, the score ``s[m, n] = <rope(q)[m], rope(k)[n]>``
+  of one query vector ``q`` placed at every position ``m`` and one key vector ``k`` placed at every position
+  ``n`` (a correct RoPE makes it constant along each diagonal: it depends on ``m - n`` only), the keys rotated in
+  chunks with offsets, as a KV cache feeds them; and ``rope_angles``, the angle each pair ``(i, i + Dh/2)`` is
+  turned by at each position, the cells where the rotated unit vector leaves its pair's plane hatched (a wrong
+  pairing).
 
 The submission's own code is drawn; where it raises (or returns something unusable) the figure records the
 reason as its ``error`` (a message key and its parameters) and the reference's panels stand alone. Nothing
 here may fail the grading run. Every sentence is a message key (``messages/figures_<lang>.py``, or the kit's
-``report.*`` keys).
+``report.figure_*`` errors).
 """
 
 import math
@@ -43,23 +44,10 @@ ANGLE_POSITIONS = tuple(range(ANGLE_RUN)) + tuple(2 ** k for k in range(5, 13))
 (and angles computed in half precision would be off)."""
 SEED = 0
 
-ATTENTION_MESSAGES = {
-    "title": "lm.fig.attention_title",
-    "note": "lm.fig.attention_note",
-    "yours": "lm.fig.attention_yours",
-    "reference": "lm.fig.attention_reference",
-    "legend": "lm.fig.attention_legend",
-    "blocked": "lm.fig.attention_blocked",
-    "same": "lm.fig.attention_same",
-    "differs": "lm.fig.attention_differs",
-}
-"""The attention panel's sentences: this assignment's own keys in place of the kit's defaults."""
-
 
 def collect(*, sub, ref):
-    """The figures' data: ``{"attention": {...}, "heatmaps": [scores, angles]}``; see the module docstring."""
-    return {"attention": attention(sub=sub, ref=ref), "heatmaps": [rope_scores(sub=sub, ref=ref),
-                                                                    rope_angles(sub=sub, ref=ref)]}
+    """The figures' data: ``{"heatmaps": [attention, scores, angles]}``; see the module docstring."""
+    return {"heatmaps": [attention(sub=sub, ref=ref), rope_scores(sub=sub, ref=ref), rope_angles(sub=sub, ref=ref)]}
 
 
 # -- attention -----------------------------------------------------------------------------------------------------
@@ -98,13 +86,15 @@ def causal(L):
 
 
 def attention(*, sub, ref):
-    """Both runners' weights ``[L][L]`` for the line, the characters, the contract's keep-mask for both sides,
-    ``max_abs_diff`` (``None`` when a side is missing or has NaN/inf where the other has a number) and
-    ``leaks``: how many blocked cells of the submission's weights are not 0 (a remark says so)."""
+    """The ``attention`` heat-map figure: both runners' weights ``[L][L]`` for the line, labelled with its characters,
+    the cells the causal rule blocks hatched, and what the comparison says. Besides the figure's fields, the data
+    keeps ``characters``, ``max_abs_diff`` (``None`` when a side is missing or has NaN/inf where the other has a
+    number), ``leaks`` (how many blocked cells of the submission's weights are not 0; a sentence says so) and
+    ``reference_error``."""
     chars = poem_line()
     L = len(chars)
     q, k, v = attention_inputs(chars)
-    keep = causal(L)
+    blocked = (~causal(L)).tolist()
     ref_w, ref_error = _weights(ref, q, k, v, L)
     sub_w, sub_error = _weights(sub, q, k, v, L)
     diff = None
@@ -112,17 +102,25 @@ def attention(*, sub, ref):
         pairs = [(a, b) for ra, rb in zip(sub_w, ref_w) for a, b in zip(ra, rb)]
         if all((a is None) == (b is None) for a, b in pairs):
             diff = max((abs(a - b) for a, b in pairs if a is not None), default=0.0)
-    remarks = []
+    panels, comparison = [], []
+    for title, weights in (("lm.fig.attention_yours", sub_w), ("lm.fig.attention_reference", ref_w)):
+        if weights is not None:
+            panels.append({"title": title, "values": weights, "row_labels": chars, "col_labels": chars,
+                           "x_label": "lm.fig.axis_key", "y_label": "lm.fig.axis_query", "scale": "sequential",
+                           "vmin": 0.0, "vmax": 1.0, "legend": "lm.fig.attention_legend", "decimals": 2,
+                           "blocked": blocked, "blocked_label": "lm.fig.attention_blocked"})
     leaks = 0
     if sub_w is not None:
         leaks = sum(1 for i, row in enumerate(sub_w) for j, w in enumerate(row) if j > i and (w is None or w != 0))
         if leaks:
-            remarks.append({"key": "lm.fig.attention_leaks", "params": {"count": leaks, "total": L * (L - 1) // 2}})
-    mask = keep.tolist()
-    return {"tokens": chars, "characters": chars, "mask": "causal", "submission": sub_w, "reference": ref_w,
-            "error": sub_error, "reference_error": ref_error, "max_abs_diff": diff,
-            "submission_mask": mask, "reference_mask": mask, "mask_differs": 0, "mask_error": None,
-            "leaks": leaks, "remarks": remarks, "messages": dict(ATTENTION_MESSAGES)}
+            comparison.append({"key": "lm.fig.attention_leaks", "params": {"count": leaks, "total": L * (L - 1) // 2}})
+    if diff is not None:
+        comparison.append({"key": "lm.fig.attention_same"} if diff <= 1e-6 else
+                          {"key": "lm.fig.attention_differs", "params": {"diff": diff}})
+    return {"id": "attention", "title": "lm.fig.attention_title", "note": "lm.fig.attention_note",
+            "quote": [{"text": "".join(chars), "lang": "zh-CN"}], "error": sub_error, "panels": panels,
+            "comparison": comparison, "characters": chars, "max_abs_diff": diff, "leaks": leaks,
+            "reference_error": ref_error}
 
 
 def _weights(runner, q, k, v, L):
@@ -276,7 +274,7 @@ def rope_angles(*, sub, ref):
         if got is not None:
             panels.append({"title": title, "values": got[0], "row_labels": rows, "col_labels": cols,
                            "x_label": {"key": "lm.fig.rope_axis_pair", "params": {"half": half}},
-                           "y_label": "report.axis_position", "scale": "cyclic", "vmin": -180.0, "vmax": 180.0,
+                           "y_label": "lm.fig.axis_position", "scale": "cyclic", "vmin": -180.0, "vmax": 180.0,
                            "legend": "lm.fig.rope_angle_legend",
                            "blocked": got[1] if any(any(row) for row in got[1]) else None,
                            "blocked_label": {"key": "lm.fig.rope_off_plane", "params": {"half": half}},

@@ -1,19 +1,20 @@
-"""The data behind the report's pictures, gathered once by running a few probes on both runners.
+"""The data behind the Transformer's report pictures, gathered once by running a few probes on both runners.
 
-``collect(sub=..., ref=...)`` returns plain data (lists of floats and strings, never tensors),
-stored in ``GradeResult.figures`` and drawn by the HTML view:
+``collect(sub=..., ref=...)`` returns plain data (lists of floats, strings and booleans, never tensors), stored
+in ``GradeResult.figures`` and drawn by the HTML view: ``{"heatmaps": [attention, positional]}``, two figures of
+the kit's generic heat-map kind (``docs/ASSIGNMENTS.md``, *Pictures*):
 
 - ``attention``: the attention weights of the submission's and the reference's
   ``scaled_dot_product_attention`` for one sentence of the pinyin corpus, each under its own
   ``causal_mask`` (the submission's under the reference's mask when its own cannot be used, with
-  the reason), and both masks: a wrong causal mask shows in the picture;
+  the reason), the cells each mask blocks hatched: a wrong causal mask shows in the picture;
 - ``positional``: the submission's positional-encoding table (the reference's when the
   submission's cannot be built, with the reason).
 
 Nothing here may fail the grading run: whatever the student's code raises is recorded as the
-figure's ``error`` (a message key and its parameters) and the other figures go on.
-The loss curve and the mismatch maps need no extra run: they come with the check results
-(``CheckResult.artifacts``).
+figure's ``error`` (a message key and its parameters) and the other figures go on. Every sentence is a message
+key (``messages/figures_<lang>.py``, or the kit's ``report.figure_*`` errors). The loss curve and the mismatch
+maps need no extra run: they come with the check results (``CheckResult.artifacts``).
 """
 
 import math
@@ -31,8 +32,8 @@ SEED = 0
 
 
 def collect(*, sub, ref):
-    """The figures' data: ``{"attention": {...}, "positional": {...}}``; see the module docstring."""
-    return {"attention": attention(sub=sub, ref=ref), "positional": positional(sub=sub, ref=ref)}
+    """The figures' data: ``{"heatmaps": [attention, positional]}``; see the module docstring."""
+    return {"heatmaps": [attention(sub=sub, ref=ref), positional(sub=sub, ref=ref)]}
 
 
 def sentence(min_len=6, max_len=8):
@@ -66,13 +67,15 @@ def causal(L):
 
 
 def attention(*, sub, ref):
-    """Both runners' weights ``[L][L]`` for the sentence, each under its own causal mask, the syllables, the
-    masks (``[L][L]`` booleans, ``True`` = may attend) and how far apart the weights and the masks are.
+    """The ``attention`` heat-map figure: both runners' weights ``[L][L]`` for the sentence, each under its own
+    causal mask (the cells it blocks hatched), labelled with the syllables and their characters, and what the
+    comparison says.
 
     The submission's ``causal_mask(L)`` builds its mask, as its decoder would; when that mask cannot be used,
     ``mask_error`` says why and the submission's attention is drawn under the reference's mask.
-    ``max_abs_diff`` is ``None`` when either side is missing or has NaN/inf where the other has a number;
-    ``mask_differs`` counts the positions where the two masks disagree.
+    Besides the figure's fields, the data keeps ``tokens`` and ``characters``, ``max_abs_diff`` (``None`` when
+    either side is missing or has NaN/inf where the other has a number), ``mask_differs`` (the positions where the
+    two masks disagree), ``mask_error`` and ``reference_error``.
     """
     syllables, chars = sentence()
     L = len(syllables)
@@ -88,10 +91,33 @@ def attention(*, sub, ref):
         pairs = [(a, b) for ra, rb in zip(sub_w, ref_w) for a, b in zip(ra, rb)]
         if all((a is None) == (b is None) for a, b in pairs):
             diff = max((abs(a - b) for a, b in pairs if a is not None), default=0.0)
-    return {"tokens": syllables, "characters": chars, "mask": "causal", "submission": sub_w, "reference": ref_w,
-            "error": sub_error, "reference_error": ref_error, "max_abs_diff": diff,
-            "submission_mask": sub_mask.tolist(), "reference_mask": ref_mask.tolist(),
-            "mask_differs": int((sub_mask != ref_mask).sum()), "mask_error": mask_error}
+    mask_differs = int((sub_mask != ref_mask).sum())
+    # Each syllable with its character ("xue 学"): source and target have one token per character.
+    labels = [f"{s} {c}" for s, c in zip(syllables, chars)] if len(chars) == L else list(syllables)
+    panels = []
+    for title, weights, mask in (("transformer.fig.attention_yours", sub_w, sub_mask),
+                                 ("transformer.fig.attention_reference", ref_w, ref_mask)):
+        if weights is not None:
+            panels.append({"title": title, "values": weights, "row_labels": labels, "col_labels": labels,
+                           "x_label": "transformer.fig.axis_key", "y_label": "transformer.fig.axis_query",
+                           "scale": "sequential", "vmin": 0.0, "vmax": 1.0,
+                           "legend": "transformer.fig.attention_legend", "decimals": 2, "blocked": (~mask).tolist(),
+                           "blocked_label": "transformer.fig.attention_blocked"})
+    comparison = []
+    if sub_w is not None:  # the masks explain the submission's picture, when there is one
+        if mask_error:
+            comparison.append({"key": mask_error["key"], "params": mask_error["params"]})
+        elif mask_differs:
+            comparison.append({"key": "transformer.fig.attention_mask_differs",
+                               "params": {"size": L, "count": mask_differs, "total": L * L}})
+    if diff is not None:
+        comparison.append({"key": "transformer.fig.attention_same"} if diff <= 1e-6 else
+                          {"key": "transformer.fig.attention_differs", "params": {"diff": diff}})
+    return {"id": "attention", "title": "transformer.fig.attention_title", "note": "transformer.fig.attention_note",
+            "quote": [{"text": " ".join(syllables), "italic": True}, {"text": "".join(chars), "lang": "zh-CN"}],
+            "error": sub_error, "panels": panels, "comparison": comparison,
+            "tokens": syllables, "characters": chars, "max_abs_diff": diff, "mask_differs": mask_differs,
+            "mask_error": mask_error, "reference_error": ref_error}
 
 
 def _causal_mask(runner, L):
@@ -102,10 +128,11 @@ def _causal_mask(runner, L):
     try:
         got = runner.run("call", "integrated", name="causal_mask", args=[L])
     except SubmissionError as err:
-        key = "report.mask_not_implemented" if err.kind == "not_implemented" else "report.mask_failed"
+        not_written = err.kind == "not_implemented"
+        key = "transformer.fig.mask_not_implemented" if not_written else "transformer.fig.mask_failed"
         return None, {"key": key, "params": {"detail": failure(err)["params"]["detail"]}, "kind": err.kind}
     except Exception as exc:  # noqa: BLE001 - a picture must never sink the report
-        return None, {"key": "report.mask_failed", "params": {"detail": f"{type(exc).__name__}: {exc}"}}
+        return None, {"key": "transformer.fig.mask_failed", "params": {"detail": f"{type(exc).__name__}: {exc}"}}
     mask = got.get("out")
     if mask is None:
         detail = f"it returned {got.get('other') or got.get('number_type') or 'no tensor'}, not a tensor"
@@ -115,7 +142,7 @@ def _causal_mask(runner, L):
         detail = f"its shape {list(mask.shape)} does not broadcast to {[1, 1, L, L]}"
     else:
         return mask.to("cpu").expand(1, 1, L, L)[0, 0].clone(), None
-    return None, {"key": "report.mask_failed", "params": {"detail": detail}}
+    return None, {"key": "transformer.fig.mask_failed", "params": {"detail": detail}}
 
 
 def _weights(runner, args, L):
@@ -134,7 +161,8 @@ def _weights(runner, args, L):
 
 
 def positional(*, sub, ref):
-    """The submission's table ``[max_len][d_model]``, or the reference's with the reason."""
+    """The ``positional`` heat-map figure: the submission's table ``[max_len][d_model]``, or the reference's with the
+    reason (the panel's note says whose it is); ``source`` says which (``None``: neither could be built)."""
     table, error = _pe_table(sub)
     source = "submission"
     if table is None:
@@ -142,8 +170,19 @@ def positional(*, sub, ref):
         source = "reference" if table is not None else None
         if table is None:
             error = error or ref_error
-    return {"table": table, "source": source, "error": error, "d_model": PE_KWARGS["d_model"],
-            "max_len": PE_KWARGS["max_len"]}
+    panels = []
+    if table is not None:
+        # Drawn as the table is indexed, pe[position, dimension]: a position per row, so that the picture is tall
+        # rather than wide and fits a phone's width whole.
+        panels.append({"values": table, "x_label": "transformer.fig.axis_dimension",
+                       "y_label": "transformer.fig.axis_position", "scale": "diverging", "vmin": -1.0, "vmax": 1.0,
+                       "legend": "transformer.fig.pe_legend", "show_values": False,
+                       "note": "transformer.fig.pe_reference_note" if source == "reference" else None})
+    return {"id": "positional", "title": "transformer.fig.pe_title",
+            "note": {"key": "transformer.fig.pe_caption", "params": dict(d_model=PE_KWARGS["d_model"],
+                                                                          max_len=PE_KWARGS["max_len"])},
+            "error": error, "panels": panels, "comparison": [], "source": source,
+            "d_model": PE_KWARGS["d_model"], "max_len": PE_KWARGS["max_len"]}
 
 
 def _pe_table(runner):
@@ -151,7 +190,7 @@ def _pe_table(runner):
         got = runner.run("params", "integrated", name="PositionalEncoding", kwargs=dict(PE_KWARGS))
         pe = got["buffer_values"].get("pe")
         if pe is None:
-            return None, {"key": "report.figure_no_pe",
+            return None, {"key": "transformer.fig.no_pe",
                           "params": {"found": sorted(got["buffer_values"]) or "none"}}
         expected = [PE_KWARGS["max_len"], PE_KWARGS["d_model"]]
         if list(pe.shape) not in ([1, *expected], expected):

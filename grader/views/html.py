@@ -279,18 +279,12 @@ def _numbers(grid):
 
 # -- pictures -------------------------------------------------------------------------------------
 def _figures(result, t):
-    """The pictures whose data the result holds, each drawn only then: an attention map, a positional table and
-    any number of heat-map figures (``result.figures``, gathered by the assignment's ``figures`` function) and a
-    check's loss curve (its ``loss_curve`` artifact). A result with none of them has no pictures section."""
+    """The pictures whose data the result holds, each drawn only then: any number of heat-map figures
+    (``result.figures["heatmaps"]``, gathered by the assignment's ``figures`` function) and a check's loss curve
+    (its ``loss_curve`` artifact). A result with none of them has no pictures section."""
     figs = result.figures or {}
-    out = {"attention": None, "positional": None, "heatmaps": [], "loss": None}
-    att = figs.get("attention")
-    if att:
-        out["attention"] = _attention(att, t)
-    pe = figs.get("positional")
-    if pe:
-        out["positional"] = _positional(pe, t)
-    out["heatmaps"] = [_heatmap_figure(f, t) for f in figs.get("heatmaps") or () if isinstance(f, dict)]
+    out = {"heatmaps": [_heatmap_figure(f, t) for f in figs.get("heatmaps") or () if isinstance(f, dict)],
+           "loss": None}
     trained = _loss_check(result)
     if trained is not None:
         out["loss"] = _loss(trained, t)
@@ -306,75 +300,6 @@ def _error_class(err):
     return "todo" if err and err.get("kind") == "not_implemented" else "bad"
 
 
-ATTENTION_MESSAGES = {role: f"report.attention_{role}" for role in (
-    "title", "note", "yours", "reference", "legend", "blocked", "same", "differs", "mask_differs")}
-"""The attention figure's sentences by role; an assignment's data may name its own keys (``"messages"``)."""
-
-
-def _attention(att, t):
-    """Each side's weights under its own causal mask, the cells that mask blocks hatched: a wrong mask shows
-    as hatching (and weights) in the wrong place, a wrong softmax as weights where the hatching is the same.
-
-    Optional fields an assignment may add: ``messages`` (``{role: message key}`` in place of
-    ``ATTENTION_MESSAGES``) and ``remarks`` (messages, ``{"key", "params"}``, added to the comparison)."""
-    keys = {**ATTENTION_MESSAGES, **(att.get("messages") or {})}
-    tokens = att.get("tokens") or []
-    characters = att.get("characters") or []
-    # Each syllable with its character ("xue 学"): source and target have one token per character. Tokens that
-    # are the characters themselves (a character-level model) are labelled once.
-    same = list(characters) == list(tokens)
-    labels = [f"{s} {c}" for s, c in zip(tokens, characters)] if len(characters) == len(tokens) and not same \
-        else tokens
-    panels = []
-    for which, title_key in (("submission", keys["yours"]), ("reference", keys["reference"])):
-        weights = att.get(which)
-        keep = att.get(f"{which}_mask")
-        if weights:
-            panels.append({"title": t(title_key), "svg": svg.heatmap(
-                _numbers(weights), row_labels=labels, col_labels=labels, x_label=t("report.axis_key"),
-                y_label=t("report.axis_query"), vmin=0.0, vmax=1.0, legend=t(keys["legend"]),
-                label=t(title_key), value_format=_two_decimals,
-                blocked=[[not k for k in row] for row in keep] if keep else None,
-                blocked_label=t(keys["blocked"]), missing_label=t("report.legend_nonfinite"))})
-    diff = att.get("max_abs_diff")
-    comparison = []
-    if att.get("submission"):  # the masks explain the submission's picture, when there is one
-        if att.get("mask_error"):
-            comparison.append(_error_text(att["mask_error"], t))
-        elif att.get("mask_differs"):
-            comparison.append(t(keys["mask_differs"], size=len(tokens), count=att["mask_differs"],
-                                total=len(tokens) ** 2))
-    comparison += [_say(r, t) for r in att.get("remarks") or ()]
-    if diff is not None:
-        comparison.append(t(keys["same"]) if diff <= 1e-6 else t(keys["differs"], diff=diff))
-    return {"title": t(keys["title"]),
-            "sentence": "" if same else " ".join(tokens), "characters": "".join(characters),
-            "note": t(keys["note"]),
-            "panels": panels, "comparison": " ".join(comparison),
-            "error": _error_text(att.get("error"), t), "error_class": _error_class(att.get("error"))}
-
-
-def _two_decimals(v):
-    return f"{v:.2f}"
-
-
-def _positional(pe, t):
-    table = pe.get("table")
-    picture = None
-    if table:
-        # Drawn as the table is indexed, pe[position, dimension]: a position per row, so that the picture
-        # is tall rather than wide and fits a phone's width whole.
-        picture = svg.heatmap(_numbers(table), x_label=t("report.axis_dimension"),
-                              y_label=t("report.axis_position"), scale="diverging", vmin=-1.0, vmax=1.0,
-                              legend=t("report.pe_legend"), label=t("report.pe_title"), show_values=False)
-    note = ""
-    if pe.get("source") == "reference":
-        note = t("report.pe_reference_note")
-    return {"title": t("report.pe_title"), "svg": picture, "note": note,
-            "caption": t("report.pe_caption", max_len=pe.get("max_len"), d_model=pe.get("d_model")),
-            "error": _error_text(pe.get("error"), t), "error_class": _error_class(pe.get("error"))}
-
-
 def _say(message, t):
     """A sentence given as data: a message key, or ``{"key": ..., "params": {...}}``; ``""`` for ``None``."""
     if not message:
@@ -384,43 +309,74 @@ def _say(message, t):
     return t(message["key"], **(message.get("params") or {}))
 
 
+LANG_TAG = re.compile(r"[A-Za-z]{2,3}(?:-[A-Za-z0-9]{1,8})*")
+"""A language tag as a quoted piece of a figure may name it (``zh-CN``); anything else is dropped."""
+MAX_DECIMALS = 6
+"""The most places a panel's ``decimals`` may ask for."""
+
+
+def _quote(pieces):
+    """A figure's ``quote``: the text it was drawn from, each piece a string or ``{"text", "lang", "italic"}``."""
+    out = []
+    for piece in pieces if isinstance(pieces, (list, tuple)) else ():
+        piece = {"text": piece} if isinstance(piece, str) else piece
+        if not isinstance(piece, dict) or not piece.get("text"):
+            continue
+        lang = piece.get("lang")
+        out.append({"text": str(piece["text"]), "italic": bool(piece.get("italic")),
+                    "lang": lang if isinstance(lang, str) and LANG_TAG.fullmatch(lang) else ""})
+    return out
+
+
+def _value_format(decimals):
+    """How a panel writes its values: ``decimals`` places (``0.25`` -> ``0.25``, ``1`` -> ``1.00`` with 2), or the
+    default short label."""
+    if isinstance(decimals, int) and not isinstance(decimals, bool) and 0 <= decimals <= MAX_DECIMALS:
+        return lambda v: f"{v:.{decimals}f}"
+    return None
+
+
 def _heatmap_figure(fig, t):
     """A generic figure of titled heat-map panels side by side, every sentence a message key of the assignment's.
 
     ``fig`` (one item of ``result.figures["heatmaps"]``): ``id`` (the anchor ``fig-<id>``), ``title``, ``note``,
-    ``comparison`` (a list: sentences under the panels), ``error`` (a figure error, as the other figures') and
-    ``panels``, each with ``values`` (rows of numbers, ``None`` where not finite) and optionally ``title``,
-    ``row_labels``, ``col_labels``, ``x_label``, ``y_label``, ``legend``, ``scale`` (a name in ``svg.SCALES``),
-    ``vmin``, ``vmax``, ``blocked`` (rows of booleans: the cells hatched), ``blocked_label``, ``show_values``.
-    A sentence is a message key or ``{"key": ..., "params": {...}}``."""
+    ``quote`` (the text the picture is drawn from, shown after the note as it is: pieces, each a string or
+    ``{"text", "lang", "italic"}``), ``comparison`` (a list: sentences under the panels), ``error`` (a figure
+    error: ``{"key", "params", "kind"}``) and ``panels``, each with ``values`` (rows of numbers, ``None`` where not
+    finite) and optionally ``title``, ``note`` (a sentence above its picture), ``row_labels``, ``col_labels``,
+    ``x_label``, ``y_label``, ``legend``, ``scale`` (a name in ``svg.SCALES``), ``vmin``, ``vmax``, ``blocked`` (rows
+    of booleans: the cells hatched), ``blocked_label``, ``show_values``, ``decimals`` (the places a value is
+    written with in its cell). A sentence is a message key or ``{"key": ..., "params": {...}}``; other fields of
+    ``fig`` are the assignment's own data, not drawn. ``docs/ASSIGNMENTS.md`` says the same to assignment authors."""
     panels = []
     figure_title = _say(fig.get("title"), t)
     for p in fig.get("panels") or ():
-        values = p.get("values")
+        values = p.get("values") if isinstance(p, dict) else None
         if not values:
             continue
         title = _say(p.get("title"), t)
         rows, cols = p.get("row_labels"), p.get("col_labels")
         bounds = {k: float(p[k]) for k in ("vmin", "vmax") if isinstance(p.get(k), (int, float))}
         blocked = p.get("blocked")
-        panels.append({"title": title, "svg": svg.heatmap(
+        panels.append({"title": title, "note": _say(p.get("note"), t), "svg": svg.heatmap(
             _numbers(values), row_labels=[str(r) for r in rows] if rows else None,
             col_labels=[str(c) for c in cols] if cols else None, x_label=_say(p.get("x_label"), t),
             y_label=_say(p.get("y_label"), t),
             scale=p.get("scale") if p.get("scale") in svg.SCALES else "sequential",
             legend=_say(p.get("legend"), t), label=f"{figure_title}: {title}" if title else figure_title,
-            show_values=p.get("show_values"), missing_label=t("report.legend_nonfinite"),
+            show_values=p.get("show_values"), value_format=_value_format(p.get("decimals")),
+            missing_label=t("report.legend_nonfinite"),
             blocked=[[bool(b) for b in row] for row in blocked] if blocked else None,
             blocked_label=_say(p.get("blocked_label"), t), **bounds)})
     error = fig.get("error")
     return {"id": str(fig.get("id") or "heatmap"), "title": figure_title,
-            "note": _say(fig.get("note"), t), "panels": panels,
+            "note": _say(fig.get("note"), t), "quote": _quote(fig.get("quote")), "panels": panels,
             "comparison": " ".join(s for s in (_say(c, t) for c in fig.get("comparison") or ()) if s),
             "error": _error_text(error, t), "error_class": _error_class(error)}
 
 
 def _loss_check(result):
-    """The first check that left a loss curve (the Transformer's ``overfit.ten_samples``), or ``None``."""
+    """The first check that left a loss curve (a training run's ``loss_curve`` artifact), or ``None``."""
     for task in result.tasks:
         for c in task.checks:
             if isinstance((c.artifacts or {}).get("loss_curve"), list):

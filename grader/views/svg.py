@@ -18,10 +18,10 @@ FONT = 11
 SEQUENTIAL = ((0.0, (68, 1, 84)), (0.125, (71, 44, 122)), (0.25, (59, 81, 139)), (0.375, (44, 113, 142)),
               (0.5, (33, 144, 141)), (0.625, (39, 173, 129)), (0.75, (92, 200, 99)), (0.875, (170, 220, 50)),
               (1.0, (253, 231, 37)))
-"""Dark violet to yellow, perceptually even (viridis-like): attention weights."""
+"""Dark violet to yellow, perceptually even (viridis-like): magnitudes, such as weights in [0, 1]."""
 DIVERGING = ((0.0, (33, 102, 172)), (0.25, (103, 169, 207)), (0.5, (247, 247, 247)), (0.75, (239, 138, 98)),
              (1.0, (178, 24, 43)))
-"""Blue through white to red, for values around 0 (the positional table)."""
+"""Blue through white to red, for values around 0 (a table of sines and cosines)."""
 ERROR = ((0.0, (255, 247, 236)), (0.35, (253, 187, 132)), (0.7, (227, 74, 51)), (1.0, (127, 0, 0)))
 """Pale to dark red: how wrong an entry is (0 = right)."""
 CYCLIC = ((0.0, (64, 32, 72)), (0.25, (49, 111, 186)), (0.5, (247, 247, 247)), (0.75, (196, 78, 52)),

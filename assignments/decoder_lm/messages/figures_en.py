@@ -9,6 +9,8 @@ MESSAGES = {
                              "be exactly 0. The line:",
     "lm.fig.attention_yours": "Your causal_attention",
     "lm.fig.attention_reference": "Reference",
+    "lm.fig.axis_key": "key (attended to)",
+    "lm.fig.axis_query": "query",
     "lm.fig.attention_legend": "weight",
     "lm.fig.attention_blocked": "a later position (blocked)",
     "lm.fig.attention_same": "Your weights match the reference's.",
@@ -45,6 +47,7 @@ MESSAGES = {
                                "θ_i = base^(−2i/{head_dim}): the first pairs turn fast, the last ones only far out. "
                                "A hatched cell is a vector that left that plane: another pairing, such as the "
                                "interleaved pairs (2i, 2i + 1).",
+    "lm.fig.axis_position": "position",
     "lm.fig.rope_axis_pair": "pair i (coordinates i and i + {half})",
     "lm.fig.rope_angle_legend": "angle (°)",
     "lm.fig.rope_off_plane": "left the plane of i and i + {half}",

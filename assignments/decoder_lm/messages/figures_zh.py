@@ -8,6 +8,8 @@ MESSAGES = {
                              "那里的权重必须恰好为 0。这句诗：",
     "lm.fig.attention_yours": "你的 causal_attention",
     "lm.fig.attention_reference": "参考实现",
+    "lm.fig.axis_key": "键（被关注的位置）",
+    "lm.fig.axis_query": "查询",
     "lm.fig.attention_legend": "权重",
     "lm.fig.attention_blocked": "之后的位置（被屏蔽）",
     "lm.fig.attention_same": "你的权重与参考实现一致。",
@@ -38,6 +40,7 @@ MESSAGES = {
                                "位置 {far} 各调用一次、offset 取该位置。在位置 p，第 i 对转过 p·θ_i，"
                                "θ_i = base^(−2i/{head_dim})：前面几对转得快，后面几对要到很远的位置才转得明显。"
                                "带斜线的格子表示向量离开了这个平面：用了别的配对，例如交错配对 (2i, 2i + 1)。",
+    "lm.fig.axis_position": "位置",
     "lm.fig.rope_axis_pair": "第 i 对（坐标 i 与 i + {half}）",
     "lm.fig.rope_angle_legend": "角度（°）",
     "lm.fig.rope_off_plane": "离开了 i 与 i + {half} 的平面",

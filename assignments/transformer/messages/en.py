@@ -1,4 +1,4 @@
-"""The Transformer assignment's own sentences (English): its checks' failures and its pictures."""
+"""The Transformer assignment's own sentences (English): its checks' failures."""
 
 MESSAGES = {
     "fail.blocked_nonzero": "the attention weight at {index} is {value} although the mask blocks it; blocked "
@@ -36,27 +36,6 @@ MESSAGES = {
                               "that may attend to nothing), a division by zero, a log of 0.",
     "fail.overfit_decode": "the loss fell, but greedy_decode decodes {wrong} of the 10 training sources to "
                            "something other than their targets (for example: {examples}).",
-    "report.attention_title": "Attention weights",
-    "report.attention_note": "Made-up query and key vectors for the syllables of one corpus sentence, each side "
-                             "under its own causal_mask (hatched cells are blocked):",
-    "report.attention_blocked": "blocked by the mask",
-    "report.attention_mask_differs": "Your causal_mask({size}) blocks other positions than the reference's: {count} "
-                                     "of {total} entries differ (compare the hatched cells).",
-    "report.mask_not_implemented": "Your causal_mask is not implemented yet, so your attention is drawn under the "
-                                   "reference's mask.",
-    "report.mask_failed": "Your causal_mask could not be used ({detail}), so your attention is drawn under the "
-                          "reference's mask.",
-    "report.attention_yours": "Your scaled_dot_product_attention",
-    "report.attention_reference": "Reference",
-    "report.attention_legend": "weight",
-    "report.attention_same": "Your weights match the reference's.",
-    "report.attention_differs": "Your weights differ from the reference's by up to {diff}.",
-    "report.pe_title": "Positional-encoding table",
-    "report.pe_caption": "PositionalEncoding(d_model={d_model}, max_len={max_len}): the buffer pe, one row per "
-                         "position, one column per dimension.",
-    "report.pe_legend": "value",
-    "report.pe_reference_note": "Your table could not be built, so this is the reference's table, for comparison.",
-    "report.figure_no_pe": "PositionalEncoding has no buffer named 'pe' (buffers found: {found}).",
     "fail.residual_dropout": "{what}: with dropout=1.0 in train() mode (and the sublayers' own dropout off) the output is not the reference's: each sublayer's output must pass through a dropout with the layer's probability before the residual add (missing, or a fixed probability?).",
     "fail.padding_row": "{what}: the embedding row of token {token} starts as all zeros (padding_idx?); the contract's nn.Embedding(V, D) has "
                         "no padding_idx, every row trains.",

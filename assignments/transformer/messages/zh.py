@@ -1,4 +1,4 @@
-"""The Transformer assignment's own sentences (Chinese): its checks' failures and its pictures."""
+"""The Transformer assignment's own sentences (Chinese): its checks' failures."""
 
 MESSAGES = {
     "fail.blocked_nonzero": "位置 {index} 的注意力权重是 {value}，但掩码屏蔽了它；被屏蔽的权重必须恰好为 0。",
@@ -23,24 +23,6 @@ MESSAGES = {
     "fail.overfit_nonfinite": "在 10 个样本上训练时，损失在第 {step} 步（共 {steps} 步）变成 {value}，训练就此停止。"
                               "常见原因：某一行注意力分数全是 -inf（某个位置什么都不能关注）、除以零、对 0 取对数。",
     "fail.overfit_decode": "损失下降了，但 greedy_decode 有 {wrong} 个训练目标没能复现（例如：{examples}）。",
-    "report.attention_title": "注意力权重",
-    "report.attention_note": "用语料中一个句子的音节构造的随机 query 和 key 向量，双方各用自己的 causal_mask（带斜线的格子被屏蔽）：",
-    "report.attention_blocked": "被掩码屏蔽",
-    "report.attention_mask_differs": "你的 causal_mask({size}) 屏蔽的位置与参考实现不同：{total} 个元素中有 {count} 个不一致"
-                                     "（对比带斜线的格子）。",
-    "report.mask_not_implemented": "你的 causal_mask 还没有实现，所以这里用参考实现的掩码画出你的注意力。",
-    "report.mask_failed": "你的 causal_mask 无法使用（{detail}），所以这里用参考实现的掩码画出你的注意力。",
-    "report.attention_yours": "你的 scaled_dot_product_attention",
-    "report.attention_reference": "参考实现",
-    "report.attention_legend": "权重",
-    "report.attention_same": "你的权重与参考实现一致。",
-    "report.attention_differs": "你的权重与参考实现最多相差 {diff}。",
-    "report.pe_title": "位置编码表",
-    "report.pe_caption": "PositionalEncoding(d_model={d_model}, max_len={max_len}) 的 buffer pe："
-                         "每行是一个位置，每列是一个维度。",
-    "report.pe_legend": "数值",
-    "report.pe_reference_note": "你的位置编码表无法构建，这里显示的是参考实现的表，供对照。",
-    "report.figure_no_pe": "PositionalEncoding 没有名为 'pe' 的 buffer（找到的 buffer：{found}）。",
     "fail.residual_dropout": "{what}：train() 模式下 dropout=1.0（且子层自身的 dropout 关闭）时输出与参考实现不同：每个子层的输出在残差相加前都要经过概率为该层 dropout 参数的 dropout（缺失，或写死了概率？）。",
     "fail.padding_row": "{what}：词元 {token} 的嵌入行初始全为零（padding_idx？）；约定中的 nn.Embedding(V, D) 没有 padding_idx，每一行都要训练。",
 }
