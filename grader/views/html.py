@@ -12,6 +12,7 @@ import base64
 import functools
 import hashlib
 import math
+import re
 from pathlib import Path
 
 import jinja2
