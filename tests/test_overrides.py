@@ -377,7 +377,12 @@ def test_without_a_review_the_files_are_the_views_but_for_the_gradescope_score(t
         k: v for k, v in judged.items() if k != "gradescope.json"}
     gs_before, gs_after = json.loads(judged["gradescope.json"]), json.loads(after["gradescope.json"])
     assert gs_before["score"] == 9 and gs_after["score"] == 0  # the gradebook's score, after the copy policy
-    assert {k: v for k, v in gs_after.items() if k != "score"} == {k: v for k, v in gs_before.items() if k != "score"}
+    assert {k: v for k, v in gs_after.items() if k not in ("score", "output")} == {
+        k: v for k, v in gs_before.items() if k not in ("score", "output")}
+    # The output opens with the score that counts, then says what the judge's view says
+    said, judged_said = gs_after["output"].split("\n", 1), gs_before["output"].split("\n", 1)
+    assert said[0].startswith("Score: 0 / 10") and judged_said[0].startswith("Score: 9 / 10")
+    assert said[1:] == judged_said[1:]
     unflagged = _record()
     folder = _judged(tmp_path, "u", unflagged)
     after = _run(folder, unflagged, None)
@@ -402,7 +407,8 @@ def test_the_review_shows_in_every_file(tmp_path):
     assert gs["output_format"] == "md"  # the view's default: the instructor's text is escaped in it
     assert "&lt;script&gt;alert(1)&lt;/script&gt; &amp; co" in gs["output"] and "<script" not in gs["output"]
     assert "Prof. &lt;b&gt;Li&lt;/b&gt;" in gs["output"]
-    assert gs["output"].startswith(json.loads(gradescope.render(_result(9.0)))["output"])
+    judged_output = json.loads(gradescope.render(_result(9.0)))["output"]  # "Score: 9 / 10 ...": the grading's
+    assert gs["output"].startswith(judged_output.replace("Score: 9 / 10", "Score: 8.5 / 10", 1))
     results = json.loads(files["results.json"])
     assert results["gradebook_score"] == 8.5 and results["status"] == "timeout"
     assert results["review"]["copy"] == "cleared" and results["review"]["late"] == 1

@@ -171,7 +171,12 @@ def test_the_late_sentence_states_the_percentage_the_maximum_and_the_points(tmp_
     page = (folder / "report.html").read_text(encoding="utf-8")
     assert sentence in BOX.search(page).group(1)  # the review box
     assert sentence in _Page(page).of("score")  # and beside the headline
-    assert sentence in json.loads((folder / "gradescope.json").read_text(encoding="utf-8"))["output"]
+    board = json.loads((folder / "gradescope.json").read_text(encoding="utf-8"))
+    assert sentence in board["output"]
+    # Gradescope's output opens with the score that counts, as the report's headline does; the review box under
+    # it says the graded one.
+    first = board["output"].splitlines()[0]
+    assert f"{final['score']:g} / 140" in first and board["score"] == final["score"], first
     assert final["review"]["late"] == {"percent": 14, "both": 15.5, "capped": 32}[case]
 
 

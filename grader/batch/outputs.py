@@ -32,8 +32,8 @@ def render(result, final, *, lang="en", output_format="md"):
                 flags=final.get("flags", {}), gradebook_score=final["score"])
     if final.get("review"):
         data["review"] = final["review"]
-    board = gradescope.to_data(result, lang=lang, output_format=output_format)
-    board["score"] = gradescope.number(final["score"])  # the gradebook's: after the copy policy and the review
+    # The gradebook's score (after the copy policy and the review), said first and given to Gradescope.
+    board = gradescope.to_data(result, lang=lang, output_format=output_format, score=final["score"])
     board["output"] = overrides.gradescope_output(board["output"], final, output_format, lang)
     return {
         "results.json": json.dumps(clean_data(data), ensure_ascii=False, indent=2) + "\n",

@@ -96,21 +96,23 @@ def check_blocks(check, result, lang="en"):
             Block("command", rerun_command(check.id, result, lang), text("gradescope.rerun", lang))]
 
 
-def to_data(result, *, lang="en", output_format="md"):
-    """The ``results.json`` document as a dict; ``output_format``: ``text``, ``md`` or ``html``."""
+def to_data(result, *, lang="en", output_format="md", score=None):
+    """The ``results.json`` document as a dict; ``output_format``: ``text``, ``md`` or ``html``; ``score``: the
+    submission's score when it is not the grading's (a batch's, after the copy policy and the review), said first
+    and given to Gradescope."""
     output_format = _format(output_format)
     tests = []
     for task in result.tasks:
         withheld = bool(task.banned) and task.score + 1e-9 < sum(c.score for c in task.checks)
         for c in task.checks:
             blocks = [] if c.status == "passed" else check_blocks(c, result, lang)
-            score = c.score
+            earned = c.score
             if withheld:
-                score = 0
+                earned = 0
                 blocks.append(Block("sentence", text("ui.banned_cost", lang)))
             tests.append({
                 "name": c.id,
-                "score": number(score),
+                "score": number(earned),
                 "max_score": number(c.max_score),
                 "status": "passed" if c.status == "passed" else "failed",
                 "output": render_blocks(blocks, output_format),
@@ -119,19 +121,21 @@ def to_data(result, *, lang="en", output_format="md"):
                 "tags": [task.id],
             })
     return {
-        "score": number(result.score),
+        "score": number(result.score if score is None else score),
         "execution_time": max(0, round(result.duration_s)),
-        "output": render_blocks(summary_blocks(result, lang=lang), output_format),
+        "output": render_blocks(summary_blocks(result, lang=lang, score=score), output_format),
         "output_format": output_format,
         "tests": tests,
     }
 
 
-def summary_blocks(result, *, lang="en"):
-    """The output about the whole submission: the score, then files that were refused or did not import, banned
-    APIs and tasks not written yet. Per-check messages stay in their tests, whose visibility Gradescope enforces."""
+def summary_blocks(result, *, lang="en", score=None):
+    """The output about the whole submission: the score (``score`` where given: see ``to_data``), then files that
+    were refused or did not import, banned APIs and tasks not written yet. Per-check messages stay in their tests,
+    whose visibility Gradescope enforces."""
     seed = result.seed if result.seed is not None else text("ui.derandomized", lang)
-    blocks = [Block("sentence", f"{text('ui.score', lang)}: {result.score:g} / {result.max_score:g}   "
+    said = result.score if score is None else score
+    blocks = [Block("sentence", f"{text('ui.score', lang)}: {said:g} / {result.max_score:g}   "
                                 f"({text('ui.profile', lang)} {result.profile}, {text('ui.seed', lang)} {seed})")]
     lines = [describe_refused(r, lang) for r in getattr(result, "refused", None) or ()]
     for file, err in sorted(result.load_errors.items()):
