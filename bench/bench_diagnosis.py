@@ -10,7 +10,7 @@ tasks built on them (quick profile, in-process, with diagnosis), and the named b
 - wrong name: some catalogued bug other than the label is named (for "none": any name at all);
 - unnamed: no catalogued bug is named.
 
-Prints the three figures and, with --details, a line per case. Goals (issue 13): 0 wrong names, >= 90% named
+Prints the three figures and, with --details, a line per case. Goals: 0 wrong names, >= 90% named
 right. Also prints the time of grading with diagnosis against grading without it.
 
     python bench/bench_diagnosis.py [--details] [--only m001,m002]

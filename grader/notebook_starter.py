@@ -24,7 +24,7 @@ from grader.messages import text
 
 DEFAULT_OUT = Path(__file__).resolve().parent.parent / "notebooks" / "starter.ipynb"
 INSTALL = '%pip install --quiet "gradekit[notebook]"'
-"""The one line that installs gradekit in a notebook (the README's Colab line)."""
+"""The one line that installs gradekit in a notebook (the Colab line in docs/STUDENTS.md)."""
 
 
 def _parts(path):

@@ -1,4 +1,4 @@
-"""The second assignment: a modern decoder-only language model (issue 17), as data.
+"""The second assignment: a modern decoder-only language model, as data.
 
 Students write RMSNorm, rotary position embedding, SwiGLU, grouped-query causal attention with a KV cache, the
 pre-norm block, the model with tied embeddings, sampling (temperature, top-k, top-p) and the training pieces

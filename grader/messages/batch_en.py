@@ -62,6 +62,6 @@ MESSAGES = {
     "batch.cli.not_imported": "{student}: could not be imported: {causes}",
     "batch.cli.not_sealed": "warning: running as an ordinary user, the graded code runs as you, without a jail: it "
                             "can read what you can read (the reference included) and signal your processes. Grade "
-                            "for the record as root or in a container (README, isolation).",
+                            "for the record as root or in a container (docs/ISOLATION.md).",
     "batch.cli.built": "autograder written to {path} ({size} bytes)",
 }

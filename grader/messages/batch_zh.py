@@ -58,6 +58,6 @@ MESSAGES = {
     "batch.cli.done": "本次评分 {graded} 份，未变化（缓存）{cached} 份，共 {n} 份，用时 {seconds} 秒；成绩表：{gradebook}",
     "batch.cli.not_imported": "{student}：无法导入：{causes}",
     "batch.cli.not_sealed": "警告：以普通用户运行时，被评分的代码以你的身份运行、没有隔离环境：它能读取你能读取的一切（包括参考实现），"
-                            "也能向你的进程发信号。正式评分请以 root 身份或在容器中运行（见 README 的隔离一节）。",
+                            "也能向你的进程发信号。正式评分请以 root 身份或在容器中运行（见 docs/ISOLATION.md）。",
     "batch.cli.built": "自动评分包已写入 {path}（{size} 字节）",
 }

@@ -1,4 +1,4 @@
-"""English messages for how a check adapted to a submission (notes) and the fairness checks (issue 12)."""
+"""English messages for how a check adapted to a submission (notes) and the fairness checks."""
 
 MESSAGES = {
     "note.partly_isolated": "your {task} code does not use the contract's {names} (it has its own): this check graded your own version of it too, not the reference's.",
