@@ -68,15 +68,17 @@ def cmd_check(args):
 
     only = tuple(s.strip() for s in args.only.split(",")) if args.only else None
     progress = None if args.quiet or not sys.stderr.isatty() else _progress(sys.stderr)
+    from grader.config import course_config
+
     config = course_config(args.config, students=not args.all_checks)
     settings = api.settings(assignment=args.assignment, tasks=args.tasks, profile=args.profile, seed=args.seed,
                             device=args.device, only=only, isolated=args.isolated, allow_banned=args.allow_banned,
                             progress=progress, config=config, figures=bool(args.html), command=invoked_as(),
                             rerun_options=rerun_options(args), lang=args.lang)
-    args.lang = settings.options.lang  # the course's language where the command names none
+    lang = settings.options.lang  # the course's language where the command names none
     result = api.check(path=args.path, assignment=settings.assignment, options=settings.options)
     from grader.views import terminal
-    print(terminal.summary(result, lang=args.lang, verbose=args.verbose, color=sys.stdout.isatty()))
+    print(terminal.summary(result, lang=lang, verbose=args.verbose, color=sys.stdout.isatty()))
     # Each report's module only where it is asked for: the HTML, JUnit and Gradescope views (and Jinja2) take
     # 0.1-0.2 s to import, a tenth of a quick check's own work.
     wrote = True
@@ -84,33 +86,14 @@ def cmd_check(args):
                                ("junit", "JUnit", args.junit), ("gradescope", "Gradescope", args.gradescope)):
         if target:
             try:
-                importlib.import_module(f"grader.views.{view}").write(result, target, lang=args.lang)
+                importlib.import_module(f"grader.views.{view}").write(result, target, lang=lang)
             except OSError as err:
                 wrote = False
-                print(text("ui.report_not_written", args.lang, kind=kind, path=target,
+                print(text("ui.report_not_written", lang, kind=kind, path=target,
                            detail=err.strerror or str(err)), file=sys.stderr)
                 continue
-            print(text("ui.report_written", args.lang, kind=kind, path=os.path.abspath(target)))
+            print(text("ui.report_written", lang, kind=kind, path=os.path.abspath(target)))
     return 2 if not wrote else 0 if result.passed else 1
-
-
-def course_config(given=None, *, start=".", students=True, assignment=None, usage_error=None):
-    """The course configuration a door grades with: the file ``given`` (``--config``), else the nearest
-    ``gradekit.toml`` (or ``pyproject.toml`` with ``[tool.gradekit]``) from ``start`` up, else ``None``; as a
-    student's self-check (its hidden checks not run) unless ``students`` is false (an instructor's ``--all-checks``,
-    a batch, Gradescope). A configuration that cannot be read raises ``usage_error`` (default
-    ``grader.api.UsageError``) saying where and what is wrong."""
-    from grader.assignment import AssignmentError
-    from grader.config import ConfigError, CourseConfig
-
-    try:
-        found = (CourseConfig.load(given, assignment=assignment) if given
-                 else CourseConfig.discover(start, assignment=assignment))
-    except (ConfigError, AssignmentError) as exc:
-        if usage_error is None:
-            from grader.api import UsageError as usage_error
-        raise usage_error(str(exc)) from None
-    return found.students() if found is not None and students else found
 
 
 def invoked_as():

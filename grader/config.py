@@ -310,6 +310,22 @@ class CourseConfig:
         return self.limits.get("memory_mb")
 
 
+def course_config(given=None, *, start=".", students=True, assignment=None, usage_error=None):
+    """The course configuration a door grades with: the file ``given`` (``--config``), else the nearest
+    ``gradekit.toml`` (or ``pyproject.toml`` with ``[tool.gradekit]``) from ``start`` up, else ``None``; as a
+    student's self-check (its hidden checks not run) unless ``students`` is false (an instructor's ``--all-checks``,
+    a batch, Gradescope). A configuration that cannot be read raises ``usage_error`` (default
+    ``grader.api.UsageError``) saying where and what is wrong."""
+    try:
+        found = (CourseConfig.load(given, assignment=assignment) if given
+                 else CourseConfig.discover(start, assignment=assignment))
+    except (ConfigError, AssignmentError) as exc:
+        if usage_error is None:
+            from grader.api import UsageError as usage_error
+        raise usage_error(str(exc)) from None
+    return found.students() if found is not None and students else found
+
+
 def _table(data, key, source):
     value = data.get(key, {})
     if not isinstance(value, dict):

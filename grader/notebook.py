@@ -87,7 +87,7 @@ def _history(shell):
 
 
 def _grade(tasks, *, isolated, lang, profile, assignment):
-    from grader.cli import course_config
+    from grader.config import course_config
 
     settings = api.settings(assignment=assignment, config=course_config(), isolated=isolated, lang=lang,
                             profile=profile)

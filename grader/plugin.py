@@ -83,7 +83,7 @@ def _validate_submission(config, value, assignment):
 
 def _course(config):
     """The course configuration ``gradekit check`` would use here, for a student's self-check, or ``None``."""
-    from grader.cli import course_config
+    from grader.config import course_config
 
     given = config.getoption("--gradekit-config")
     start = config.invocation_params.dir

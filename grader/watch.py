@@ -231,7 +231,8 @@ def register(sub):
 
 def from_command(args):
     """The ``Watch`` that ``gradekit watch`` runs for its parsed arguments ``args``."""
-    from grader.cli import course_config, invoked_as
+    from grader.cli import invoked_as
+    from grader.config import course_config
 
     rerun = (("--profile", args.profile) if args.profile != "full" else ()) + (
         ("--config", args.config) if args.config else ()) + (("--lang", args.lang) if args.lang else ())

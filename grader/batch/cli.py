@@ -70,11 +70,11 @@ def _limit_arguments(parser):
 
 
 def _config_path(arg, assignment):
-    """The course configuration's file: ``--config``, else the nearest one found from here (``cli.course_config``);
+    """The course configuration's file: ``--config``, else the nearest one found from here (``config.course_config``);
     ``None`` when there is none."""
     if arg:
         return arg
-    from grader.cli import course_config
+    from grader.config import course_config
 
     found = course_config(None, students=False, assignment=assignment)
     return found.source.split(" [", 1)[0] if found is not None else None

@@ -137,7 +137,7 @@ def batch(*, submissions, out, jobs=None, tasks=None, profile="full", config=Non
     """
     from grader import api
     from grader.api import UsageError
-    from grader.cli import course_config
+    from grader.config import course_config
 
     started = time.perf_counter()
     src = Path(submissions)
