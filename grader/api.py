@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING
 
 import torch
 
-from grader import engine
+from grader import engine, shards
 from grader.assignment import DEFAULT, AssignmentError, load
 from grader.errors import SubmissionError
 from grader.options import CheckOptions, Settings, resolved
@@ -172,6 +172,7 @@ def check(*, path, assignment=None, options=None, **overrides):
     if isolated:  # no submission code runs in this process: the reference's answers are shared between gradings
         ref = CachedRunner(ref, refcache.shared(a))
     sub: InProcessRunner | WorkerRunner
+    judges = 1
     if isolated:
         from grader.submission import worker  # the worker's machinery only where it is used
 
@@ -185,6 +186,9 @@ def check(*, path, assignment=None, options=None, **overrides):
             run_as=o.run_as,
             spin=o.spin_s,
         )
+        judges = shards.wanted(sub, o.shards)
+        if judges > 1 and o.spin_s is None:  # two judges and their workers share the cores: none polls
+            sub.spin = 0.0
     else:
         sub = InProcessRunner(
             graded,
@@ -212,6 +216,7 @@ def check(*, path, assignment=None, options=None, **overrides):
             profile=o.profile,
             seed=o.seed,
             devices=engine.available_devices(o.device),
+            shards=judges,
             reproduce=lambda spec: reproduce_command(
                 path, spec, seed=o.seed, isolated=isolated, assignment=a, command=o.command, options=o.rerun_options
             ),

@@ -42,6 +42,8 @@ class Grading:
     """``reproduce(spec)`` -> the command that reruns one check (or ``None``)."""
     timed_out: dict = field(default_factory=dict)
     """The submission's calls that ran out of time in this grading (``CheckContext``'s ``timed_out``)."""
+    shards: int = 1
+    """How many judge processes grade the checks (2: a second one forked from this, ``grader.shards``)."""
     memo: dict = field(default_factory=dict)
     """What the checks of this grading find out once about the submission and look up after (``CheckContext``'s
     ``memo``)."""
@@ -455,10 +457,16 @@ def grade(
     order = sorted(range(len(specs)), key=lambda i: _variant_rank(g.assignment, specs[i]))
     slots: list[CheckResult] = [None] * len(specs)  # type: ignore[list-item]  # each filled below
     calls: list[list] = [[] for _ in specs]
-    for n, i in enumerate(order):
-        if progress:
-            progress(n, len(specs), specs[i])
-        slots[i], calls[i] = run_one(g, specs[i])
+    if g.shards > 1:
+        from grader import shards
+
+        variants = [variant_of(g.assignment, spec) for spec in specs]
+        slots, calls = shards.run(g, specs, order, variants, run_one, progress)
+    else:
+        for n, i in enumerate(order):
+            if progress:
+                progress(n, len(specs), specs[i])
+            slots[i], calls[i] = run_one(g, specs[i])
     _charge_once(g, specs, slots, calls)
     results: list[CheckResult] = []
     for spec, r, c in zip(specs, slots, calls):

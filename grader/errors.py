@@ -29,6 +29,9 @@ class SubmissionError(Exception):
     data: dict = field(default_factory=dict)
     """Structured extras (expected/found parameter lists, shapes) for the report."""
 
+    def __reduce__(self):  # pickled by a second judge process (``grader.shards``): rebuilt from its fields
+        return (type(self), (self.kind, self.detail, self.file, self.line, self.code, self.trace, self.data))
+
     def __str__(self):
         where = f" ({self.file}:{self.line})" if self.file else ""
         return f"{self.kind}: {self.detail}{where}"

@@ -69,6 +69,9 @@ class CheckOptions:
     spin_s: float | None = None
     """Isolated: seconds the judge and the worker poll for each other's next message before sleeping (``None``:
     ``WorkerRunner``'s default, a moment where there are two cores; a batch judge, sharing the cores, gives 0)."""
+    shards: int | None = None
+    """Isolated: how many judge processes share the checks (``None``: two where the workers are forked and there
+    are two cores or more, see ``grader.shards``; a batch judge, sharing the cores, gives 1)."""
     snapshot: object = None
     """A ``submission.snapshot.Snapshot`` already made of the submission (the batch makes one per submission)."""
     command: str = "gradekit"

@@ -245,7 +245,7 @@ def grade(job):
                        tasks=list(job.tasks) if job.tasks else None, profile=job.profile, isolated=True,
                        config=config, call_timeout=job.call_timeout, total_timeout=job.total_timeout,
                        memory_mb=job.memory_mb, figures=job.figures, run_as=slot_user(job.slot), snapshot=snapshot,
-                       spin_s=0.0, lang=lang)  # the batch's judges fill the cores: none polls while it waits
+                       spin_s=0.0, shards=1, lang=lang)  # the batch's judges fill the cores: none polls, none forks
     verdict = compare(job.path, assignment)
     copy = verdict.copy
     result.submission = job.student  # not the temporary folder a zip was extracted to

@@ -16,7 +16,10 @@ Protocol, over a ``SOCK_SEQPACKET`` Unix socket pair (one message per packet):
   signal) to the status pipe and closes it, but does not reap it yet, so its pid, process group
   and session cannot be reused while the judge kills what it left behind;
 - ``{"op": "reap", "pid": N}`` reaps it (``SIGKILL`` first if it still runs) and answers ``{}``;
-- end of file on the socket (the judge closed it or died): the server kills every worker's
+- ``{"op": "connect"}`` answers ``{}`` with a new socket attached, served like the first: a second judge
+  process forked from this one (``grader.shards``) asks for its workers through it; when it is closed, the
+  workers spawned through it are killed and reaped;
+- end of file on the first socket (the judge closed it or died): the server kills every worker's
   process group and exits.
 
 In the forked worker (``_become_worker``): a new session, stdin from ``/dev/null``, stdout and
@@ -28,6 +31,7 @@ worker started with ``python -m grader.submission.child`` does (``child.serve``)
 This module is imported by the judge before torch: it imports nothing heavy at module level.
 """
 
+import copy
 import fcntl
 import json
 import os
@@ -173,6 +177,24 @@ class ForkServer:
             raise ServerGone(f"the fork server could not fork: {reply.get('error', reply)}")
         return reply["pid"], status_r
 
+    def connect(self):
+        """A second handle on this server, with a socket of its own (``{"op": "connect"}``), for a judge process
+        forked from this one: the two never share a socket. Closing it kills only the workers spawned through it."""
+        with self._lock:
+            self._wait_ready()
+            try:
+                socket.send_fds(self.sock, [json.dumps({"op": "connect"}).encode()], [])
+                data, fds, _, _ = socket.recv_fds(self.sock, _PACKET, 1)
+            except OSError as exc:
+                raise ServerGone(f"the fork server is gone ({exc}); its output:\n{self.log_tail()}") from None
+        if not fds:
+            raise ServerGone(f"the fork server gave no socket: {data[:200]!r}")
+        other = copy.copy(self)
+        other.sock = socket.socket(fileno=fds[0])
+        other._lock = threading.Lock()
+        other.owner = False
+        return other
+
     def reap(self, pid):
         """Let the server reap ``pid`` (after the judge has killed what it left)."""
         with self._lock:
@@ -181,12 +203,17 @@ class ForkServer:
             except ServerGone:
                 pass  # the server is gone: its children were reparented and reaped by init
 
+    owner = True
+    """Whether this handle started the server (a ``connect``ed one only closes its socket)."""
+
     def close(self):
         """Close the socket (the server kills its workers and exits); kill it if it lingers."""
         try:
             self.sock.close()
         except OSError:
             pass
+        if not self.owner:
+            return
         try:
             self.proc.wait(timeout=5)
         except subprocess.TimeoutExpired:
@@ -365,8 +392,10 @@ def main(argv=None):
 
 
 def _serve(sock, wake_r, wake_w, children):
+    clients = [sock]  # the first socket, then those asked for by "connect"
+    owners = {}  # pid -> the socket it was spawned through
     while True:
-        ready, _, _ = select.select([sock, wake_r], [], [], 5.0)
+        ready, _, _ = select.select([*clients, wake_r], [], [], 5.0)
         if wake_r in ready:
             try:
                 while os.read(wake_r, 4096):
@@ -383,45 +412,76 @@ def _serve(sock, wake_r, wake_w, children):
                         pass
                     os.close(fd)
                     children[pid] = -1
-        if sock not in ready:
-            continue
-        msg, fds, _, _ = socket.recv_fds(sock, _PACKET, 8)
-        if not msg:
-            return
-        request = json.loads(msg)
-        if request.get("op") == "spawn" and len(fds) == 4:
-            sys.stdout.flush()
-            sys.stderr.flush()
-            pid = os.fork()
-            if pid == 0:
-                closed = [sock.fileno(), wake_r, wake_w, fds[3], *(fd for fd in children.values() if fd >= 0)]
-                _become_worker(request["config"], fds[:3], closed)
-            for fd in fds[:3]:
+        for client in [c for c in clients if c in ready]:
+            try:
+                msg, fds, _, _ = socket.recv_fds(client, _PACKET, 8)
+            except OSError:
+                msg, fds = b"", []
+            if not msg:
+                if client is sock:
+                    return
+                clients.remove(client)  # a second judge is done: the workers it spawned go with it
+                for pid in [p for p, c in owners.items() if c is client]:
+                    _reap(pid, children)
+                    del owners[pid]
+                client.close()
+                continue
+            reply, attach = _request(json.loads(msg), fds, clients, children, wake_r, wake_w)
+            if "pid" in reply:
+                owners[reply["pid"]] = client
+            elif reply.get("reaped") in owners:
+                del owners[reply.pop("reaped")]
+            reply.pop("reaped", None)
+            try:
+                socket.send_fds(client, [json.dumps(reply).encode()], attach)
+            except OSError:
+                pass
+            for fd in attach:
                 os.close(fd)
-            children[pid] = fds[3]
-            reply = {"pid": pid}
-        elif request.get("op") == "reap":
-            pid = request.get("pid")
-            if pid in children:
-                if children[pid] >= 0:  # still running: the judge is done with it
-                    try:
-                        os.killpg(pid, signal.SIGKILL)
-                    except (ProcessLookupError, PermissionError):
-                        pass
-                    os.close(children[pid])
-                try:
-                    os.waitpid(pid, 0)
-                except ChildProcessError:
-                    pass
-                del children[pid]
-            for fd in fds:
-                os.close(fd)
-            reply = {}
-        else:
-            for fd in fds:
-                os.close(fd)
-            reply = {"error": f"unknown request {request!r}"[:500]}
-        sock.send(json.dumps(reply).encode())
+
+
+def _request(request, fds, clients, children, wake_r, wake_w):
+    """``(reply, fds to attach)`` for one request (see the module doc)."""
+    if request.get("op") == "spawn" and len(fds) == 4:
+        sys.stdout.flush()
+        sys.stderr.flush()
+        pid = os.fork()
+        if pid == 0:
+            closed = [*(c.fileno() for c in clients), wake_r, wake_w, fds[3],
+                      *(fd for fd in children.values() if fd >= 0)]
+            _become_worker(request["config"], fds[:3], closed)
+        for fd in fds[:3]:
+            os.close(fd)
+        children[pid] = fds[3]
+        return {"pid": pid}, []
+    for fd in fds:
+        os.close(fd)
+    if request.get("op") == "reap":
+        pid = request.get("pid")
+        if pid in children:
+            _reap(pid, children)
+            return {"reaped": pid}, []
+        return {}, []
+    if request.get("op") == "connect":
+        ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
+        clients.append(ours)
+        return {}, [theirs.detach()]
+    return {"error": f"unknown request {request!r}"[:500]}, []
+
+
+def _reap(pid, children):
+    """Kill ``pid``'s process group if it still runs (the judge is done with it), then reap it."""
+    if children[pid] >= 0:
+        try:
+            os.killpg(pid, signal.SIGKILL)
+        except (ProcessLookupError, PermissionError):
+            pass
+        os.close(children[pid])
+    try:
+        os.waitpid(pid, 0)
+    except ChildProcessError:
+        pass
+    del children[pid]
 
 
 if __name__ == "__main__":

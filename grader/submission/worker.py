@@ -274,6 +274,7 @@ class WorkerRunner:
                  memory_mb=None, output_cap=8 << 20, cpu_seconds=None, memory_kind="auto",
                  start_timeout=120.0, restart_early=True, run_as="auto", spawn="auto", jail=None,
                  reply_cap=REPLY_CAP, spin=None):
+        self._given = {k: v for k, v in locals().items() if k not in ("self", "root")}
         if not assignment.package:
             raise ValueError(f"assignment {assignment.name!r} has no package: a worker loads it by that import "
                              f"path; get it from grader.assignment.load")
@@ -425,6 +426,45 @@ class WorkerRunner:
             raise RuntimeError("this WorkerRunner is closed")
         self._prestart(variant)
 
+    def twin(self, **changes):
+        """A new runner of the same submission with the same settings (``changes`` aside): the runner of a second
+        judge process (``grader.shards``), which starts workers of its own."""
+        return WorkerRunner(self.root, **dict(self._given, **changes))
+
+    def absorb(self, counts):
+        """Add what a twin counted (``shards``: its ``counts()``) to this runner's figures."""
+        for finding in counts.get("findings", ()):
+            if finding not in self._findings:
+                self._findings.append(finding)
+        self.output_dropped += counts.get("output_dropped", 0)
+        self.standin_calls += counts.get("standin_calls", 0)
+        self.standin_seconds += counts.get("standin_seconds", 0.0)
+        self.starts += counts.get("starts", 0)
+        self.start_times += counts.get("start_times", [])
+
+    def counts(self):
+        """What ``absorb`` adds up."""
+        return {"findings": list(self._findings), "output_dropped": self.output_dropped,
+                "standin_calls": self.standin_calls, "standin_seconds": self.standin_seconds,
+                "starts": self.starts, "start_times": list(self.start_times)}
+
+    def disown(self):
+        """In a process forked from the one that made this runner: close the descriptors of its worker, which
+        stays the first process's (not killed, not waited for: the fork holds no way to it)."""
+        worker = self._state["worker"]
+        self._state = {"worker": None, "base": None}
+        self._finalizer.detach()
+        self._closed = True
+        if worker is None:
+            return
+        status = getattr(worker.proc, "status_fd", -1)
+        for fd in (worker.req_w, worker.rep_r, worker.log_fd, status):
+            if fd >= 0:
+                try:
+                    os.close(fd)
+                except OSError:
+                    pass
+
     def banned_runtime(self):
         """Banned calls the child's guard saw (over every child so far), as ``Finding``s."""
         return list(self._findings)
@@ -449,10 +489,10 @@ class WorkerRunner:
     def _ensure_worker(self, variant):
         """The child for ``variant``, ready for a request: started (or restarted) if needed.
 
-        Each variant has a worker of its own, and only one worker lives at a time: a worker for
-        'isolated:<task>' holds the reference's parts beneath that task, which no code graded for another
-        variant may reach; before the next starts, everything of the last one's uid is killed and its folder
-        removed (``_discard``)."""
+        Each variant has a worker of its own (an 'isolated:<task>' one holds stand-ins for the parts beneath the
+        task), and only one worker of a runner lives at a time: before the next starts, everything of the last
+        one's uid is killed and its folder removed (``_discard``). A second judge (``grader.shards``) has a runner
+        and workers of its own."""
         worker = self._state["worker"]
         if worker is not None and (not worker.alive() or worker.variant != variant):
             self._discard(worker)  # died between calls (a thread of the student's), or another variant's

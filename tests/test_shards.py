@@ -1,0 +1,145 @@
+"""Two judges for one sealed grading (``grader.shards``): the same results as one judge, nothing lost if the second
+fails, and the fork server's second socket serves and cleans up after the second judge alone."""
+
+import json
+import os
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from grader import api, engine, shards
+from grader.assignment import load
+from grader.bugs.catalogue import Catalogue
+from grader.submission import forkserver
+from grader.submission.worker import WorkerRunner
+
+pytestmark = pytest.mark.skipif(not forkserver.supported(), reason="a second judge needs the fork server (Linux)")
+
+TRANSFORMER = load("transformer")
+LM = load("decoder_lm")
+
+
+def test_variants_are_dealt_whole_in_a_single_judges_order():
+    variants = ["integrated"] * 6 + ["isolated:a"] * 3 + ["isolated:b"] * 2 + ["isolated:c"] * 1
+    order = [0, 6, 1, 9, 2, 7, 3, 10, 4, 8, 5, 11]
+    mine, theirs = shards.split(variants, order)
+    assert sorted(mine + theirs) == sorted(order)
+    for part in (mine, theirs):
+        assert part == [i for i in order if i in part]  # each keeps the single judge's order
+    sides = {}
+    for i in order:
+        sides.setdefault(variants[i], set()).add(i in mine)
+    assert all(len(s) == 1 for s in sides.values())  # no variant split between the judges
+    assert all(i in mine for i in range(6))  # the integrated checks stay with the first judge
+    assert theirs  # 6 integrated vs 24 of isolated work: some goes to the second
+    assert shards.split(variants, order) == (mine, theirs)  # nothing but the checks decides
+    assert shards.split(["integrated"] * 3, [0, 1, 2]) == ([0, 1, 2], [])
+
+
+def test_two_judges_only_where_workers_are_forked():
+    class Runner:
+        spawn = "exec"
+
+        def twin(self):
+            pass
+
+    assert shards.wanted(Runner()) == 1
+    assert shards.wanted(Runner(), 2) == 2
+    assert shards.wanted(object()) == 1
+    Runner.spawn = "fork"
+    assert shards.wanted(Runner(), 1) == 1
+    assert shards.wanted(Runner()) == (2 if len(os.sched_getaffinity(0)) >= 2 else 1)
+
+
+def _verdicts(result):
+    return [(c.id, c.variant, c.status, c.score, c.message.key if c.message else None,
+             json.dumps(c.message.params, sort_keys=True, default=str) if c.message else None,
+             [d.id for d in c.diagnoses], [n.key for n in c.notes], json.dumps(c.example, sort_keys=True, default=str))
+            for t in result.tasks for c in t.checks]
+
+
+CASES = {
+    "transformer": (TRANSFORMER, "mha.scale_d_model", ["sdpa", "mha", "layernorm", "feedforward", "encoder_layer",
+                                                       "decoder_layer"]),
+    "decoder_lm": (LM, "rmsnorm.no_weight", ["rmsnorm", "rope", "swiglu", "gqa", "attention", "block"]),
+}
+
+
+@pytest.mark.parametrize("case", sorted(CASES))
+def test_two_judges_grade_as_one(tmp_path, case):
+    assignment, bug, tasks = CASES[case]  # a bug in a task that others build on: isolated checks, notes, names
+    root = Catalogue(assignment).write_mutant(Catalogue(assignment).by_id[bug], tmp_path / "sub")
+    results = [api.check(path=root, assignment=assignment.name, tasks=tasks, profile="quick", isolated=True,
+                         shards=n) for n in (1, 2)]
+    assert _verdicts(results[0]) == _verdicts(results[1])
+    assert results[0].score < results[0].max_score  # a case with failures, diagnoses and notes to compare
+    assert any(c.variant == "isolated" for t in results[1].tasks for c in t.checks)
+
+
+def test_a_second_judge_that_dies_loses_nothing(tmp_path, monkeypatch):
+    root = Catalogue(TRANSFORMER).write_mutant(Catalogue(TRANSFORMER).by_id["mha.scale_d_model"], tmp_path / "sub")
+    tasks = ["sdpa", "mha", "encoder_layer"]
+    alone = api.check(path=root, tasks=tasks, profile="quick", isolated=True, shards=1)
+    first, run_one, ran = os.getpid(), engine.run_one, []
+
+    def dies_in_the_second_judge(g, spec):
+        ran.append(spec.id)
+        if os.getpid() != first and len(ran) == 2:
+            os._exit(3)  # after one result reported
+        return run_one(g, spec)
+
+    monkeypatch.setattr(engine, "run_one", dies_in_the_second_judge)
+    both = api.check(path=root, tasks=tasks, profile="quick", isolated=True, shards=2)
+    assert _verdicts(both) == _verdicts(alone)
+
+
+def test_a_second_judge_that_runs_on_is_stopped_and_its_folder_removed(tmp_path):
+    runner = WorkerRunner(TRANSFORMER.reference, assignment=TRANSFORMER, spawn="fork")
+    try:
+        runner.run("load_report")
+        g = engine.Grading(TRANSFORMER, runner, None)
+
+        def forever(g, spec):
+            time.sleep(3600)
+
+        second = shards._Second.start(g, ["a check"], [0], forever)
+        assert second is not None and Path(second.folder).is_dir()
+        assert second.ready() == []
+        started = time.monotonic()
+        second.close()
+        assert time.monotonic() - started < 10
+        assert not Path(second.folder).exists()
+        with pytest.raises(ChildProcessError):
+            os.waitpid(second.pid, os.WNOHANG)  # reaped
+        assert runner.run("load_report") is not None  # the first judge's worker is untouched
+    finally:
+        runner.close()
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="/proc")
+def test_a_second_socket_spawns_and_its_close_kills_only_its_workers(monkeypatch):
+    first = WorkerRunner(TRANSFORMER.reference, assignment=TRANSFORMER, spawn="fork")
+    try:
+        first.run("load_report")
+        server = forkserver.shared(start=False, assignment=TRANSFORMER)
+        connection = server.connect()
+        assert connection.pid == server.pid and connection.sock.fileno() != server.sock.fileno()
+        monkeypatch.setitem(forkserver._shared, TRANSFORMER.package, connection)
+        second = WorkerRunner(TRANSFORMER.reference, assignment=TRANSFORMER, spawn="fork")
+        second.run("load_report")
+        pid = second._state["worker"].proc.pid
+        assert Path(f"/proc/{pid}").exists()
+        second._state["worker"] = None  # forgotten by its runner: only the socket's close may stop it
+        connection.close()
+        end = time.monotonic() + 10
+        while Path(f"/proc/{pid}").exists() and time.monotonic() < end:
+            time.sleep(0.05)
+        assert not Path(f"/proc/{pid}").exists()  # killed and reaped by the server
+        monkeypatch.setitem(forkserver._shared, TRANSFORMER.package, server)
+        assert server.alive()
+        assert first.run("load_report") is not None  # the first socket's worker lives on
+        second.close()
+    finally:
+        first.close()
