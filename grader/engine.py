@@ -21,7 +21,8 @@ import torch
 import grader
 from grader.assignment import AssignmentError
 from grader.checks.base import Abort, CheckContext, CheckSpec, Fail, ReferenceFailed, specs_of
-from grader.errors import SubmissionError, located
+from grader.errors import SAY, SubmissionError, located
+from grader.messages import is_phrase
 from grader.results import CheckResult, GradeResult, Message, TaskResult
 
 
@@ -387,14 +388,17 @@ def _errored(result, err):
     result.status, result.score = "error", 0.0
     result.error = err.to_dict()
     params = {"detail": err.detail, "file": err.file, "line": err.line, "code": err.code}
+    if is_phrase(err.data.get(SAY)):  # the kit's own words, said in the reader's language
+        params["detail"] = err.data[SAY]
     key = f"error.{err.kind}"
     timed = _timeout_message(err.data.get("limit"), params) if err.kind == "timeout" else None
     if timed is not None:  # a time limit of the runner's: said in the student's language, not as its detail
         key, params = timed
-    if err.kind == "import_error":  # the place once: Python's own SyntaxError text names it already
+    if err.kind == "import_error" and isinstance(params["detail"], str):
+        # the place once: Python's own SyntaxError text names it already
         params["detail"] = located(err.detail, err.file, err.line)
     if err.kind == "contract":
-        params.update(err.data)
+        params.update({k: v for k, v in err.data.items() if k != SAY})
         lists = ("missing", "unexpected", "wrong_shape", "shared")
         if not set(lists) & set(err.data):
             key = "error.contract_detail"  # a contract error that is not about the parameters: its detail says all

@@ -47,6 +47,20 @@ class SubmissionError(Exception):
                        ("trace", ""), ("data", {}))})
 
 
+SAY = "say"
+"""The ``data`` key of an error the kit itself words (not the student's exception): its sentence as a phrase
+(``messages.phrase``), which the report renders in the reader's language; ``detail`` keeps the English words for
+logs and ``str``."""
+
+
+def said(key, **params):
+    """The ``detail`` and ``data`` of a ``SubmissionError`` the kit words: ``SubmissionError(kind=...,
+    **said("say.not_module", name=...))``; the sentence ``key`` is rendered in the report's language."""
+    from grader.messages import phrase, text
+
+    return {"detail": text(key, "en", **params), "data": {SAY: phrase(key, **params)}}
+
+
 CRASH = "crash"
 """The ``data`` key that marks an error as a crash its worker lived through: the code called ``sys.exit``
 (``"exit"``) or ran out of memory (``"memory"``: a ``MemoryError``, Python's own, not a class of that name). The

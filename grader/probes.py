@@ -18,7 +18,8 @@ import pickle
 
 import torch
 
-from grader.errors import SubmissionError
+from grader.errors import SAY, SubmissionError, said
+from grader.messages import phrase
 
 PROBES = {}
 
@@ -96,7 +97,8 @@ def load_params(module, state, what):
         raise SubmissionError(
             kind="contract",
             detail=f"the parameters of {what} do not match the contract",
-            data={"expected": sorted(expected.items()), "found": sorted(found.items()),
+            data={SAY: phrase("say.params_mismatch", what=what), "expected": sorted(expected.items()),
+                  "found": sorted(found.items()),
                   "missing": missing, "unexpected": extra, "wrong_shape": wrong, "shared": shared},
         )
     params = dict(module.named_parameters())
@@ -143,8 +145,8 @@ def build(ns, name, kwargs, *, state=None, dtype="float64", device="cpu", train=
     dt = DTYPES[dtype]
     module = construct_on(device, ns, name, kwargs, dt)
     if not isinstance(module, torch.nn.Module):
-        raise SubmissionError(kind="bad_output", detail=f"{name}(...) is a {type(module).__name__}, "
-                                                        "not a torch.nn.Module")
+        raise SubmissionError(kind="bad_output", **said("say.not_module", call=f"{name}(...)",
+                                                        type=type(module).__name__))
     if state is not None and device != "meta":
         load_params(module, state, name)
     module.to(device=device, dtype=dt)
@@ -155,9 +157,9 @@ def build(ns, name, kwargs, *, state=None, dtype="float64", device="cpu", train=
 def as_tensor(value, what):
     """Check that student code returned a tensor; return it as a plain, detached tensor."""
     if not isinstance(value, torch.Tensor):
-        raise SubmissionError(kind="bad_output",
-                              detail=f"{what} returned {type_name(value)}, expected a torch.Tensor",
-                              data={"type": type_name(value)})
+        error = said("say.not_tensor", what=what, type=type_name(value))
+        raise SubmissionError(kind="bad_output", detail=error["detail"],
+                              data={**error["data"], "type": type_name(value)})
     return plain(value)
 
 
@@ -167,8 +169,8 @@ def plain(t):
     return anything, including an object that agrees with every comparison."""
     if type(t) not in (torch.Tensor, torch.nn.Parameter):
         name = f"{type(t).__module__}.{type(t).__qualname__}"
-        raise SubmissionError(kind="bad_output", detail=f"the code returned a {name}, a subclass of torch.Tensor; "
-                                                        f"return a plain torch.Tensor", data={"type": name})
+        error = said("say.tensor_subclass", type=name)
+        raise SubmissionError(kind="bad_output", detail=error["detail"], data={**error["data"], "type": name})
     with torch._C.DisableTorchFunctionSubclass():
         t = torch.Tensor.detach(t)
     if t.device.type == "meta":
@@ -180,7 +182,7 @@ def plain_data(x, depth=0):
     """``x`` rebuilt from exact plain types (what a probe returns, in-process as from a worker); anything else
     is ``SubmissionError(bad_output)``: nothing of the student's own types reaches a comparison."""
     if depth > 100:
-        raise SubmissionError(kind="bad_output", detail="the result is nested too deeply")
+        raise SubmissionError(kind="bad_output", **said("say.too_deep"))
     if x is None or type(x) is bool:
         return x
     if isinstance(x, torch.Tensor):
@@ -198,8 +200,8 @@ def plain_data(x, depth=0):
     if isinstance(x, tuple):
         return tuple(plain_data(v, depth + 1) for v in tuple.__iter__(x))
     name = f"{type(x).__module__}.{type(x).__qualname__}"
-    raise SubmissionError(kind="bad_output", detail=f"the result holds a {name}, which is not plain data",
-                          data={"type": name})
+    error = said("say.not_plain", type=name)
+    raise SubmissionError(kind="bad_output", detail=error["detail"], data={**error["data"], "type": name})
 
 
 def type_name(value):

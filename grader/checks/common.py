@@ -7,6 +7,7 @@ import torch
 from grader.checks.base import Fail
 from grader.checks.compare import MISMATCH, TOL, check_tensor
 from grader.errors import SubmissionError
+from grader.messages import phrase
 from grader.strategies import random_state
 
 _STATE_CACHE = {}
@@ -139,7 +140,8 @@ def float32_close(ctx, *, name, kwargs, state, inputs, method="forward", example
     for device, ref, got in float32_runs(ctx, "forward", ref_args):
         ex = dict(example or {}, device=device, dtype="float32")
         if got["out"].dtype != torch.float32:
-            raise Fail("fail.dtype", what=f"{name}.{method} on float32 input", expected="float32",
+            raise Fail("fail.dtype", what=phrase("what.on_input", call=f"{name}.{method}", dtype="float32"),
+                       expected="float32",
                        got=str(got["out"].dtype).replace("torch.", ""), example=ex)
         if got["out"].device.type != device.split(":")[0]:
             raise Fail("fail.device", what=f"{name}.{method}", expected=device, got=got["out"].device.type,
@@ -167,7 +169,7 @@ def low_precision(ctx, *, name, kwargs, state, inputs, method="forward", example
                                 state=state, inputs=inputs, method=method)
         out = got["out"]
         if out.dtype != getattr(torch, dtype):
-            raise Fail("fail.dtype", what=f"{name}.{method} on {dtype} input", expected=dtype,
+            raise Fail("fail.dtype", what=phrase("what.on_input", call=f"{name}.{method}", dtype=dtype), expected=dtype,
                        got=str(out.dtype).replace("torch.", ""), example=ex)
         if not torch.isfinite(out.float()).all():
             raise Fail("fail.half_nonfinite", what=name, dtype=dtype, example=ex)
@@ -221,7 +223,9 @@ def defaults_agree(ctx, *, name, required, inputs, given, example=None, train_di
     got = ctx.sub("forward", name=name, kwargs=required, state=weights, inputs=inputs)
     spelled = ctx.sub("forward", name=name, kwargs=explicit, state=weights, inputs=inputs)
     try:
-        check_tensor(got["out"], spelled["out"], what=f"{name}({', '.join(sorted(required))}) output", example=ex)
+        check_tensor(got["out"], spelled["out"],
+                     what=phrase("what.output", name=f"{name}({', '.join(sorted(required))})"),
+                     example=ex)
     except Fail as fail:
         raise Fail("fail.defaults_spelled", what=name, arguments=", ".join(left), defaults=shown,
                    detail=_render_plain(fail), example=ex) from None

@@ -3,6 +3,11 @@
 Check code raises ``Fail("fail.mismatch", what=..., ...)``; views call
 ``render(message, lang)``. Missing parameters render as ``?`` rather than
 failing, so a view never crashes on a message.
+
+A parameter is data (a name, a shape, a number, a path, the student's own text) or a phrase: words a reader
+reads, made with ``phrase(key, **params)`` and rendered in the sentence's language when the sentence is, so a
+Chinese sentence never carries an English phrase ("causal_attention output" is ``phrase("what.output",
+name="causal_attention")``). A phrase is plain data (a dict), so it crosses processes and JSON unchanged.
 """
 
 import importlib
@@ -74,7 +79,36 @@ NOTHING = {"en": "none", "zh": "无"}
 """An empty list in a sentence ("Missing: none."), not ``[]``."""
 
 
+PHRASE = "phrase"
+"""The key that marks a parameter as a phrase: ``{"phrase": key, "params": {...}}``."""
+
+
+def phrase(key, **params):
+    """A translatable phrase to pass as a message parameter: the sentence for ``key`` (a catalogue key, usually
+    ``what.*``) with ``params``, rendered in the language the enclosing sentence is rendered in. Its own
+    parameters may be phrases too."""
+    return {PHRASE: key, "params": params}
+
+
+def is_phrase(value):
+    """Whether ``value`` is a phrase made by ``phrase`` (or its copy read back from JSON)."""
+    return isinstance(value, dict) and isinstance(value.get(PHRASE), str) and isinstance(value.get("params"), dict) \
+        and len(value) == 2
+
+
+def map_data(value, change):
+    """``value`` (a parameter) with ``change`` applied to each piece of data in it: inside lists and a phrase's
+    parameters, never to the phrase's key (how a view escapes what it prints)."""
+    if is_phrase(value):
+        return phrase(value[PHRASE], **{k: map_data(v, change) for k, v in value["params"].items()})
+    if isinstance(value, (list, tuple)):
+        return [map_data(v, change) for v in value]
+    return change(value)
+
+
 def _fmt(value, lang="en"):
+    if is_phrase(value):
+        return text(value[PHRASE], lang, **value["params"])
     if isinstance(value, (list, tuple)):
         if not value:
             return NOTHING.get(lang, NOTHING["en"])

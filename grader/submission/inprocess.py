@@ -20,7 +20,7 @@ import time
 import types
 from pathlib import Path
 
-from grader.errors import CRASH, SubmissionError, call_timed_out, from_exception, time_used_up
+from grader.errors import CRASH, SubmissionError, call_timed_out, from_exception, said, time_used_up
 from grader.probes import PROBES, plain_data
 from grader.submission.banned import RuntimeGuard, probe_tasks
 from grader.submission.loader import PARTS_ROOT, Namespace
@@ -352,8 +352,9 @@ class InProcessRunner:
         except Exception as exc:  # noqa: BLE001 - anything the student's code raised
             raise from_exception(exc, self.root) from None
         except SystemExit as exc:
-            raise SubmissionError(kind="exception", detail=f"the code called sys.exit({exc.code!r})",
-                                  data={CRASH: "exit"}) from None
+            error = said("say.sys_exit", call=f"sys.exit({exc.code!r})")
+            raise SubmissionError(kind="exception", detail=error["detail"],
+                                  data={**error["data"], CRASH: "exit"}) from None
         finally:
             if limit is not None:
                 self.used += time.monotonic() - start

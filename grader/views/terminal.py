@@ -7,17 +7,19 @@ so a submission can neither clear the screen nor draw a line that looks like our
 """
 
 from grader.errors import located
-from grader.messages import has_text, text
+from grader.messages import has_text, map_data, text
 from grader.results import Message
 from grader.safetext import for_terminal, pad
 
 
-def _safe_value(value):
-    if isinstance(value, (list, tuple)):
-        return [_safe_value(v) for v in value]
+def _safe_datum(value):
     if isinstance(value, (int, float)) and not isinstance(value, bool):
         return value  # the catalogue formats numbers itself
     return for_terminal(value)
+
+
+def _safe_value(value):
+    return map_data(value, _safe_datum)  # a phrase's words are the kit's; its data is escaped
 
 
 def _safe(params):

@@ -5,6 +5,7 @@ tests/test_lm_reference.py; these checks compare with the reference."""
 from hypothesis import strategies as st
 
 from grader.author import Fail, check, check_tensor, seeds
+from grader.messages import phrase
 
 SHAPES = ([3, 4], [5], [2, 2, 2])
 STEPS = 5
@@ -32,7 +33,8 @@ def _run(ctx, args, ex):
     for s, (r, g) in enumerate(zip(ref["history"], got["history"])):
         for i, (rp, gp) in enumerate(zip(r, g)):
             step_ex = dict(ex, step=s + 1, parameter=i)
-            check_tensor(gp, rp, what=f"parameter {i} (shape {list(rp.shape)}) after step {s + 1}", example=step_ex)
+            check_tensor(gp, rp, what=phrase("what.param_after_step", index=i, shape=list(rp.shape), step=s + 1),
+                         example=step_ex)
 
 
 @check("adamw", "groups", points=5, given=run_case())

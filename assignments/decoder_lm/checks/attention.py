@@ -21,6 +21,7 @@ from grader.author import (
     randn,
     ref_state,
 )
+from grader.messages import phrase
 
 NAME = "CausalSelfAttention"
 
@@ -63,7 +64,8 @@ def value_errors(ctx):
 def _equivalence(ctx, cases):
     for c in cases:
         kw, state, inputs, ex = setup(ctx, c)
-        equivalent(ctx, name=NAME, kwargs=kw, state=state, inputs=inputs, what="CausalSelfAttention output",
+        equivalent(ctx, name=NAME, kwargs=kw, state=state, inputs=inputs,
+                   what=phrase("what.output", name="CausalSelfAttention"),
                    example=ex)
 
 

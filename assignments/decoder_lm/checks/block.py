@@ -16,6 +16,7 @@ from grader.author import (
     randn,
     ref_state,
 )
+from grader.messages import phrase
 
 NAME = "DecoderBlock"
 
@@ -46,7 +47,8 @@ def contract(ctx):
 def _equivalence(ctx, cases):
     for c in cases:
         kw, state, inputs, ex = setup(ctx, c)
-        equivalent(ctx, name=NAME, kwargs=kw, state=state, inputs=inputs, what="DecoderBlock output", example=ex)
+        equivalent(ctx, name=NAME, kwargs=kw, state=state, inputs=inputs,
+                   what=phrase("what.output", name="DecoderBlock"), example=ex)
 
 
 @check("block", "equivalence", points=4, variant="isolated", examples=(3, 25), given=EVERY_KIND)

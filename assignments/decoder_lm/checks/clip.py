@@ -5,6 +5,7 @@ tests/test_lm_reference.py)."""
 from hypothesis import strategies as st
 
 from grader.author import Fail, check, check_tensor, seeds
+from grader.messages import phrase
 
 SHAPES = ([4, 3], [6], [2, 3, 2], [5])
 SCALES = (1.0, 1e-4, 30.0)
@@ -40,12 +41,12 @@ def _clip(ctx, c, scale):
         if "out" not in got:
             raise Fail("fail.not_tensor", what="clip_grad_norm_", got=got.get("other"), example=ex)
         # the probe divides by the gradients' scales: the tolerances are relative to their size
-        check_tensor(got["out"], ref["out"], what="the norm clip_grad_norm_ returned", example=ex)
+        check_tensor(got["out"], ref["out"], what=phrase("what.norm_returned", name="clip_grad_norm_"), example=ex)
         for i, (g, r) in enumerate(zip(got["grads"], ref["grads"])):
             if r is None:
                 if g is not None:
                     raise Fail("fail.lm_clip_created", param=i, example=ex)
                 continue
-            check_tensor(g, r, what=f"the gradient of parameter {i} after clip_grad_norm_", example=ex)
+            check_tensor(g, r, what=phrase("what.grad_after", index=i, name="clip_grad_norm_"), example=ex)
         if got["replaced"]:
             raise Fail("fail.lm_clip_inplace", params=got["replaced"], example=ex)

@@ -11,6 +11,7 @@ import torch
 from hypothesis import strategies as st
 
 from grader.author import Fail, check, check_tensor, defaults_called, random_state, random_tokens, seeds
+from grader.messages import phrase
 
 from .sample import global_generator
 
@@ -125,7 +126,7 @@ def _same_seed(ctx, c):
               "shapes": {"prompt": [c["B"], c["L0"]]}}
         ref, got = ctx.both("lm_generate", model=model, prompt=prompt, max_new_tokens=c["n"], seed=c["seed"],
                             **options)
-        what = f"generate(max_new_tokens={c['n']}) output"
+        what = phrase("what.output", name=f"generate(max_new_tokens={c['n']})")
         out = _output(got, c["B"], c["L0"] + c["n"], ex, what)
         check_tensor(out, ref["out"], what=what, example=ex)
 
@@ -143,6 +144,6 @@ def greedy(ctx, c):
     prompt = random_tokens([c["B"], c["L0"]], MODEL["vocab_size"], c["seed"])
     ex = {"config": {"temperature": 0, "max_new_tokens": c["n"]}, "shapes": {"prompt": [c["B"], c["L0"]]}}
     ref, got = ctx.both("lm_generate", model=model, prompt=prompt, max_new_tokens=c["n"], temperature=0.0)
-    what = f"generate(max_new_tokens={c['n']}, temperature=0) output"
+    what = phrase("what.output", name=f"generate(max_new_tokens={c['n']}, temperature=0)")
     out = _output(got, c["B"], c["L0"] + c["n"], ex, what)
     check_tensor(out, ref["out"], what=what, example=ex)

@@ -4,6 +4,7 @@ import torch
 
 from assignments.decoder_lm.checks.modules_common import HALF_TOL, attention_case, no_inplace, output
 from grader.author import Fail, check, check_tensor, float32_runs, randn, run_low_precision
+from grader.messages import phrase
 
 NAME = "causal_attention"
 
@@ -31,7 +32,7 @@ def equivalence(ctx, c):
         ex = describe(c, s, q, k, v)
         ref, got = ctx.both("call", name=NAME, args=[q, k, v])
         no_inplace(got, NAME, ex)
-        check_tensor(output(got, NAME, ex), ref["out"], what="causal_attention output", example=ex)
+        check_tensor(output(got, NAME, ex), ref["out"], what=phrase("what.output", name="causal_attention"), example=ex)
 
 
 @check("gqa", "grouping", points=2, examples=(3, 20), given=attention_case(kinds=("gqa", "mqa")))
@@ -85,9 +86,11 @@ def devices(ctx, c):
         for device, ref, got in float32_runs(ctx, "call", {"name": NAME, "args": [q, k, v]}):
             out = output(got, NAME, ex)
             if out.dtype != torch.float32:
-                raise Fail("fail.dtype", what=f"{NAME} on float32 input", expected="float32",
+                raise Fail("fail.dtype", what=phrase("what.on_input", call=NAME, dtype="float32"), expected="float32",
                            got=str(out.dtype).replace("torch.", ""), example=dict(ex, device=device))
-            check_tensor(out.cpu(), ref["out"].float(), what="causal_attention output (float32)", dtype="float32",
+            check_tensor(out.cpu(), ref["out"].float(),
+                         what=phrase("what.with_dtype", what=phrase("what.output", name="causal_attention"),
+                                     dtype="float32"), dtype="float32",
                          example=dict(ex, device=device))
         for dtype in ("float16", "bfloat16"):
             half = getattr(torch, dtype)
@@ -95,7 +98,7 @@ def devices(ctx, c):
             out = output(run_low_precision(ctx, "call", what=NAME, dtype=dtype, example=exd, name=NAME,
                                            args=[q, k, v]), NAME, exd)
             if out.dtype != half:
-                raise Fail("fail.dtype", what=f"{NAME} on {dtype} input", expected=dtype,
+                raise Fail("fail.dtype", what=phrase("what.on_input", call=NAME, dtype=dtype), expected=dtype,
                            got=str(out.dtype).replace("torch.", ""), example=exd)
             if not torch.isfinite(out.float()).all():
                 raise Fail("fail.half_nonfinite", what=NAME, dtype=dtype, example=exd)
@@ -103,7 +106,9 @@ def devices(ctx, c):
                 continue
             ref = ctx.ref("call", name=NAME, args=[x.to(half).double() for x in (q, k, v)])["out"]
             atol, rtol = HALF_TOL[dtype]
-            check_tensor(out.double(), ref, what=f"causal_attention output in {dtype}", example=exd, atol=atol,
+            check_tensor(out.double(), ref,
+                         what=phrase("what.in_dtype", what=phrase("what.output", name="causal_attention"),
+                                     dtype=dtype), example=exd, atol=atol,
                          rtol=rtol)
         got = ctx.sub("call", name=NAME, args=[q, k, v], device="meta")
         out = output(got, NAME, ex)

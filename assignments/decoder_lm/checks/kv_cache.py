@@ -5,6 +5,7 @@ import torch
 from hypothesis import strategies as st
 
 from grader.author import Fail, check, check_tensor, distinct_ints, randn, seeds
+from grader.messages import phrase
 
 
 @st.composite
@@ -49,7 +50,7 @@ def _expect(got, c, ex, dtype=torch.float64):
                 what = f"KVCache.update(...)[{j}]" if label == "returned" else f"KVCache.{name}"
                 if t is None:
                     raise Fail("fail.lm_cache_none", what=what, update=i + 1, example=exi)
-                what_i = f"{what} (update {i + 1})"
+                what_i = phrase("what.update", what=what, update=i + 1)
                 if t.device.type == "meta":
                     _meta_shape(t, expected, what_i, exi)
                 else:

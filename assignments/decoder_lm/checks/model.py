@@ -11,6 +11,7 @@ from hypothesis import strategies as st
 
 from assignments.decoder_lm.checks.modules_common import close_to_reference, heads_for, model_state, no_inplace
 from grader.author import Fail, check, check_tensor, distinct_ints, random_tokens, same_params, seeds
+from grader.messages import phrase
 
 NAME = "DecoderLM"
 TIED = ["embed.weight", "lm_head.weight"]
@@ -43,8 +44,9 @@ def run(ctx, kw, state, tokens, **args):
     return ctx.sub("lm_model", name=NAME, kwargs=kw, state=state, tokens=tokens, **args)
 
 
-def logits_match(ctx, kw, state, tokens, ex, what="DecoderLM logits"):
+def logits_match(ctx, kw, state, tokens, ex, what=None):
     """The submission's logits equal the reference's (a float32 computation inside accepted, noted)."""
+    what = what or phrase("what.logits", name="DecoderLM")
     args = {"name": NAME, "kwargs": kw, "state": state, "tokens": tokens}
     ref, got = ctx.both("lm_model", **args)
     no_inplace(got, f"{NAME}.forward", ex)
@@ -87,7 +89,7 @@ def contract(ctx):
             raise Fail("fail.lm_default_shapes", example=exd,
                        names=[f"{k}: {left_out.get(k)} ({passed.get(k)})" for k in differ][:6])
         a, b = run(ctx, required, state, tokens)["out"], run(ctx, explicit, state, tokens)["out"]
-        check_tensor(a, b, what="DecoderLM logits", example=exd)
+        check_tensor(a, b, what=phrase("what.logits", name="DecoderLM"), example=exd)
     except Fail as fail:
         from grader.author import text
 
@@ -188,7 +190,8 @@ def _cached(ctx, c):
     for s, step in enumerate(got["steps"]):
         a, b = (0, P) if s == 0 else (P + s - 1, P + s)
         exs = dict(ex, step=s, positions=[a, b - 1])
-        check_tensor(step, full[:, a:b], what=f"DecoderLM logits with caches (step {s}, positions {a}..{b - 1})",
+        check_tensor(step, full[:, a:b],
+                     what=phrase("what.logits_cached", name="DecoderLM", step=s, first=a, last=b - 1),
                      example=exs)
         lengths = got["cache_lengths"][s]
         if lengths != [b] * c["N"]:
@@ -223,16 +226,23 @@ def devices(ctx, c):
         exd = dict(ex, device=device, dtype="float32")
         got = ctx.sub("lm_model", **args, dtype="float32", device=device)["out"]
         if got.dtype != torch.float32:
-            raise Fail("fail.dtype", what=f"{NAME} logits in float32", expected="float32",
+            raise Fail("fail.dtype",
+                       what=phrase("what.in_dtype", what=phrase("what.logits", name=NAME), dtype="float32"),
+                       expected="float32",
                        got=str(got.dtype).replace("torch.", ""), example=exd)
         if got.device.type != device.split(":")[0]:
             raise Fail("fail.device", what=NAME, expected=device, got=got.device.type, example=exd)
-        check_tensor(got.cpu(), ref.float(), what="DecoderLM logits (float32)", dtype="float32", example=exd)
+        check_tensor(got.cpu(), ref.float(),
+                     what=phrase("what.with_dtype", what=phrase("what.logits", name="DecoderLM"), dtype="float32"),
+                     dtype="float32",
+                     example=exd)
     for dtype in ("float16", "bfloat16"):
         exd = dict(ex, dtype=dtype)
         got = ctx.sub("lm_model", **args, dtype=dtype)["out"]
         if got.dtype != getattr(torch, dtype):
-            raise Fail("fail.dtype", what=f"{NAME} logits in {dtype}", expected=dtype,
+            raise Fail("fail.dtype",
+                       what=phrase("what.in_dtype", what=phrase("what.logits", name=NAME), dtype=dtype),
+                       expected=dtype,
                        got=str(got.dtype).replace("torch.", ""), example=exd)
         if not torch.isfinite(got.float()).all():
             raise Fail("fail.half_nonfinite", what=NAME, dtype=dtype, example=exd)
@@ -240,5 +250,7 @@ def devices(ctx, c):
     if got.device.type != "meta":
         raise Fail("fail.device", what=NAME, expected="meta", got=got.device.type, example=ex)
     if list(got.shape) != [c["B"], c["L"], c["V"]]:
-        raise Fail("fail.shape", what=f"{NAME} logits (meta)", expected=[c["B"], c["L"], c["V"]],
+        raise Fail("fail.shape",
+                   what=phrase("what.with_dtype", what=phrase("what.logits", name=NAME), dtype="meta"),
+                   expected=[c["B"], c["L"], c["V"]],
                    got=list(got.shape), example=ex)

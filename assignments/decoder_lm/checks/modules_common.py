@@ -4,6 +4,7 @@ import torch
 from hypothesis import strategies as st
 
 from grader.author import MISMATCH, TOL, Fail, check_tensor, no_inplace, random_state, seeds
+from grader.messages import phrase
 
 FLOAT32_MARGIN = 4.0
 """As ``grader.checks.common.FLOAT32_MARGIN``: how much further from the float64 result than the reference's own
@@ -124,7 +125,7 @@ def half_close(ctx, *, name, kwargs, state, inputs, example, method="forward"):
         got = run_low_precision(ctx, "forward", what=name, dtype=dtype, example=ex, name=name, kwargs=kwargs,
                                 state=state, inputs=inputs, method=method)["out"]
         if got.dtype != getattr(torch, dtype):
-            raise Fail("fail.dtype", what=f"{name}.{method} on {dtype} input", expected=dtype,
+            raise Fail("fail.dtype", what=phrase("what.on_input", call=f"{name}.{method}", dtype=dtype), expected=dtype,
                        got=str(got.dtype).replace("torch.", ""), example=ex)
         if not torch.isfinite(got.float()).all():
             raise Fail("fail.half_nonfinite", what=name, dtype=dtype, example=ex)
@@ -135,7 +136,9 @@ def half_close(ctx, *, name, kwargs, state, inputs, example, method="forward"):
                    for x in inputs]
         ref = ctx.ref("forward", name=name, kwargs=kwargs, state=state, inputs=rounded, method=method)["out"]
         atol, rtol = HALF_TOL[dtype]
-        check_tensor(got.to(torch.float64), ref, what=f"{name} output in {dtype}", example=ex, atol=atol, rtol=rtol)
+        check_tensor(got.to(torch.float64), ref,
+                     what=phrase("what.in_dtype", what=phrase("what.output", name=name), dtype=dtype),
+                     example=ex, atol=atol, rtol=rtol)
 
 
 def steps_match(ctx, *, name, kwargs, state, chunks, example, inspect=None):
@@ -163,7 +166,7 @@ def steps_match(ctx, *, name, kwargs, state, chunks, example, inspect=None):
 
     seen = 0
     for i, (out, expected) in enumerate(zip(got["outs"], ref["outs"])):
-        close_to_reference(ctx, out, expected, what=f"{name} output (call {i + 1}, offset {seen})",
+        close_to_reference(ctx, out, expected, what=phrase("what.output_call", name=name, call=i + 1, offset=seen),
                            example=dict(example, call=i + 1, offset=seen), ref32=lambda i=i: rerun("outs", i))
         seen += chunks[i].shape[1]
     for key in ("keys", "values"):

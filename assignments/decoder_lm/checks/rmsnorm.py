@@ -17,6 +17,7 @@ from grader.author import (
     ref_state,
     seeds,
 )
+from grader.messages import phrase
 
 NAME = "RMSNorm"
 
@@ -52,7 +53,8 @@ def contract(ctx):
 def equivalence(ctx, c):
     """Equals the reference: x / sqrt(mean(x^2) + eps) * weight over the last dimension."""
     kw, state, inputs, ex = setup(ctx, c)
-    equivalent(ctx, name=NAME, kwargs=kw, state=state, inputs=inputs, what="RMSNorm output", example=ex)
+    equivalent(ctx, name=NAME, kwargs=kw, state=state, inputs=inputs,
+               what=phrase("what.output", name="RMSNorm"), example=ex)
 
 
 def _formula(x, w, eps, *, centre=False, eps_outside=False):
@@ -77,7 +79,7 @@ def formula(ctx):
         ex = {"config": dict(kw, input_scale=case["scale"], input_offset=case["offset"]), "shapes": {"x": shape}}
         ref, got = ctx.both("forward", name=NAME, kwargs=kw, state=state, inputs=[x])
         try:
-            check_tensor(got["out"], ref["out"], what="RMSNorm output", example=ex)
+            check_tensor(got["out"], ref["out"], what=phrase("what.output", name="RMSNorm"), example=ex)
         except Fail:
             wrong = _formula(x, state["weight"], case["eps"], **{departure: True})
             if got["out"].shape == wrong.shape and torch.allclose(got["out"].double(), wrong, atol=1e-6, rtol=1e-5):

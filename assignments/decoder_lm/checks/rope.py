@@ -15,6 +15,7 @@ from grader.author import (
     randn,
     seeds,
 )
+from grader.messages import phrase
 
 NAME = "RotaryEmbedding"
 
@@ -61,7 +62,8 @@ def equivalence(ctx, c):
     x = randn(c["shape"], c["seed"])
     for offset in (None, c["offset"], 5000):
         inputs = [x] if offset is None else [x, offset]
-        equivalent(ctx, name=NAME, kwargs=kwargs_of(c), state={}, inputs=inputs, what="RotaryEmbedding output",
+        equivalent(ctx, name=NAME, kwargs=kwargs_of(c), state={}, inputs=inputs,
+                   what=phrase("what.output", name="RotaryEmbedding"),
                    example=describe(c, offset))
 
 
@@ -75,7 +77,9 @@ def pairing(ctx):
     y = rotate(ctx, c, x)
     ex = describe(c)
     if list(y.shape) != c["shape"]:
-        raise Fail("fail.shape", what="RotaryEmbedding output", expected=c["shape"], got=list(y.shape), example=ex)
+        raise Fail("fail.shape",
+                   what=phrase("what.output", name="RotaryEmbedding"), expected=c["shape"], got=list(y.shape),
+                   example=ex)
     found = [sorted(int(j) for j in (y[i, 1].abs() > 1e-12).nonzero().flatten()) for i in range(Dh)]
     if all(f == sorted({i, i ^ 1}) for i, f in enumerate(found)):
         raise Fail("fail.lm_rope_interleaved", example=ex)
@@ -106,7 +110,9 @@ def relative(ctx, c):
     ex = dict(describe(c), shift=c["shift"])
     rq, rk = rotate(ctx, c, q), rotate(ctx, c, k)
     if list(rq.shape) != c["shape"]:
-        raise Fail("fail.shape", what="RotaryEmbedding output", expected=c["shape"], got=list(rq.shape), example=ex)
+        raise Fail("fail.shape",
+                   what=phrase("what.output", name="RotaryEmbedding"), expected=c["shape"], got=list(rq.shape),
+                   example=ex)
     norms, kept = rq.norm(dim=-1), q.norm(dim=-1)
     if not torch.allclose(norms, kept, atol=1e-6, rtol=1e-6):
         worst = int((norms - kept).abs().flatten().argmax()) % c["L"]

@@ -15,6 +15,7 @@ import torch
 from hypothesis import strategies as st
 
 from grader.author import Fail, check, defaults_called, randn, seeds
+from grader.messages import phrase
 
 from .top_k import quarter_logits
 from .top_p import safe_p
@@ -98,7 +99,7 @@ def distribution(ctx):
                       top_p=top_p, seed=base_seed + i)
         if "bad_output" in got:
             bad = got["bad_output"]
-            what = f"sample_next on [{logits.shape[0] * DRAWS}, {logits.shape[1]}] logits"
+            what = phrase("what.sample_on", name="sample_next", shape=[logits.shape[0] * DRAWS, logits.shape[1]])
             if bad["dtype"] != "int64":
                 raise Fail("fail.dtype", what=what, expected="int64", got=bad["dtype"], example=ex)
             raise Fail("fail.shape", what=what, expected=[logits.shape[0] * DRAWS], got=bad["shape"], example=ex)

@@ -18,6 +18,7 @@ from grader.author import (
     ref_state,
     seeds,
 )
+from grader.messages import phrase
 
 NAME = "SwiGLU"
 
@@ -46,7 +47,8 @@ def equivalence(ctx, c):
     """Equals down_proj(silu(gate_proj(x)) * up_proj(x)); says so when gate and up are swapped."""
     kw, state, inputs, ex = setup(ctx, c)
     try:
-        equivalent(ctx, name=NAME, kwargs=kw, state=state, inputs=inputs, what="SwiGLU output", example=ex)
+        equivalent(ctx, name=NAME, kwargs=kw, state=state, inputs=inputs,
+                   what=phrase("what.output", name="SwiGLU"), example=ex)
     except Fail as fail:
         if fail.key in MISMATCH:
             got = ctx.sub("forward", name=NAME, kwargs=kw, state=state, inputs=inputs)["out"]

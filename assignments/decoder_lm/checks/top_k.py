@@ -4,6 +4,7 @@ import torch
 from hypothesis import strategies as st
 
 from grader.author import Fail, check, check_tensor, seeds
+from grader.messages import phrase
 
 DTYPES = ("float64", "float32", "float16", "bfloat16")
 
@@ -68,5 +69,7 @@ def top_k_filter(ctx, c):
             ex = {"config": {"k": k, "V": c["V"], "dtype": dtype, "boundary_tie_in_row": 0},
                   "shapes": {"logits": shape}}
             ref, got = ctx.both("lm_filter", name="top_k_filter", logits=x, arg=k, dtype=dtype)
-            compare_filter(ref, got, what=f"top_k_filter(logits, k={k}) in {dtype}", key="fail.lm_top_k_kept",
+            compare_filter(ref, got,
+                           what=phrase("what.in_dtype", what=f"top_k_filter(logits, k={k})", dtype=dtype),
+                           key="fail.lm_top_k_kept",
                            example=ex, k=k)

@@ -6,6 +6,7 @@ import torch
 from hypothesis import strategies as st
 
 from grader.author import check, seeds
+from grader.messages import phrase
 
 from .top_k import DTYPES, compare_filter, quarter_logits
 
@@ -43,7 +44,7 @@ def nucleus_case(draw):
 
 
 def _run(ctx, x, p, dtype, ex):
-    what = f"top_p_filter(logits, p={p}) in {dtype}"
+    what = phrase("what.in_dtype", what=f"top_p_filter(logits, p={p})", dtype=dtype)
     ref, got = ctx.both("lm_filter", name="top_p_filter", logits=x, arg=p, dtype=dtype)
     compare_filter(ref, got, what=what, key="fail.lm_top_p_kept", example=ex, p=p)
 

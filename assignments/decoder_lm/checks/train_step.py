@@ -7,6 +7,7 @@ import math
 from hypothesis import strategies as st
 
 from grader.author import Fail, check, check_tensor, defaults_called, random_tokens, seeds
+from grader.messages import phrase
 
 from .generate import model_spec
 
@@ -46,7 +47,8 @@ def _steps(ctx, c, *, lrs, max_grad_norm, stale_grads=True):
         if not math.isclose(a, b, rel_tol=1e-6, abs_tol=1e-9):
             raise Fail("fail.lm_train_loss", step=s + 1, got=f"{a:.6g}", example=ex)
     for name in ref["state"]:
-        check_tensor(got["state"][name], ref["state"][name], what=f"{name} after {STEPS} steps", example=ex)
+        check_tensor(got["state"][name], ref["state"][name],
+                     what=phrase("what.after_steps", name=name, steps=STEPS), example=ex)
 
 
 @check("train_step", "step", points=5, variant="isolated", examples=(3, 15))

@@ -14,6 +14,7 @@ from grader.author import (
     ref_state,
     seeds,
 )
+from grader.messages import phrase
 
 
 @st.composite
@@ -45,7 +46,8 @@ def contract(ctx):
 def equivalence(ctx, c):
     """Looked-up vectors times √D, equal to the reference's."""
     kw, state, inputs, ex = setup(ctx, c)
-    equivalent(ctx, name="TokenEmbedding", kwargs=kw, state=state, inputs=inputs, what="TokenEmbedding output",
+    equivalent(ctx, name="TokenEmbedding", kwargs=kw, state=state, inputs=inputs,
+               what=phrase("what.output", name="TokenEmbedding"),
                example=ex)
 
 

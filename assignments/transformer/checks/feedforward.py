@@ -16,6 +16,7 @@ from grader.author import (
     ref_state,
     seeds,
 )
+from grader.messages import phrase
 
 
 @st.composite
@@ -47,7 +48,8 @@ def equivalence(ctx, c):
     # would then pass the quick profile).
     for activation in ("relu", "gelu"):
         kw, state, inputs, ex = setup(ctx, dict(c, activation=activation))
-        equivalent(ctx, name="FeedForward", kwargs=kw, state=state, inputs=inputs, what="FeedForward output",
+        equivalent(ctx, name="FeedForward", kwargs=kw, state=state, inputs=inputs,
+                   what=phrase("what.output", name="FeedForward"),
                    example=ex)
 
 

@@ -6,6 +6,7 @@ import torch
 from hypothesis import strategies as st
 
 from grader.author import Fail, check, check_tensor, random_tokens, ref_state, seeds
+from grader.messages import phrase
 
 BOS, EOS, PAD = 1, 2, 0
 
@@ -20,7 +21,7 @@ def _compare(ctx, args, ex):
                    example=ex)
     if out.dim() == 2 and out.shape[0] == ref["out"].shape[0] and out.shape[1] > args["max_len"] + 1:
         raise Fail("fail.greedy_too_long", max_len=args["max_len"], got=out.shape[1] - 1, example=ex)
-    check_tensor(out, ref["out"], what="greedy_decode output", example=ex)
+    check_tensor(out, ref["out"], what=phrase("what.output", name="greedy_decode"), example=ex)
 
 
 @st.composite

@@ -16,6 +16,7 @@ from grader.author import (
     ref_state,
     seeds,
 )
+from grader.messages import phrase
 
 
 @st.composite
@@ -52,7 +53,8 @@ def contract(ctx):
 def equivalence(ctx, c):
     """Equals F.layer_norm over the last dimension: biased variance, eps inside the square root."""
     kw, state, inputs, ex = setup(ctx, c)
-    equivalent(ctx, name="LayerNorm", kwargs=kw, state=state, inputs=inputs, what="LayerNorm output", example=ex)
+    equivalent(ctx, name="LayerNorm", kwargs=kw, state=state, inputs=inputs,
+               what=phrase("what.output", name="LayerNorm"), example=ex)
 
 
 @check("layernorm", "devices", points=2, examples=(1, 5), given=ln_case().filter(lambda c: c["scale"] == 1.0))

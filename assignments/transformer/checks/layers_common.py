@@ -17,6 +17,7 @@ from grader.author import (
     ref_state,
     seeds,
 )
+from grader.messages import phrase
 
 
 @st.composite
@@ -102,7 +103,8 @@ def layer_equivalence(ctx, name, *, decoder):
     @ctx.given(layer_case(decoder=decoder))
     def prop(c):
         kw, state, inputs, ex = setup(ctx, name, c, decoder)
-        equivalent(ctx, name=name, kwargs=kw, state=state, inputs=inputs, what=f"{name} output", example=ex)
+        equivalent(ctx, name=name, kwargs=kw, state=state, inputs=inputs, what=phrase("what.output", name=name),
+                   example=ex)
 
     prop()
     if decoder:
@@ -132,7 +134,7 @@ def layer_dropout(ctx, name, case, *, decoder):
     ref, got = ctx.both("forward", name=name, kwargs=full, state=state, inputs=inputs, train=True,
                         quiet=("self_attn", "cross_attn", "ffn"))
     try:
-        check_tensor(got["out"], ref["out"], what=f"{name} output in train() with dropout=1.0", example=ex)
+        check_tensor(got["out"], ref["out"], what=phrase("what.output_train_dropout", name=name), example=ex)
     except Fail:
         raise Fail("fail.residual_dropout", what=name, example=dict(ex, config=dict(ex.get("config", {}),
                                                                                     dropout=1.0, mode="train")))

@@ -18,6 +18,7 @@ from grader.author import (
     ref_state,
     seeds,
 )
+from grader.messages import phrase
 
 
 @st.composite
@@ -61,7 +62,7 @@ def _equivalence(ctx):
         inputs = mha_inputs(c)
         kw = kwargs_of(c)
         equivalent(ctx, name="MultiHeadAttention", kwargs=kw, state=ref_state(ctx, "MultiHeadAttention", kw, c["seed"]),
-                   inputs=inputs, what="MultiHeadAttention output", example=describe(c, inputs))
+                   inputs=inputs, what=phrase("what.output", name="MultiHeadAttention"), example=describe(c, inputs))
 
     prop()
     ctx.explicit(prop, (EQUAL_LENGTHS,))

@@ -21,6 +21,7 @@ from grader.author import (
     ref_state,
     seeds,
 )
+from grader.messages import phrase
 
 PAD = 0
 
@@ -74,7 +75,8 @@ def _equivalence(ctx):
     @ctx.given(model_case())
     def prop(c):
         kw, state, inputs, ex = setup(ctx, c)
-        equivalent(ctx, name="Transformer", kwargs=kw, state=state, inputs=inputs, what="Transformer logits",
+        equivalent(ctx, name="Transformer", kwargs=kw, state=state, inputs=inputs,
+                   what=phrase("what.logits", name="Transformer"),
                    example=ex)
         equivalent(ctx, name="Transformer", kwargs=kw, state=state, inputs=[inputs[0], inputs[2]], method="encode",
                    what="Transformer.encode", example=ex)

@@ -15,6 +15,7 @@ from grader.author import (
     randn,
     seeds,
 )
+from grader.messages import phrase
 
 
 @st.composite
@@ -74,7 +75,7 @@ def equivalence(ctx, c):
     """forward(x) = x + pe[:, :L] in eval mode, equal to the reference's."""
     x = randn([c["B"], c["L"], c["D"]], c["seed"])
     equivalent(ctx, name="PositionalEncoding", kwargs=kwargs_of(c), state={}, inputs=[x],
-               what="PositionalEncoding output", example=describe(c))
+               what=phrase("what.output", name="PositionalEncoding"), example=describe(c))
 
 
 @check("positional", "dropout", points=1, examples=(1, 1))

@@ -5,6 +5,7 @@ from hypothesis import strategies as st
 
 from assignments.transformer.strategies import attention_sizes, make_mask, mask_kinds
 from grader.author import Fail, check, check_tensor, float32_runs, no_inplace, randn, run_low_precision, seeds
+from grader.messages import phrase
 
 
 @st.composite
@@ -39,8 +40,8 @@ def equivalence(ctx, c):
     ex = describe(c, q, k, v, mask)
     ref, got = ctx.both("sdpa", query=q, key=k, value=v, mask=mask)
     no_inplace(got, "scaled_dot_product_attention", ex)
-    check_tensor(got["weights"], ref["weights"], what="weights", example=ex)
-    check_tensor(got["out"], ref["out"], what="output", example=ex)
+    check_tensor(got["weights"], ref["weights"], what=phrase("what.weights_word"), example=ex)
+    check_tensor(got["out"], ref["out"], what=phrase("what.output_word"), example=ex)
 
 
 @check("sdpa", "weights", points=2, given=sdpa_case().filter(lambda c: c["mask"] != "none"))
@@ -50,7 +51,8 @@ def weights_properties(ctx, c):
     ex = describe(c, q, k, v, mask)
     w = ctx.sub("sdpa", query=q, key=k, value=v, mask=mask)["weights"]
     if list(w.shape[-2:]) != [c["Lq"], c["Lk"]]:
-        raise Fail("fail.shape", what="weights", expected=list(q.shape[:-1]) + [c["Lk"]], got=list(w.shape),
+        raise Fail("fail.shape", what=phrase("what.weights_word"), expected=list(q.shape[:-1]) + [c["Lk"]],
+                   got=list(w.shape),
                    example=ex)
     blocked = ~mask.expand(w.shape)
     if (w[blocked] != 0).any():
@@ -72,7 +74,8 @@ def dropout_used(ctx, c):
                           mask=mask, dropout_p=0.5)
     w, out, clean = got["weights"], got["out"], clean["weights"]
     if w.shape != clean.shape:
-        raise Fail("fail.shape", what="weights", expected=list(clean.shape), got=list(w.shape), example=ex)
+        raise Fail("fail.shape", what=phrase("what.weights_word"), expected=list(clean.shape), got=list(w.shape),
+                   example=ex)
     if torch.allclose(w, clean):
         raise Fail("fail.sdpa_dropout_unused", example=ex)
     if not torch.allclose(out, w @ v, atol=1e-9, rtol=1e-7):
@@ -85,7 +88,9 @@ def float32(ctx, c):
     q, k, v, mask = sdpa_inputs(c)
     ex = describe(c, q, k, v, mask)
     for device, ref, got in float32_runs(ctx, "sdpa", dict(query=q, key=k, value=v, mask=mask)):
-        check_tensor(got["out"].cpu(), ref["out"].float(), what="output (float32)", dtype="float32",
+        check_tensor(got["out"].cpu(), ref["out"].float(),
+                     what=phrase("what.with_dtype", what=phrase("what.output_word"), dtype="float32"),
+                     dtype="float32",
                      example=dict(ex, device=device))
 
 

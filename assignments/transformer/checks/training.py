@@ -17,6 +17,7 @@ from grader.author import (
     ref_state,
     seeds,
 )
+from grader.messages import phrase
 
 PAD = 0
 
@@ -127,7 +128,8 @@ def _steps(ctx, c, **options):
         if not math.isclose(a, b, rel_tol=1e-5, abs_tol=1e-6):
             raise Fail("fail.train_loss", step=i + 1, got=f"{a:.6g}", example=ex)
     for name in ref["state"]:
-        check_tensor(got["state"][name], ref["state"][name], what=f"{name} after {steps} steps", example=ex)
+        check_tensor(got["state"][name], ref["state"][name], what=phrase("what.after_steps", name=name, steps=steps),
+                     example=ex)
 
 
 @check("training", "train_step", points=4, variant="isolated", examples=(2, 12))
