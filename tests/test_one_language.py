@@ -1,0 +1,198 @@
+"""One language per sentence: a report in Chinese says no English words, a report in English no Chinese.
+
+Real submissions of both assignments (the reference, the stubs, and catalogue mutants whose failures name what
+differs: an output, the attention weights, a module's output after a few calls, logits in another dtype) are
+graded once, in process, and every view is rendered in both languages: the terminal summary, the HTML report,
+the Gradescope Markdown, the JUnit XML and the JSON document's messages. In a Chinese view, every line that is
+Chinese is split into its Latin words; a word is data, and allowed, when it is code (an identifier with ``_``,
+``.``, a digit, brackets or an operator, a CamelCase name), a term the kit's Chinese sentences themselves use
+(``softmax``, ``dtype``, ``logits``...), or something of the submission or the run: a task or check id, a key
+or value of a failing example, the student's own exception text, code line and traceback, a path, a rerun
+command, the profile and the devices. Anything else is an English word inside a Chinese sentence: a phrase
+passed as a parameter that should have been ``messages.phrase``. In an English view, nothing is CJK.
+"""
+
+import html as html_text
+import re
+
+import pytest
+
+from grader import api
+from grader.assignment import load
+from grader.bugs.catalogue import Catalogue
+from grader.messages import CATALOGUES
+from grader.views import gradescope, html, json_view, junit, terminal
+
+TRANSFORMER, LM = load("transformer"), load("decoder_lm")
+MUTANTS = {"transformer": ("sdpa.fill_zero", "layernorm.wrong_axis", "decoder_layer.cross_uses_target_mask"),
+           "decoder_lm": ("block.ffn_reads_block_input", "rope.interleaved", "generate.reads_first_position")}
+"""Mistakes whose failures name what differs in words (an output, the weights, a call of a module...)."""
+SUBMISSIONS = [(a, which) for a in (TRANSFORMER, LM) for which in ("solution", "skeleton", *MUTANTS[a.name])]
+VIEWS = ("terminal", "html", "gradescope", "junit", "json")
+CJK = re.compile("[\u3000-\u303f\u3400-\u9fff\uff00-\uffef]")
+WORD = re.compile(r"[A-Za-z][A-Za-z0-9_.'\-]*")
+CODE = re.compile(r"[_./\\\d=\[\](){}<>:`@#+*-]|[a-z][A-Z]|^[A-Z]{2,}|^[A-Z][a-z]+[A-Z]")
+"""A word that is code: an identifier or expression, a CamelCase class name, an acronym."""
+QUOTED = re.compile(r"`[^`]*`|'[^']*'|\"[^\"]*\"|“[^”]*”|‘[^’]*’")
+ENGLISH = {"a", "an", "the", "of", "in", "on", "is", "to", "by", "no", "and", "or", "after", "first", "one", "new",
+           "only", "up", "down", "named", "with", "output", "weights", "steps", "step", "call", "returned"}
+"""Words that are English prose wherever they stand, even where a Chinese sentence quotes them as code."""
+
+
+def _latin_terms():
+    """Latin words the Chinese sentences themselves use outside code and placeholders (the house style)."""
+    words = set()
+    for template in CATALOGUES["zh"].values():
+        prose = QUOTED.sub(" ", re.sub(r"\{[^{}]*\}", " ", template))
+        words |= set(WORD.findall(prose))
+    return words - ENGLISH
+
+
+@pytest.fixture(scope="module")
+def graded(tmp_path_factory):
+    """{(assignment name, which): (result, the strings that are the run's data)}."""
+    out = {}
+    for a, which in SUBMISSIONS:
+        if which in ("solution", "skeleton"):
+            path = getattr(a, "reference" if which == "solution" else "skeleton")
+        else:
+            bug = next(b for b in Catalogue(a).bugs if b.id == which)
+            path = Catalogue(a).write_mutant(bug, tmp_path_factory.mktemp("mutant") / "sub")
+        result = api.check(path=path, assignment=a, profile="quick", lang="zh")
+        out[(a.name, which)] = result, _data_of(a, result)
+    return out
+
+
+def _strings(value):
+    if isinstance(value, dict):
+        for k, v in value.items():
+            yield from _strings(k)
+            yield from _strings(v)
+    elif isinstance(value, (list, tuple)):
+        for v in value:
+            yield from _strings(v)
+    elif isinstance(value, str):
+        yield value
+
+
+def _data_of(a, result):
+    """The run's own strings, which a sentence may quote: ids, example keys and values, the student's text."""
+    data = {result.submission, result.profile, *a.task_ids, *(n for t in a.tasks for n in t.names)}
+    for task in result.tasks:
+        for c in task.checks:
+            data |= {c.id, c.reproduce, *_strings(c.example)}
+            error = c.error or {}
+            if error.get("kind") in ("exception", "not_implemented", "import_error"):  # the student's words
+                data |= {error.get(k) or "" for k in ("detail", "code", "trace")}
+    for error in (result.load_errors or {}).values():
+        data |= set(_strings(error))
+    data |= set(_strings(result.environment))
+    return sorted((d for d in data if isinstance(d, str) and d.strip()), key=len, reverse=True)
+
+
+def _render(view, result, lang):
+    if view == "terminal":
+        return terminal.summary(result, lang=lang, verbose=True)
+    if view == "html":
+        page = re.sub(r"(?s)<(script|style)[^>]*>.*?</\1>", " ", html.render(result, lang=lang))
+        return html_text.unescape(re.sub(r"(?s)<[^>]+>", "\n", page))
+    if view == "gradescope":  # Markdown: the backslash escapes of the submission's text undone
+        return re.sub(r"\\(.)", r"\1", gradescope.render(result, lang=lang, output_format="md"))
+    if view == "junit":
+        return html_text.unescape(re.sub(r"(?s)<[^>]+>", "\n", junit.render(result, lang=lang)))
+    data = json_view.to_data(result, lang=lang)
+    return "\n".join(s for key, s in _pairs(data) if key == "message")
+
+
+def _pairs(value, key=None):
+    if isinstance(value, dict):
+        for k, v in value.items():
+            yield from _pairs(v, k)
+    elif isinstance(value, list):
+        for v in value:
+            yield from _pairs(v, key)
+    elif isinstance(value, str):
+        yield key, value
+
+
+def english_in_chinese(text, data, terms):
+    """``(words, line)`` for each Chinese line of ``text`` that holds English words that are not data."""
+    found = []
+    for line in text.splitlines():
+        if not CJK.search(line):
+            continue
+        line = _without(line, data)
+        line = QUOTED.sub(" ", line)
+        words = [w for w in WORD.findall(line)
+                 if w.lower() in ENGLISH or not (CODE.search(w) or w in terms or len(w) < 2)]
+        words = [w for w in words if not (CODE.search(w) and w.lower() not in ENGLISH)]
+        if words:
+            found.append((words, line.strip()))
+    return found
+
+
+def _without(line, data):
+    """``line`` with each of ``data`` (longest first: a detail before the words inside it) blanked out; a short one
+    only where it stands as a word of its own (an input named ``x`` is not the x of ``xor``)."""
+    for datum in data:
+        if datum in line:
+            line = line.replace(datum, " ") if len(datum) > 3 else \
+                re.sub(rf"(?<![A-Za-z0-9_]){re.escape(datum)}(?![A-Za-z0-9_])", " ", line)
+    return line
+
+
+def _message_data(result):
+    """The string parameters of every message of ``result`` (a phrase's key is words, not data): what the run
+    quotes, such as the corpus's own Chinese poems inside an English sentence."""
+    out = set()
+
+    def walk(value):
+        if isinstance(value, dict) and "phrase" in value and "params" in value:
+            walk(value["params"])
+        elif isinstance(value, dict):
+            for v in value.values():
+                walk(v)
+        elif isinstance(value, (list, tuple)):
+            for v in value:
+                walk(v)
+        elif isinstance(value, str):
+            out.add(value)
+
+    for task in result.tasks:
+        for c in task.checks:
+            for message in [c.message, *c.notes]:
+                if message is not None:
+                    walk(message.params)
+            for d in c.diagnoses:
+                walk(d.params)
+    return sorted((d for d in out if d.strip()), key=len, reverse=True)
+
+
+CASES = [pytest.param(a.name, which, view, id=f"{a.name}-{which}-{view}") for a, which in SUBMISSIONS for view in VIEWS]
+
+
+@pytest.mark.parametrize("assignment, which, view", CASES)
+def test_chinese_report_says_no_english_word(graded, assignment, which, view):
+    result, data = graded[(assignment, which)]
+    found = english_in_chinese(_render(view, result, "zh"), data, _latin_terms())
+    assert not found, f"{len(found)} Chinese line(s) with English words:\n  " + "\n  ".join(
+        f"{words}: {line}" for words, line in found[:10])
+
+
+@pytest.mark.parametrize("assignment, which, view", CASES)
+def test_english_report_says_no_chinese_word(graded, assignment, which, view):
+    result, data = graded[(assignment, which)]
+    data = sorted({*data, *_message_data(result)}, key=len, reverse=True)
+    lines = [line for line in _render(view, result, "en").splitlines() if CJK.search(_without(line, data))]
+    assert not lines, f"{len(lines)} English line(s) with CJK:\n  " + "\n  ".join(lines[:10])
+
+
+def test_the_check_sees_an_english_phrase_in_a_chinese_sentence():
+    """The word test itself: a prose parameter is caught, identifiers, terms and the run's data are not."""
+    terms = _latin_terms()
+    line = "RMSNorm output 与期望值不一致"
+    assert english_in_chinese(line, [], terms) == [(["output"], line)]
+    assert english_in_chinese("causal_attention 的输出（float32）在 softmax 之后", [], terms) == []
+    assert english_in_chinese("你的代码抛出了 ValueError: bad thing", ["ValueError: bad thing"], terms) == []
+    assert english_in_chinese("the parameters of X do not match the contract。", [], terms)
+    assert not english_in_chinese("the parameters of X", [], terms)  # no Chinese: not a Chinese sentence
