@@ -318,7 +318,7 @@ def graded(tmp_path_factory):
 
 RUNS = list(ASSIGNMENTS) + ["batch"]
 CUT = re.compile(r"\[… \d+ characters cut\]")
-"""The marker where a report cut the submission's text (grader/messages/bounds_en.py, ``ui.cut``)."""
+"""The marker where a report cut the submission's text (grader/messages/report_en.py, ``ui.cut``)."""
 
 
 @ROOT_ONLY
