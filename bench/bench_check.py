@@ -92,9 +92,18 @@ def main():
 
         if forkserver.supported():
             forkserver.shared().wait_ready()  # as in a batch judge, which keeps one for every submission
+        from grader import shards
+
+        judges = shards.wanted(type("Runner", (), {"spawn": "fork" if forkserver.supported() else "exec",
+                                                   "twin": None})())
+        print(f"--isolated grades with {judges} judge(s) here (grader.shards: two where a core is spare)")
         iso = timed("check solution --profile full --isolated", path=root, assignment=name, profile="full",
                     isolated=True)
         print(f"isolated / in-process (full, in one process, fork server warm): {iso / full:.2f}x   (target <= 1.15x)")
+        if judges > 1:
+            one = timed("check solution --profile full --isolated, one judge", path=root, assignment=name,
+                        profile="full", isolated=True, shards=1)
+            print(f"the same with one judge: {one / full:.2f}x")
         runs = {False: [], True: []}
         for _ in range(args.repeat):  # alternated, so that a change in the machine's speed hits both alike
             for isolated in (False, True):

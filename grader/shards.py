@@ -59,11 +59,12 @@ def wanted(runner, shards=None):
     return 2 if cores >= 2 else 1
 
 
-def split(variants, order):
-    """``(mine, theirs)``: the indexes of ``order`` (checks in a single judge's order) dealt by variant.
+def split(variants, order, judges=2):
+    """The indexes of ``order`` (checks in a single judge's order) dealt by variant to ``judges`` judges: a list per
+    judge, this one first.
 
     ``variants[i]`` is check ``i``'s variant. The integrated checks stay in this judge; the isolated variants, the
-    costliest first, go to the judge with less to do (ties: this one). Each list keeps ``order``'s order."""
+    costliest first, go to the judge with least to do (ties: the first). Each list keeps ``order``'s order."""
     groups: dict[str, list[int]] = {}
     for i in order:
         groups.setdefault(variants[i], []).append(i)
@@ -71,21 +72,21 @@ def split(variants, order):
     def cost(v):
         return len(groups[v]) * (1 if v == "integrated" else ISOLATED_COST)
 
-    load = [cost("integrated") if "integrated" in groups else 0, 0]
+    load = [0] * max(1, judges)
+    load[0] = cost("integrated") if "integrated" in groups else 0
     side = {"integrated": 0}
     for v in sorted((v for v in groups if v != "integrated"), key=lambda v: (-cost(v), order.index(groups[v][0]))):
-        side[v] = 0 if load[0] <= load[1] else 1
+        side[v] = load.index(min(load))
         load[side[v]] += cost(v)
-    mine = [i for i in order if side[variants[i]] == 0]
-    theirs = [i for i in order if side[variants[i]] == 1]
-    return mine, theirs
+    return [[i for i in order if side[variants[i]] == k] for k in range(len(load))]
 
 
 def run(g, specs, order, variants, run_one, progress=None):
-    """Grade ``specs`` (in ``order``) with two judges; ``(slots, calls)`` as a single judge's loop makes them."""
+    """Grade ``specs`` (in ``order``) with ``g.shards`` judges; ``(slots, calls)`` as a single judge's loop makes
+    them."""
     slots = [None] * len(specs)
     calls: list[list] = [[] for _ in specs]
-    mine, theirs = split(variants, order)
+    mine, *theirs = split(variants, order, g.shards)
     done = 0
 
     def record(i, result):
@@ -95,28 +96,33 @@ def run(g, specs, order, variants, run_one, progress=None):
         slots[i], calls[i] = result
         done += 1
 
-    second = _Second.start(g, specs, theirs, run_one) if theirs else None
+    others = []
     try:
+        for part in theirs:
+            other = _Second.start(g, specs, part, run_one) if part else None
+            if other is not None:
+                others.append(other)
         for i in mine:
             if progress:
                 progress(done, len(specs), specs[i])
             slots[i], calls[i] = run_one(g, specs[i])
             done += 1
-            for j, result in second.ready() if second else ():
+            for other in others:
+                for j, result in other.ready():
+                    record(j, result)
+        for other in others:
+            for j, result in other.rest():
                 record(j, result)
-        if second is not None:
-            for j, result in second.rest():
-                record(j, result)
-            g.sub.absorb(second.counts)
-            if second.stand_ins:
+            g.sub.absorb(other.counts)
+            if other.stand_ins:
                 from grader.submission import standin
 
-                standin.STATS["messages"] += second.stand_ins["messages"]
-                standin.STATS["seconds"] += second.stand_ins["seconds"]
+                standin.STATS["messages"] += other.stand_ins["messages"]
+                standin.STATS["seconds"] += other.stand_ins["seconds"]
     finally:
-        if second is not None:
-            second.close()
-    for i in order:  # whatever the second judge did not report (it failed): graded here
+        for other in others:
+            other.close()
+    for i in order:  # whatever another judge did not report (it failed): graded here
         if slots[i] is None:
             if progress:
                 progress(done, len(specs), specs[i])

@@ -24,7 +24,7 @@ LM = load("decoder_lm")
 def test_variants_are_dealt_whole_in_a_single_judges_order():
     variants = ["integrated"] * 6 + ["isolated:a"] * 3 + ["isolated:b"] * 2 + ["isolated:c"] * 1
     order = [0, 6, 1, 9, 2, 7, 3, 10, 4, 8, 5, 11]
-    mine, theirs = shards.split(variants, order)
+    mine, theirs = shards.split(variants, order)  # two judges by default
     assert sorted(mine + theirs) == sorted(order)
     for part in (mine, theirs):
         assert part == [i for i in order if i in part]  # each keeps the single judge's order
@@ -34,8 +34,11 @@ def test_variants_are_dealt_whole_in_a_single_judges_order():
     assert all(len(s) == 1 for s in sides.values())  # no variant split between the judges
     assert all(i in mine for i in range(6))  # the integrated checks stay with the first judge
     assert theirs  # 6 integrated vs 24 of isolated work: some goes to the second
-    assert shards.split(variants, order) == (mine, theirs)  # nothing but the checks decides
-    assert shards.split(["integrated"] * 3, [0, 1, 2]) == ([0, 1, 2], [])
+    assert shards.split(variants, order) == [mine, theirs]  # nothing but the checks decides
+    assert shards.split(["integrated"] * 3, [0, 1, 2]) == [[0, 1, 2], []]
+    three = shards.split(variants, order, 3)
+    assert three == [[0, 1, 2, 3, 4, 5, 11], [6, 7, 8], [9, 10]]  # costs 6; a 12, b 8, then c 4 to the least busy
+    assert shards.split(variants, order, 1) == [order]
 
 
 def test_two_judges_only_where_workers_are_forked():
