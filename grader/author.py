@@ -55,6 +55,10 @@ _WHERE = {
     "pad": "grader.safetext",
     # what student code did wrong, as data
     "SubmissionError": "grader.errors",
+    "said": "grader.errors",
+    "SAY": "grader.errors",
+    # words passed into a sentence, said in its language
+    "phrase": "grader.messages",
     # the report's pictures
     "failure": "grader.figure_data",
     "rows": "grader.figure_data",

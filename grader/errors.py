@@ -61,6 +61,19 @@ def said(key, **params):
     return {"detail": text(key, "en", **params), "data": {SAY: phrase(key, **params)}}
 
 
+def words(error, lang="en"):
+    """What ``error`` (a ``SubmissionError``'s dict, as results hold it) says, in ``lang``: the kit's own sentence
+    (``data[SAY]``) where it has one, else its ``detail`` (the student's exception text, as it came). Where an error
+    is shown outside a message (a file that did not import)."""
+    from grader.messages import is_phrase, text
+
+    data = error.get("data") if isinstance(error, dict) else None
+    say = data.get(SAY) if isinstance(data, dict) else None
+    if is_phrase(say):
+        return text(say["phrase"], lang, **say["params"])
+    return (error.get("detail") if isinstance(error, dict) else None) or ""
+
+
 CRASH = "crash"
 """The ``data`` key that marks an error as a crash its worker lived through: the code called ``sys.exit``
 (``"exit"``) or ran out of memory (``"memory"``: a ``MemoryError``, Python's own, not a class of that name). The

@@ -15,6 +15,7 @@ from grader.author import (
     build,
     plain,
     probe,
+    said,
     seed_rng,
     snapshot_inputs,
     to_device,
@@ -27,16 +28,17 @@ def _length(cache, what):
     """``cache.length`` as a plain int; a ``SubmissionError`` naming what came instead."""
     value = cache.length
     if isinstance(value, bool) or not isinstance(value, int):
-        raise SubmissionError(kind="bad_output", detail=f"{what}.length is {type_name(value)}, expected an int",
-                              data={"type": type_name(value)})
+        error = said("say.length_not_int", what=what, type=type_name(value))
+        raise SubmissionError(kind="bad_output", detail=error["detail"],
+                              data={**error["data"], "type": type_name(value)})
     return int.__int__(value)
 
 
 def _pair(out, what):
     """``update``'s result as two plain tensors."""
     if not (isinstance(out, (tuple, list)) and len(out) == 2):
-        raise SubmissionError(kind="bad_output", detail=f"{what} returned {type_name(out)}, expected a tuple "
-                                                        "(keys, values)", data={"type": type_name(out)})
+        error = said("say.not_keys_values", what=what, type=type_name(out))
+        raise SubmissionError(kind="bad_output", detail=error["detail"], data={**error["data"], "type": type_name(out)})
     return [as_tensor(out[0], f"{what} (keys)"), as_tensor(out[1], f"{what} (values)")]
 
 
@@ -124,9 +126,10 @@ def load_model_state(module, state):
     found = {n: list(p.shape) for n, p in params.items()}
     expected = {n: list(v.shape) for n, v in state.items()}
     if found != expected:
+        error = said("say.params_mismatch", what="DecoderLM")
         raise SubmissionError(
-            kind="contract", detail="the parameters of DecoderLM do not match the contract",
-            data={"expected": sorted(expected.items()), "found": sorted(found.items()),
+            kind="contract", detail=error["detail"],
+            data={**error["data"], "expected": sorted(expected.items()), "found": sorted(found.items()),
                   "missing": sorted(set(expected) - set(found)), "unexpected": sorted(set(found) - set(expected)),
                   "wrong_shape": sorted(k for k in set(found) & set(expected) if found[k] != expected[k]),
                   "shared": []})
@@ -229,7 +232,7 @@ def _embed_grad(model, tokens, upto):
 
     embed = getattr(model, "embed", None)
     if not isinstance(embed, torch.nn.Module):
-        raise SubmissionError(kind="contract", detail="DecoderLM has no submodule `embed`")
+        raise SubmissionError(kind="contract", **said("say.no_submodule", name="DecoderLM", sub="`embed`"))
     handles = [embed.register_forward_hook(embed_hook)]
     layers = getattr(model, "layers", None)
     if isinstance(layers, torch.nn.ModuleList) and len(layers):
@@ -250,8 +253,9 @@ def _embed_grad(model, tokens, upto):
 def _cached(model, tokens, prompt, seen, watch):
     caches = model.new_cache()
     if not isinstance(caches, list):
-        raise SubmissionError(kind="bad_output", detail=f"DecoderLM.new_cache() returned {type_name(caches)}, "
-                                                        "expected a list of KVCache", data={"type": type_name(caches)})
+        error = said("say.not_cache_list", what="DecoderLM.new_cache()", type=type_name(caches))
+        raise SubmissionError(kind="bad_output", detail=error["detail"],
+                              data={**error["data"], "type": type_name(caches)})
     fresh = [_length(c, "new_cache()[i]") == 0 and all(h is None for h in _held(c, "new_cache()[i]"))
              for c in caches]
     steps, lengths, inputs = [], [], []

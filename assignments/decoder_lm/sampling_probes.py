@@ -9,7 +9,18 @@ import math
 import torch
 from torch.overrides import TorchFunctionMode
 
-from grader.author import DTYPES, SubmissionError, as_tensor, default_dtype, passed, plain, probe, seed_rng, type_name
+from grader.author import (
+    DTYPES,
+    SubmissionError,
+    as_tensor,
+    default_dtype,
+    passed,
+    plain,
+    probe,
+    said,
+    seed_rng,
+    type_name,
+)
 
 
 class _Multinomials(TorchFunctionMode):
@@ -128,14 +139,15 @@ def build_lm(ns, kwargs, state, *, dtype="float64", device="cpu", train=False):
     with default_dtype(dt):
         model = cls(**kwargs)
     if not isinstance(model, torch.nn.Module):
-        raise SubmissionError(kind="bad_output", detail=f"DecoderLM(...) is a {type(model).__name__}, "
-                                                        "not a torch.nn.Module")
+        raise SubmissionError(kind="bad_output", **said("say.not_module", call="DecoderLM(...)",
+                                                        type=type(model).__name__))
     params = dict(model.named_parameters())
     found = {k: list(v.shape) for k, v in params.items()}
     expected = {k: list(v.shape) for k, v in state.items()}
     if found != expected:
-        raise SubmissionError(kind="contract", detail="the parameters of DecoderLM do not match the contract",
-                              data={"missing": sorted(set(expected) - set(found)),
+        error = said("say.params_mismatch", what="DecoderLM")
+        raise SubmissionError(kind="contract", detail=error["detail"],
+                              data={**error["data"], "missing": sorted(set(expected) - set(found)),
                                     "unexpected": sorted(set(found) - set(expected)),
                                     "wrong_shape": sorted(k for k in set(found) & set(expected)
                                                           if found[k] != expected[k])})
@@ -209,13 +221,13 @@ def lm_param_groups(ns, *, parts, tied, weight_decay):
         names.setdefault(id(p), n)
     out = ns.get("param_groups")(module, weight_decay)
     if not isinstance(out, (list, tuple)):
-        raise SubmissionError(kind="bad_output", detail=f"param_groups returned {type_name(out)}, expected a list "
-                                                        "of dicts", data={"type": type_name(out)})
+        error = said("say.not_group_list", what="param_groups", type=type_name(out))
+        raise SubmissionError(kind="bad_output", detail=error["detail"], data={**error["data"], "type": type_name(out)})
     groups = []
     for group in out:
         if not isinstance(group, dict):
-            raise SubmissionError(kind="bad_output", detail=f"param_groups returned a list holding "
-                                                            f"{type_name(group)}, expected dicts")
+            raise SubmissionError(kind="bad_output", **said("say.group_not_dict", what="param_groups",
+                                                            type=type_name(group)))
         params = group.get("params")
         params = list(params) if params is not None and not isinstance(params, torch.Tensor) else []
         wd = group.get("weight_decay")
@@ -327,11 +339,10 @@ def lm_train_steps(ns, *, model, tokens, steps, pad_id=None, max_grad_norm=None,
             kwargs["lr"] = lrs[s]
         loss = step_fn(net, tokens, opt, **passed(kwargs, omit))
         if isinstance(loss, torch.Tensor):
-            raise SubmissionError(kind="bad_output", detail="train_step returned a tensor; expected a Python float "
-                                                            "(use loss.item())")
+            raise SubmissionError(kind="bad_output", **said("say.loss_tensor", name="train_step"))
         if not isinstance(loss, float):
-            raise SubmissionError(kind="bad_output", detail=f"train_step returned {type_name(loss)}, expected a "
-                                                            "float")
+            raise SubmissionError(kind="bad_output", **said("say.loss_not_float", name="train_step",
+                                                            type=type_name(loss)))
         losses.append(float(loss))
         lr_seen.append([float(grp["lr"]) for grp in opt.param_groups])
     return {"losses": losses, "lrs": lr_seen, "state": {n: plain(p).clone() for n, p in named}}

@@ -17,6 +17,7 @@ from grader.author import (
     passed,
     plain,
     probe,
+    said,
     seed_rng,
     snapshot_inputs,
     to_device,
@@ -92,10 +93,8 @@ def sdpa(ns, *, query, key, value, mask=None, dropout_p=None, seed=0, dtype="flo
     with torch.no_grad():
         out = fn(q, k, v, m, dropout) if dropout is not None or m is not None else fn(q, k, v)
     if not (isinstance(out, tuple) and len(out) == 2):
-        raise SubmissionError(kind="bad_output",
-                              detail=f"scaled_dot_product_attention returned {type_name(out)}, "
-                                     "expected a tuple (output, weights)",
-                              data={"type": type_name(out)})
+        error = said("say.not_output_weights", what="scaled_dot_product_attention", type=type_name(out))
+        raise SubmissionError(kind="bad_output", detail=error["detail"], data={**error["data"], "type": type_name(out)})
     return {"out": as_tensor(out[0], "scaled_dot_product_attention (output)"),
             "weights": as_tensor(out[1], "scaled_dot_product_attention (weights)"),
             "modified": was_modified([q, k, v, m], before)}
@@ -228,11 +227,10 @@ def train_steps(ns, *, model, src, tgt, pad_idx, steps, lr, label_smoothing=0.0,
         loss = step_fn(net, src, tgt, opt, pad_idx=pad_idx, **passed(
             {"label_smoothing": label_smoothing, "max_grad_norm": max_grad_norm}, omit))
         if isinstance(loss, torch.Tensor) and loss.numel() == 1:
-            raise SubmissionError(kind="bad_output", detail="train_step returned a tensor; expected a "
-                                                            "Python float (use loss.item())")
+            raise SubmissionError(kind="bad_output", **said("say.loss_tensor", name="train_step"))
         if not isinstance(loss, float):
-            raise SubmissionError(kind="bad_output", detail=f"train_step returned {type_name(loss)}, "
-                                                            "expected a float")
+            raise SubmissionError(kind="bad_output", **said("say.loss_not_float", name="train_step",
+                                                            type=type_name(loss)))
         losses.append(loss)
     return {"losses": losses, "state": {n: plain(p) for n, p in net.named_parameters()}}
 

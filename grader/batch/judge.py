@@ -189,12 +189,13 @@ def load_causes(load_errors, lang="en"):
     on the same error (one imports the other) share it, the file at fault first, so each cause is said once; at
     most ``REASON_ENTRIES`` causes, each cut at ``CAUSE_CHARS``. ``load_errors``: the grading's own
     (``GradeResult.load_errors``, cleaned and bounded by ``api.check``), not a parse of the files."""
+    from grader.errors import words
     from grader.messages import text
 
     groups = {}
     for name, error in sorted((load_errors or {}).items()):
         error = error if isinstance(error, dict) else {"detail": str(error)}
-        key = (str(error.get("detail") or error.get("kind") or ""), str(error.get("file") or ""),
+        key = (str(words(error, lang) or error.get("kind") or ""), str(error.get("file") or ""),
                error.get("line") or 0)
         groups.setdefault(key, []).append(str(name))
     causes = []

@@ -32,7 +32,7 @@ from grader.batch import outputs, sources
 from grader.batch import overrides as overrides_module
 from grader.batch.judge import RECORD, REPLY_PREFIX, SAVED, Job, atomic_write, save_grading
 from grader.batch.progress import Progress
-from grader.messages import text
+from grader.messages import phrase, text
 from grader.safetext import clean_data, clean_text, display_name
 
 JUDGE_START_S = 180.0
@@ -292,7 +292,7 @@ def _problem_detail(sub, lang):
     if not sub.problem_key:
         return sub.problem
     params = dict(sub.problem_params)
-    params["what"] = text(f"snapshot.kind.{params.get('kind', 'special')}", lang)
+    params["what"] = phrase(f"snapshot.kind.{params.get('kind', 'special')}")  # said in the sentence's language
     return text(sub.problem_key, lang, **params)
 
 
@@ -404,7 +404,7 @@ def _run_pool(todo, out, job, jobs, deadline_s, lang, bar, warnings):
                     if not hello or not hello.get("ready"):
                         judge.stop()
                         judge = None
-                        detail = "the judge process did not start"
+                        detail = text("batch.detail.no_start", lang)
                         record = _error_record(sub, detail, lang)
                         _write_problem(out / sub.folder, record, sub.student, detail, job.profile)
                         done.put(record)
@@ -418,8 +418,8 @@ def _run_pool(todo, out, job, jobs, deadline_s, lang, bar, warnings):
                 except OSError:
                     record = None
                 if record is None or "internal_error" in record:
-                    detail = (record or {}).get("internal_error") or (
-                        f"the judge stopped or took more than {deadline_s:g} s")
+                    detail = (record or {}).get("internal_error") or text("dask.detail.late", lang,
+                                                                          seconds=f"{deadline_s:g}")
                     judge.stop()
                     judge = None
                     record = _error_record(sub, detail, lang)

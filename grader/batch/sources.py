@@ -107,6 +107,8 @@ def discover(folder, skipped=None):
         student = display_name(stem)
         if student in found:
             found[student].problem = f"more than one entry (a folder, a .zip, a .ipynb) is named {student!r}"
+            found[student].problem_key = "batch.reason.duplicate"
+            found[student].problem_params = {"name": repr(student)}
             continue
         sub = Submission(student, Path(entry.path), folder=student_folder(stem))
         if not (stat.S_ISDIR(mode) or stat.S_ISREG(mode)):

@@ -20,7 +20,7 @@ from hypothesis import HealthCheck, Phase, Verbosity, given, settings
 from hypothesis import seed as hypothesis_seed
 
 from grader.checks.fail import Fail
-from grader.errors import SubmissionError
+from grader.errors import SubmissionError, said
 from grader.submission.inprocess import PARTS_USED, Deferred
 
 __all__ = ["ABORT_KINDS", "Abort", "CheckContext", "CheckSpec", "Fail", "ReferenceFailed", "check", "specs_of"]
@@ -233,8 +233,9 @@ class CheckContext:
         earlier = self.timed_out.get((self.variant, probe, args.get("name")))
         if earlier is not None:  # the same code ran out of time in an earlier check: not waited for again
             check, seconds = earlier
-            return _Raise(SubmissionError(kind="timeout", detail=f"{probe!r} ran out of time in {check} already",
-                                          data={"limit": {"again": check, "seconds": seconds}}))
+            error = said("say.timeout_again", probe=repr(probe), check=check)
+            return _Raise(SubmissionError(kind="timeout", detail=error["detail"],
+                                          data={**error["data"], "limit": {"again": check, "seconds": seconds}}))
         submit = getattr(self.sub_runner, "submit", None)
         try:
             if submit is not None:
@@ -248,7 +249,7 @@ class CheckContext:
             try:
                 result = pending.result() if within is None else pending.result(within=within)
             except ReferenceFailed as forged:  # raised on the submission's side: its own code, not the reference
-                raise SubmissionError(kind="exception", detail=f"ReferenceFailed: {forged}") from None
+                raise SubmissionError(kind="exception", **said("say.reference_failed", error=str(forged))) from None
         except SubmissionError as err:
             limit = err.data.get("limit") if err.kind == "timeout" and isinstance(err.data, dict) else None
             if _runners_limit(limit):

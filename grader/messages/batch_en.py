@@ -135,4 +135,6 @@ MESSAGES = {
     'batch.cli.skipped': 'skipped {n} entries that are not submissions: {entries}',
     'batch.cli.skipped_one': 'skipped 1 entry that is not a submission: {entries}',
     'batch.cli.not_graded': '{n} could not be graded: {entries}',
+    'batch.detail.no_start': 'the judge process did not start',
+    'batch.reason.duplicate': 'more than one entry (a folder, a .zip, a .ipynb) is named {name}',
 }

@@ -126,4 +126,6 @@ MESSAGES = {
     'batch.cli.skipped': '跳过了 {n} 个不是提交的条目：{entries}',
     'batch.cli.skipped_one': '跳过了 1 个不是提交的条目：{entries}',
     'batch.cli.not_graded': '{n} 份提交无法评分：{entries}',
+    'batch.detail.no_start': '评分进程未能启动',
+    'batch.reason.duplicate': '有不止一项（文件夹、.zip 或 .ipynb）名为 {name}',
 }

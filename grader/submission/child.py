@@ -21,7 +21,7 @@ import sys
 import torch
 
 from grader.assignment import load
-from grader.errors import SubmissionError, from_exception
+from grader.errors import SubmissionError, from_exception, said
 from grader.probes import plain_data, warm_up
 from grader.submission import wire
 from grader.submission.inprocess import InProcessRunner
@@ -189,7 +189,7 @@ def serve(config):
 
     def allowed_parts(task_id):
         if variant != f"isolated:{task_id}" or parts is None:
-            raise SubmissionError(kind="exception", detail=f"this worker serves {variant!r} only")
+            raise SubmissionError(kind="exception", **said("say.worker_serves", variant=repr(variant)))
         return parts
 
     runner = InProcessRunner(root, assignment=assignment, banned=tuple(config["banned"]), parts=allowed_parts)
@@ -213,7 +213,8 @@ def serve(config):
         probe, asked, args = decode(payload)
         try:
             if asked != variant:
-                raise SubmissionError(kind="exception", detail=f"this worker serves {variant!r}, not {asked!r}")
+                raise SubmissionError(kind="exception", **said("say.worker_serves_not", variant=repr(variant),
+                                                               asked=repr(asked)))
             reply = {"result": runner.run(probe, variant, **args)}
         except SubmissionError as err:
             reply = {"error": _error_dict(err)}
@@ -226,14 +227,13 @@ def serve(config):
         reply["findings"] = findings
         size = _tensor_bytes(reply)
         if size > reply_cap:  # refused here, before encoding copies it: the judge never holds it either
-            err = SubmissionError(kind="bad_output", detail=f"the result holds {size} bytes of tensors, more than "
-                                                            f"the {reply_cap} bytes that graded results ever need")
+            err = SubmissionError(kind="bad_output", **said("say.reply_tensors", size=size, cap=reply_cap))
             reply = {"error": _error_dict(err), "findings": findings}
         try:
             blob = encode(reply)
         except BaseException as exc:  # noqa: BLE001 - a tensor the wire format cannot carry
-            err = SubmissionError(kind="bad_output", detail=f"the result could not be sent back: "
-                                                            f"{type(exc).__name__}: {str(exc)[:500]}")
+            err = SubmissionError(kind="bad_output", **said("say.reply_unsendable",
+                                                            error=f"{type(exc).__name__}: {str(exc)[:500]}"))
             blob = encode({"error": _error_dict(err), "findings": findings})
         _write_all(rep_fd, frame(blob))
     try:

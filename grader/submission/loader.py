@@ -35,7 +35,7 @@ import itertools
 import sys
 from pathlib import Path
 
-from grader.errors import SubmissionError, from_exception
+from grader.errors import SubmissionError, from_exception, said
 
 _counter = itertools.count()
 PARTS_ROOT = Path("/nonexistent-gradekit-reference-parts")
@@ -86,10 +86,8 @@ class Namespace:
         try:
             return getattr(module, name)
         except AttributeError:
-            raise SubmissionError(
-                kind="missing_name", file=file,
-                detail=f"{file} defines no {name!r}; expected it at the top level of the file",
-            ) from None
+            raise SubmissionError(kind="missing_name", file=file,
+                                  **said("say.missing_name", file=file, name=repr(name))) from None
 
     def module(self, file):
         """Import (once) and return the module for contract file ``file``; raises ``SubmissionError``."""
@@ -154,7 +152,7 @@ class Namespace:
             if stem + ".py" in self.fallback:
                 return self.fallback[stem + ".py"]
             raise SubmissionError(kind="missing_file", file=f"{stem}.py",
-                                  detail=f"no file {stem}.py in {self.root}")
+                                  **said("say.missing_file", file=f"{stem}.py", folder=str(self.root)))
         try:
             return importlib.import_module(name)
         except SubmissionError:

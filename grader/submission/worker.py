@@ -39,7 +39,8 @@ from pathlib import Path
 
 import torch
 
-from grader.errors import SubmissionError, call_timed_out, time_used_up
+from grader.errors import SubmissionError, call_timed_out, said, time_used_up
+from grader.messages import PHRASE, is_phrase, phrase, text
 from grader.options import DEFAULTS
 from grader.submission import forkserver, wire
 from grader.submission.banned import Finding
@@ -60,15 +61,8 @@ TAIL_BYTES = 64 << 10
 REPLY_CAP = 64 << 20
 """The largest reply (bytes) the judge accepts."""
 _FINDING_FIELDS = ("name", "file", "line", "code", "task")
-_SIGNAL_HINTS = {
-    "SIGSEGV": "a segmentation fault",
-    "SIGBUS": "a bus error",
-    "SIGABRT": "the process aborted",
-    "SIGFPE": "a floating-point exception",
-    "SIGKILL": "killed, possibly for using too much memory",
-    "SIGXCPU": "the CPU time limit was reached",
-    "SIGXFSZ": "the file size limit was reached",
-}
+_SIGNAL_HINTS = ("SIGSEGV", "SIGBUS", "SIGABRT", "SIGFPE", "SIGKILL", "SIGXCPU", "SIGXFSZ")
+"""Signals whose crash says what they usually mean (``say.signal.<name>``)."""
 
 
 # ================================================================================================
@@ -83,7 +77,12 @@ class _Dead(Exception):
 
 
 class _BadReply(Exception):
-    pass
+    """A reply the protocol does not allow; ``why`` says how: a phrase (``messages.phrase``) where the kit words it,
+    else the wire format's own words, as data."""
+
+    def __init__(self, why):
+        self.why = why
+        super().__init__(text(why[PHRASE], "en", **why["params"]) if is_phrase(why) else why)
 
 
 class _Worker:
@@ -640,24 +639,22 @@ class WorkerRunner:
             return call_timed_out(repr(probe), limit, call_timeout=self.call_timeout,
                                   total_timeout=self.total_timeout, data=data, relative=relative)
         if isinstance(exc, _BadReply):
-            return SubmissionError(kind="crashed", detail=f"the worker sent back a reply that is not plain "
-                                                          f"data while running {probe!r}: {exc}", data=data)
+            error = said("say.worker_bad_reply", probe=repr(probe), why=exc.why)
+            return SubmissionError(kind="crashed", detail=error["detail"], data={**data, **error["data"]})
         if rc is None or rc >= 0:
-            how = f"exited with code {rc}"
-            if "[gradekit] the code called os._exit" in tail:
-                how += " (the code called os._exit)"
+            os_exit = "[gradekit] the code called os._exit" in tail
+            how = phrase("say.exited_os_exit" if os_exit else "say.exited", code=rc)
         else:
             name = _signal_name(-rc)
-            how = f"was killed by {name}"
+            how = phrase("say.killed", signal=name)
             if name in _SIGNAL_HINTS:
-                hint = _SIGNAL_HINTS[name]
-                if name == "SIGXCPU":
-                    hint += f" ({self.cpu_seconds} s)"
-                how += f" ({hint})"
-        detail = f"the worker process running the code {how} while running {probe!r}"
+                hint = phrase(f"say.signal.{name}", seconds=self.cpu_seconds)
+                how = phrase("say.killed_hint", signal=name, hint=hint)
         if tail.strip():
-            detail += f"; its last output:\n{tail[-1500:]}"
-        return SubmissionError(kind="crashed", detail=detail, data=data)
+            error = said("say.worker_ended_output", how=how, probe=repr(probe), output=tail[-1500:])
+        else:
+            error = said("say.worker_ended", how=how, probe=repr(probe))
+        return SubmissionError(kind="crashed", detail=error["detail"], data={**data, **error["data"]})
 
 
 class _Pending:
@@ -733,8 +730,7 @@ def _receive(worker, deadline, reply_cap, spin=0.0):
             if length is None and len(buf) >= header.size:
                 (length,) = header.unpack_from(buf)
                 if length > reply_cap:
-                    raise _BadReply(f"a reply of {length} bytes, more than the {reply_cap} bytes that graded "
-                                    f"results ever need (a result far larger than the inputs asked for)")
+                    raise _BadReply(phrase("say.reply_too_large", size=length, cap=reply_cap))
             if length is not None and len(buf) >= header.size + length:
                 return bytes(buf[header.size:])
             continue

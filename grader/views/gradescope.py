@@ -24,7 +24,7 @@ from pathlib import Path
 
 import jinja2
 
-from grader.errors import located
+from grader.errors import located, words
 from grader.messages import text
 from grader.submission.snapshot import describe as describe_refused
 from grader.views.junit import describe
@@ -139,7 +139,7 @@ def summary_blocks(result, *, lang="en", score=None):
                                 f"({text('ui.profile', lang)} {result.profile}, {text('ui.seed', lang)} {seed})")]
     lines = [describe_refused(r, lang) for r in getattr(result, "refused", None) or ()]
     for file, err in sorted(result.load_errors.items()):
-        lines.append(text("ui.load_error", lang, file=file, detail=located(err.get("detail"), err.get("file"),
+        lines.append(text("ui.load_error", lang, file=file, detail=located(words(err, lang), err.get("file"),
                                                                            err.get("line"))))
     for f in result.banned_api:
         lines.append(text("ui.banned", lang, **f))

@@ -18,6 +18,7 @@ from pathlib import Path
 import jinja2
 from markupsafe import Markup
 
+from grader.errors import words
 from grader.messages import CATALOGUES, text
 from grader.messages import render as render_message
 from grader.results import Message
@@ -133,7 +134,7 @@ def context(result, *, lang="en", review=None):
         "verdict": verdict,
         "all_passed": result.passed,
         "counts": [(t(f"report.count.{s}", count=n), s) for s, n in counts.items() if n],
-        "load_errors": [{"file": f, "detail": e.get("detail", ""), "where": _where(e), "code": e.get("code", ""),
+        "load_errors": [{"file": f, "detail": words(e, lang), "where": _where(e), "code": e.get("code", ""),
                          "trace": e.get("trace", "")} for f, e in sorted(result.load_errors.items())],
         "refused": [describe_refused(r, lang) for r in getattr(result, "refused", None) or ()],
         "tasks": [_task(task, t, lang, allow_banned) for task in result.tasks],
@@ -201,7 +202,7 @@ def _check(c, t, lang):
         "message": render_message(c.message, lang),
         "diagnoses": [_diagnosis(d, t) for d in c.diagnoses],
         "example": _example(c.example, t),
-        "error": _error(c.error),
+        "error": _error(c.error, lang),
         "mismatch": _mismatch(c, t),
         # Word by word, so that a narrow screen wraps the command between words, not inside "--only".
         "reproduce": c.reproduce.split(" ") if c.reproduce else [],
@@ -248,10 +249,10 @@ def _value(v):
     return str(v)
 
 
-def _error(error):
+def _error(error, lang):
     if not error:
         return None
-    return {"kind": error.get("kind", ""), "detail": error.get("detail", ""), "where": _where(error),
+    return {"kind": error.get("kind", ""), "detail": words(error, lang), "where": _where(error),
             "code": error.get("code", ""), "trace": error.get("trace", "")}
 
 

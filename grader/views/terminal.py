@@ -6,7 +6,7 @@ characters, escape codes and the newline. Only our own layout breaks lines and o
 so a submission can neither clear the screen nor draw a line that looks like ours ("Score: 140 / 140").
 """
 
-from grader.errors import located
+from grader.errors import located, words
 from grader.messages import has_text, map_data, text
 from grader.results import Message
 from grader.safetext import for_terminal, pad
@@ -129,7 +129,7 @@ def check_lines(check, *, lang="en", verbose=False, said=None):
 
 def load_error_lines(result, lang="en"):
     """A sentence per contract file that could not be imported."""
-    return [say("ui.load_error", lang, file=file, detail=located(err.get("detail"), err.get("file"), err.get("line")))
+    return [say("ui.load_error", lang, file=file, detail=located(words(err, lang), err.get("file"), err.get("line")))
             for file, err in sorted(result.load_errors.items())]
 
 

@@ -4,8 +4,7 @@ tests/test_lm_reference.py; these checks compare with the reference."""
 
 from hypothesis import strategies as st
 
-from grader.author import Fail, check, check_tensor, seeds
-from grader.messages import phrase
+from grader.author import Fail, check, check_tensor, phrase, seeds
 
 SHAPES = ([3, 4], [5], [2, 2, 2])
 STEPS = 5

@@ -13,10 +13,10 @@ from grader.author import (
     float32_close,
     low_precision,
     meta_runs,
+    phrase,
     randn,
     ref_state,
 )
-from grader.messages import phrase
 
 NAME = "DecoderBlock"
 

@@ -4,8 +4,7 @@ tests/test_lm_reference.py)."""
 
 from hypothesis import strategies as st
 
-from grader.author import Fail, check, check_tensor, seeds
-from grader.messages import phrase
+from grader.author import Fail, check, check_tensor, phrase, seeds
 
 SHAPES = ([4, 3], [6], [2, 3, 2], [5])
 SCALES = (1.0, 1e-4, 30.0)

@@ -10,8 +10,7 @@ import functools
 import torch
 from hypothesis import strategies as st
 
-from grader.author import Fail, check, check_tensor, defaults_called, random_state, random_tokens, seeds
-from grader.messages import phrase
+from grader.author import Fail, check, check_tensor, defaults_called, phrase, random_state, random_tokens, seeds
 
 from .sample import global_generator
 

@@ -3,8 +3,7 @@
 import torch
 
 from assignments.decoder_lm.checks.modules_common import HALF_TOL, attention_case, no_inplace, output
-from grader.author import Fail, check, check_tensor, float32_runs, randn, run_low_precision
-from grader.messages import phrase
+from grader.author import Fail, check, check_tensor, float32_runs, phrase, randn, run_low_precision
 
 NAME = "causal_attention"
 

@@ -4,8 +4,7 @@ here; no reference is needed."""
 import torch
 from hypothesis import strategies as st
 
-from grader.author import Fail, check, check_tensor, distinct_ints, randn, seeds
-from grader.messages import phrase
+from grader.author import Fail, check, check_tensor, distinct_ints, phrase, randn, seeds
 
 
 @st.composite

@@ -10,8 +10,7 @@ import torch
 from hypothesis import strategies as st
 
 from assignments.decoder_lm.checks.modules_common import close_to_reference, heads_for, model_state, no_inplace
-from grader.author import Fail, check, check_tensor, distinct_ints, random_tokens, same_params, seeds
-from grader.messages import phrase
+from grader.author import Fail, check, check_tensor, distinct_ints, phrase, random_tokens, same_params, seeds
 
 NAME = "DecoderLM"
 TIED = ["embed.weight", "lm_head.weight"]

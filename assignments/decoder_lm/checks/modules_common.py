@@ -3,8 +3,7 @@
 import torch
 from hypothesis import strategies as st
 
-from grader.author import MISMATCH, TOL, Fail, check_tensor, no_inplace, random_state, seeds
-from grader.messages import phrase
+from grader.author import MISMATCH, TOL, Fail, check_tensor, no_inplace, phrase, random_state, seeds
 
 FLOAT32_MARGIN = 4.0
 """As ``grader.checks.common.FLOAT32_MARGIN``: how much further from the float64 result than the reference's own

@@ -12,10 +12,10 @@ from grader.author import (
     equivalent,
     float32_close,
     meta_runs,
+    phrase,
     randn,
     seeds,
 )
-from grader.messages import phrase
 
 NAME = "RotaryEmbedding"
 

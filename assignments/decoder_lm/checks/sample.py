@@ -14,8 +14,7 @@ import functools
 import torch
 from hypothesis import strategies as st
 
-from grader.author import Fail, check, defaults_called, randn, seeds
-from grader.messages import phrase
+from grader.author import Fail, check, defaults_called, phrase, randn, seeds
 
 from .top_k import quarter_logits
 from .top_p import safe_p

@@ -14,11 +14,11 @@ from grader.author import (
     equivalent,
     float32_close,
     meta_runs,
+    phrase,
     randn,
     ref_state,
     seeds,
 )
-from grader.messages import phrase
 
 NAME = "SwiGLU"
 

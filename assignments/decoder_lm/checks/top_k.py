@@ -3,8 +3,7 @@
 import torch
 from hypothesis import strategies as st
 
-from grader.author import Fail, check, check_tensor, seeds
-from grader.messages import phrase
+from grader.author import Fail, check, check_tensor, phrase, seeds
 
 DTYPES = ("float64", "float32", "float16", "bfloat16")
 

@@ -5,8 +5,7 @@ import math
 import torch
 from hypothesis import strategies as st
 
-from grader.author import check, seeds
-from grader.messages import phrase
+from grader.author import check, phrase, seeds
 
 from .top_k import DTYPES, compare_filter, quarter_logits
 

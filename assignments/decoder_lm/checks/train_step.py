@@ -6,8 +6,7 @@ import math
 
 from hypothesis import strategies as st
 
-from grader.author import Fail, check, check_tensor, defaults_called, random_tokens, seeds
-from grader.messages import phrase
+from grader.author import Fail, check, check_tensor, defaults_called, phrase, random_tokens, seeds
 
 from .generate import model_spec
 

@@ -10,11 +10,11 @@ from grader.author import (
     equivalent,
     float32_close,
     meta_runs,
+    phrase,
     random_tokens,
     ref_state,
     seeds,
 )
-from grader.messages import phrase
 
 
 @st.composite

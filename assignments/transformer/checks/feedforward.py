@@ -12,11 +12,11 @@ from grader.author import (
     float32_close,
     low_precision,
     meta_runs,
+    phrase,
     randn,
     ref_state,
     seeds,
 )
-from grader.messages import phrase
 
 
 @st.composite

@@ -5,8 +5,7 @@ import functools
 import torch
 from hypothesis import strategies as st
 
-from grader.author import Fail, check, check_tensor, random_tokens, ref_state, seeds
-from grader.messages import phrase
+from grader.author import Fail, check, check_tensor, phrase, random_tokens, ref_state, seeds
 
 BOS, EOS, PAD = 1, 2, 0
 

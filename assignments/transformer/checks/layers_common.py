@@ -13,11 +13,11 @@ from grader.author import (
     equivalent,
     float32_close,
     meta_runs,
+    phrase,
     randn,
     ref_state,
     seeds,
 )
-from grader.messages import phrase
 
 
 @st.composite

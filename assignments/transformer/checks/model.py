@@ -16,12 +16,12 @@ from grader.author import (
     float32_close,
     meta_runs,
     method_defaults,
+    phrase,
     randn,
     random_tokens,
     ref_state,
     seeds,
 )
-from grader.messages import phrase
 
 PAD = 0
 

@@ -12,10 +12,10 @@ from grader.author import (
     dropout_behaviour,
     equivalent,
     meta_runs,
+    phrase,
     randn,
     seeds,
 )
-from grader.messages import phrase
 
 
 @st.composite

@@ -4,8 +4,7 @@ import torch
 from hypothesis import strategies as st
 
 from assignments.transformer.strategies import attention_sizes, make_mask, mask_kinds
-from grader.author import Fail, check, check_tensor, float32_runs, no_inplace, randn, run_low_precision, seeds
-from grader.messages import phrase
+from grader.author import Fail, check, check_tensor, float32_runs, no_inplace, phrase, randn, run_low_precision, seeds
 
 
 @st.composite

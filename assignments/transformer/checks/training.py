@@ -12,12 +12,12 @@ from grader.author import (
     check_tensor,
     defaults_called,
     nonfinite_name,
+    phrase,
     randn,
     random_tokens,
     ref_state,
     seeds,
 )
-from grader.messages import phrase
 
 PAD = 0
 
