@@ -1,7 +1,8 @@
 """One language per sentence: a report in Chinese says no English words, a report in English no Chinese.
 
 Real submissions of both assignments (the reference, the stubs, and catalogue mutants whose failures name what
-differs: an output, the attention weights, a module's output after a few calls, logits in another dtype) are
+differs: an output, the attention weights, a module's output after a few calls, logits in another dtype) and
+edits of the reference that the kit's own error sentences grade (a probe's bad-output error) are
 graded once, in process, and every view is rendered in both languages: the terminal summary, the HTML report,
 the Gradescope Markdown, the JUnit XML and the JSON document's messages. In a Chinese view, every line that is
 Chinese is split into its Latin words; a word is data, and allowed, when it is code (an identifier with ``_``,
@@ -14,12 +15,14 @@ passed as a parameter that should have been ``messages.phrase``. In an English v
 
 import html as html_text
 import re
+import shutil
 
 import pytest
 
 from grader import api
 from grader.assignment import load
 from grader.bugs.catalogue import Catalogue
+from grader.errors import SAY
 from grader.messages import CATALOGUES
 from grader.views import gradescope, html, json_view, junit, terminal
 
@@ -27,10 +30,21 @@ TRANSFORMER, LM = load("transformer"), load("decoder_lm")
 MUTANTS = {"transformer": ("sdpa.fill_zero", "layernorm.wrong_axis", "decoder_layer.cross_uses_target_mask"),
            "decoder_lm": ("block.ffn_reads_block_input", "rope.interleaved", "generate.reads_first_position")}
 """Mistakes whose failures name what differs in words (an output, the weights, a call of a module...)."""
-SUBMISSIONS = [(a, which) for a in (TRANSFORMER, LM) for which in ("solution", "skeleton", *MUTANTS[a.name])]
+LOSS = ("training.py", "return loss.item()", "return loss")
+EDITS = {"transformer": {"sdpa.returns_none": ("attention.py", "return weights @ value, weights",
+                                              "return None", ("sdpa",)),
+                         "train_step.returns_tensor": (*LOSS, ("training",))},
+         "decoder_lm": {"train_step.returns_tensor": (*LOSS, ("train_step",)),
+                        "param_groups.returns_none": ("optim.py", "    return [", "    return None and [",
+                                                     ("decay_groups",))}}
+"""Submissions that the kit's own error sentences grade (a probe's bad-output error: ``errors.said``): ``(file, old
+text, new text, the tasks graded)``, made from the reference."""
+SUBMISSIONS = [(a, which) for a in (TRANSFORMER, LM) for which in ("solution", "skeleton", *MUTANTS[a.name],
+                                                                   *EDITS[a.name])]
 VIEWS = ("terminal", "html", "gradescope", "junit", "json")
 CJK = re.compile("[\u3000-\u303f\u3400-\u9fff\uff00-\uffef]")
-WORD = re.compile(r"[A-Za-z][A-Za-z0-9_.'\-]*")
+WORD = re.compile(r"\.?[A-Za-z][A-Za-z0-9_.'\-]*")
+"""A word; one right after a dot is a member of something (``.item()`` where a datum ``loss`` was blanked out)."""
 CODE = re.compile(r"[_./\\\d=\[\](){}<>:`@#+*-]|[a-z][A-Z]|^[A-Z]{2,}|^[A-Z][a-z]+[A-Z]")
 """A word that is code: an identifier or expression, a CamelCase class name, an acronym."""
 QUOTED = re.compile(r"`[^`]*`|'[^']*'|\"[^\"]*\"|“[^”]*”|‘[^’]*’")
@@ -53,12 +67,22 @@ def graded(tmp_path_factory):
     """{(assignment name, which): (result, the strings that are the run's data)}."""
     out = {}
     for a, which in SUBMISSIONS:
+        tasks = None
         if which in ("solution", "skeleton"):
             path = getattr(a, "reference" if which == "solution" else "skeleton")
+        elif which in EDITS[a.name]:
+            file, old, new, tasks = EDITS[a.name][which]
+            path = tmp_path_factory.mktemp("edited") / "sub"
+            shutil.copytree(a.reference, path)
+            source = (path / file).read_text(encoding="utf-8")
+            assert source.count(old) == 1, (which, old)
+            (path / file).write_text(source.replace(old, new), encoding="utf-8")
         else:
             bug = next(b for b in Catalogue(a).bugs if b.id == which)
             path = Catalogue(a).write_mutant(bug, tmp_path_factory.mktemp("mutant") / "sub")
-        result = api.check(path=path, assignment=a, profile="quick", lang="zh")
+        result = api.check(path=path, assignment=a, profile="quick", lang="zh", tasks=tasks)
+        if tasks:  # the edit is graded by the kit's own error sentence, not the student's exception
+            assert any((c.error or {}).get("data", {}).get(SAY) for t in result.tasks for c in t.checks), which
         out[(a.name, which)] = result, _data_of(a, result)
     return out
 
