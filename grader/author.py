@@ -27,6 +27,9 @@ _WHERE = {
     "random_state": "grader.strategies",
     "random_tokens": "grader.strategies",
     "distinct_ints": "grader.strategies",
+    # the cases a check draws, and the example a report shows
+    "Case": "grader.checks.cases",
+    "shown_example": "grader.checks.cases",
     # checks every assignment's parts need (contract, equivalence, devices, low precision, defaults)
     "contract_params": "grader.checks.common",
     "defaults_agree": "grader.checks.common",
