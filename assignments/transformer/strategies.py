@@ -1,32 +1,63 @@
 """Hypothesis strategies and inputs of the Transformer assignment (sizes, masks)."""
 
+from dataclasses import asdict, dataclass
+
 import torch
 from hypothesis import strategies as st
 
-from grader.author import distinct_ints
+from grader.author import Case, distinct_ints
 
 MASK_KINDS = ("none", "padding", "causal", "combined", "2d")
 
 
+@dataclass(frozen=True)
+class AttentionSizes(Case):
+    """The sizes of one attention example."""
+
+    B: int
+    """Batch size."""
+    Lq: int
+    """Query length."""
+    Lk: int
+    """Key (and value) length: ``Lq`` in self-attention."""
+    H: int
+    """Number of heads."""
+    Dh: int
+    """Head dimension."""
+    D: int
+    """Model dimension, ``H * Dh``."""
+
+
+@dataclass(frozen=True)
+class LayerConfig(AttentionSizes):
+    """The sizes and options of one encoder or decoder layer."""
+
+    F: int
+    """The feed-forward network's hidden size (d_ff)."""
+    norm_first: bool
+    """Pre-LN (True) or Post-LN (False)."""
+    activation: str
+    """The feed-forward activation: ``"relu"`` or ``"gelu"``."""
+
+
 @st.composite
 def attention_sizes(draw, *, self_attention=False, max_len=7):
-    """``{"B", "Lq", "Lk", "H", "Dh", "D"}`` with B, Lq, Lk, H, Dh pairwise distinct where possible."""
+    """``AttentionSizes`` with B, Lq, Lk, H, Dh pairwise distinct where possible."""
     B, Lq, Lk = draw(distinct_ints(3, min_value=1, max_value=max_len))
     if self_attention:
         Lk = Lq
     H, Dh = draw(distinct_ints(2, min_value=1, max_value=4, avoid=(B, Lq)))
     D = H * Dh
-    return {"B": B, "Lq": Lq, "Lk": Lk, "H": H, "Dh": Dh, "D": D}
+    return AttentionSizes(B=B, Lq=Lq, Lk=Lk, H=H, Dh=Dh, D=D)
 
 
 @st.composite
 def layer_config(draw, *, decoder=False, max_len=6):
-    """Sizes and options for an encoder or decoder layer."""
+    """A ``LayerConfig``: sizes and options for an encoder or decoder layer."""
     s = draw(attention_sizes(self_attention=not decoder, max_len=max_len))
-    s["F"] = draw(st.integers(2, 12).filter(lambda f: f not in (s["D"], s["Lq"], s["Lk"])))
-    s["norm_first"] = draw(st.booleans())
-    s["activation"] = draw(st.sampled_from(["relu", "gelu"]))
-    return s
+    F = draw(st.integers(2, 12).filter(lambda f: f not in (s.D, s.Lq, s.Lk)))
+    norm_first = draw(st.booleans())
+    return LayerConfig(**asdict(s), F=F, norm_first=norm_first, activation=draw(st.sampled_from(["relu", "gelu"])))
 
 
 def mask_kinds(*, causal_ok=True):

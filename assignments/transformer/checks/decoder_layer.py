@@ -1,6 +1,7 @@
 """Checks for ``DecoderLayer`` (task ``decoder_layer``)."""
 
 from assignments.transformer.checks.layers_common import (
+    LayerCase,
     causal_no_leak,
     layer_case,
     layer_contract,
@@ -33,16 +34,16 @@ def integrated(ctx):
 
 
 @check("decoder_layer", "causal", points=1.5, variant="isolated", examples=(2, 12),
-       given=layer_case(decoder=True, masks=False).filter(lambda c: c["Lq"] >= 2))
+       given=layer_case(decoder=True, masks=False).filter(lambda c: c.Lq >= 2))
 def causal(ctx, c):
     """With a causal mask, no output looks at a later position (perturbation and exact-zero gradients)."""
-    c = dict(c, mask="causal")
+    c = c.replace(mask="causal")
     kw, state, inputs, ex = setup(ctx, NAME, c, True)
-    t = max(1, c["Lq"] // 2)
+    t = max(1, c.Lq // 2)
 
     def perturb(xs):
         xs = list(xs)
-        noise = randn(xs[0].shape, c["seed"] + 5, scale=3.0)
+        noise = randn(xs[0].shape, c.seed + 5, scale=3.0)
         noise[:, :t] = 0
         xs[0] = xs[0] + noise
         return xs
@@ -53,9 +54,8 @@ def causal(ctx, c):
 @check("decoder_layer", "dropout", points=1, variant="isolated", examples=(1, 1))
 def dropout(ctx):
     """eval() is deterministic with dropout > 0; train() really drops."""
-    layer_dropout(ctx, NAME, {"B": 2, "Lq": 4, "Lk": 3, "H": 2, "Dh": 3, "D": 6, "F": 10, "norm_first": True,
-                              "activation": "relu", "mask": "causal", "memory_mask": "none", "seed": 13},
-                  decoder=True)
+    layer_dropout(ctx, NAME, LayerCase(B=2, Lq=4, Lk=3, H=2, Dh=3, D=6, F=10, norm_first=True, activation="relu",
+                                       mask="causal", memory_mask="none", seed=13), decoder=True)
 
 
 @check("decoder_layer", "devices", points=1, variant="isolated", examples=(1, 5))

@@ -1,8 +1,11 @@
 """Checks for ``TokenEmbedding`` (task ``embedding``)."""
 
+from dataclasses import dataclass
+
 from hypothesis import strategies as st
 
 from grader.author import (
+    Case,
     Fail,
     check,
     contract_params,
@@ -14,21 +17,38 @@ from grader.author import (
     random_tokens,
     ref_state,
     seeds,
+    shown_example,
 )
+
+
+@dataclass(frozen=True)
+class EmbCase(Case):
+    """One example of TokenEmbedding."""
+
+    B: int
+    """Batch size."""
+    L: int
+    """Sequence length."""
+    D: int
+    """Model dimension."""
+    V: int
+    """Vocabulary size."""
+    seed: int
+    """Seed of the tokens and of the parameters."""
 
 
 @st.composite
 def emb_case(draw):
     B, L, D = draw(distinct_ints(3, min_value=1, max_value=9))
     V = draw(st.integers(2, 20).filter(lambda v: v not in (B, L, D)))
-    return {"B": B, "L": L, "D": D, "V": V, "seed": draw(seeds())}
+    return EmbCase(B=B, L=L, D=D, V=V, seed=draw(seeds()))
 
 
 def setup(ctx, c):
-    kw = {"vocab_size": c["V"], "d_model": c["D"]}
-    tokens = random_tokens([c["B"], c["L"]], c["V"], c["seed"])
-    ex = {"config": kw, "shapes": {"tokens": [c["B"], c["L"]]}}
-    return kw, ref_state(ctx, "TokenEmbedding", kw, c["seed"]), [tokens], ex
+    kw = {"vocab_size": c.V, "d_model": c.D}
+    tokens = random_tokens([c.B, c.L], c.V, c.seed)
+    ex = shown_example(kw, tokens=[c.B, c.L])
+    return kw, ref_state(ctx, "TokenEmbedding", kw, c.seed), [tokens], ex
 
 
 @check("embedding", "contract", points=2, examples=(1, 1))
@@ -56,5 +76,5 @@ def devices(ctx, c):
     """Runs in float32 on each device and on the meta device."""
     kw, state, inputs, ex = setup(ctx, c)
     float32_close(ctx, name="TokenEmbedding", kwargs=kw, state=state, inputs=inputs, example=ex)
-    meta_runs(ctx, name="TokenEmbedding", kwargs=kw, inputs=inputs, expected_shape=[c["B"], c["L"], c["D"]],
+    meta_runs(ctx, name="TokenEmbedding", kwargs=kw, inputs=inputs, expected_shape=[c.B, c.L, c.D],
               example=ex)

@@ -1,6 +1,7 @@
 """Checks for ``EncoderLayer`` (task ``encoder_layer``)."""
 
 from assignments.transformer.checks.layers_common import (
+    LayerCase,
     layer_case,
     layer_contract,
     layer_devices,
@@ -32,7 +33,7 @@ def integrated(ctx):
 
 
 @check("encoder_layer", "padding_invariance", points=1, variant="isolated", examples=(2, 12),
-       given=layer_case(decoder=False, masks=False).filter(lambda c: c["Lq"] >= 2))
+       given=layer_case(decoder=False, masks=False).filter(lambda c: c.Lq >= 2))
 def padding(ctx, c):
     """With a padding mask, what sits at padded positions changes no real position's output."""
     padding_invariance(ctx, NAME, c, decoder=False)
@@ -41,8 +42,8 @@ def padding(ctx, c):
 @check("encoder_layer", "dropout", points=1, variant="isolated", examples=(1, 1))
 def dropout(ctx):
     """eval() is deterministic with dropout > 0; train() really drops."""
-    layer_dropout(ctx, NAME, {"B": 2, "Lq": 4, "Lk": 4, "H": 2, "Dh": 3, "D": 6, "F": 10, "norm_first": False,
-                              "activation": "relu", "mask": "none", "seed": 11}, decoder=False)
+    layer_dropout(ctx, NAME, LayerCase(B=2, Lq=4, Lk=4, H=2, Dh=3, D=6, F=10, norm_first=False, activation="relu",
+                                       mask="none", memory_mask=None, seed=11), decoder=False)
 
 
 @check("encoder_layer", "devices", points=1, variant="isolated", examples=(1, 5))

@@ -1,8 +1,11 @@
 """Checks for ``FeedForward`` (task ``feedforward``)."""
 
+from dataclasses import dataclass
+
 from hypothesis import strategies as st
 
 from grader.author import (
+    Case,
     check,
     contract_params,
     defaults_agree,
@@ -16,21 +19,39 @@ from grader.author import (
     randn,
     ref_state,
     seeds,
+    shown_example,
 )
+
+
+@dataclass(frozen=True)
+class FfCase(Case):
+    """One example of FeedForward."""
+
+    B: int
+    """Batch size."""
+    L: int
+    """Sequence length."""
+    D: int
+    """Model dimension."""
+    F: int
+    """Hidden size (d_ff)."""
+    activation: str
+    """``"relu"`` or ``"gelu"``."""
+    seed: int
+    """Seed of the input and of the parameters."""
 
 
 @st.composite
 def ff_case(draw):
     B, L, D, F = draw(distinct_ints(4, min_value=1, max_value=12))
-    return {"B": B, "L": L, "D": D, "F": F, "activation": draw(st.sampled_from(["relu", "gelu"])),
-            "seed": draw(seeds())}
+    return FfCase(B=B, L=L, D=D, F=F, activation=draw(st.sampled_from(["relu", "gelu"])), seed=draw(seeds()))
 
 
 def setup(ctx, c, dropout=0.0):
-    kw = {"d_model": c["D"], "d_ff": c["F"], "dropout": dropout, "activation": c["activation"]}
-    x = randn([c["B"], c["L"], c["D"]], c["seed"])
-    ex = {"config": kw, "shapes": {"x": [c["B"], c["L"], c["D"]]}}
-    return kw, ref_state(ctx, "FeedForward", kw, c["seed"]), [x], ex
+    kw = {"d_model": c.D, "d_ff": c.F, "dropout": dropout, "activation": c.activation}
+    x = randn([c.B, c.L, c.D], c.seed)
+    ex = shown_example(kw, x=[c.B, c.L, c.D])
+    return kw, ref_state(ctx, "FeedForward", kw, c.seed), [x], ex
 
 
 @check("feedforward", "contract", points=2, examples=(1, 1))
@@ -47,7 +68,7 @@ def equivalence(ctx, c):
     # Both activations on every case: with a handful of examples a drawn choice can miss one (a GELU mistake
     # would then pass the quick profile).
     for activation in ("relu", "gelu"):
-        kw, state, inputs, ex = setup(ctx, dict(c, activation=activation))
+        kw, state, inputs, ex = setup(ctx, c.replace(activation=activation))
         equivalent(ctx, name="FeedForward", kwargs=kw, state=state, inputs=inputs,
                    what=phrase("what.output", name="FeedForward"),
                    example=ex)
@@ -56,7 +77,7 @@ def equivalence(ctx, c):
 @check("feedforward", "dropout", points=1, examples=(1, 1))
 def dropout(ctx):
     """eval() is deterministic with dropout > 0; train() really drops."""
-    c = {"B": 2, "L": 4, "D": 6, "F": 10, "activation": "relu", "seed": 5}
+    c = FfCase(B=2, L=4, D=6, F=10, activation="relu", seed=5)
     kw, state, inputs, ex = setup(ctx, c, dropout=0.5)
     dropout_behaviour(ctx, name="FeedForward", kwargs=kw, state=state, inputs=inputs, example=ex)
 
@@ -67,5 +88,5 @@ def devices(ctx, c):
     kw, state, inputs, ex = setup(ctx, c)
     float32_close(ctx, name="FeedForward", kwargs=kw, state=state, inputs=inputs, example=ex)
     low_precision(ctx, name="FeedForward", kwargs=kw, state=state, inputs=inputs, example=ex)
-    meta_runs(ctx, name="FeedForward", kwargs=kw, inputs=inputs, expected_shape=[c["B"], c["L"], c["D"]],
+    meta_runs(ctx, name="FeedForward", kwargs=kw, inputs=inputs, expected_shape=[c.B, c.L, c.D],
               example=ex)

@@ -1,9 +1,12 @@
 """Checks for ``LayerNorm`` (task ``layernorm``)."""
 
+from dataclasses import dataclass
+
 import torch
 from hypothesis import strategies as st
 
 from grader.author import (
+    Case,
     Fail,
     check,
     contract_params,
@@ -16,7 +19,26 @@ from grader.author import (
     randn,
     ref_state,
     seeds,
+    shown_example,
 )
+
+
+@dataclass(frozen=True)
+class LnCase(Case):
+    """One example of LayerNorm."""
+
+    shape: list
+    """The input's shape: leading dimensions, then ``D``."""
+    D: int
+    """The normalised dimension (d_model)."""
+    eps: float
+    """LayerNorm's eps."""
+    scale: float
+    """Scale of the input's entries."""
+    offset: float
+    """Offset added to the input's entries."""
+    seed: int
+    """Seed of the input and of the parameters."""
 
 
 @st.composite
@@ -26,14 +48,14 @@ def ln_case(draw):
     eps = draw(st.sampled_from([1e-5, 1e-3, 0.1]))
     scale = draw(st.sampled_from([0.01, 1.0, 50.0]))
     offset = draw(st.sampled_from([0.0, 3.0]))
-    return {"shape": lead + [D], "D": D, "eps": eps, "scale": scale, "offset": offset, "seed": draw(seeds())}
+    return LnCase(shape=lead + [D], D=D, eps=eps, scale=scale, offset=offset, seed=draw(seeds()))
 
 
 def setup(ctx, c):
-    kw = {"d_model": c["D"], "eps": c["eps"]}
-    x = randn(c["shape"], c["seed"], scale=c["scale"]) + c["offset"]
-    ex = {"config": dict(kw, input_scale=c["scale"], input_offset=c["offset"]), "shapes": {"x": c["shape"]}}
-    return kw, ref_state(ctx, "LayerNorm", kw, c["seed"]), [x], ex
+    kw = {"d_model": c.D, "eps": c.eps}
+    x = randn(c.shape, c.seed, scale=c.scale) + c.offset
+    ex = shown_example(dict(kw, input_scale=c.scale, input_offset=c.offset), x=c.shape)
+    return kw, ref_state(ctx, "LayerNorm", kw, c.seed), [x], ex
 
 
 @check("layernorm", "contract", points=2, examples=(1, 1))
@@ -57,12 +79,12 @@ def equivalence(ctx, c):
                what=phrase("what.output", name="LayerNorm"), example=ex)
 
 
-@check("layernorm", "devices", points=2, examples=(1, 5), given=ln_case().filter(lambda c: c["scale"] == 1.0))
+@check("layernorm", "devices", points=2, examples=(1, 5), given=ln_case().filter(lambda c: c.scale == 1.0))
 def devices(ctx, c):
     """Runs in float32 on each device, float16, bfloat16 and on the meta device."""
     kw, state, inputs, ex = setup(ctx, c)
     float32_close(ctx, name="LayerNorm", kwargs=kw, state=state, inputs=inputs, example=ex)
     low_precision(ctx, name="LayerNorm", kwargs=kw, state=state, inputs=inputs, example=ex)
-    meta_runs(ctx, name="LayerNorm", kwargs=kw, inputs=inputs, expected_shape=c["shape"], example=ex)
+    meta_runs(ctx, name="LayerNorm", kwargs=kw, inputs=inputs, expected_shape=c.shape, example=ex)
 
 

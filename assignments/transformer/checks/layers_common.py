@@ -1,9 +1,11 @@
 """What the encoder-layer and decoder-layer checks share."""
 
+from dataclasses import asdict, dataclass
+
 import torch
 from hypothesis import strategies as st
 
-from assignments.transformer.strategies import layer_config, make_mask, mask_kinds
+from assignments.transformer.strategies import LayerConfig, layer_config, make_mask, mask_kinds
 from grader.author import (
     Fail,
     check_tensor,
@@ -17,56 +19,65 @@ from grader.author import (
     randn,
     ref_state,
     seeds,
+    shown_example,
 )
+
+
+@dataclass(frozen=True)
+class LayerCase(LayerConfig):
+    """One example of an encoder or decoder layer."""
+
+    mask: str
+    """The self-attention mask's form, one of ``MASK_KINDS``."""
+    memory_mask: str | None
+    """The decoder's memory mask's form (``"none"`` for a drawn encoder layer, ``None`` where not given)."""
+    seed: int
+    """Seed of the inputs and of the parameters."""
 
 
 @st.composite
 def layer_case(draw, *, decoder, masks=True):
     c = draw(layer_config(decoder=decoder))
-    c["mask"] = draw(mask_kinds(causal_ok=True)) if masks else "none"
-    c["memory_mask"] = draw(st.sampled_from(["none", "padding", "2d"])) if decoder and masks else "none"
-    c["seed"] = draw(seeds())
-    return c
+    mask = draw(mask_kinds(causal_ok=True)) if masks else "none"
+    memory_mask = draw(st.sampled_from(["none", "padding", "2d"])) if decoder and masks else "none"
+    return LayerCase(**asdict(c), mask=mask, memory_mask=memory_mask, seed=draw(seeds()))
 
 
 def layer_kwargs(c, dropout=0.0):
-    return {"d_model": c["D"], "num_heads": c["H"], "d_ff": c["F"], "dropout": dropout,
-            "norm_first": c["norm_first"], "activation": c["activation"]}
+    return {"d_model": c.D, "num_heads": c.H, "d_ff": c.F, "dropout": dropout,
+            "norm_first": c.norm_first, "activation": c.activation}
 
 
 def layer_inputs(c, decoder):
-    x = randn([c["B"], c["Lq"], c["D"]], c["seed"])
-    self_mask = make_mask(c["mask"], c["B"], c["Lq"], c["Lq"], c["seed"] + 1)
+    x = randn([c.B, c.Lq, c.D], c.seed)
+    self_mask = make_mask(c.mask, c.B, c.Lq, c.Lq, c.seed + 1)
     if not decoder:
         return [x, self_mask]
-    memory = randn([c["B"], c["Lk"], c["D"]], c["seed"] + 2)
-    memory_mask = make_mask(c["memory_mask"], c["B"], c["Lq"], c["Lk"], c["seed"] + 3)
+    memory = randn([c.B, c.Lk, c.D], c.seed + 2)
+    memory_mask = make_mask(c.memory_mask, c.B, c.Lq, c.Lk, c.seed + 3)
     return [x, memory, self_mask, memory_mask]
-
-
-def describe(c, inputs):
-    return {"config": dict(layer_kwargs(c), mask=c["mask"], memory_mask=c.get("memory_mask")),
-            "shapes": {f"input{i}": list(t.shape) for i, t in enumerate(inputs) if t is not None}}
 
 
 def setup(ctx, name, c, decoder, dropout=0.0):
     kw = layer_kwargs(c, dropout)
     inputs = layer_inputs(c, decoder)
-    return kw, ref_state(ctx, name, kw, c["seed"]), inputs, describe(c, inputs)
+    return kw, ref_state(ctx, name, kw, c.seed), inputs, shown_example(
+        dict(layer_kwargs(c), mask=c.mask, memory_mask=c.memory_mask),
+        **{f"input{i}": t for i, t in enumerate(inputs) if t is not None})
 
 
 def padding_invariance(ctx, name, c, decoder):
     """Values at padded key positions must not change any output at a real position."""
     kw, state, inputs, ex = setup(ctx, name, c, decoder)
-    B, L = c["B"], c["Lq"]
-    lengths = torch.randint(1, L + 1, (B,), generator=torch.Generator().manual_seed(c["seed"]))
+    B, L = c.B, c.Lq
+    lengths = torch.randint(1, L + 1, (B,), generator=torch.Generator().manual_seed(c.seed))
     lengths[0] = max(1, L - 1)
     keep = (torch.arange(L).unsqueeze(0) < lengths.unsqueeze(1))  # [B, L]
     mask = keep.view(B, 1, 1, L)
     if decoder:
         mask = mask & torch.ones(L, L, dtype=torch.bool).tril().view(1, 1, L, L)
     inputs[1 if not decoder else 2] = mask
-    noise = randn(inputs[0].shape, c["seed"] + 9, scale=5.0) * (~keep).unsqueeze(-1)
+    noise = randn(inputs[0].shape, c.seed + 9, scale=5.0) * (~keep).unsqueeze(-1)
     changed = list(inputs)
     changed[0] = inputs[0] + noise
     a = ctx.sub("forward", name=name, kwargs=kw, state=state, inputs=inputs)["out"]
@@ -92,8 +103,8 @@ def causal_no_leak(ctx, name, kw, state, inputs, ex, *, grad_input=0, future_fro
 
 
 # -- what both layer tasks check the same way --------------------------------------------------------
-EQUAL_LENGTHS = {"B": 2, "Lq": 4, "Lk": 4, "H": 2, "Dh": 3, "D": 6, "F": 5, "norm_first": False,
-                 "activation": "relu", "mask": "combined", "memory_mask": "padding", "seed": 9}
+EQUAL_LENGTHS = LayerCase(B=2, Lq=4, Lk=4, H=2, Dh=3, D=6, F=5, norm_first=False, activation="relu", mask="combined",
+                          memory_mask="padding", seed=9)
 """A decoder layer's memory as long as its target: drawn lengths differ on purpose (a transpose then shows), so code
 that takes another path when the shapes agree would go unseen."""
 

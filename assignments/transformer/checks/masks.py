@@ -1,9 +1,27 @@
 """Checks for ``padding_mask``, ``causal_mask`` and ``target_mask`` (task ``masks``)."""
 
+from dataclasses import dataclass
+
 import torch
 from hypothesis import strategies as st
 
-from grader.author import Fail, check, check_tensor, distinct_ints, random_tokens, seeds
+from grader.author import Case, Fail, check, check_tensor, distinct_ints, random_tokens, seeds, shown_example
+
+
+@dataclass(frozen=True)
+class TokensCase(Case):
+    """One batch of token ids."""
+
+    B: int
+    """Batch size."""
+    L: int
+    """Sequence length."""
+    V: int
+    """Vocabulary size."""
+    pad: int
+    """The padding index."""
+    seed: int
+    """Seed of the tokens."""
 
 
 @st.composite
@@ -11,7 +29,7 @@ def tokens_case(draw):
     B, L = draw(distinct_ints(2, min_value=1, max_value=8))
     V = draw(st.integers(3, 12))
     pad = draw(st.integers(0, V - 1))
-    return {"B": B, "L": L, "V": V, "pad": pad, "seed": draw(seeds())}
+    return TokensCase(B=B, L=L, V=V, pad=pad, seed=draw(seeds()))
 
 
 def _compare(ctx, name, args, ex, device="cpu"):
@@ -30,9 +48,9 @@ def _compare(ctx, name, args, ex, device="cpu"):
 @check("masks", "padding", points=3, examples=(3, 20), given=tokens_case())
 def padding(ctx, c):
     """padding_mask: bool [B, 1, 1, L], True where the token is not padding."""
-    tokens = random_tokens([c["B"], c["L"]], c["V"], c["seed"])
-    ex = {"config": {"pad_idx": c["pad"]}, "shapes": {"tokens": [c["B"], c["L"]]}}
-    _compare(ctx, "padding_mask", [tokens, c["pad"]], ex)
+    tokens = random_tokens([c.B, c.L], c.V, c.seed)
+    ex = shown_example({"pad_idx": c.pad}, tokens=[c.B, c.L])
+    _compare(ctx, "padding_mask", [tokens, c.pad], ex)
 
 
 @check("masks", "causal", points=3, examples=(1, 1))
@@ -45,9 +63,9 @@ def causal(ctx):
 @check("masks", "target", points=3, examples=(3, 20), given=tokens_case())
 def target(ctx, c):
     """target_mask: padding_mask & causal_mask, bool [B, 1, L, L]."""
-    tokens = random_tokens([c["B"], c["L"]], c["V"], c["seed"])
-    ex = {"config": {"pad_idx": c["pad"]}, "shapes": {"tgt": [c["B"], c["L"]]}}
-    _compare(ctx, "target_mask", [tokens, c["pad"]], ex)
+    tokens = random_tokens([c.B, c.L], c.V, c.seed)
+    ex = shown_example({"pad_idx": c.pad}, tgt=[c.B, c.L])
+    _compare(ctx, "target_mask", [tokens, c.pad], ex)
 
 
 @check("masks", "device", points=1, examples=(1, 1))

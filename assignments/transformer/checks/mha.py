@@ -1,9 +1,11 @@
 """Checks for ``MultiHeadAttention`` (task ``mha``)."""
 
+from dataclasses import asdict, dataclass
+
 import torch
 from hypothesis import strategies as st
 
-from assignments.transformer.strategies import attention_sizes, make_mask, mask_kinds
+from assignments.transformer.strategies import AttentionSizes, attention_sizes, make_mask, mask_kinds
 from grader.author import (
     Fail,
     check,
@@ -18,40 +20,53 @@ from grader.author import (
     randn,
     ref_state,
     seeds,
+    shown_example,
 )
+
+
+@dataclass(frozen=True)
+class MhaCase(AttentionSizes):
+    """One example of MultiHeadAttention."""
+
+    self_attention: bool
+    """Key and value are the query itself (``Lk == Lq``)."""
+    mask: str
+    """The mask's form, one of ``MASK_KINDS``."""
+    seed: int
+    """Seed of the inputs and of the parameters."""
+
+    def example(self, inputs):
+        """The example a report shows of this case run on ``inputs`` (query, key, value, mask)."""
+        return shown_example({"d_model": self.D, "num_heads": self.H, "self_attention": self.self_attention,
+                              "mask": self.mask}, query=inputs[0], key=inputs[1], mask=inputs[3])
+
+
+describe = MhaCase.example  # the name the equivalence property calls: its text seeds its examples
 
 
 @st.composite
 def mha_case(draw, *, self_attention=None, masks=True):
     self_attn = draw(st.booleans()) if self_attention is None else self_attention
     s = draw(attention_sizes(self_attention=self_attn))
-    kind = draw(mask_kinds(causal_ok=s["Lq"] == s["Lk"])) if masks else "none"
-    return dict(s, self_attention=self_attn, mask=kind, seed=draw(seeds()))
+    kind = draw(mask_kinds(causal_ok=s.Lq == s.Lk)) if masks else "none"
+    return MhaCase(**asdict(s), self_attention=self_attn, mask=kind, seed=draw(seeds()))
 
 
 def mha_inputs(c):
-    q = randn([c["B"], c["Lq"], c["D"]], c["seed"])
-    if c["self_attention"]:
+    q = randn([c.B, c.Lq, c.D], c.seed)
+    if c.self_attention:
         k = v = q
     else:
-        k = randn([c["B"], c["Lk"], c["D"]], c["seed"] + 1)
-        v = randn([c["B"], c["Lk"], c["D"]], c["seed"] + 2)
-    return [q, k, v, make_mask(c["mask"], c["B"], c["Lq"], c["Lk"], c["seed"] + 3)]
+        k = randn([c.B, c.Lk, c.D], c.seed + 1)
+        v = randn([c.B, c.Lk, c.D], c.seed + 2)
+    return [q, k, v, make_mask(c.mask, c.B, c.Lq, c.Lk, c.seed + 3)]
 
 
 def kwargs_of(c, dropout=0.0):
-    return {"d_model": c["D"], "num_heads": c["H"], "dropout": dropout}
+    return {"d_model": c.D, "num_heads": c.H, "dropout": dropout}
 
 
-def describe(c, inputs):
-    return {"config": {"d_model": c["D"], "num_heads": c["H"], "self_attention": c["self_attention"],
-                       "mask": c["mask"]},
-            "shapes": {"query": list(inputs[0].shape), "key": list(inputs[1].shape),
-                       "mask": list(inputs[3].shape) if inputs[3] is not None else None}}
-
-
-EQUAL_LENGTHS = {"B": 2, "Lq": 4, "Lk": 4, "H": 2, "Dh": 3, "D": 6, "self_attention": False, "mask": "padding",
-                 "seed": 9}
+EQUAL_LENGTHS = MhaCase(B=2, Lq=4, Lk=4, H=2, Dh=3, D=6, self_attention=False, mask="padding", seed=9)
 """Cross-attention with as many keys as queries: drawn lengths differ on purpose (a transpose then shows), so code
 that takes another path when the shapes agree would go unseen."""
 
@@ -95,16 +110,16 @@ def integrated(ctx):
 
 
 @check("mha", "permutation", points=1, variant="isolated", examples=(3, 15),
-       given=mha_case(self_attention=True, masks=False).filter(lambda c: c["Lq"] >= 2))
+       given=mha_case(self_attention=True, masks=False).filter(lambda c: c.Lq >= 2))
 def permutation(ctx, c):
     """Self-attention without a mask is permutation-equivariant: permuting the positions permutes the output."""
     x = mha_inputs(c)[0]
-    perm = torch.randperm(c["Lq"], generator=torch.Generator().manual_seed(c["seed"]))
-    if torch.equal(perm, torch.arange(c["Lq"])):
+    perm = torch.randperm(c.Lq, generator=torch.Generator().manual_seed(c.seed))
+    if torch.equal(perm, torch.arange(c.Lq)):
         perm = perm.roll(1)
     kw = kwargs_of(c)
-    state = ref_state(ctx, "MultiHeadAttention", kw, c["seed"])
-    ex = dict(describe(c, [x, x, x, None]), permutation=perm.tolist())
+    state = ref_state(ctx, "MultiHeadAttention", kw, c.seed)
+    ex = dict(c.example([x, x, x, None]), permutation=perm.tolist())
     a = ctx.sub("forward", name="MultiHeadAttention", kwargs=kw, state=state, inputs=[x, x, x, None])["out"]
     xp = x[:, perm]
     b = ctx.sub("forward", name="MultiHeadAttention", kwargs=kw, state=state, inputs=[xp, xp, xp, None])["out"]
@@ -113,39 +128,39 @@ def permutation(ctx, c):
 
 
 @check("mha", "batch_independence", points=0.5, variant="isolated", examples=(2, 10),
-       given=mha_case().filter(lambda c: c["B"] >= 2))
+       given=mha_case().filter(lambda c: c.B >= 2))
 def batch_independence(ctx, c):
     """Each batch row's output depends only on that row."""
     inputs = mha_inputs(c)
     kw = kwargs_of(c)
-    state = ref_state(ctx, "MultiHeadAttention", kw, c["seed"])
+    state = ref_state(ctx, "MultiHeadAttention", kw, c.seed)
     full = ctx.sub("forward", name="MultiHeadAttention", kwargs=kw, state=state, inputs=inputs)["out"]
     mask = inputs[3]
     one_mask = mask[:1] if mask is not None and mask.dim() == 4 else mask
     one = ctx.sub("forward", name="MultiHeadAttention", kwargs=kw, state=state,
                   inputs=[inputs[0][:1], inputs[1][:1], inputs[2][:1], one_mask])["out"]
     if not torch.allclose(full[:1], one, atol=1e-8, rtol=1e-6):
-        raise Fail("fail.batch_mixing", what="MultiHeadAttention", example=describe(c, inputs))
+        raise Fail("fail.batch_mixing", what="MultiHeadAttention", example=c.example(inputs))
 
 
 @check("mha", "dropout", points=0.5, variant="isolated", examples=(1, 1))
 def dropout(ctx):
     """eval() is deterministic with dropout > 0; train() really drops attention weights."""
-    c = {"B": 2, "Lq": 5, "Lk": 5, "H": 2, "Dh": 3, "D": 6, "self_attention": True, "mask": "none", "seed": 7}
+    c = MhaCase(B=2, Lq=5, Lk=5, H=2, Dh=3, D=6, self_attention=True, mask="none", seed=7)
     kw = kwargs_of(c, dropout=0.5)
     dropout_behaviour(ctx, name="MultiHeadAttention", kwargs=kw, state=ref_state(ctx, "MultiHeadAttention", kw, 7),
                       inputs=mha_inputs(c), example={"config": kw})
 
 
 @check("mha", "devices", points=1, variant="isolated", examples=(2, 6),
-       given=mha_case().filter(lambda c: c["mask"] != "none"))
+       given=mha_case().filter(lambda c: c.mask != "none"))
 def devices(ctx, c):
     """Runs in float32 (each device), float16, bfloat16 and on the meta device, with masks."""
     inputs = mha_inputs(c)
     kw = kwargs_of(c)
-    state = ref_state(ctx, "MultiHeadAttention", kw, c["seed"])
-    ex = describe(c, inputs)
+    state = ref_state(ctx, "MultiHeadAttention", kw, c.seed)
+    ex = c.example(inputs)
     float32_close(ctx, name="MultiHeadAttention", kwargs=kw, state=state, inputs=inputs, example=ex)
     low_precision(ctx, name="MultiHeadAttention", kwargs=kw, state=state, inputs=inputs, example=ex)
     meta_runs(ctx, name="MultiHeadAttention", kwargs=kw, inputs=inputs,
-              expected_shape=[c["B"], c["Lq"], c["D"]], example=ex)
+              expected_shape=[c.B, c.Lq, c.D], example=ex)

@@ -1,6 +1,7 @@
 """Checks for ``Encoder``, ``Decoder`` and ``Transformer`` (task ``model``)."""
 
 import math
+from dataclasses import dataclass
 
 import torch
 from hypothesis import strategies as st
@@ -8,6 +9,7 @@ from hypothesis import strategies as st
 from assignments.transformer.checks.layers_common import causal_no_leak
 from assignments.transformer.strategies import make_mask
 from grader.author import (
+    Case,
     Fail,
     check,
     contract_params,
@@ -21,9 +23,42 @@ from grader.author import (
     random_tokens,
     ref_state,
     seeds,
+    shown_example,
 )
 
 PAD = 0
+
+
+@dataclass(frozen=True)
+class ModelCase(Case):
+    """One example of the whole Transformer."""
+
+    B: int
+    """Batch size."""
+    Ls: int
+    """Source length."""
+    Lt: int
+    """Target length."""
+    H: int
+    """Number of heads."""
+    D: int
+    """Model dimension (even: the positional table needs it)."""
+    Vs: int
+    """Source vocabulary size."""
+    Vt: int
+    """Target vocabulary size."""
+    F: int
+    """The feed-forward network's hidden size (d_ff)."""
+    N: int
+    """Number of layers of the encoder and of the decoder."""
+    norm_first: bool
+    """Pre-LN (True) or Post-LN (False)."""
+    activation: str
+    """The feed-forward activation: ``"relu"`` or ``"gelu"``."""
+    masks: bool
+    """Whether a source padding mask and a combined target mask are given."""
+    seed: int
+    """Seed of the inputs and of the parameters."""
 
 
 @st.composite
@@ -32,41 +67,43 @@ def model_case(draw, *, masks=True):
     H = draw(st.integers(1, 3))
     Dh = 2 * draw(st.integers(1, 2))  # d_model is even (the positional table needs it)
     Vs, Vt = draw(distinct_ints(2, min_value=5, max_value=13))
-    return {"B": B, "Ls": Ls, "Lt": Lt, "H": H, "D": H * Dh, "Vs": Vs, "Vt": Vt,
-            "F": draw(st.integers(2, 10)), "N": draw(st.integers(1, 2)), "norm_first": draw(st.booleans()),
-            "activation": draw(st.sampled_from(["relu", "gelu"])), "masks": masks and draw(st.booleans()),
-            "seed": draw(seeds())}
+    F = draw(st.integers(2, 10))
+    N = draw(st.integers(1, 2))
+    norm_first = draw(st.booleans())
+    activation = draw(st.sampled_from(["relu", "gelu"]))
+    with_masks = masks and draw(st.booleans())
+    return ModelCase(B=B, Ls=Ls, Lt=Lt, H=H, D=H * Dh, Vs=Vs, Vt=Vt, F=F, N=N, norm_first=norm_first,
+                     activation=activation, masks=with_masks, seed=draw(seeds()))
 
 
 def model_kwargs(c, dropout=0.0):
-    return {"src_vocab_size": c["Vs"], "tgt_vocab_size": c["Vt"], "d_model": c["D"], "num_heads": c["H"],
-            "d_ff": c["F"], "num_layers": c["N"], "max_len": 32, "dropout": dropout, "norm_first": c["norm_first"],
-            "activation": c["activation"]}
+    return {"src_vocab_size": c.Vs, "tgt_vocab_size": c.Vt, "d_model": c.D, "num_heads": c.H,
+            "d_ff": c.F, "num_layers": c.N, "max_len": 32, "dropout": dropout, "norm_first": c.norm_first,
+            "activation": c.activation}
 
 
 def model_inputs(c):
-    src = random_tokens([c["B"], c["Ls"]], c["Vs"], c["seed"], low=1)
-    tgt = random_tokens([c["B"], c["Lt"]], c["Vt"], c["seed"] + 1, low=1)
-    if not c["masks"]:
+    src = random_tokens([c.B, c.Ls], c.Vs, c.seed, low=1)
+    tgt = random_tokens([c.B, c.Lt], c.Vt, c.seed + 1, low=1)
+    if not c.masks:
         return [src, tgt, None, None]
-    src_mask = make_mask("padding", c["B"], 1, c["Ls"], c["seed"] + 2)
-    tgt_mask = make_mask("combined", c["B"], c["Lt"], c["Lt"], c["seed"] + 3)
+    src_mask = make_mask("padding", c.B, 1, c.Ls, c.seed + 2)
+    tgt_mask = make_mask("combined", c.B, c.Lt, c.Lt, c.seed + 3)
     return [src, tgt, src_mask, tgt_mask]
 
 
-def describe(c, inputs):
-    return {"config": dict(model_kwargs(c), masks=c["masks"]),
-            "shapes": {"src": list(inputs[0].shape), "tgt": list(inputs[1].shape)}}
+def shown(c, inputs):
+    return shown_example(dict(model_kwargs(c), masks=c.masks), src=inputs[0], tgt=inputs[1])
 
 
 def setup(ctx, c, dropout=0.0):
     kw = model_kwargs(c, dropout)
     inputs = model_inputs(c)
-    return kw, ref_state(ctx, "Transformer", kw, c["seed"]), inputs, describe(c, inputs)
+    return kw, ref_state(ctx, "Transformer", kw, c.seed), inputs, shown(c, inputs)
 
 
-EQUAL_LENGTHS = {"B": 2, "Ls": 4, "Lt": 4, "H": 2, "D": 4, "Vs": 7, "Vt": 9, "F": 6, "N": 1, "norm_first": False,
-                 "activation": "relu", "masks": True, "seed": 9}
+EQUAL_LENGTHS = ModelCase(B=2, Ls=4, Lt=4, H=2, D=4, Vs=7, Vt=9, F=6, N=1, norm_first=False, activation="relu",
+                          masks=True, seed=9)
 """Source and target of one length: drawn lengths differ on purpose, so code that takes another path when the
 shapes agree would go unseen."""
 
@@ -109,8 +146,8 @@ def contract(ctx):
                               + "; ".join(f"{k}: {found.get(k)} (expected {expected.get(k)})" for k in differ[:3]),
                        example={"config": required})
     # the masks of forward, encode and decode default to None (no mask)
-    c = {"B": 2, "Ls": 4, "Lt": 3, "H": 2, "D": 4, "Vs": 7, "Vt": 9, "F": 6, "N": 1, "norm_first": False,
-         "activation": "relu", "masks": False, "seed": 3}
+    c = ModelCase(B=2, Ls=4, Lt=3, H=2, D=4, Vs=7, Vt=9, F=6, N=1, norm_first=False, activation="relu", masks=False,
+                  seed=3)
     kw, state, (src, tgt, _, _), ex = setup(ctx, c)
     memory = randn([2, 4, 4], 5)
     for method, inputs in (("forward", [src, tgt, None, None]), ("encode", [src, None]),
@@ -118,7 +155,7 @@ def contract(ctx):
         method_defaults(ctx, name="Transformer", kwargs=kw, state=state, inputs=inputs, method=method, example=ex)
     for name, inputs in (("Encoder", [src, None]), ("Decoder", [tgt, memory, None, None])):
         sub_kw = {k: v for k, v in kw.items() if k not in ("src_vocab_size", "tgt_vocab_size")}
-        sub_kw["vocab_size"] = c["Vs"] if name == "Encoder" else c["Vt"]
+        sub_kw["vocab_size"] = c.Vs if name == "Encoder" else c.Vt
         method_defaults(ctx, name=name, kwargs=sub_kw, state=ref_state(ctx, name, sub_kw, 4), inputs=inputs,
                         example={"config": sub_kw})
 
@@ -153,18 +190,18 @@ def integrated(ctx):
 
 
 @check("model", "causal", points=1, variant="isolated", examples=(2, 8),
-       given=model_case(masks=False).filter(lambda c: c["Lt"] >= 2))
+       given=model_case(masks=False).filter(lambda c: c.Lt >= 2))
 def causal(ctx, c):
     """With target_mask, logits at a position ignore later target tokens (perturbation and exact-zero gradients)."""
     kw, state, inputs, ex = setup(ctx, c)
     tgt = inputs[1]
-    inputs[3] = torch.ones(c["Lt"], c["Lt"], dtype=torch.bool).tril().view(1, 1, c["Lt"], c["Lt"])
-    t = max(1, c["Lt"] // 2)
+    inputs[3] = torch.ones(c.Lt, c.Lt, dtype=torch.bool).tril().view(1, 1, c.Lt, c.Lt)
+    t = max(1, c.Lt // 2)
 
     def perturb(xs):
         xs = list(xs)
         changed = tgt.clone()
-        changed[:, t:] = (tgt[:, t:] % (c["Vt"] - 1)) + 1
+        changed[:, t:] = (tgt[:, t:] % (c.Vt - 1)) + 1
         xs[1] = changed
         return xs
 
@@ -173,17 +210,17 @@ def causal(ctx, c):
 
 
 @check("model", "padding_invariance", points=0.5, variant="isolated", examples=(2, 8),
-       given=model_case(masks=False).filter(lambda c: c["Ls"] >= 2))
+       given=model_case(masks=False).filter(lambda c: c.Ls >= 2))
 def padding(ctx, c):
     """With src_mask, the tokens at padded source positions do not change the logits."""
     kw, state, inputs, ex = setup(ctx, c)
     src = inputs[0]
     keep = torch.ones_like(src, dtype=torch.bool)
     keep[0, -1] = False  # row 0 has one padded source position
-    inputs[2] = keep.view(c["B"], 1, 1, c["Ls"])
+    inputs[2] = keep.view(c.B, 1, 1, c.Ls)
     changed = list(inputs)
     other = src.clone()
-    other[0, -1] = (src[0, -1] % (c["Vs"] - 1)) + 1
+    other[0, -1] = (src[0, -1] % (c.Vs - 1)) + 1
     changed[0] = other
     a = ctx.sub("forward", name="Transformer", kwargs=kw, state=state, inputs=inputs)["out"]
     b = ctx.sub("forward", name="Transformer", kwargs=kw, state=state, inputs=changed)["out"]
@@ -192,12 +229,12 @@ def padding(ctx, c):
 
 
 @check("model", "positions", points=0.5, variant="isolated", examples=(2, 8),
-       given=model_case(masks=False).filter(lambda c: c["Ls"] >= 2))
+       given=model_case(masks=False).filter(lambda c: c.Ls >= 2))
 def positions(ctx, c):
     """The encoder is not permutation-equivariant: with positional encoding, order matters."""
     kw, state, inputs, ex = setup(ctx, c)
     src = inputs[0]
-    perm = torch.arange(c["Ls"]).roll(1)
+    perm = torch.arange(c.Ls).roll(1)
     src_p = src[:, perm]
     if torch.equal(src_p, src):  # every token the same: no permutation can change the input
         return
@@ -208,12 +245,12 @@ def positions(ctx, c):
 
 
 @check("model", "devices", points=0.5, variant="isolated", examples=(1, 4),
-       given=model_case().filter(lambda c: c["masks"]))
+       given=model_case().filter(lambda c: c.masks))
 def devices(ctx, c):
     """Runs in float32 on each device and on the meta device, with masks."""
     kw, state, inputs, ex = setup(ctx, c)
     float32_close(ctx, name="Transformer", kwargs=kw, state=state, inputs=inputs, example=ex)
-    meta_runs(ctx, name="Transformer", kwargs=kw, inputs=inputs, expected_shape=[c["B"], c["Lt"], c["Vt"]],
+    meta_runs(ctx, name="Transformer", kwargs=kw, inputs=inputs, expected_shape=[c.B, c.Lt, c.Vt],
               example=ex)
 
 

@@ -1,9 +1,12 @@
 """Checks for ``PositionalEncoding`` (task ``positional``)."""
 
+from dataclasses import dataclass
+
 import torch
 from hypothesis import strategies as st
 
 from grader.author import (
+    Case,
     Fail,
     check,
     check_tensor,
@@ -15,7 +18,28 @@ from grader.author import (
     phrase,
     randn,
     seeds,
+    shown_example,
 )
+
+
+@dataclass(frozen=True)
+class PeCase(Case):
+    """One example of PositionalEncoding."""
+
+    B: int
+    """Batch size."""
+    L: int
+    """Sequence length."""
+    D: int
+    """Model dimension (even)."""
+    max_len: int
+    """The table's length (at least ``L``)."""
+    seed: int
+    """Seed of the input."""
+
+    def example(self):
+        """The example a report shows."""
+        return shown_example(kwargs_of(self), x=[self.B, self.L, self.D])
 
 
 @st.composite
@@ -23,15 +47,11 @@ def pe_case(draw):
     B, L = draw(distinct_ints(2, min_value=1, max_value=9))
     D = 2 * draw(st.integers(1, 8))
     max_len = draw(st.integers(L, 64))
-    return {"B": B, "L": L, "D": D, "max_len": max_len, "seed": draw(seeds())}
+    return PeCase(B=B, L=L, D=D, max_len=max_len, seed=draw(seeds()))
 
 
 def kwargs_of(c, dropout=0.0):
-    return {"d_model": c["D"], "max_len": c["max_len"], "dropout": dropout}
-
-
-def describe(c):
-    return {"config": kwargs_of(c), "shapes": {"x": [c["B"], c["L"], c["D"]]}}
+    return {"d_model": c.D, "max_len": c.max_len, "dropout": dropout}
 
 
 @check("positional", "buffer", points=3, examples=(1, 1))
@@ -66,29 +86,29 @@ def table(ctx, c):
     ref, got = ctx.both("params", name="PositionalEncoding", kwargs=kw)
     ref, got = ref["buffer_values"]["pe"], got["buffer_values"].get("pe")
     if got is None:
-        raise Fail("fail.pe_missing", found=[], example=describe(c))
-    check_tensor(got.to(torch.float64), ref, what="pe", example=describe(c))
+        raise Fail("fail.pe_missing", found=[], example=c.example())
+    check_tensor(got.to(torch.float64), ref, what="pe", example=c.example())
 
 
 @check("positional", "equivalence", points=2, examples=(3, 20), given=pe_case())
 def equivalence(ctx, c):
     """forward(x) = x + pe[:, :L] in eval mode, equal to the reference's."""
-    x = randn([c["B"], c["L"], c["D"]], c["seed"])
+    x = randn([c.B, c.L, c.D], c.seed)
     equivalent(ctx, name="PositionalEncoding", kwargs=kwargs_of(c), state={}, inputs=[x],
-               what=phrase("what.output", name="PositionalEncoding"), example=describe(c))
+               what=phrase("what.output", name="PositionalEncoding"), example=c.example())
 
 
 @check("positional", "dropout", points=1, examples=(1, 1))
 def dropout(ctx):
     """eval() is deterministic with dropout > 0; train() really drops."""
-    c = {"B": 2, "L": 5, "D": 8, "max_len": 20, "seed": 3}
+    c = PeCase(B=2, L=5, D=8, max_len=20, seed=3)
     dropout_behaviour(ctx, name="PositionalEncoding", kwargs=kwargs_of(c, 0.5), state={},
-                      inputs=[randn([2, 5, 8], 3)], example=describe(c))
+                      inputs=[randn([2, 5, 8], 3)], example=c.example())
 
 
 @check("positional", "meta", points=1, examples=(1, 1))
 def meta(ctx):
     """Runs on the meta device: the table is built on, and moved with, the module's device."""
-    c = {"B": 2, "L": 5, "D": 8, "max_len": 20, "seed": 3}
+    c = PeCase(B=2, L=5, D=8, max_len=20, seed=3)
     meta_runs(ctx, name="PositionalEncoding", kwargs=kwargs_of(c), inputs=[randn([2, 5, 8], 3)],
-              expected_shape=[2, 5, 8], example=describe(c))
+              expected_shape=[2, 5, 8], example=c.example())

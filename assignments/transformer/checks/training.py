@@ -2,11 +2,13 @@
 
 import functools
 import math
+from dataclasses import dataclass
 
 import torch
 from hypothesis import strategies as st
 
 from grader.author import (
+    Case,
     Fail,
     check,
     check_tensor,
@@ -17,16 +19,38 @@ from grader.author import (
     random_tokens,
     ref_state,
     seeds,
+    shown_example,
 )
 
 PAD = 0
 
 
+@dataclass(frozen=True)
+class LossCase(Case):
+    """One example of sequence_loss."""
+
+    B: int
+    """Batch size."""
+    L: int
+    """Sequence length."""
+    V: int
+    """Vocabulary size."""
+    pad: int
+    """The padding index."""
+    smoothing: float
+    """The label smoothing."""
+    seed: int
+    """Seed of the logits and targets."""
+
+
 @st.composite
 def loss_case(draw):
-    return {"B": draw(st.integers(1, 4)), "L": draw(st.integers(1, 6)), "V": draw(st.integers(3, 9)),
-            "pad": draw(st.integers(0, 2)), "smoothing": draw(st.sampled_from([0.0, 0.0, 0.1, 0.3])),
-            "seed": draw(seeds())}
+    B = draw(st.integers(1, 4))
+    L = draw(st.integers(1, 6))
+    V = draw(st.integers(3, 9))
+    pad = draw(st.integers(0, 2))
+    return LossCase(B=B, L=L, V=V, pad=pad, smoothing=draw(st.sampled_from([0.0, 0.0, 0.1, 0.3])),
+                    seed=draw(seeds()))
 
 
 @check("training", "loss", points=3, examples=(5, 30))
@@ -34,7 +58,7 @@ def loss(ctx):
     """sequence_loss: mean cross-entropy over non-pad targets, with label smoothing as F.cross_entropy defines it."""
 
     @ctx.given(loss_case())
-    def prop(c):
+    def prop(c):  # reads the case as c[...]: this text seeds its drawn examples
         logits = randn([c["B"], c["L"], c["V"]], c["seed"], scale=2.0)
         targets = random_tokens([c["B"], c["L"]], c["V"], c["seed"] + 1)
         targets[0, 0] = (c["pad"] + 1) % c["V"]  # at least one real target
@@ -90,31 +114,52 @@ def noam(ctx):
         raise first
 
 
+@dataclass(frozen=True)
+class StepCase(Case):
+    """One example of train_step, on a small Transformer."""
+
+    B: int
+    """Batch size."""
+    Ls: int
+    """Source length."""
+    Lt: int
+    """Target length."""
+    norm_first: bool
+    """Pre-LN (True) or Post-LN (False)."""
+    smoothing: float
+    """The label smoothing."""
+    seed: int
+    """Seed of the tokens and of the parameters."""
+
+
 @st.composite
 def step_case(draw):
-    return {"B": draw(st.integers(1, 3)), "Ls": draw(st.integers(2, 5)), "Lt": draw(st.integers(3, 6)),
-            "norm_first": draw(st.booleans()), "smoothing": draw(st.sampled_from([0.0, 0.1])),
-            "seed": draw(seeds())}
+    B = draw(st.integers(1, 3))
+    Ls = draw(st.integers(2, 5))
+    Lt = draw(st.integers(3, 6))
+    norm_first = draw(st.booleans())
+    return StepCase(B=B, Ls=Ls, Lt=Lt, norm_first=norm_first, smoothing=draw(st.sampled_from([0.0, 0.1])),
+                    seed=draw(seeds()))
 
 
 def _step_args(ctx, c, *, max_grad_norm=None, steps=3, stale_grads=True):
     """The ``train_steps`` probe's arguments for case ``c``, and the example a failure shows."""
     kw = {"src_vocab_size": 8, "tgt_vocab_size": 9, "d_model": 8, "num_heads": 2, "d_ff": 12, "num_layers": 1,
-          "max_len": 16, "dropout": 0.0, "norm_first": c["norm_first"]}
-    state = ref_state(ctx, "Transformer", kw, c["seed"])
-    src = random_tokens([c["B"], c["Ls"]], 8, c["seed"], low=3)
-    tgt = random_tokens([c["B"], c["Lt"]], 9, c["seed"] + 1, low=3)
+          "max_len": 16, "dropout": 0.0, "norm_first": c.norm_first}
+    state = ref_state(ctx, "Transformer", kw, c.seed)
+    src = random_tokens([c.B, c.Ls], 8, c.seed, low=3)
+    tgt = random_tokens([c.B, c.Lt], 9, c.seed + 1, low=3)
     tgt[:, 0] = 1
     tgt[:, -1] = 2
-    if c["B"] > 1:
+    if c.B > 1:
         tgt[-1, -2:] = PAD  # a padded row: the loss must skip it
         src[-1, -1] = PAD
     args = dict(model={"kwargs": kw, "state": state}, src=src, tgt=tgt, pad_idx=PAD, steps=steps, lr=0.5,
-                label_smoothing=c["smoothing"], max_grad_norm=max_grad_norm, stale_grads=stale_grads)
-    ex = {"config": dict(kw, steps=steps, optimizer="SGD(lr=0.5)", label_smoothing=c["smoothing"],
-                         max_grad_norm=max_grad_norm,
-                         gradients_before_the_first_step="left over (random)" if stale_grads else "none"),
-          "shapes": {"src": list(src.shape), "tgt": list(tgt.shape)}}
+                label_smoothing=c.smoothing, max_grad_norm=max_grad_norm, stale_grads=stale_grads)
+    ex = shown_example(dict(kw, steps=steps, optimizer="SGD(lr=0.5)", label_smoothing=c.smoothing,
+                            max_grad_norm=max_grad_norm,
+                            gradients_before_the_first_step="left over (random)" if stale_grads else "none"),
+                       src=src, tgt=tgt)
     return args, ex
 
 
@@ -138,7 +183,7 @@ def train_step(ctx):
     call), one step: same losses and weights as the reference, over the reference's sequence_loss; called without
     label_smoothing or max_grad_norm, it behaves as with the contract's defaults."""
     ctx.given(step_case())(functools.partial(_train_step_case, ctx))()
-    args, ex = _step_args(ctx, {"B": 2, "Ls": 4, "Lt": 5, "norm_first": False, "smoothing": 0.0, "seed": 11})
+    args, ex = _step_args(ctx, StepCase(B=2, Ls=4, Lt=5, norm_first=False, smoothing=0.0, seed=11))
     defaults_called(ctx, what="train_step", probe="train_steps", args=args,
                     arguments=("label_smoothing", "max_grad_norm"), compare=("losses", "state"), example=ex)
 
