@@ -1,10 +1,13 @@
 """Checks for ``CausalSelfAttention`` (task ``attention``)."""
 
+from dataclasses import asdict, dataclass
+
 import torch
 from hypothesis import strategies as st
 
 from assignments.decoder_lm.checks.modules_common import (
     EVERY_KIND,
+    ChunkedSizes,
     construct_raises,
     layer_sizes,
     steps_match,
@@ -21,24 +24,20 @@ from grader.author import (
     phrase,
     randn,
     ref_state,
+    shown_example,
 )
 
 NAME = "CausalSelfAttention"
 
 
-
 def kwargs_of(c, base=10000.0):
-    return {"dim": c["D"], "num_heads": c["H"], "num_kv_heads": c["Hkv"], "rope_base": base}
-
-
-def describe(c, shapes):
-    return {"config": kwargs_of(c), "shapes": shapes}
+    return {"dim": c.D, "num_heads": c.H, "num_kv_heads": c.Hkv, "rope_base": base}
 
 
 def setup(ctx, c):
     kw = kwargs_of(c)
-    x = randn([c["B"], c["L"], c["D"]], c["seed"] + 1)
-    return kw, ref_state(ctx, NAME, kw, c["seed"]), [x], describe(c, {"x": list(x.shape)})
+    x = randn([c.B, c.L, c.D], c.seed + 1)
+    return kw, ref_state(ctx, NAME, kw, c.seed), [x], shown_example(kw, x=x)
 
 
 @check("attention", "contract", points=1, variant="isolated", examples=(1, 1))
@@ -82,26 +81,33 @@ def integrated(ctx, cases):
     _equivalence(ctx, cases)
 
 
+@dataclass(frozen=True)
+class CacheCase(ChunkedSizes):
+    """Sizes of an attention layer fed its input in chunks, with one cache, and its rotary base."""
+
+    base: float
+    """The rotary embedding's base."""
+
+
 @st.composite
 def cache_case(draw):
     c = draw(layer_sizes(("gqa", "mqa")))
-    c["chunks"] = [draw(st.integers(2, 4)), draw(st.integers(1, 3)), 1]
-    c["base"] = draw(st.sampled_from([10000.0, 100.0]))
-    return c
+    chunks = [draw(st.integers(2, 4)), draw(st.integers(1, 3)), 1]
+    return CacheCase(**asdict(c), chunks=chunks, base=draw(st.sampled_from([10000.0, 100.0])))
 
 
 def _with_cache(ctx, c):
-    kw = kwargs_of(c, c["base"])
-    state = ref_state(ctx, NAME, kw, c["seed"])
-    chunks = [randn([c["B"], L, c["D"]], c["seed"] + 1 + i) for i, L in enumerate(c["chunks"])]
-    ex = {"config": dict(kw, chunks=c["chunks"]), "shapes": {f"x{i}": list(x.shape) for i, x in enumerate(chunks)}}
+    kw = kwargs_of(c, c.base)
+    state = ref_state(ctx, NAME, kw, c.seed)
+    chunks = [randn([c.B, L, c.D], c.seed + 1 + i) for i, L in enumerate(c.chunks)]
+    ex = shown_example(dict(kw, chunks=c.chunks), **{f"x{i}": x for i, x in enumerate(chunks)})
 
     def inspect(got):
         keys = got["keys"]
-        if keys.dim() == 4 and keys.shape[1] == c["H"] != c["Hkv"]:
-            raise Fail("fail.lm_attn_cache_heads", heads=c["H"], kv_heads=c["Hkv"], example=ex)
+        if keys.dim() == 4 and keys.shape[1] == c.H != c.Hkv:
+            raise Fail("fail.lm_attn_cache_heads", heads=c.H, kv_heads=c.Hkv, example=ex)
         x = torch.cat(chunks, dim=1)
-        raw = (x @ state["k_proj.weight"].T).view(c["B"], x.shape[1], c["Hkv"], c["Dh"]).transpose(1, 2)
+        raw = (x @ state["k_proj.weight"].T).view(c.B, x.shape[1], c.Hkv, c.Dh).transpose(1, 2)
         if keys.shape == raw.shape and torch.allclose(keys.double(), raw, atol=1e-6, rtol=1e-5):
             raise Fail("fail.lm_attn_cache_unrotated", example=ex)
 
@@ -122,7 +128,7 @@ def cache_integrated(ctx, c):
 
 
 @check("attention", "devices", points=1, variant="isolated", examples=(1, 5),
-       given=layer_sizes(("gqa",)).filter(lambda c: c["L"] >= 2))
+       given=layer_sizes(("gqa",)).filter(lambda c: c.L >= 2))
 def devices(ctx, c):
     """float32 on each device close to the reference, float16 and bfloat16 finite, and the meta device."""
     kw, state, inputs, ex = setup(ctx, c)

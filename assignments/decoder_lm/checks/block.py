@@ -1,9 +1,11 @@
 """Checks for ``DecoderBlock`` (task ``block``)."""
 
+from dataclasses import asdict
+
 import torch
 from hypothesis import strategies as st
 
-from assignments.decoder_lm.checks.modules_common import EVERY_KIND, layer_sizes, steps_match
+from assignments.decoder_lm.checks.modules_common import EVERY_KIND, ChunkedSizes, layer_sizes, steps_match
 from grader.author import (
     Fail,
     check,
@@ -16,6 +18,7 @@ from grader.author import (
     phrase,
     randn,
     ref_state,
+    shown_example,
 )
 
 NAME = "DecoderBlock"
@@ -23,14 +26,14 @@ NAME = "DecoderBlock"
 
 
 def kwargs_of(c):
-    return {"dim": c["D"], "num_heads": c["H"], "hidden_dim": c["F"], "num_kv_heads": c["Hkv"], "eps": 0.05,
+    return {"dim": c.D, "num_heads": c.H, "hidden_dim": c.F, "num_kv_heads": c.Hkv, "eps": 0.05,
             "rope_base": 500.0}
 
 
 def setup(ctx, c):
     kw = kwargs_of(c)
-    x = randn([c["B"], c["L"], c["D"]], c["seed"] + 1, scale=2.0)
-    return kw, ref_state(ctx, NAME, kw, c["seed"]), [x], {"config": kw, "shapes": {"x": list(x.shape)}}
+    x = randn([c.B, c.L, c.D], c.seed + 1, scale=2.0)
+    return kw, ref_state(ctx, NAME, kw, c.seed), [x], shown_example(kw, x=x)
 
 
 @check("block", "contract", points=1, variant="isolated", examples=(1, 1))
@@ -81,15 +84,14 @@ def residual(ctx, c):
 @st.composite
 def cache_case(draw):
     c = draw(layer_sizes(("gqa", "mqa", "mha")))
-    c["chunks"] = [draw(st.integers(2, 4)), draw(st.integers(1, 3)), 1]
-    return c
+    return ChunkedSizes(**asdict(c), chunks=[draw(st.integers(2, 4)), draw(st.integers(1, 3)), 1])
 
 
 def _with_cache(ctx, c):
     kw = kwargs_of(c)
-    state = ref_state(ctx, NAME, kw, c["seed"])
-    chunks = [randn([c["B"], L, c["D"]], c["seed"] + 1 + i) for i, L in enumerate(c["chunks"])]
-    ex = {"config": dict(kw, chunks=c["chunks"]), "shapes": {f"x{i}": list(x.shape) for i, x in enumerate(chunks)}}
+    state = ref_state(ctx, NAME, kw, c.seed)
+    chunks = [randn([c.B, L, c.D], c.seed + 1 + i) for i, L in enumerate(c.chunks)]
+    ex = shown_example(dict(kw, chunks=c.chunks), **{f"x{i}": x for i, x in enumerate(chunks)})
     steps_match(ctx, name=NAME, kwargs=kw, state=state, chunks=chunks, example=ex)
 
 

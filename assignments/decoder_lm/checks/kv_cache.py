@@ -1,10 +1,33 @@
 """Checks for ``KVCache`` (task ``kv_cache``). Every expectation is a concatenation of the given tensors, computed
 here; no reference is needed."""
 
+from dataclasses import dataclass
+
 import torch
 from hypothesis import strategies as st
 
-from grader.author import Fail, check, check_tensor, distinct_ints, phrase, randn, seeds
+from grader.author import Case, Fail, check, check_tensor, distinct_ints, phrase, randn, seeds, shown_example
+
+
+@dataclass(frozen=True)
+class CacheCase(Case):
+    """A run of updates of one KVCache."""
+
+    B: int
+    """Batch size."""
+    Hkv: int
+    """Number of key/value heads."""
+    Dh: int
+    """Head dimension."""
+    lengths: list
+    """The length of each update's keys and values, in order."""
+    seed: int
+    """Seed of the keys and values."""
+
+    def example(self):
+        """The example a report shows."""
+        return shown_example({"batch": self.B, "kv_heads": self.Hkv, "head_dim": self.Dh,
+                              "update_lengths": self.lengths})
 
 
 @st.composite
@@ -12,16 +35,12 @@ def cache_case(draw):
     B, Hkv, Dh = draw(distinct_ints(3, min_value=1, max_value=5))
     first = draw(st.integers(2, 5))
     later = draw(st.lists(st.integers(1, 3), min_size=1, max_size=3))
-    return {"B": B, "Hkv": Hkv, "Dh": Dh, "lengths": [first, 1] + later, "seed": draw(seeds())}
+    return CacheCase(B=B, Hkv=Hkv, Dh=Dh, lengths=[first, 1] + later, seed=draw(seeds()))
 
 
 def updates_of(c):
-    return [[randn([c["B"], c["Hkv"], L, c["Dh"]], c["seed"] + 2 * i),
-             randn([c["B"], c["Hkv"], L, c["Dh"]], c["seed"] + 2 * i + 1)] for i, L in enumerate(c["lengths"])]
-
-
-def describe(c):
-    return {"config": {"batch": c["B"], "kv_heads": c["Hkv"], "head_dim": c["Dh"], "update_lengths": c["lengths"]}}
+    return [[randn([c.B, c.Hkv, L, c.Dh], c.seed + 2 * i),
+             randn([c.B, c.Hkv, L, c.Dh], c.seed + 2 * i + 1)] for i, L in enumerate(c.lengths)]
 
 
 @check("kv_cache", "empty", points=1, examples=(1, 1))
@@ -68,7 +87,7 @@ def update(ctx, c):
     """Each update appends along dim 2 (the sequence axis) and returns the whole cache; keys, values and length
     read the same afterwards; the given tensors are not modified."""
     got = ctx.sub("lm_cache_ops", updates=updates_of(c))
-    _expect(got, c, describe(c))
+    _expect(got, c, c.example())
 
 
 @check("kv_cache", "devices", points=1, examples=(1, 3), given=cache_case())
@@ -77,11 +96,11 @@ def devices(ctx, c):
     on the CPU)."""
     for dtype in ("float16", "bfloat16"):
         got = ctx.sub("lm_cache_ops", updates=updates_of(c), dtype=dtype)
-        _expect(got, c, dict(describe(c), dtype=dtype), getattr(torch, dtype))
+        _expect(got, c, dict(c.example(), dtype=dtype), getattr(torch, dtype))
     got = ctx.sub("lm_cache_ops", updates=updates_of(c), device="meta")
     for i, step in enumerate(got["steps"]):
         for t in step["returned"] + [x for x in step["held"] if x is not None]:
             if t.device.type != "meta":
                 raise Fail("fail.device", what="KVCache.update", expected="meta", got=t.device.type,
-                           example=dict(describe(c), update=i + 1))
-    _expect(got, c, dict(describe(c), device="meta"))
+                           example=dict(c.example(), update=i + 1))
+    _expect(got, c, dict(c.example(), device="meta"))

@@ -5,15 +5,57 @@ probe ``lm_model``, which loads weights by the names ``named_parameters()`` list
 """
 
 import math
+from dataclasses import dataclass
 
 import torch
 from hypothesis import strategies as st
 
 from assignments.decoder_lm.checks.modules_common import close_to_reference, heads_for, model_state, no_inplace
-from grader.author import Fail, check, check_tensor, distinct_ints, phrase, random_tokens, same_params, seeds
+from grader.author import (
+    Case,
+    Fail,
+    check,
+    check_tensor,
+    distinct_ints,
+    phrase,
+    random_tokens,
+    same_params,
+    seeds,
+    shown_example,
+)
 
 NAME = "DecoderLM"
 TIED = ["embed.weight", "lm_head.weight"]
+
+
+@dataclass(frozen=True)
+class ModelCase(Case):
+    """One example of the whole DecoderLM."""
+
+    B: int
+    """Batch size."""
+    L: int
+    """Sequence length."""
+    V: int
+    """Vocabulary size."""
+    D: int
+    """Model dimension, ``H * Dh``."""
+    H: int
+    """Number of query heads."""
+    Hkv: int
+    """Number of key/value heads."""
+    Dh: int
+    """Head dimension."""
+    F: int
+    """The feed-forward network's hidden size."""
+    N: int
+    """Number of layers."""
+    kind: str
+    """The kind of head sharing, one of ``KV_KINDS``."""
+    prompt: int
+    """A prompt length a property may use (at most ``L - 1`` is taken)."""
+    seed: int
+    """Seed of the tokens and of the weights."""
 
 
 @st.composite
@@ -23,20 +65,22 @@ def model_case(draw, kinds=("mha", "mqa", "gqa"), min_len=2, min_layers=1):
     Dh = 2 * draw(st.integers(1, 2))
     B, L = draw(distinct_ints(2, min_value=1, max_value=6, avoid=(H * Dh,)))
     L = max(L, min_len)
-    return {"B": B, "L": L, "V": draw(st.integers(5, 13)), "D": H * Dh, "H": H, "Hkv": Hkv, "Dh": Dh,
-            "F": draw(st.integers(2, 9)), "N": draw(st.integers(min_layers, 2)), "kind": kind,
-            "prompt": draw(st.integers(1, 3)), "seed": draw(seeds())}
+    V = draw(st.integers(5, 13))
+    F = draw(st.integers(2, 9))
+    N = draw(st.integers(min_layers, 2))
+    return ModelCase(B=B, L=L, V=V, D=H * Dh, H=H, Hkv=Hkv, Dh=Dh, F=F, N=N, kind=kind,
+                     prompt=draw(st.integers(1, 3)), seed=draw(seeds()))
 
 
 def kwargs_of(c):
-    return {"vocab_size": c["V"], "dim": c["D"], "num_layers": c["N"], "num_heads": c["H"], "hidden_dim": c["F"],
-            "num_kv_heads": c["Hkv"], "eps": 0.05, "rope_base": 500.0}
+    return {"vocab_size": c.V, "dim": c.D, "num_layers": c.N, "num_heads": c.H, "hidden_dim": c.F,
+            "num_kv_heads": c.Hkv, "eps": 0.05, "rope_base": 500.0}
 
 
 def setup(ctx, c):
     kw = kwargs_of(c)
-    tokens = random_tokens([c["B"], c["L"]], c["V"], c["seed"] + 1)
-    return kw, model_state(ctx, kw, c["seed"]), tokens, {"config": kw, "shapes": {"tokens": list(tokens.shape)}}
+    tokens = random_tokens([c.B, c.L], c.V, c.seed + 1)
+    return kw, model_state(ctx, kw, c.seed), tokens, shown_example(kw, tokens=tokens)
 
 
 def run(ctx, kw, state, tokens, **args):
@@ -157,7 +201,7 @@ def embedding(ctx, c):
         return  # the layers were not called through __call__: the logits (equivalence) still judge this
     if first.shape != table.shape or not torch.allclose(first, table, atol=1e-12, rtol=1e-9):
         ratio = float(first.norm() / table.norm()) if first.shape == table.shape else float("nan")
-        raise Fail("fail.lm_embed_scaled", ratio=f"{ratio:.4g}", dim=c["D"], example=ex)
+        raise Fail("fail.lm_embed_scaled", ratio=f"{ratio:.4g}", dim=c.D, example=ex)
 
 
 @check("model", "causal", points=1, variant="isolated", examples=(2, 10), given=model_case(min_len=3))
@@ -165,9 +209,9 @@ def causal(ctx, c):
     """Logits at a position ignore later tokens (by perturbation) and have exactly zero gradient with respect to
     later embeddings."""
     kw, state, tokens, ex = setup(ctx, c)
-    t = c["L"] // 2
+    t = c.L // 2
     changed = tokens.clone()
-    changed[:, t:] = (tokens[:, t:] + 1) % c["V"]
+    changed[:, t:] = (tokens[:, t:] + 1) % c.V
     a, b = run(ctx, kw, state, tokens)["out"], run(ctx, kw, state, changed)["out"]
     if a.shape != b.shape or not torch.allclose(a[:, :t], b[:, :t], atol=1e-9, rtol=1e-7):
         diff = (a[:, :t] - b[:, :t]).abs().amax(dim=(0, 2)) if a.shape == b.shape else None
@@ -180,11 +224,11 @@ def causal(ctx, c):
 
 def _cached(ctx, c):
     kw, state, tokens, ex = setup(ctx, c)
-    P = min(c["prompt"], c["L"] - 1)
+    P = min(c.prompt, c.L - 1)
     ex = dict(ex, prompt=P)
     got = run(ctx, kw, state, tokens, prompt=P, watch=True)
-    if got["cache_count"] != c["N"] or not all(got["fresh"]):
-        raise Fail("fail.lm_new_cache", layers=c["N"], count=got["cache_count"], example=ex)
+    if got["cache_count"] != c.N or not all(got["fresh"]):
+        raise Fail("fail.lm_new_cache", layers=c.N, count=got["cache_count"], example=ex)
     full = got["out"]
     for s, step in enumerate(got["steps"]):
         a, b = (0, P) if s == 0 else (P + s - 1, P + s)
@@ -193,12 +237,12 @@ def _cached(ctx, c):
                      what=phrase("what.logits_cached", name="DecoderLM", step=s, first=a, last=b - 1),
                      example=exs)
         lengths = got["cache_lengths"][s]
-        if lengths != [b] * c["N"]:
+        if lengths != [b] * c.N:
             raise Fail("fail.lm_cache_not_used", step=s, lengths=lengths, expected=b, example=exs)
         seen = got["layer_inputs"][s]
-        if s and seen and (len(seen) != c["N"] or any(shape not in (None, [c["B"], 1, c["D"]]) for _i, shape in seen)):
+        if s and seen and (len(seen) != c.N or any(shape not in (None, [c.B, 1, c.D]) for _i, shape in seen)):
             raise Fail("fail.lm_step_work", step=s, shapes=[shape for _i, shape in seen][:4],
-                       expected=[c["B"], 1, c["D"]], example=exs)
+                       expected=[c.B, 1, c.D], example=exs)
 
 
 @check("model", "cache", points=3, variant="isolated", examples=(4, 25), given=model_case(min_len=3, min_layers=2))
@@ -248,8 +292,8 @@ def devices(ctx, c):
     got = ctx.sub("lm_model", name=NAME, kwargs=kw, state=None, tokens=tokens, device="meta")["out"]
     if got.device.type != "meta":
         raise Fail("fail.device", what=NAME, expected="meta", got=got.device.type, example=ex)
-    if list(got.shape) != [c["B"], c["L"], c["V"]]:
+    if list(got.shape) != [c.B, c.L, c.V]:
         raise Fail("fail.shape",
                    what=phrase("what.with_dtype", what=phrase("what.logits", name=NAME), dtype="meta"),
-                   expected=[c["B"], c["L"], c["V"]],
+                   expected=[c.B, c.L, c.V],
                    got=list(got.shape), example=ex)

@@ -1,9 +1,11 @@
 """What the checks of the decoder's modules share: attention sizes, the model's weights, float32-aware comparison."""
 
+from dataclasses import dataclass
+
 import torch
 from hypothesis import strategies as st
 
-from grader.author import MISMATCH, TOL, Fail, check_tensor, no_inplace, phrase, random_state, seeds
+from grader.author import MISMATCH, TOL, Case, Fail, check_tensor, no_inplace, phrase, random_state, seeds
 
 FLOAT32_MARGIN = 4.0
 """As ``grader.checks.common.FLOAT32_MARGIN``: how much further from the float64 result than the reference's own
@@ -34,11 +36,42 @@ def heads_for(kind, draw):
     return Hkv * draw(st.integers(2, 3)), Hkv
 
 
+@dataclass(frozen=True)
+class HeadSharing(Case):
+    """One kind of head sharing, with its sizes."""
+
+    kind: str
+    """One of ``KV_KINDS``."""
+    H: int
+    """Number of query heads."""
+    Hkv: int
+    """Number of key/value heads (divides ``H``)."""
+    Lq: int
+    """Number of queries."""
+    Lk: int
+    """Number of keys: ``Lq``, or more (new tokens over a cache)."""
+
+
+@dataclass(frozen=True)
+class AttentionCase(Case):
+    """One example of causal_attention: one ``HeadSharing`` per kind drawn."""
+
+    B: int
+    """Batch size."""
+    Dh: int
+    """Head dimension."""
+    seed: int
+    """Seed of the inputs."""
+    cut: int
+    """A number a property may use to pick a position."""
+    cases: tuple
+    """The ``HeadSharing`` of each kind; the first has ``Lq == Lk``, every other ``Lq < Lk``."""
+
+
 @st.composite
 def attention_case(draw, kinds=KV_KINDS, min_lq=1):
-    """One size per kind of head sharing: ``{"B", "Dh", "seed", "cut", "cases": [{"kind", "H", "Hkv", "Lq",
-    "Lk"}]}``; the first kind has ``Lq == Lk``, every other ``Lq < Lk`` (new tokens over a cache). ``cut``: a
-    number a property may use to pick a position."""
+    """An ``AttentionCase``: one size per kind of head sharing; the first kind has ``Lq == Lk``, every other
+    ``Lq < Lk`` (new tokens over a cache)."""
     B = draw(st.integers(1, 3))
     Dh = 2 * draw(st.integers(1, 3))
     cases = []
@@ -46,19 +79,54 @@ def attention_case(draw, kinds=KV_KINDS, min_lq=1):
         H, Hkv = heads_for(kind, draw)
         Lq = draw(st.integers(min_lq, 4))
         Lk = Lq if i == 0 else Lq + draw(st.integers(1, 3))
-        cases.append({"kind": kind, "H": H, "Hkv": Hkv, "Lq": Lq, "Lk": Lk})
-    return {"B": B, "Dh": Dh, "seed": draw(seeds()), "cut": draw(st.integers(0, 5)), "cases": cases}
+        cases.append(HeadSharing(kind=kind, H=H, Hkv=Hkv, Lq=Lq, Lk=Lk))
+    seed = draw(seeds())
+    return AttentionCase(B=B, Dh=Dh, seed=seed, cut=draw(st.integers(0, 5)), cases=tuple(cases))
+
+
+@dataclass(frozen=True)
+class LayerSizes(Case):
+    """The sizes of a layer with heads."""
+
+    B: int
+    """Batch size."""
+    L: int
+    """Sequence length."""
+    H: int
+    """Number of query heads."""
+    Hkv: int
+    """Number of key/value heads."""
+    Dh: int
+    """Head dimension (even: rotary embeddings pair its entries)."""
+    D: int
+    """Model dimension, ``H * Dh``."""
+    F: int
+    """The feed-forward network's hidden size."""
+    kind: str
+    """The kind of head sharing, one of ``KV_KINDS``."""
+    seed: int
+    """Seed of the inputs and of the parameters."""
 
 
 @st.composite
 def layer_sizes(draw, kinds=KV_KINDS):
-    """Sizes of a layer with heads: ``{"B", "L", "D", "H", "Hkv", "Dh", "F", "kind", "seed"}``, ``kind`` drawn
-    from ``kinds`` (a property loops over kinds itself when it must see each in the quick profile)."""
+    """``LayerSizes``, ``kind`` drawn from ``kinds`` (a property loops over kinds itself when it must see each in
+    the quick profile)."""
     kind = draw(st.sampled_from(kinds))
     H, Hkv = heads_for(kind, draw)
     Dh = 2 * draw(st.integers(1, 2))
-    return {"B": draw(st.integers(1, 3)), "L": draw(st.integers(1, 5)), "H": H, "Hkv": Hkv, "Dh": Dh, "D": H * Dh,
-            "F": draw(st.integers(2, 9)), "kind": kind, "seed": draw(seeds())}
+    B = draw(st.integers(1, 3))
+    L = draw(st.integers(1, 5))
+    return LayerSizes(B=B, L=L, H=H, Hkv=Hkv, Dh=Dh, D=H * Dh, F=draw(st.integers(2, 9)), kind=kind,
+                      seed=draw(seeds()))
+
+
+@dataclass(frozen=True)
+class ChunkedSizes(LayerSizes):
+    """Sizes of a layer fed its input in chunks, with one cache."""
+
+    chunks: list
+    """The length of each chunk, in the order fed."""
 
 
 EVERY_KIND = st.tuples(layer_sizes(("mha",)), layer_sizes(("mqa",)), layer_sizes(("gqa",)))

@@ -1,5 +1,7 @@
 """Checks for ``SwiGLU`` (task ``swiglu``)."""
 
+from dataclasses import dataclass
+
 import torch
 import torch.nn.functional as F
 from hypothesis import strategies as st
@@ -7,6 +9,7 @@ from hypothesis import strategies as st
 from assignments.decoder_lm.checks.modules_common import half_close
 from grader.author import (
     MISMATCH,
+    Case,
     Fail,
     check,
     contract_params,
@@ -18,22 +21,36 @@ from grader.author import (
     randn,
     ref_state,
     seeds,
+    shown_example,
 )
 
 NAME = "SwiGLU"
+
+
+@dataclass(frozen=True)
+class SwigluCase(Case):
+    """One example of SwiGLU."""
+
+    shape: list
+    """The input's shape: leading dimensions, then ``D``."""
+    D: int
+    """Model dimension."""
+    F: int
+    """Hidden size."""
+    seed: int
+    """Seed of the parameters (the input's is ``seed + 1``)."""
 
 
 @st.composite
 def swiglu_case(draw):
     D, F_ = draw(distinct_ints(2, min_value=2, max_value=9))
     lead = draw(st.lists(st.integers(1, 4), min_size=1, max_size=3))
-    return {"shape": lead + [D], "D": D, "F": F_, "seed": draw(seeds())}
+    return SwigluCase(shape=lead + [D], D=D, F=F_, seed=draw(seeds()))
 
 
 def setup(ctx, c):
-    kw = {"dim": c["D"], "hidden_dim": c["F"]}
-    return kw, ref_state(ctx, NAME, kw, c["seed"]), [randn(c["shape"], c["seed"] + 1)], {
-        "config": kw, "shapes": {"x": c["shape"]}}
+    kw = {"dim": c.D, "hidden_dim": c.F}
+    return kw, ref_state(ctx, NAME, kw, c.seed), [randn(c.shape, c.seed + 1)], shown_example(kw, x=c.shape)
 
 
 @check("swiglu", "contract", points=1, examples=(1, 1))
@@ -66,4 +83,4 @@ def devices(ctx, c):
     kw, state, inputs, ex = setup(ctx, c)
     float32_close(ctx, name=NAME, kwargs=kw, state=state, inputs=inputs, example=ex)
     half_close(ctx, name=NAME, kwargs=kw, state=state, inputs=inputs, example=ex)
-    meta_runs(ctx, name=NAME, kwargs=kw, inputs=inputs, expected_shape=c["shape"], example=ex)
+    meta_runs(ctx, name=NAME, kwargs=kw, inputs=inputs, expected_shape=c.shape, example=ex)
