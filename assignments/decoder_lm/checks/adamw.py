@@ -2,12 +2,32 @@
 (``amsgrad=False``) step after step. The reference is verified against ``torch.optim.AdamW`` in
 tests/test_lm_reference.py; these checks compare with the reference."""
 
+from dataclasses import dataclass
+
 from hypothesis import strategies as st
 
-from grader.author import Fail, check, check_tensor, phrase, seeds
+from grader.author import Case, Fail, check, check_tensor, phrase, seeds, shown_example
 
 SHAPES = ([3, 4], [5], [2, 2, 2])
 STEPS = 5
+
+
+@dataclass(frozen=True)
+class RunCase(Case):
+    """A run of AdamW over two parameter groups."""
+
+    skipped: int
+    """The parameter left without a gradient on some steps."""
+    missing: list
+    """The steps (from 0) on which it has none, step 0 always among them."""
+    lr: float
+    """The first group's lr."""
+    wd: float
+    """The first group's weight decay."""
+    scales: list
+    """The size of each parameter's gradients."""
+    seed: int
+    """Seed of the parameters and gradients."""
 
 
 @st.composite
@@ -16,9 +36,11 @@ def run_case(draw):
     goes shows), gradients of very different sizes, and one parameter without a gradient on some steps."""
     skipped = draw(st.integers(0, len(SHAPES) - 1))
     missing = draw(st.lists(st.integers(0, STEPS - 1), min_size=1, max_size=3, unique=True))
-    return {"skipped": skipped, "missing": sorted(set(missing) | {0}),
-            "lr": draw(st.sampled_from([1e-2, 3e-2, 0.1])), "wd": draw(st.sampled_from([0.1, 0.5])),
-            "scales": draw(st.permutations([1.0, 1e-3, 10.0])), "seed": draw(seeds())}
+    lr = draw(st.sampled_from([1e-2, 3e-2, 0.1]))
+    wd = draw(st.sampled_from([0.1, 0.5]))
+    scales = draw(st.permutations([1.0, 1e-3, 10.0]))
+    return RunCase(skipped=skipped, missing=sorted(set(missing) | {0}), lr=lr, wd=wd, scales=scales,
+                   seed=draw(seeds()))
 
 
 def _run(ctx, args, ex):
@@ -41,21 +63,32 @@ def groups(ctx, c):
     """Equals torch.optim.AdamW over five steps: two parameter groups with their own lr, weight decay, betas and
     eps; a parameter without a gradient on some steps (skipped: its own step count does not advance); the lr
     changed between steps; decoupled weight decay and bias correction."""
-    has_grad = [[not (i == c["skipped"] and s in c["missing"]) for i in range(len(SHAPES))] for s in range(STEPS)]
-    groups = [{"params": [0, 2], "lr": c["lr"], "weight_decay": c["wd"]},
+    has_grad = [[not (i == c.skipped and s in c.missing) for i in range(len(SHAPES))] for s in range(STEPS)]
+    groups = [{"params": [0, 2], "lr": c.lr, "weight_decay": c.wd},
               {"params": [1], "weight_decay": 0.0, "betas": (0.8, 0.95), "eps": 1e-3}]
-    args = dict(shapes=list(SHAPES), groups=groups, defaults={"lr": 0.05}, grad_scales=list(c["scales"]),
-                has_grad=has_grad, lr_changes={"3": [c["lr"] / 3, 0.2]}, seed=c["seed"])
-    ex = {"config": {"group_0": dict(groups[0]), "group_1": dict(groups[1]), "defaults": {"lr": 0.05},
-                     "gradient_scales": list(c["scales"]), "parameter_without_gradient": c["skipped"],
-                     "at_steps": [s + 1 for s in c["missing"]], "lr_set_before_step_4": [c["lr"] / 3, 0.2]},
-          "shapes": {f"parameter {i}": s for i, s in enumerate(SHAPES)}}
+    args = dict(shapes=list(SHAPES), groups=groups, defaults={"lr": 0.05}, grad_scales=list(c.scales),
+                has_grad=has_grad, lr_changes={"3": [c.lr / 3, 0.2]}, seed=c.seed)
+    ex = shown_example({"group_0": dict(groups[0]), "group_1": dict(groups[1]), "defaults": {"lr": 0.05},
+                        "gradient_scales": list(c.scales), "parameter_without_gradient": c.skipped,
+                        "at_steps": [s + 1 for s in c.missing], "lr_set_before_step_4": [c.lr / 3, 0.2]},
+                       **{f"parameter {i}": s for i, s in enumerate(SHAPES)})
     _run(ctx, args, ex)
+
+
+@dataclass(frozen=True)
+class DefaultCase(Case):
+    """A run of AdamW with its defaults."""
+
+    seed: int
+    """Seed of the parameters and gradients."""
+    closure: int
+    """The step (from 0) given a closure."""
 
 
 @st.composite
 def default_case(draw):
-    return {"seed": draw(seeds()), "closure": draw(st.integers(0, STEPS - 1))}
+    seed = draw(seeds())
+    return DefaultCase(seed=seed, closure=draw(st.integers(0, STEPS - 1)))
 
 
 @check("adamw", "defaults", points=2, given=default_case())
@@ -65,7 +98,7 @@ def defaults(ctx, c):
     has_grad = [[True] * len(SHAPES) for _ in range(STEPS)]
     for defaults in ({}, {"lr": 0.02, "betas": (0.5, 0.9), "eps": 1e-6, "weight_decay": 0.2}):
         args = dict(shapes=list(SHAPES), groups=[], defaults=defaults, grad_scales=[1.0, 0.1, 2.0],
-                    has_grad=has_grad, closure_steps=[c["closure"]], seed=c["seed"], plain_list=True)
-        ex = {"config": {"constructor_arguments": defaults or "(the defaults)", "params": "a list of tensors",
-                         "closure_at_step": c["closure"] + 1}}
+                    has_grad=has_grad, closure_steps=[c.closure], seed=c.seed, plain_list=True)
+        ex = shown_example({"constructor_arguments": defaults or "(the defaults)", "params": "a list of tensors",
+                            "closure_at_step": c.closure + 1})
         _run(ctx, args, ex)

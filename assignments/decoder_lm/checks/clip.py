@@ -2,19 +2,33 @@
 ``torch.nn.utils.clip_grad_norm_(parameters, max_norm)`` (the reference is verified against it in
 tests/test_lm_reference.py)."""
 
+from dataclasses import dataclass
+
 from hypothesis import strategies as st
 
-from grader.author import Fail, check, check_tensor, phrase, seeds
+from grader.author import Case, Fail, check, check_tensor, phrase, seeds, shown_example
 
 SHAPES = ([4, 3], [6], [2, 3, 2], [5])
 SCALES = (1.0, 1e-4, 30.0)
 """Gradient sizes: at 1e-4 the total norm is near 1e-3, where the 1e-6 in max_norm / (total + 1e-6) shows."""
 
 
+@dataclass(frozen=True)
+class ClipCase(Case):
+    """Gradients to clip."""
+
+    without: int
+    """The parameter without a gradient."""
+    ratio: float
+    """max_norm as a fraction of the total norm."""
+    seed: int
+    """Seed of the gradients."""
+
+
 @st.composite
 def clip_case(draw):
-    return {"without": draw(st.integers(0, len(SHAPES) - 1)), "ratio": draw(st.sampled_from([0.1, 0.5, 0.9])),
-            "seed": draw(seeds())}
+    without = draw(st.integers(0, len(SHAPES) - 1))
+    return ClipCase(without=without, ratio=draw(st.sampled_from([0.1, 0.5, 0.9])), seed=draw(seeds()))
 
 
 @check("clip", "norm", points=5, given=clip_case())
@@ -28,14 +42,14 @@ def norm(ctx, c):
 
 def _clip(ctx, c, scale):
     scales = [scale * (1 + i) for i in range(len(SHAPES))]
-    has_grad = [i != c["without"] for i in range(len(SHAPES))]
-    base = dict(shapes=list(SHAPES), scales=scales, has_grad=has_grad, seed=c["seed"])
+    has_grad = [i != c.without for i in range(len(SHAPES))]
+    base = dict(shapes=list(SHAPES), scales=scales, has_grad=has_grad, seed=c.seed)
     total = ctx.ref("lm_clip", **base, max_norm=1e9)["out"] * scales[0]
-    for max_norm, as_generator in ((float(total) * c["ratio"], False), (float(total) * c["ratio"], True),
+    for max_norm, as_generator in ((float(total) * c.ratio, False), (float(total) * c.ratio, True),
                                    (float(total) * 1.5, False)):
-        ex = {"config": {"max_norm": max_norm, "gradient_scale": scale, "parameter_without_gradient":
-                         c["without"], "parameters": "a generator" if as_generator else "a list"},
-              "shapes": {f"parameter {i}": s for i, s in enumerate(SHAPES)}}
+        ex = shown_example({"max_norm": max_norm, "gradient_scale": scale, "parameter_without_gradient": c.without,
+                            "parameters": "a generator" if as_generator else "a list"},
+                           **{f"parameter {i}": s for i, s in enumerate(SHAPES)})
         ref, got = ctx.both("lm_clip", **base, max_norm=max_norm, as_generator=as_generator)
         if "out" not in got:
             raise Fail("fail.not_tensor", what="clip_grad_norm_", got=got.get("other"), example=ex)

@@ -6,11 +6,23 @@ draws another way than the contract's single ``torch.multinomial`` call is not c
 """
 
 import functools
+from dataclasses import dataclass
 
 import torch
 from hypothesis import strategies as st
 
-from grader.author import Fail, check, check_tensor, defaults_called, phrase, random_state, random_tokens, seeds
+from grader.author import (
+    Case,
+    Fail,
+    check,
+    check_tensor,
+    defaults_called,
+    phrase,
+    random_state,
+    random_tokens,
+    seeds,
+    shown_example,
+)
 
 from .sample import global_generator
 
@@ -29,10 +41,33 @@ def model_spec(ctx, kwargs, seed):
     return {"kwargs": dict(kwargs), "state": random_state(_TABLES[key], seed)}
 
 
+@dataclass(frozen=True)
+class DecodeCase(Case):
+    """One generation: a prompt and how many tokens to add."""
+
+    B: int
+    """Batch size."""
+    L0: int
+    """The prompt's length."""
+    n: int
+    """max_new_tokens."""
+    seed: int
+    """Seed of the prompt, of the weights and of the generator."""
+
+
+@dataclass(frozen=True)
+class SeedCase(DecodeCase):
+    """One generation with top-k sampling among the options."""
+
+    k: int
+    """top_k."""
+
+
 @st.composite
 def decode_case(draw):
-    return {"B": draw(st.integers(1, 3)), "L0": draw(st.integers(1, 4)), "n": draw(st.integers(1, 5)),
-            "seed": draw(seeds())}
+    B = draw(st.integers(1, 3))
+    L0 = draw(st.integers(1, 4))
+    return DecodeCase(B=B, L0=L0, n=draw(st.integers(1, 5)), seed=draw(seeds()))
 
 
 def _output(got, B, length, ex, what):
@@ -68,23 +103,23 @@ def _forwards(got, B, L0, n, ex):
 def decoding(ctx, c):
     """[B, L0 + n] long on the prompt's device, the prompt kept, exactly n forwards ([B, L0] with fresh caches,
     then [B, 1] with the same caches; none when n = 0), no gradients, the training flag left as it was."""
-    model = model_spec(ctx, MODEL, c["seed"])
-    prompt = random_tokens([c["B"], c["L0"]], MODEL["vocab_size"], c["seed"])
+    model = model_spec(ctx, MODEL, c.seed)
+    prompt = random_tokens([c.B, c.L0], MODEL["vocab_size"], c.seed)
     for device in ctx.devices:
-        for n, train, options in ((c["n"], True, {}), (c["n"], False, {"top_k": 5, "temperature": 0.8}),
+        for n, train, options in ((c.n, True, {}), (c.n, False, {"top_k": 5, "temperature": 0.8}),
                                   (0, True, {})):
-            ex = {"config": dict(options, max_new_tokens=n, model_training=train, device=device),
-                  "shapes": {"prompt": [c["B"], c["L0"]]}}
-            got = ctx.sub("lm_generate", model=model, prompt=prompt, max_new_tokens=n, seed=c["seed"], train=train,
+            ex = shown_example(dict(options, max_new_tokens=n, model_training=train, device=device),
+                               prompt=[c.B, c.L0])
+            got = ctx.sub("lm_generate", model=model, prompt=prompt, max_new_tokens=n, seed=c.seed, train=train,
                           device=device, **options)
             what = f"generate(max_new_tokens={n})"
-            out = _output(got, c["B"], c["L0"] + n, ex, what)
+            out = _output(got, c.B, c.L0 + n, ex, what)
             if got["device"] != device.split(":")[0]:
                 raise Fail("fail.device", what=what, expected=device, got=got["device"], example=ex)
-            kept = out[:, :c["L0"]] != prompt
+            kept = out[:, :c.L0] != prompt
             if kept.any():
                 raise Fail("fail.lm_gen_prompt", index=[int(i) for i in kept.nonzero()[0]], example=ex)
-            _forwards(got, c["B"], c["L0"], n, ex)
+            _forwards(got, c.B, c.L0, n, ex)
             if got["requires_grad"]:
                 raise Fail("fail.lm_gen_output_grad", example=ex)
             if got["training_after"] != train:
@@ -93,8 +128,10 @@ def decoding(ctx, c):
 
 @st.composite
 def seed_case(draw):
-    return {"B": draw(st.integers(1, 3)), "L0": draw(st.integers(1, 4)), "n": draw(st.integers(1, 6)),
-            "k": draw(st.integers(2, 8)), "seed": draw(seeds())}
+    B = draw(st.integers(1, 3))
+    L0 = draw(st.integers(1, 4))
+    n = draw(st.integers(1, 6))
+    return SeedCase(B=B, L0=L0, n=n, k=draw(st.integers(2, 8)), seed=draw(seeds()))
 
 
 @check("generate", "same_seed", points=3, variant="isolated")
@@ -109,40 +146,40 @@ def same_seed(ctx):
             "max_new_tokens": 4, "seed": 5}
     defaults_called(ctx, what="generate", probe="lm_generate", args=args,
                     arguments=("temperature", "top_k", "top_p"), compare=("out",),
-                    example={"config": dict(config, max_new_tokens=4, generator_seed=5), "shapes": {"prompt": [8, 2]}})
+                    example=shown_example(dict(config, max_new_tokens=4, generator_seed=5), prompt=[8, 2]))
     # without a generator, torch's global one draws: the same global seed, the reference's tokens
     ref, got = ctx.both("lm_generate", **args, omit=["generator"])
-    global_generator("generate", ref["out"], _output(got, 8, 6, {}, "generate"), example={
-        "config": dict(config, max_new_tokens=4, generator="(default)", global_seed=6), "shapes": {"prompt": [8, 2]}})
+    global_generator("generate", ref["out"], _output(got, 8, 6, {}, "generate"), example=shown_example(
+        dict(config, max_new_tokens=4, generator="(default)", global_seed=6), prompt=[8, 2]))
 
 
 def _same_seed(ctx, c):
-    model = model_spec(ctx, MODEL, c["seed"])
-    prompt = random_tokens([c["B"], c["L0"]], MODEL["vocab_size"], c["seed"])
-    for options in ({"temperature": 1.0}, {"temperature": 0.7, "top_k": c["k"]},
-                    {"temperature": 1.3, "top_p": 0.8}, {"temperature": 0.9, "top_k": c["k"], "top_p": 0.9}):
-        ex = {"config": dict(options, max_new_tokens=c["n"], generator_seed=c["seed"]),
-              "shapes": {"prompt": [c["B"], c["L0"]]}}
-        ref, got = ctx.both("lm_generate", model=model, prompt=prompt, max_new_tokens=c["n"], seed=c["seed"],
+    model = model_spec(ctx, MODEL, c.seed)
+    prompt = random_tokens([c.B, c.L0], MODEL["vocab_size"], c.seed)
+    for options in ({"temperature": 1.0}, {"temperature": 0.7, "top_k": c.k},
+                    {"temperature": 1.3, "top_p": 0.8}, {"temperature": 0.9, "top_k": c.k, "top_p": 0.9}):
+        ex = shown_example(dict(options, max_new_tokens=c.n, generator_seed=c.seed), prompt=[c.B, c.L0])
+        ref, got = ctx.both("lm_generate", model=model, prompt=prompt, max_new_tokens=c.n, seed=c.seed,
                             **options)
-        what = phrase("what.output", name=f"generate(max_new_tokens={c['n']})")
-        out = _output(got, c["B"], c["L0"] + c["n"], ex, what)
+        what = phrase("what.output", name=f"generate(max_new_tokens={c.n})")
+        out = _output(got, c.B, c.L0 + c.n, ex, what)
         check_tensor(out, ref["out"], what=what, example=ex)
 
 
 @st.composite
 def greedy_case(draw):
-    return {"B": draw(st.integers(1, 3)), "L0": draw(st.integers(1, 4)), "n": draw(st.integers(1, 6)),
-            "seed": draw(seeds())}
+    B = draw(st.integers(1, 3))
+    L0 = draw(st.integers(1, 4))
+    return DecodeCase(B=B, L0=L0, n=draw(st.integers(1, 6)), seed=draw(seeds()))
 
 
 @check("generate", "greedy", points=2, examples=(2, 10), given=greedy_case())
 def greedy(ctx, c):
     """With temperature 0, on your own DecoderLM, cache and sample_next: the reference's greedy tokens."""
-    model = model_spec(ctx, MODEL, c["seed"])
-    prompt = random_tokens([c["B"], c["L0"]], MODEL["vocab_size"], c["seed"])
-    ex = {"config": {"temperature": 0, "max_new_tokens": c["n"]}, "shapes": {"prompt": [c["B"], c["L0"]]}}
-    ref, got = ctx.both("lm_generate", model=model, prompt=prompt, max_new_tokens=c["n"], temperature=0.0)
-    what = phrase("what.output", name=f"generate(max_new_tokens={c['n']}, temperature=0)")
-    out = _output(got, c["B"], c["L0"] + c["n"], ex, what)
+    model = model_spec(ctx, MODEL, c.seed)
+    prompt = random_tokens([c.B, c.L0], MODEL["vocab_size"], c.seed)
+    ex = shown_example({"temperature": 0, "max_new_tokens": c.n}, prompt=[c.B, c.L0])
+    ref, got = ctx.both("lm_generate", model=model, prompt=prompt, max_new_tokens=c.n, temperature=0.0)
+    what = phrase("what.output", name=f"generate(max_new_tokens={c.n}, temperature=0)")
+    out = _output(got, c.B, c.L0 + c.n, ex, what)
     check_tensor(out, ref["out"], what=what, example=ex)

@@ -1,28 +1,51 @@
 """The checks of task ``loss`` (``lm_loss``, docs/CONTRACT_LM.md)."""
 
+from dataclasses import dataclass
+
 import torch
 from hypothesis import strategies as st
 
-from grader.author import Fail, check, check_tensor, randn, random_tokens, seeds
+from grader.author import Case, Fail, check, check_tensor, randn, random_tokens, seeds, shown_example
+
+
+@dataclass(frozen=True)
+class LossCase(Case):
+    """Logits and tokens for lm_loss."""
+
+    B: int
+    """Batch size."""
+    L: int
+    """Sequence length."""
+    V: int
+    """Vocabulary size."""
+    pad: int
+    """The pad_id."""
+    pads: list
+    """How many padded positions end each row."""
+    seed: int
+    """Seed of the logits and tokens."""
 
 
 @st.composite
 def loss_case(draw):
     B = draw(st.integers(2, 4))
-    return {"B": B, "L": draw(st.integers(2, 7)), "V": draw(st.integers(3, 9)), "pad": draw(st.integers(0, 2)),
-            "pads": draw(st.lists(st.integers(0, 3), min_size=B, max_size=B)), "seed": draw(seeds())}
+    L = draw(st.integers(2, 7))
+    V = draw(st.integers(3, 9))
+    pad = draw(st.integers(0, 2))
+    pads = draw(st.lists(st.integers(0, 3), min_size=B, max_size=B))
+    return LossCase(B=B, L=L, V=V, pad=pad, pads=pads, seed=draw(seeds()))
 
 
 def _tokens(c, pad_id):
     """Rows padded at the end by different amounts (so a mean over rows differs from one over tokens); without
     ``pad_id`` every id appears, 0 included."""
-    tokens = random_tokens([c["B"], c["L"]], c["V"], c["seed"] + 1)
+    tokens = random_tokens([c.B, c.L], c.V, c.seed + 1)
     if pad_id is None:
         tokens[0, -1] = 0  # id 0 is an ordinary token here
         return tokens
-    tokens[tokens == pad_id] = (pad_id + 1) % c["V"]
-    for b, n in enumerate(c["pads"]):
-        n = min(n, c["L"] - 2) if b == 0 else min(n, c["L"])  # row 0 keeps a real target
+    tokens[tokens == pad_id] = (pad_id + 1) % c.V
+    for b, n in enumerate(c.pads):
+        n = min(n, c.L - 2) if b == 0 else min(n, c.L)  # row 0 keeps a real target
         if n:
             tokens[b, -n:] = pad_id
     return tokens
@@ -32,12 +55,11 @@ def _tokens(c, pad_id):
 def shifted(ctx, c):
     """The mean cross-entropy of logits[:, t] against tokens[:, t + 1] over the targets that are not pad_id (rows
     padded by different amounts: a mean over tokens, not rows), and over every target with pad_id=None."""
-    logits = randn([c["B"], c["L"], c["V"]], c["seed"], scale=2.0)
-    for pad_id in (c["pad"], None):
+    logits = randn([c.B, c.L, c.V], c.seed, scale=2.0)
+    for pad_id in (c.pad, None):
         tokens = _tokens(c, pad_id)
-        ex = {"config": {"pad_id": "None (the default)" if pad_id is None else pad_id,
-                         "pads_per_row": None if pad_id is None else c["pads"]},
-              "shapes": {"logits": list(logits.shape), "tokens": list(tokens.shape)}}
+        ex = shown_example({"pad_id": "None (the default)" if pad_id is None else pad_id,
+                            "pads_per_row": None if pad_id is None else c.pads}, logits=logits, tokens=tokens)
         kwargs = {} if pad_id is None else {"pad_id": pad_id}  # None: the default
         ref, got = ctx.both("call", name="lm_loss", args=[logits, tokens], kwargs=kwargs)
         if got.get("modified"):

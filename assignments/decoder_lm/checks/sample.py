@@ -10,11 +10,12 @@ greedily, so a drawing scheme is never charged twice.
 """
 
 import functools
+from dataclasses import dataclass
 
 import torch
 from hypothesis import strategies as st
 
-from grader.author import Fail, check, defaults_called, phrase, randn, seeds
+from grader.author import Case, Fail, check, defaults_called, phrase, randn, seeds, shown_example
 
 from .top_k import quarter_logits
 from .top_p import safe_p
@@ -93,7 +94,7 @@ def distribution(ctx):
     base_seed = 1234 if ctx.seed is None else ctx.seed
     for i, (temperature, top_k, top_p) in enumerate(SCENARIOS):
         cfg = _config(temperature, top_k, top_p)
-        ex = {"config": dict(cfg, draws_per_row=DRAWS, probabilities=BASE)}
+        ex = shown_example(dict(cfg, draws_per_row=DRAWS, probabilities=BASE))
         got = ctx.sub("lm_sample_counts", logits=logits, repeats=DRAWS, temperature=temperature, top_k=top_k,
                       top_p=top_p, seed=base_seed + i)
         if "bad_output" in got:
@@ -119,12 +120,34 @@ def distribution(ctx):
                            expected=f"{float(probs[row, worst]) * DRAWS:.0f}", alpha=ALPHA, example=ex, **cfg)
 
 
+@dataclass(frozen=True)
+class DrawCase(Case):
+    """One draw of sample_next over random logits."""
+
+    B: int
+    """Number of rows."""
+    V: int
+    """Vocabulary size."""
+    temperature: float
+    """The temperature."""
+    k: int
+    """top_k, where used."""
+    u: float
+    """Where between two cumulative probabilities a safe top_p is put (see ``safe_p``)."""
+    pick: int
+    """Which gap between cumulative probabilities a safe top_p is put in (see ``safe_p``)."""
+    seed: int
+    """Seed of the logits and of the generator."""
+
+
 @st.composite
 def draw_case(draw):
     B = draw(st.integers(1, 4))
     V = draw(st.integers(2, 10))
-    return {"B": B, "V": V, "temperature": draw(st.sampled_from([0.5, 1.0, 1.7])), "k": draw(st.integers(1, V)),
-            "u": draw(st.floats(0.0, 1.0)), "pick": draw(st.integers(0, 20)), "seed": draw(seeds())}
+    temperature = draw(st.sampled_from([0.5, 1.0, 1.7]))
+    k = draw(st.integers(1, V))
+    u = draw(st.floats(0.0, 1.0))
+    return DrawCase(B=B, V=V, temperature=temperature, k=k, u=u, pick=draw(st.integers(0, 20)), seed=draw(seeds()))
 
 
 def _safe_top_p(ctx, logits, temperature, top_k, u, pick):
@@ -160,22 +183,22 @@ def global_generator(what, expected, got, *, example):
 
 
 def _same_seed(ctx, c):
-    logits = randn([c["B"], c["V"]], c["seed"], scale=2.0)
-    T = c["temperature"]
-    for top_k, use_p in ((c["k"], True), (None, False), (c["k"], False), (None, True)):  # the filters used first
-        top_p = _safe_top_p(ctx, logits, T, top_k, c["u"], c["pick"]) if use_p else None
+    logits = randn([c.B, c.V], c.seed, scale=2.0)
+    T = c.temperature
+    for top_k, use_p in ((c.k, True), (None, False), (c.k, False), (None, True)):  # the filters used first
+        top_p = _safe_top_p(ctx, logits, T, top_k, c.u, c.pick) if use_p else None
         cfg = _config(T, top_k, top_p)
-        ex = {"config": dict(cfg, generator_seed=c["seed"]), "shapes": {"logits": [c["B"], c["V"]]}}
-        args = dict(logits=logits, temperature=T, top_k=top_k, top_p=top_p, seed=c["seed"])
+        ex = shown_example(dict(cfg, generator_seed=c.seed), logits=[c.B, c.V])
+        args = dict(logits=logits, temperature=T, top_k=top_k, top_p=top_p, seed=c.seed)
         ref, got = ctx.both("lm_sample_draw", **args)
         if got["modified"]:
             raise Fail("fail.inplace", what="sample_next", inputs=[0], example=ex)
-        out = tokens_of(got, c["B"], "sample_next", ex)
+        out = tokens_of(got, c.B, "sample_next", ex)
         calls = got["multinomial"]
-        if len(calls) != 1 or calls[0]["shape"] != [c["B"], c["V"]] or calls[0]["num_samples"] != 1:
+        if len(calls) != 1 or calls[0]["shape"] != [c.B, c.V] or calls[0]["num_samples"] != 1:
             raise Fail("fail.lm_multinomial", calls=len(calls),
                        shapes=[f"{x['shape']}, num_samples={x['num_samples']}" for x in calls[:4]],
-                       expected=[c["B"], c["V"]], example=ex)
+                       expected=[c.B, c.V], example=ex)
         if not got["generator_used"]:
             raise Fail("fail.lm_no_generator", example=ex)
         bad = out != ref["out"]
@@ -184,30 +207,44 @@ def _same_seed(ctx, c):
             wanted = ref["multinomial"][0]["probs"]
             given = calls[0]["probs"]
             diff = float((given - wanted).abs().max())
-            raise Fail("fail.lm_same_seed", row=row, count=int(bad.sum()), total=c["B"], max_abs=f"{diff:.3g}",
+            raise Fail("fail.lm_same_seed", row=row, count=int(bad.sum()), total=c.B, max_abs=f"{diff:.3g}",
                        dtype=calls[0]["dtype"], expected_dtype=ref["multinomial"][0]["dtype"], example=ex)
+
+
+@dataclass(frozen=True)
+class GreedyCase(Case):
+    """Random logits sampled at temperature 0."""
+
+    B: int
+    """Number of rows."""
+    V: int
+    """Vocabulary size."""
+    k: int
+    """top_k, where used."""
+    seed: int
+    """Seed of the logits and of the generator."""
 
 
 @st.composite
 def greedy_case(draw):
-    return {"B": draw(st.integers(1, 4)), "V": draw(st.integers(2, 10)), "k": draw(st.integers(1, 3)),
-            "seed": draw(seeds())}
+    B = draw(st.integers(1, 4))
+    V = draw(st.integers(2, 10))
+    return GreedyCase(B=B, V=V, k=draw(st.integers(1, 3)), seed=draw(seeds()))
 
 
 @check("sample", "greedy", points=2, given=greedy_case())
 def greedy(ctx, c):
     """temperature=0: the argmax of each row (the lowest index among equal maxima: row 0 has a tie), with or
     without filters, and no random number drawn (neither the generator given nor the global one)."""
-    logits = quarter_logits([c["B"], c["V"]], c["seed"], 1)  # row 0: its two largest are equal
-    for top_k, top_p, use_generator in ((None, None, True), (c["k"], 0.5, True), (None, None, False)):
+    logits = quarter_logits([c.B, c.V], c.seed, 1)  # row 0: its two largest are equal
+    for top_k, top_p, use_generator in ((None, None, True), (c.k, 0.5, True), (None, None, False)):
         cfg = _config(0, top_k, top_p)
-        ex = {"config": dict(cfg, generator="given" if use_generator else "None"),
-              "shapes": {"logits": [c["B"], c["V"]]}}
+        ex = shown_example(dict(cfg, generator="given" if use_generator else "None"), logits=[c.B, c.V])
         ref, got = ctx.both("lm_sample_draw", logits=logits, temperature=0.0, top_k=top_k, top_p=top_p,
-                            seed=c["seed"], use_generator=use_generator, dtype="float64")
+                            seed=c.seed, use_generator=use_generator, dtype="float64")
         if got["modified"]:
             raise Fail("fail.inplace", what="sample_next", inputs=[0], example=ex)
-        out = tokens_of(got, c["B"], "sample_next(temperature=0)", ex)
+        out = tokens_of(got, c.B, "sample_next(temperature=0)", ex)
         bad = out != ref["out"]
         if bad.any():
             row = int(bad.nonzero()[0])

@@ -1,11 +1,29 @@
 """The checks of task ``top_k`` (``top_k_filter``, docs/CONTRACT_LM.md)."""
 
+from dataclasses import dataclass
+
 import torch
 from hypothesis import strategies as st
 
-from grader.author import Fail, check, check_tensor, phrase, seeds
+from grader.author import Case, Fail, check, check_tensor, phrase, seeds, shown_example
 
 DTYPES = ("float64", "float32", "float16", "bfloat16")
+
+
+@dataclass(frozen=True)
+class FilterCase(Case):
+    """Logits for top_k_filter."""
+
+    lead: list
+    """The leading dimensions of the logits."""
+    V: int
+    """Vocabulary size (the last dimension)."""
+    k: int
+    """k; the first row's k-th largest value is tied with the next one."""
+    over: int
+    """How far beyond ``V`` a k that keeps all goes."""
+    seed: int
+    """Seed of the logits."""
 
 
 @st.composite
@@ -14,8 +32,8 @@ def filter_case(draw):
     k-th largest value is tied with the next one."""
     lead = draw(st.lists(st.integers(1, 3), min_size=0, max_size=3))
     V = draw(st.integers(2, 12))
-    return {"lead": lead, "V": V, "k": draw(st.integers(1, V)), "over": draw(st.integers(0, 3)),
-            "seed": draw(seeds())}
+    k = draw(st.integers(1, V))
+    return FilterCase(lead=lead, V=V, k=k, over=draw(st.integers(0, 3)), seed=draw(seeds()))
 
 
 def quarter_logits(shape, seed, k):
@@ -61,12 +79,11 @@ def compare_filter(ref, got, *, what, key, example, **params):
 def top_k_filter(ctx, c):
     """Keeps exactly the logits >= the k-th largest of each row (boundary ties kept, k >= V keeps all), -inf
     elsewhere, in any leading shape and in float64, float32, float16 and bfloat16, input untouched."""
-    shape = [*c["lead"], c["V"]]
-    x = quarter_logits(shape, c["seed"], c["k"])
-    for k in (c["k"], c["V"], c["V"] + 1 + c["over"]):  # k >= V keeps all (torch.topk refuses k > V)
+    shape = [*c.lead, c.V]
+    x = quarter_logits(shape, c.seed, c.k)
+    for k in (c.k, c.V, c.V + 1 + c.over):  # k >= V keeps all (torch.topk refuses k > V)
         for dtype in DTYPES:
-            ex = {"config": {"k": k, "V": c["V"], "dtype": dtype, "boundary_tie_in_row": 0},
-                  "shapes": {"logits": shape}}
+            ex = shown_example({"k": k, "V": c.V, "dtype": dtype, "boundary_tie_in_row": 0}, logits=shape)
             ref, got = ctx.both("lm_filter", name="top_k_filter", logits=x, arg=k, dtype=dtype)
             compare_filter(ref, got,
                            what=phrase("what.in_dtype", what=f"top_k_filter(logits, k={k})", dtype=dtype),

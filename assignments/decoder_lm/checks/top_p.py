@@ -1,11 +1,12 @@
 """The checks of task ``top_p`` (``top_p_filter``, docs/CONTRACT_LM.md)."""
 
 import math
+from dataclasses import dataclass
 
 import torch
 from hypothesis import strategies as st
 
-from grader.author import check, phrase, seeds
+from grader.author import Case, check, phrase, seeds, shown_example
 
 from .top_k import DTYPES, compare_filter, quarter_logits
 
@@ -33,13 +34,38 @@ def safe_p(x, u, pick):
     return round(a + MARGIN + u * (b - a - 2 * MARGIN), 6)
 
 
+@dataclass(frozen=True)
+class NucleusCase(Case):
+    """Logits for top_p_filter, and where to put p."""
+
+    lead: list
+    """The leading dimensions of the logits."""
+    V: int
+    """Vocabulary size (the last dimension)."""
+    tie: int
+    """The first row's tie-th and next largest values are equal."""
+    u: float
+    """Where between two cumulative probabilities the safe p is put (see ``safe_p``)."""
+    pick: int
+    """Which gap between cumulative probabilities the safe p is put in (see ``safe_p``)."""
+    over: float
+    """A p of at least 1 (keeps all)."""
+    neg_inf: bool
+    """Whether the last row holds an already filtered (-inf) token."""
+    seed: int
+    """Seed of the logits."""
+
+
 @st.composite
 def nucleus_case(draw):
     lead = draw(st.lists(st.integers(1, 2), min_size=0, max_size=2))
     V = draw(st.integers(2, 10))
-    return {"lead": lead, "V": V, "tie": draw(st.integers(1, V)), "u": draw(st.floats(0.0, 1.0)),
-            "pick": draw(st.integers(0, 20)), "over": draw(st.sampled_from([1.0, 1.5])),
-            "neg_inf": draw(st.booleans()) or len(lead) == 0, "seed": draw(seeds())}
+    tie = draw(st.integers(1, V))
+    u = draw(st.floats(0.0, 1.0))
+    pick = draw(st.integers(0, 20))
+    over = draw(st.sampled_from([1.0, 1.5]))
+    neg_inf = draw(st.booleans()) or len(lead) == 0
+    return NucleusCase(lead=lead, V=V, tie=tie, u=u, pick=pick, over=over, neg_inf=neg_inf, seed=draw(seeds()))
 
 
 def _run(ctx, x, p, dtype, ex):
@@ -53,14 +79,14 @@ def top_p_filter(ctx, c):
     """Keeps token j iff the probability of the tokens strictly more probable than j is < p (ties share one fate,
     the most probable always kept, p >= 1 keeps all), -inf elsewhere, any leading shape and dtype, rows with -inf
     included, input untouched."""
-    shape = [*c["lead"], c["V"]]
-    x = quarter_logits(shape, c["seed"], c["tie"])
-    if c["neg_inf"] and c["V"] > 2:
-        x.reshape(-1, c["V"])[-1, -1] = -math.inf  # an already filtered token (top-k ran first)
-    p = safe_p(x, c["u"], c["pick"])
-    for q in ([] if p is None else [p]) + [1e-3, c["over"]]:
+    shape = [*c.lead, c.V]
+    x = quarter_logits(shape, c.seed, c.tie)
+    if c.neg_inf and c.V > 2:
+        x.reshape(-1, c.V)[-1, -1] = -math.inf  # an already filtered token (top-k ran first)
+    p = safe_p(x, c.u, c.pick)
+    for q in ([] if p is None else [p]) + [1e-3, c.over]:
         for dtype in DTYPES:
-            ex = {"config": {"p": q, "V": c["V"], "dtype": dtype}, "shapes": {"logits": shape}}
+            ex = shown_example({"p": q, "V": c.V, "dtype": dtype}, logits=shape)
             _run(ctx, x, q, dtype, ex)
 
 

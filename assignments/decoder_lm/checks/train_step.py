@@ -3,10 +3,11 @@
 
 import functools
 import math
+from dataclasses import dataclass
 
 from hypothesis import strategies as st
 
-from grader.author import Fail, check, check_tensor, defaults_called, phrase, random_tokens, seeds
+from grader.author import Case, Fail, check, check_tensor, defaults_called, phrase, random_tokens, seeds, shown_example
 
 from .generate import model_spec
 
@@ -14,25 +15,43 @@ MODEL = {"vocab_size": 11, "dim": 8, "num_layers": 1, "num_heads": 2, "hidden_di
 STEPS = 3
 
 
+@dataclass(frozen=True)
+class StepCase(Case):
+    """Training steps of a small DecoderLM."""
+
+    B: int
+    """Batch size."""
+    L: int
+    """Sequence length."""
+    pad_id: int | None
+    """The pad_id passed (``None``: no padding)."""
+    momentum: float
+    """SGD's momentum."""
+    seed: int
+    """Seed of the tokens and of the weights."""
+
+
 @st.composite
 def step_case(draw):
-    return {"B": draw(st.integers(2, 3)), "L": draw(st.integers(3, 6)), "pad_id": draw(st.sampled_from([0, 3, None])),
-            "momentum": draw(st.sampled_from([0.0, 0.9])), "seed": draw(seeds())}
+    B = draw(st.integers(2, 3))
+    L = draw(st.integers(3, 6))
+    pad_id = draw(st.sampled_from([0, 3, None]))
+    return StepCase(B=B, L=L, pad_id=pad_id, momentum=draw(st.sampled_from([0.0, 0.9])), seed=draw(seeds()))
 
 
 def _step_args(ctx, c, *, lrs, max_grad_norm, stale_grads=True):
     """The ``lm_train_steps`` probe's arguments for case ``c``, and the example a failure shows."""
-    model = model_spec(ctx, MODEL, c["seed"])
-    tokens = random_tokens([c["B"], c["L"]], MODEL["vocab_size"], c["seed"] + 1)
-    if c["pad_id"] is not None:
-        tokens[tokens == c["pad_id"]] = c["pad_id"] + 1
-        tokens[-1, -2:] = c["pad_id"]  # a row padded at the end: the loss skips those targets
-    args = dict(model=model, tokens=tokens, steps=STEPS, pad_id=c["pad_id"], max_grad_norm=max_grad_norm, lrs=lrs,
-                momentum=c["momentum"], stale_grads=stale_grads, seed=c["seed"])
-    ex = {"config": dict(MODEL, steps=STEPS, pad_id=c["pad_id"], max_grad_norm=max_grad_norm, lr_per_step=lrs,
-                         optimizer=f"SGD, two groups (lr 0.2 and 0.05), momentum={c['momentum']}",
-                         gradients_before_the_first_step="left over (random)" if stale_grads else "none"),
-          "shapes": {"tokens": list(tokens.shape)}}
+    model = model_spec(ctx, MODEL, c.seed)
+    tokens = random_tokens([c.B, c.L], MODEL["vocab_size"], c.seed + 1)
+    if c.pad_id is not None:
+        tokens[tokens == c.pad_id] = c.pad_id + 1
+        tokens[-1, -2:] = c.pad_id  # a row padded at the end: the loss skips those targets
+    args = dict(model=model, tokens=tokens, steps=STEPS, pad_id=c.pad_id, max_grad_norm=max_grad_norm, lrs=lrs,
+                momentum=c.momentum, stale_grads=stale_grads, seed=c.seed)
+    ex = shown_example(dict(MODEL, steps=STEPS, pad_id=c.pad_id, max_grad_norm=max_grad_norm, lr_per_step=lrs,
+                            optimizer=f"SGD, two groups (lr 0.2 and 0.05), momentum={c.momentum}",
+                            gradients_before_the_first_step="left over (random)" if stale_grads else "none"),
+                       tokens=tokens)
     return args, ex
 
 
@@ -56,7 +75,7 @@ def step(ctx):
     before the first call), lm_loss with pad_id, optimizer.step(); the same losses (before each update, as floats)
     and weights as the reference; called without pad_id or max_grad_norm, as with the contract's defaults."""
     ctx.given(step_case())(functools.partial(_step_case, ctx))()
-    args, ex = _step_args(ctx, {"B": 3, "L": 6, "pad_id": None, "momentum": 0.0, "seed": 5}, lrs=None,
+    args, ex = _step_args(ctx, StepCase(B=3, L=6, pad_id=None, momentum=0.0, seed=5), lrs=None,
                           max_grad_norm=None, stale_grads=True)
     args["tokens"][-1, -2:] = 0  # id 0 at the end of a row: a default pad_id=0 would skip those targets
     defaults_called(ctx, what="train_step", probe="lm_train_steps", args=args, arguments=("pad_id", "max_grad_norm"),
