@@ -209,13 +209,17 @@ def check(*, path, assignment=None, options=None, **overrides):
             from grader.bugs.diagnose import make_diagnoser
 
             diagnoser = make_diagnoser(a, ref=ref)
+        devices = engine.available_devices(o.device)
+        # A worker says on which devices it can compute (a jail may hide the machine's GPU): only those are graded.
+        unusable = [d for d in devices if d not in getattr(sub, "devices", devices)]
+        devices = [d for d in devices if d not in unusable] or ["cpu"]
         g = engine.Grading(
             a,
             sub,
             ref,
             profile=o.profile,
             seed=o.seed,
-            devices=engine.available_devices(o.device),
+            devices=devices,
             shards=judges,
             reproduce=lambda spec: reproduce_command(
                 path, spec, seed=o.seed, isolated=isolated, assignment=a, command=o.command, options=o.rerun_options
@@ -238,6 +242,8 @@ def check(*, path, assignment=None, options=None, **overrides):
         if diagnoser is not None:
             diagnoser.close()
         result.output_dropped = getattr(sub, "output_dropped", 0)
+        if unusable:
+            result.environment["devices_unusable"] = unusable
         result.sealed = bool(isolated and getattr(sub, "jail", False))
         collect = a.function(a.figures) if o.figures else None
         if collect is not None:  # the pictures are probe results too: drawn from what the runners return

@@ -90,6 +90,7 @@ MESSAGES = {
                            'precision.',
     'note.zero_bias': "{what} has no {names}: compared with the reference's set to zero (the missing "
                       'parameters are charged once, in the contract check).',
+    'note.devices_unusable': 'Not graded on {devices}: the worker that ran your code could not compute there (a jail hides the GPU); the device checks ran on the CPU alone, and cost you nothing.',
     'note.output_dropped': '{n} call(s) printed more than the output cap; the rest of their output was '
                            'dropped (printing costs no points).',
     'fail.defaults': "{what} built without {argument} behaves differently from the contract's default "

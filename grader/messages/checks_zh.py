@@ -63,6 +63,7 @@ MESSAGES = {
                            '算的舍入（在 float32 中计算统计量再转回原 dtype）：按 floa'
                            't32 精度比较。',
     'note.zero_bias': '{what} 没有 {names}：比较时把参考实现中的对应参数设为零（缺少的参数只在约定检查中扣分一次）。',
+    'note.devices_unusable': '未在 {devices} 上评分：运行你代码的工作进程无法在该设备上计算（隔离环境看不到 GPU）；设备检查只在 CPU 上运行，不影响你的分数。',
     'note.output_dropped': '有 {n} 次调用打印的内容超过输出上限，超出部分已丢弃（打印不扣分）。',
     'fail.defaults': '{what} 不传 {argument} 时的行为与约定的默认值 {argument}={default} 不同：{detail}',
     'fail.defaults_spelled': '{what} 不传 {arguments} 时，与显式传入约定默认值（{defaults}）时的行为不同：{detail}',

@@ -105,6 +105,22 @@ class _CappedOutput(io.RawIOBase):
         return len(data)
 
 
+def usable_devices(accelerators):
+    """``["cpu"]`` and each of ``accelerators`` (``"cuda"``, ``"mps"``) on which this process can compute: a jail
+    may hide a GPU that the machine has (no device files inside it), and a check must not charge the student
+    for that."""
+    usable = ["cpu"]
+    for device in accelerators:
+        if device not in ("cuda", "mps"):
+            continue
+        try:
+            if float((torch.ones(1, device=device) + 1).cpu()) == 2.0:
+                usable.append(device)
+        except Exception:  # noqa: BLE001 - any failure to compute there: the device is not used
+            pass
+    return usable
+
+
 def _capped_stdio():
     signal.signal(signal.SIGXFSZ, signal.SIG_IGN)
     for fd, name in ((1, "stdout"), (2, "stderr")):
@@ -198,7 +214,8 @@ def serve(config):
     _set_limits(config)
     _capped_stdio()
     real_exit = _wrap_exit()
-    _write_all(rep_fd, frame(encode({"ready": True, "pid": os.getpid()})))
+    devices = usable_devices(config.get("devices") or ())  # before any student code: what the judge may trust
+    _write_all(rep_fd, frame(encode({"ready": True, "pid": os.getpid(), "devices": devices})))
 
     spin, poll_briefly = float(config.get("spin") or 0.0), wire.poll_briefly
     while True:

@@ -197,6 +197,13 @@ DEFAULT_MEMORY_MB = DEFAULTS["memory_mb"].value
 """The child's memory cap when ``memory_mb`` is not given (``grader.options.DEFAULTS``)."""
 
 
+def _available(device):
+    if device == "cuda":
+        return torch.cuda.is_available()
+    mps = getattr(torch.backends, "mps", None)
+    return mps is not None and mps.is_available()
+
+
 def default_spin():
     """``wire.SPIN_S`` where this process may run on two cores or more (the judge's and its worker's), else 0."""
     try:
@@ -318,6 +325,11 @@ class WorkerRunner:
         self._variant = "integrated"
         self.output_dropped = 0
         """How many calls printed more than ``output_cap`` (the rest of their output was dropped)."""
+        self.accelerators = [d for d in ("cuda", "mps") if _available(d)]
+        """The accelerators this process sees: each worker says which of them it can compute on."""
+        self.devices = ["cpu"]
+        """The devices the last worker said it can compute on (``child.usable_devices``, asked before any student
+        code ran): a jail may hide a GPU the judge sees."""
         self.standin_calls = 0
         """Messages of the workers' stand-ins answered (computations of the reference's parts for isolated checks)."""
         self.standin_seconds = 0.0
@@ -575,7 +587,7 @@ class WorkerRunner:
             "user": [uid, gid] if uid is not None else None, "home": str(home),
             "memory_mb": self.memory_mb, "memory_kind": self.memory_kind, "cpu_seconds": self.cpu_seconds,
             "file_size": self.output_cap, "max_processes": 128 if own_uid else None, "reply_cap": self.reply_cap,
-            "spin": self.spin,
+            "spin": self.spin, "devices": list(self.accelerators),
         }
         t0 = time.monotonic()
         try:
@@ -625,6 +637,9 @@ class WorkerRunner:
             raise RuntimeError(f"the grading worker did not start ({type(exc).__name__.strip('_')}, "
                                f"exit status {worker.returncode}); its output:\n{tail}") from None
         worker.ready = True
+        devices = hello.get("devices")
+        self.devices = [d for d in devices if d in ("cpu", *self.accelerators)] if isinstance(devices, list) \
+            else ["cpu"]
         self.start_times.append(time.monotonic() - worker.started)
 
     def _failure(self, worker, exc, probe, limit, relative=False):

@@ -192,6 +192,9 @@ def summary(result, *, lang="en", verbose=False, color=False):
     lines.append(score_line(result, lang))
     if getattr(result, "output_dropped", 0):
         lines.append(say("note.output_dropped", lang, n=result.output_dropped))
+    unusable = (getattr(result, "environment", None) or {}).get("devices_unusable")
+    if unusable:
+        lines.append(say("note.devices_unusable", lang, devices=", ".join(map(str, unusable))))
     withheld = [t.id for t in result.tasks if t.banned and not result.allow_banned]
     if failed or todo:
         if failed:
