@@ -75,6 +75,7 @@ _WHERE = {
     "snapshot_inputs": "grader.probes",
     "to_device": "grader.probes",
     "type_name": "grader.probes",
+    "returned": "grader.probes",
     "as_tensor": "grader.probes",
     "build": "grader.probes",
     "plain": "grader.probes",

@@ -205,12 +205,33 @@ def plain_data(x, depth=0):
 
 
 def type_name(value):
-    """How a value that is not what the contract promises is named in a sentence (``a tuple of 2``, ``None``)."""
+    """How a value that is not what the contract promises is named in a sentence: a phrase (``a tuple of 2``,
+    ``None``, ``a torch.Tensor``), said in the sentence's language; the Python type's name is data inside it."""
     if isinstance(value, tuple):
-        return f"a tuple of {len(value)}"
+        return phrase("what.a_tuple", count=len(value))
     if value is None:
-        return "None"
-    return f"a {type(value).__module__}.{type(value).__name__}".replace("a builtins.", "a ")
+        return phrase("what.none", value="None")
+    return a_type(f"{type(value).__module__}.{type(value).__name__}".removeprefix("builtins."))
+
+
+def a_type(name):
+    """A value of the type ``name`` (``torch.Tensor``, ``int``), as a phrase: ``a torch.Tensor``, ``an int``."""
+    return phrase("what.an_type" if name[:1].lower() in "aeiou" else "what.a_type", type=name)
+
+
+def returned(result):
+    """What a probe's result (``call``'s keys: ``out``, ``tuple``, ``number`` with ``number_type``, ``other``)
+    says the function returned, named as ``type_name`` names it: for a sentence that says it was not what the
+    contract promises."""
+    if result.get("other") is not None:
+        return result["other"]
+    if "out" in result:
+        return a_type("torch.Tensor")
+    if "tuple" in result:
+        return phrase("what.a_tuple", count=len(result["tuple"]))
+    if result.get("number_type"):
+        return a_type(result["number_type"])
+    return phrase("what.none", value="None")
 
 
 def tensor_info(t):

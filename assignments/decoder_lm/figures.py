@@ -26,7 +26,7 @@ import math
 import torch
 
 from assignments.decoder_lm.corpus import load_poems
-from grader.author import SubmissionError, failure, rows
+from grader.author import SubmissionError, failure, returned, rows
 
 D_ATTENTION = 16
 """Width of the made-up query and key vectors of the attention picture."""
@@ -130,7 +130,7 @@ def _weights(runner, q, k, v, L):
         out = got.get("out")
         if out is None:
             return None, {"key": "lm.fig.not_tensor", "params": {
-                "what": "causal_attention", "got": got.get("other") or got.get("number_type") or "a tuple"}}
+                "what": "causal_attention", "got": returned(got)}}
         if list(out.shape) != [1, 1, L, L]:
             return None, {"key": "report.figure_shape", "params": {"what": "causal_attention(q, k, v)",
                                                                     "got": list(out.shape), "expected": [1, 1, L, L]}}

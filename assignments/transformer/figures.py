@@ -22,7 +22,7 @@ import math
 import torch
 
 from assignments.transformer.corpus import load_pairs, src_tokens, tgt_tokens
-from grader.author import SubmissionError, failure, rows
+from grader.author import SubmissionError, failure, phrase, returned, rows
 
 D_ATTENTION = 16
 """Width of the made-up query and key vectors."""
@@ -135,11 +135,11 @@ def _causal_mask(runner, L):
         return None, {"key": "transformer.fig.mask_failed", "params": {"detail": f"{type(exc).__name__}: {exc}"}}
     mask = got.get("out")
     if mask is None:
-        detail = f"it returned {got.get('other') or got.get('number_type') or 'no tensor'}, not a tensor"
+        detail = phrase("transformer.fig.mask_returned", got=returned(got))
     elif mask.dtype != torch.bool:
-        detail = f"it returned dtype {str(mask.dtype).replace('torch.', '')}, not bool"
+        detail = phrase("transformer.fig.mask_dtype", dtype=str(mask.dtype).replace("torch.", ""))
     elif mask.dim() > 4 or any(n not in (1, m) for n, m in zip(reversed(mask.shape), (L, L, 1, 1))):
-        detail = f"its shape {list(mask.shape)} does not broadcast to {[1, 1, L, L]}"
+        detail = phrase("transformer.fig.mask_shape", shape=list(mask.shape), expected=[1, 1, L, L])
     else:
         return mask.to("cpu").expand(1, 1, L, L)[0, 0].clone(), None
     return None, {"key": "transformer.fig.mask_failed", "params": {"detail": detail}}

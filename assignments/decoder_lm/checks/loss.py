@@ -5,7 +5,7 @@ from dataclasses import dataclass
 import torch
 from hypothesis import strategies as st
 
-from grader.author import Case, Fail, check, check_tensor, randn, random_tokens, seeds, shown_example
+from grader.author import Case, Fail, check, check_tensor, randn, random_tokens, returned, seeds, shown_example
 
 
 @dataclass(frozen=True)
@@ -65,7 +65,7 @@ def shifted(ctx, c):
         if got.get("modified"):
             raise Fail("fail.inplace", what="lm_loss", inputs=got["modified"], example=ex)
         if "out" not in got:
-            raise Fail("fail.not_tensor", what="lm_loss", got=got.get("other") or got.get("number_type"),
+            raise Fail("fail.not_tensor", what="lm_loss", got=returned(got),
                        example=ex)
         out = got["out"].reshape(()) if got["out"].numel() == 1 else got["out"]
         if out.dtype == torch.float32:  # a loss computed in float32 from float64 logits: float32 tolerances

@@ -5,7 +5,7 @@ from dataclasses import dataclass
 import torch
 from hypothesis import strategies as st
 
-from grader.author import MISMATCH, TOL, Case, Fail, check_tensor, no_inplace, phrase, random_state, seeds
+from grader.author import MISMATCH, TOL, Case, Fail, check_tensor, no_inplace, phrase, random_state, returned, seeds
 
 FLOAT32_MARGIN = 4.0
 """As ``grader.checks.common.FLOAT32_MARGIN``: how much further from the float64 result than the reference's own
@@ -15,8 +15,7 @@ float32 run a submission that computes in float32 inside may be."""
 def output(result, what, example=None):
     """The tensor a ``call`` probe returned; a plain failure when the function returned something else."""
     if "out" not in result:
-        got = result.get("other") or ("a tuple" if "tuple" in result else "a number")
-        raise Fail("fail.not_tensor", what=what, got=got, example=example)
+        raise Fail("fail.not_tensor", what=what, got=returned(result), example=example)
     return result["out"]
 
 

@@ -3,7 +3,7 @@
 from hypothesis import strategies as st
 
 from assignments.decoder_lm.checks.modules_common import heads_for
-from grader.author import Fail, check
+from grader.author import Fail, check, returned
 
 NAMES = ("vocab_size", "dim", "num_layers", "num_heads", "hidden_dim", "num_kv_heads")
 
@@ -25,7 +25,7 @@ def _number(got):
 
 def _compare(value, expected, got, kwargs):
     if value != expected:
-        raise Fail("fail.lm_param_count", got=value if value is not None else got.get("other"),
+        raise Fail("fail.lm_param_count", got=value if value is not None else returned(got),
                    difference=(value - expected) if isinstance(value, int) else None, example={"config": kwargs})
 
 

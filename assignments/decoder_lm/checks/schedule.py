@@ -2,7 +2,7 @@
 
 import math
 
-from grader.author import Fail, check
+from grader.author import Fail, check, returned
 
 CONFIGS = (
     # (max_lr, min_lr, warmup_steps, total_steps)
@@ -35,8 +35,7 @@ def formula(ctx):
                 continue
             value = got.get("number")
             if value is None or got.get("number_type") not in ("float", "float64"):
-                kind = got.get("number_type") or got.get("other") or "torch.Tensor"
-                first = Fail("fail.lm_cosine_type", got=kind, example=ex)
+                first = Fail("fail.lm_cosine_type", got=returned(got), example=ex)
             elif not math.isclose(value, ref["number"], rel_tol=1e-6, abs_tol=1e-9 * max_lr):
                 first = Fail("fail.lm_cosine", step=step, max_lr=max_lr, min_lr=min_lr, warmup=warmup, total=total,
                              got=f"{value:.6g}", example=ex)

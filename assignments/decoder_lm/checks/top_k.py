@@ -5,7 +5,7 @@ from dataclasses import dataclass
 import torch
 from hypothesis import strategies as st
 
-from grader.author import Case, Fail, check, check_tensor, phrase, seeds, shown_example
+from grader.author import Case, Fail, check, check_tensor, phrase, returned, seeds, shown_example
 
 DTYPES = ("float64", "float32", "float16", "bfloat16")
 
@@ -65,7 +65,7 @@ def compare_filter(ref, got, *, what, key, example, **params):
     if got.get("modified"):
         raise Fail("fail.inplace", what=what, inputs=got["modified"], example=example)
     if "out" not in got:
-        raise Fail("fail.not_tensor", what=what, got=got.get("other"), example=example)
+        raise Fail("fail.not_tensor", what=what, got=returned(got), example=example)
     out, expected = got["out"], ref["out"]
     if list(out.shape) == list(expected.shape) and out.dtype == expected.dtype:
         wrong = kept_mismatch(out, expected)

@@ -5,7 +5,7 @@ from dataclasses import dataclass
 import torch
 from hypothesis import strategies as st
 
-from grader.author import Case, Fail, check, check_tensor, distinct_ints, random_tokens, seeds, shown_example
+from grader.author import Case, Fail, check, check_tensor, distinct_ints, random_tokens, returned, seeds, shown_example
 
 
 @dataclass(frozen=True)
@@ -37,7 +37,7 @@ def _compare(ctx, name, args, ex, device="cpu"):
     if got.get("modified"):
         raise Fail("fail.inplace", what=name, inputs=got["modified"], example=ex)
     if "out" not in got:
-        raise Fail("fail.not_tensor", what=name, got=got.get("other") or got.get("number_type", "?"), example=ex)
+        raise Fail("fail.not_tensor", what=name, got=returned(got), example=ex)
     if device == "meta":
         if got["out"].device.type != "meta":
             raise Fail("fail.device", what=name, expected="meta", got=got["out"].device.type, example=ex)

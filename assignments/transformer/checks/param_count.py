@@ -1,6 +1,6 @@
 """Checks for ``count_parameters`` (task ``param_count``)."""
 
-from grader.author import Fail, check
+from grader.author import Fail, check, returned
 
 GRID = [
     (11, 13, 8, 2, 16, 1, False), (11, 13, 8, 2, 16, 1, True), (7, 7, 12, 3, 20, 2, False),
@@ -22,6 +22,6 @@ def grid(ctx):
         if got.get("number_type") not in ("int",) and value is not None and float(value).is_integer():
             value = int(value)
         if value != expected:
-            raise Fail("fail.param_count", got=value if value is not None else got.get("other"),
+            raise Fail("fail.param_count", got=value if value is not None else returned(got),
                        difference=(value - expected) if isinstance(value, int) else None,
                        example={"config": kwargs})

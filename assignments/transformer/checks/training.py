@@ -18,6 +18,7 @@ from grader.author import (
     randn,
     random_tokens,
     ref_state,
+    returned,
     seeds,
     shown_example,
 )
@@ -72,7 +73,7 @@ def loss(ctx):
         if got.get("modified"):
             raise Fail("fail.inplace", what="sequence_loss", inputs=got["modified"], example=ex)
         if "out" not in got:
-            raise Fail("fail.not_tensor", what="sequence_loss", got=got.get("other") or got.get("number_type"),
+            raise Fail("fail.not_tensor", what="sequence_loss", got=returned(got),
                        example=ex)
         out = got["out"].reshape(()) if got["out"].numel() == 1 else got["out"]
         if out.dtype == torch.float32 and ref["out"].dtype == torch.float64:
@@ -109,7 +110,7 @@ def noam(ctx):
                              "factor": factor if factor is not None else "(default)"}}
             if first is None and (value is None or not math.isclose(value, expected, rel_tol=1e-9, abs_tol=1e-15)):
                 first = Fail("fail.noam", step=step, d_model=d_model, warmup=warmup,
-                             got=f"{value:.6g}" if value is not None else got.get("other"), example=ex)
+                             got=f"{value:.6g}" if value is not None else returned(got), example=ex)
     if first is not None:
         raise first
 

@@ -17,6 +17,9 @@ MESSAGES = {
                                             "the reference's mask.",
     "transformer.fig.mask_failed": "Your causal_mask could not be used ({detail}), so your attention is drawn under "
                                    "the reference's mask.",
+    "transformer.fig.mask_returned": "it returned {got}, not a tensor",
+    "transformer.fig.mask_dtype": "it returned dtype {dtype}, not bool",
+    "transformer.fig.mask_shape": "its shape {shape} does not broadcast to {expected}",
     "transformer.fig.attention_same": "Your weights match the reference's.",
     "transformer.fig.attention_differs": "Your weights differ from the reference's by up to {diff}.",
     # -- positional encoding --------------------------------------------------------------------------

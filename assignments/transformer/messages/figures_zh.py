@@ -14,6 +14,9 @@ MESSAGES = {
     "transformer.fig.attention_mask_differs": "你的 causal_mask({size}) 屏蔽的位置与参考实现不同：{total} 个元素中有 "
                                               "{count} 个不一致（对比带斜线的格子）。",
     "transformer.fig.mask_not_implemented": "你的 causal_mask 还没有实现，所以这里用参考实现的掩码画出你的注意力。",
+    "transformer.fig.mask_returned": "它返回了 {got}，而不是张量",
+    "transformer.fig.mask_dtype": "它返回的 dtype 是 {dtype}，不是 bool",
+    "transformer.fig.mask_shape": "它的形状 {shape} 无法广播到 {expected}",
     "transformer.fig.mask_failed": "你的 causal_mask 无法使用（{detail}），所以这里用参考实现的掩码画出你的注意力。",
     "transformer.fig.attention_same": "你的权重与参考实现一致。",
     "transformer.fig.attention_differs": "你的权重与参考实现最多相差 {diff}。",

@@ -5,8 +5,9 @@ from hypothesis import strategies as st
 
 from grader.checks.base import check
 from grader.checks.common import contract_params, equivalent, no_inplace, ref_state
-from grader.checks.fail import Fail
 from grader.checks.compare import check_tensor
+from grader.checks.fail import Fail
+from grader.probes import returned
 from grader.strategies import randn, seeds
 
 
@@ -24,7 +25,7 @@ def attend_case(draw):
 
 def _softmax_out(ctx_result, what="stable_softmax"):
     if "out" not in ctx_result:
-        raise Fail("fail.not_tensor", what=what, got=ctx_result.get("other", "a tuple or a number"))
+        raise Fail("fail.not_tensor", what=what, got=returned(ctx_result))
     return ctx_result["out"]
 
 
