@@ -2,10 +2,11 @@
 
 Real submissions of both assignments (the reference, the stubs, and catalogue mutants whose failures name what
 differs: an output, the attention weights, a module's output after a few calls, logits in another dtype) and
-edits of the reference that the kit's own error sentences grade (a probe's bad-output error) are
-graded once, in process, and every view is rendered in both languages: the terminal summary, the HTML report,
-the Gradescope Markdown, the JUnit XML and the JSON document's messages. In a Chinese view, every line that is
-Chinese is split into its Latin words; a word is data, and allowed, when it is code (an identifier with ``_``,
+edits of the reference that the kit's own error sentences grade (a probe's bad-output error) or whose failure
+names the type the code returned instead of a tensor ("returned a tuple of 2") are graded once, in process, and
+every view is rendered in both languages: the terminal summary, the HTML report, the Gradescope Markdown, the
+JUnit XML and the JSON document's messages. In a Chinese view, every line that is Chinese is split into its Latin
+words; a word is data, and allowed, when it is code (an identifier with ``_``,
 ``.``, a digit, brackets or an operator, a CamelCase name), a term the kit's Chinese sentences themselves use
 (``softmax``, ``dtype``, ``logits``...), or something of the submission or the run: a task or check id, a key
 or value of a failing example, the student's own exception text, code line and traceback, a path, a rerun
@@ -33,14 +34,22 @@ MUTANTS = {"transformer": ("sdpa.fill_zero", "layernorm.wrong_axis", "decoder_la
 LOSS = ("training.py", "return loss.item()", "return loss")
 EDITS = {"transformer": {"sdpa.returns_none": ("attention.py", "return weights @ value, weights",
                                               "return None", ("sdpa",)),
-                         "train_step.returns_tensor": (*LOSS, ("training",))},
+                         "train_step.returns_tensor": (*LOSS, ("training",)),
+                         "sdpa.returns_list": ("attention.py", "return weights @ value, weights",
+                                               "return [weights @ value, weights]", ("sdpa",))},
          "decoder_lm": {"train_step.returns_tensor": (*LOSS, ("train_step",)),
                         "param_groups.returns_none": ("optim.py", "    return [", "    return None and [",
                                                      ("decay_groups",))}}
 """Submissions that the kit's own error sentences grade (a probe's bad-output error: ``errors.said``): ``(file, old
 text, new text, the tasks graded)``, made from the reference."""
+RETURNS = {"transformer": {"causal_mask.returns_list": ("masks.py", "return keep.unsqueeze(0).unsqueeze(0)",
+                                                          "return keep.tolist()", ("masks",))},
+           "decoder_lm": {"causal_attention.returns_tuple": ("attention.py", "    return weights @ v  #",
+                                                             "    return weights @ v, weights  #", ("gqa",))}}
+"""Edits whose failure names what the code returned where a tensor was expected (``probes.returned``: a phrase,
+never "a tuple" in a Chinese sentence), as ``EDITS``."""
 SUBMISSIONS = [(a, which) for a in (TRANSFORMER, LM) for which in ("solution", "skeleton", *MUTANTS[a.name],
-                                                                   *EDITS[a.name])]
+                                                                   *EDITS[a.name], *RETURNS[a.name])]
 VIEWS = ("terminal", "html", "gradescope", "junit", "json")
 CJK = re.compile("[\u3000-\u303f\u3400-\u9fff\uff00-\uffef]")
 WORD = re.compile(r"\.?[A-Za-z][A-Za-z0-9_.'\-]*")
@@ -70,8 +79,8 @@ def graded(tmp_path_factory):
         tasks = None
         if which in ("solution", "skeleton"):
             path = getattr(a, "reference" if which == "solution" else "skeleton")
-        elif which in EDITS[a.name]:
-            file, old, new, tasks = EDITS[a.name][which]
+        elif which in EDITS[a.name] or which in RETURNS[a.name]:
+            file, old, new, tasks = {**EDITS[a.name], **RETURNS[a.name]}[which]
             path = tmp_path_factory.mktemp("edited") / "sub"
             shutil.copytree(a.reference, path)
             source = (path / file).read_text(encoding="utf-8")
@@ -81,8 +90,10 @@ def graded(tmp_path_factory):
             bug = next(b for b in Catalogue(a).bugs if b.id == which)
             path = Catalogue(a).write_mutant(bug, tmp_path_factory.mktemp("mutant") / "sub")
         result = api.check(path=path, assignment=a, profile="quick", lang="zh", tasks=tasks)
-        if tasks:  # the edit is graded by the kit's own error sentence, not the student's exception
+        if which in EDITS[a.name]:  # the edit is graded by the kit's own error sentence, not the student's exception
             assert any((c.error or {}).get("data", {}).get(SAY) for t in result.tasks for c in t.checks), which
+        elif tasks:  # the edit fails a check that says what came back instead of a tensor
+            assert any(c.message and c.message.key == "fail.not_tensor" for t in result.tasks for c in t.checks), which
         out[(a.name, which)] = result, _data_of(a, result)
     return out
 
