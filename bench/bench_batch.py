@@ -1,4 +1,4 @@
-"""Benchmark ``gradekit batch``: throughput at -j 2 and -j 1, parallel efficiency, cost of isolation.
+"""Benchmark ``gradekit batch``: throughput at -j 2 and -j 1, parallel efficiency, cost of sealed grading.
 
     python bench/bench_batch.py [--n 40] [--tasks sdpa,masks] [--profile quick] [--sample 4] [--rounds 3]
 
@@ -7,7 +7,7 @@ Defaults: 40 submissions, every task, the quick profile (about 7 minutes on a 2-
 Grades ``--n`` submissions cycling through correct alternatives (``tests/submissions``), catalogued
 bugs (``Catalogue.write_mutant``), the skeleton (nothing implemented) and a syntax
 error; once with ``-j 2`` and once with ``-j 1`` (fresh output folders, so nothing is cached).
-Then grades a few of them with ``api.check`` in this process, isolated and not, to price the
+Then grades a few of them with ``api.check`` in this process, sealed and not, to price the
 worker. Prints the figures with the load average (the machine may be shared).
 """
 
@@ -80,8 +80,8 @@ def main(argv=None):
     parser.add_argument("--n", type=int, default=40)
     parser.add_argument("--tasks", default=",".join(TASK_IDS), help="default: every task")
     parser.add_argument("--profile", default="quick")
-    parser.add_argument("--sample", type=int, default=4, help="submissions for the isolation overhead")
-    parser.add_argument("--rounds", type=int, default=3, help="alternated rounds for the isolation overhead")
+    parser.add_argument("--sample", type=int, default=4, help="submissions for the sealed grading's overhead")
+    parser.add_argument("--rounds", type=int, default=3, help="alternated rounds for the sealed grading's overhead")
     args = parser.parse_args(argv)
     tasks = args.tasks.split(",")
     work = Path(tempfile.mkdtemp(prefix="gradekit-bench-"))
@@ -105,18 +105,18 @@ def main(argv=None):
 
         if forkserver.supported():
             forkserver.shared().wait_ready()  # a batch judge keeps one fork server for all its submissions
-        for isolated in (False, True):  # both paths warm, as in a judge that has graded a submission
-            api.check(path=sample[0], isolated=isolated, **opts)
+        for sealed in (False, True):  # both paths warm, as in a judge that has graded a submission
+            api.check(path=sample[0], sealed=sealed, **opts)
         rounds = {False: [], True: []}
         for _ in range(args.rounds):  # alternated, so that a change in the machine's speed hits both alike
-            for isolated in (False, True):
+            for sealed in (False, True):
                 t0 = time.perf_counter()
                 for sub in sample:
-                    api.check(path=sub, isolated=isolated, **opts)
-                rounds[isolated].append((time.perf_counter() - t0) / len(sample))
+                    api.check(path=sub, sealed=sealed, **opts)
+                rounds[sealed].append((time.perf_counter() - t0) / len(sample))
         cost = {k: statistics.median(v) for k, v in rounds.items()}
         print(f"per submission (median of {args.rounds} alternated rounds over {len(sample)} submissions): "
-              f"in-process check {cost[False]:.2f} s {_fmt(rounds[False])}, isolated check {cost[True]:.2f} s "
+              f"in-process check {cost[False]:.2f} s {_fmt(rounds[False])}, sealed check {cost[True]:.2f} s "
               f"{_fmt(rounds[True])}, overhead {cost[True] / cost[False]:.2f}x (target <= 1.3x); "
               f"batch -j 1 {times[1] / args.n:.2f} s; {load()}")
     finally:

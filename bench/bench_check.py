@@ -1,4 +1,4 @@
-"""Wall time of ``gradekit check``: quick and full profiles, in-process and --isolated, and diagnosis cost.
+"""Wall time of ``gradekit check``: quick and full profiles, in-process and --sealed, and diagnosis cost.
 
 Run: ``scripts/gradekit-python bench/bench_check.py`` or ``python bench/bench_check.py`` in the venv.
 Prints figures; asserts nothing (speed targets live here, not in the test suite).
@@ -6,7 +6,7 @@ Prints figures; asserts nothing (speed targets live here, not in the test suite)
 Each grading prints how many stand-in calls it answered (an isolated check's reference parts, computed by the
 judge: ``grader.submission.standin``) and the time they took.
 
-Targets on a 2-core machine: full <= 30 s, quick <= 8 s, --isolated within 1.15x of in-process,
+Targets on a 2-core machine: full <= 30 s, quick <= 8 s, --sealed within 1.15x of in-process,
 a submission with three bugs within 1.5x of the solution (diagnosis runs only on failures).
 """
 
@@ -55,11 +55,11 @@ def timed(label, **kwargs):
     return seconds
 
 
-def command(isolated, assignment):
-    """Wall time of the whole command a student types: ``gradekit check solution [--isolated]``."""
+def command(sealed, assignment):
+    """Wall time of the whole command a student types: ``gradekit check solution [--sealed]``."""
     root = load(assignment).reference
     argv = [sys.executable, "-m", "grader", "check", str(root), "--quiet", "--assignment", assignment]
-    argv += ["--isolated"] if isolated else []
+    argv += ["--sealed"] if sealed else []
     start = time.perf_counter()
     done = subprocess.run(argv, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
     seconds = time.perf_counter() - start
@@ -70,7 +70,7 @@ def command(isolated, assignment):
 
 def main():
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    parser.add_argument("--skip-isolated", action="store_true")
+    parser.add_argument("--skip-sealed", action="store_true")
     parser.add_argument("--repeat", type=int, default=3, help="runs of each whole command, alternated (default 3)")
     parser.add_argument("--assignment", default=ASSIGNMENT.name, help="the assignment whose reference is graded "
                         "(default: transformer; the three-bug figure is the transformer's)")
@@ -87,7 +87,7 @@ def main():
             buggy = three_bug_submission(Path(tmp) / "three_bugs")
             bugs_full = timed("check three-bug submission --profile full", path=buggy, profile="full")
         print(f"three bugs / solution (full): {bugs_full / full:.2f}x   (target <= 1.5x)")
-    if not args.skip_isolated:
+    if not args.skip_sealed:
         from grader.submission import forkserver
 
         if forkserver.supported():
@@ -96,22 +96,23 @@ def main():
 
         judges = shards.wanted(type("Runner", (), {"spawn": "fork" if forkserver.supported() else "exec",
                                                    "twin": None})())
-        print(f"--isolated grades with {judges} judge(s) here (grader.shards: two where a core is spare)")
-        iso = timed("check solution --profile full --isolated", path=root, assignment=name, profile="full",
-                    isolated=True)
-        print(f"isolated / in-process (full, in one process, fork server warm): {iso / full:.2f}x   (target <= 1.15x)")
+        print(f"--sealed grades with {judges} judge(s) here (grader.shards: two where a core is spare)")
+        sealed_full = timed("check solution --profile full --sealed", path=root, assignment=name, profile="full",
+                    sealed=True)
+        print(f"sealed / in-process (full, in one process, fork server warm): {sealed_full / full:.2f}x   "
+              "(target <= 1.15x)")
         if judges > 1:
-            one = timed("check solution --profile full --isolated, one judge", path=root, assignment=name,
-                        profile="full", isolated=True, shards=1)
+            one = timed("check solution --profile full --sealed, one judge", path=root, assignment=name,
+                        profile="full", sealed=True, shards=1)
             print(f"the same with one judge: {one / full:.2f}x")
         runs = {False: [], True: []}
         for _ in range(args.repeat):  # alternated, so that a change in the machine's speed hits both alike
-            for isolated in (False, True):
-                runs[isolated].append(command(isolated, name))
-        plain, iso_cmd = statistics.median(runs[False]), statistics.median(runs[True])
+            for sealed in (False, True):
+                runs[sealed].append(command(sealed, name))
+        plain, sealed_cmd = statistics.median(runs[False]), statistics.median(runs[True])
         print(f"whole command, median of {args.repeat}: gradekit check solution {plain:.1f} s "
-              f"{_fmt(runs[False])}; --isolated {iso_cmd:.1f} s {_fmt(runs[True])}")
-        print(f"isolated / in-process (whole command): {iso_cmd / plain:.2f}x   (target <= 1.15x)")
+              f"{_fmt(runs[False])}; --sealed {sealed_cmd:.1f} s {_fmt(runs[True])}")
+        print(f"sealed / in-process (whole command): {sealed_cmd / plain:.2f}x   (target <= 1.15x)")
     print(f"targets: quick {quick:.1f} s (<= 8 s), full {full:.1f} s (<= 30 s); "
           f"load average {os.getloadavg()[0]:.2f} at end")
 

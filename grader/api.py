@@ -69,11 +69,11 @@ def validate_path(path, assignment=None):
     return unwrap(p.resolve())
 
 
-def reproduce_command(path, spec, *, seed=None, isolated=False, assignment=None, command="gradekit", options=()):
+def reproduce_command(path, spec, *, seed=None, sealed=False, assignment=None, command="gradekit", options=()):
     """The one-line command that reruns exactly one check: ``command`` (how the user runs gradekit, already quoted
     for a shell: ``gradekit``, ``scripts/gradekit``, ``.venv/bin/python -m grader``), the submission's ``path``
     as it was given, ``--only`` the check, then ``options`` (the other options that were typed, e.g. ``--profile
-    quick --lang zh``) and those that change what is run (assignment, seed, isolation)."""
+    quick --lang zh``) and those that change what is run (assignment, seed, ``--sealed``)."""
     parts = ["check", str(path), "--only", spec.id, *options]
     if assignment is not None and assignment.name != DEFAULT:
         # A built-in by its short name, as a user types it; any other by the import path or folder it came from.
@@ -81,8 +81,8 @@ def reproduce_command(path, spec, *, seed=None, isolated=False, assignment=None,
         parts += ["--assignment", assignment.name if builtin else assignment.package]
     if seed is not None:
         parts += ["--seed", str(seed)]
-    if isolated:
-        parts.append("--isolated")
+    if sealed:
+        parts.append("--sealed")
     return " ".join([command, *(shlex.quote(str(p)) for p in parts)])
 
 
@@ -94,11 +94,11 @@ def check(*, path, assignment=None, options=None, **overrides):
         assignment: an ``Assignment``, a spec for ``grader.assignment.load`` (a built-in name, an import path, a
             folder), or ``None``: the course configuration's, else ``grader.assignment.DEFAULT``.
         options: a ``CheckOptions`` (default: its defaults); ``overrides`` set single fields of it
-            (``profile="quick"``, ``isolated=True``, ...: see ``CheckOptions`` for each).
+            (``profile="quick"``, ``sealed=True``, ...: see ``CheckOptions`` for each).
 
     The submission is read through a snapshot made once (``submission.snapshot.safe_copy``): regular files only;
     links, special files, files over the caps and names that are not UTF-8 are refused and listed in
-    ``result.refused``. Isolated, the worker gets the snapshot and nothing reads ``path`` again. In process
+    ``result.refused``. Sealed, the worker gets the snapshot and nothing reads ``path`` again. In process
     (a student's own check, where the code runs as the student anyway) the code is imported from ``path``
     itself when the snapshot refused nothing, so that tracebacks and ``breakpoint()`` show the student's own
     files; with anything refused it runs from the snapshot, as it would be graded. Every string in the result
@@ -126,7 +126,7 @@ def check(*, path, assignment=None, options=None, **overrides):
         except ValueError as exc:
             raise UsageError(str(exc)) from None
     banned = o.banned
-    isolated = o.isolated
+    sealed = o.sealed
     made = None
     if snapshot is None:
         from grader.submission.intake import IntakeError, take_in
@@ -163,17 +163,17 @@ def check(*, path, assignment=None, options=None, **overrides):
             raise UsageError(f"submission path {str(path)!r}: {detail}") from None
         snapshot = Snapshot(root=made / "notebook", refused=snapshot.refused)
     own = made is not None and cellmap is None and root.is_dir()  # a snapshot of the student's own folder, made here
-    graded = root if own and not isolated and not snapshot.refused else snapshot.root
+    graded = root if own and not sealed and not snapshot.refused else snapshot.root
     # The tensors graded are tiny: a second thread only adds synchronisation (10x slower under load).
     threads = torch.get_num_threads()
     torch.set_num_threads(1)
     reference = reference_namespace(a)
     ref: InProcessRunner | CachedRunner = InProcessRunner(reference.root, assignment=a, banned=(), namespace=reference)
-    if isolated:  # no submission code runs in this process: the reference's answers are shared between gradings
+    if sealed:  # no submission code runs in this process: the reference's answers are shared between gradings
         ref = CachedRunner(ref, refcache.shared(a))
     sub: InProcessRunner | WorkerRunner
     judges = 1
-    if isolated:
+    if sealed:
         from grader.submission import worker  # the worker's machinery only where it is used
 
         sub = worker.WorkerRunner(
@@ -222,7 +222,7 @@ def check(*, path, assignment=None, options=None, **overrides):
             devices=devices,
             shards=judges,
             reproduce=lambda spec: reproduce_command(
-                path, spec, seed=o.seed, isolated=isolated, assignment=a, command=o.command, options=o.rerun_options
+                path, spec, seed=o.seed, sealed=sealed, assignment=a, command=o.command, options=o.rerun_options
             ),
         )
         result = engine.grade(
@@ -234,7 +234,7 @@ def check(*, path, assignment=None, options=None, **overrides):
             banned_findings=findings,
             allow_banned=o.allow_banned,
             load_errors=load_errors,
-            isolated=isolated,
+            sealed=sealed,
             progress=o.progress,
             diagnose=diagnoser,
             runtime_findings=sub.banned_runtime,
@@ -244,7 +244,7 @@ def check(*, path, assignment=None, options=None, **overrides):
         result.output_dropped = getattr(sub, "output_dropped", 0)
         if unusable:
             result.environment["devices_unusable"] = unusable
-        result.sealed = bool(isolated and getattr(sub, "jail", False))
+        result.jailed = bool(sealed and getattr(sub, "jail", False))
         collect = a.function(a.figures) if o.figures else None
         if collect is not None:  # the pictures are probe results too: drawn from what the runners return
             result.figures = collect(sub=sub, ref=ref)

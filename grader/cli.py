@@ -34,7 +34,9 @@ def _check_parser(sub):
     p.add_argument("--seed", type=int, default=None,
                    help="explore other examples with this seed (default: the same examples every run)")
     p.add_argument("--device", default=None, help="run the device checks on this device only (cpu, cuda, mps)")
-    p.add_argument("--isolated", action="store_true", help="run the submission in a worker process with time limits")
+    p.add_argument("--sealed", action="store_true",
+                   help="sealed grading: run the submission in a worker process with time limits")
+    p.add_argument("--isolated", dest="sealed", action="store_true", help=argparse.SUPPRESS)  # its former name
     p.add_argument("--allow-banned", action="store_true", help="do not withhold points for banned APIs")
     p.add_argument("--config", default=None,
                    help="course configuration (gradekit.toml, or a pyproject.toml with [tool.gradekit]); "
@@ -72,7 +74,7 @@ def cmd_check(args):
 
     config = course_config(args.config, students=not args.all_checks)
     settings = api.settings(assignment=args.assignment, tasks=args.tasks, profile=args.profile, seed=args.seed,
-                            device=args.device, only=only, isolated=args.isolated, allow_banned=args.allow_banned,
+                            device=args.device, only=only, sealed=args.sealed, allow_banned=args.allow_banned,
                             progress=progress, config=config, figures=bool(args.html), command=invoked_as(),
                             rerun_options=rerun_options(args), lang=args.lang)
     lang = settings.options.lang  # the course's language where the command names none
@@ -126,7 +128,7 @@ def from_here(path):
 
 def rerun_options(args):
     """The options of ``gradekit check`` that a rerun of one check must repeat to show the same thing (the
-    assignment, seed and isolation are added by ``api.reproduce_command``)."""
+    assignment, seed and ``--sealed`` are added by ``api.reproduce_command``)."""
     options = []
     for flag, value, default in (("--profile", args.profile, "full"), ("--device", args.device, None),
                                  ("--config", args.config, None), ("--lang", args.lang, None)):
@@ -215,7 +217,7 @@ def main(argv=None):
             print(f"gradekit: error: {exc}", file=sys.stderr)
             return 2
     server = None
-    if argv[:1] == ["check"] and "--isolated" in argv:
+    if argv[:1] == ["check"] and ("--sealed" in argv or "--isolated" in argv):
         # The worker's fork server imports torch on the other core while this process imports its own.
         from grader.submission import forkserver
 

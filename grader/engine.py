@@ -256,7 +256,7 @@ def run_one(g, spec):
 
     An isolated check whose run raised in the submission's code (it reads something of its own parts that the
     reference's do not have, say ``layer.size``) is graded again with the submission's own parts, and says so:
-    isolation never costs a correct submission.
+    the isolated variant never costs a correct submission.
 
     Returns ``(result, calls)``: the ``CheckResult`` and the submission's probe calls (what diagnosis replays)."""
     result, calls = _run_variant(g, spec, variant_of(g.assignment, spec))
@@ -448,7 +448,7 @@ def grade(
     banned_findings=(),
     allow_banned=False,
     load_errors=None,
-    isolated=False,
+    sealed=False,
     progress=None,
     diagnose=None,
     runtime_findings=None,
@@ -457,7 +457,7 @@ def grade(
     started = time.perf_counter()
     specs, selection = select(g.assignment, tasks=tasks, profile=g.profile, only=only, config=config)
     # Checks of one variant run together (a worker holds one variant: see WorkerRunner), the integrated ones
-    # first; results, diagnoses and views keep the assignment's order, in every mode alike.
+    # first; results, diagnoses and views keep the assignment's order, sealed or in process alike.
     order = sorted(range(len(specs)), key=lambda i: _variant_rank(g.assignment, specs[i]))
     slots: list[CheckResult] = [None] * len(specs)  # type: ignore[list-item]  # each filled below
     calls: list[list] = [[] for _ in specs]
@@ -506,7 +506,7 @@ def grade(
         banned_api=[f.to_dict() for f in findings],
         load_errors=load_errors or {},
         environment=environment(g.devices),
-        isolated=isolated,
+        sealed=sealed,
         allow_banned=allow_banned,
         hidden_checks=len(selection.hidden) if selection is not None else 0,
         assignment=g.assignment.name,

@@ -14,8 +14,8 @@ of order, or run again after an edit, are graded as they stand in the kernel); a
 class defined in a notebook cell before Python 3.13. A cell that does not parse defined nothing in the kernel
 either, and is passed over silently.
 
-Graded in this process by default (the student's own code, as the kernel runs it anyway); ``isolated=True``
-grades the exported code in a worker process instead.
+Graded in this process by default (the student's own code, as the kernel runs it anyway); ``sealed=True``
+grades the exported code in a worker process instead (``isolated=True``, its former name, still does).
 """
 
 from __future__ import annotations
@@ -86,10 +86,10 @@ def _history(shell):
                                if n and source.strip()])
 
 
-def _grade(tasks, *, isolated, lang, profile, assignment):
+def _grade(tasks, *, sealed, lang, profile, assignment):
     from grader.config import course_config
 
-    settings = api.settings(assignment=assignment, config=course_config(), isolated=isolated, lang=lang,
+    settings = api.settings(assignment=assignment, config=course_config(), sealed=sealed, lang=lang,
                             profile=profile)
     a, lang = settings.assignment, settings.options.lang
     shell = _kernel(lang)
@@ -106,15 +106,15 @@ def _grade(tasks, *, isolated, lang, profile, assignment):
     return Report(relocate(result, cellmap), lang)
 
 
-def check(task, *, isolated=False, lang=None, profile="quick", assignment=None):
+def check(task, *, sealed=False, lang=None, profile="quick", assignment=None, isolated=False):
     """Grade task ``task`` (``"mha"``) of what this notebook's kernel defines; returns a ``Report`` (shown as the
-    HTML report of that task). ``isolated``: grade in a worker process; ``lang``: ``"en"`` or ``"zh"``;
-    ``profile``: ``"quick"`` or ``"full"``; ``assignment``: default the course configuration's (the nearest
-    ``gradekit.toml`` from the kernel's folder up, as ``gradekit check`` finds it), else ``transformer``;
-    ``lang`` likewise."""
-    return _grade((task,), isolated=isolated, lang=lang, profile=profile, assignment=assignment)
+    HTML report of that task). ``sealed``: grade in a worker process (``isolated``: its former name); ``lang``:
+    ``"en"`` or ``"zh"``; ``profile``: ``"quick"`` or ``"full"``; ``assignment``: default the course
+    configuration's (the nearest ``gradekit.toml`` from the kernel's folder up, as ``gradekit check`` finds it),
+    else ``transformer``; ``lang`` likewise."""
+    return _grade((task,), sealed=sealed or isolated, lang=lang, profile=profile, assignment=assignment)
 
 
-def check_all(*, isolated=False, lang=None, profile="quick", assignment=None):
+def check_all(*, sealed=False, lang=None, profile="quick", assignment=None, isolated=False):
     """Grade every task of what this notebook's kernel defines; returns a ``Report``."""
-    return _grade(None, isolated=isolated, lang=lang, profile=profile, assignment=assignment)
+    return _grade(None, sealed=sealed or isolated, lang=lang, profile=profile, assignment=assignment)

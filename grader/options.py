@@ -17,9 +17,9 @@ class Default:
 
 
 DEFAULTS = {
-    "call_timeout": Default(60.0, "seconds one call into student code may take (isolated grading)"),
-    "total_timeout": Default(900.0, "seconds all calls of one submission may take together (isolated grading)"),
-    "memory_mb": Default(4096, "the worker's memory cap in MiB (isolated grading)"),
+    "call_timeout": Default(60.0, "seconds one call into student code may take (sealed grading)"),
+    "total_timeout": Default(900.0, "seconds all calls of one submission may take together (sealed grading)"),
+    "memory_mb": Default(4096, "the worker's memory cap in MiB (sealed grading)"),
     "lang": Default("en", "the language of messages and reports (en, zh)"),
     "copy_policy": Default("zero", "a copy of the reference scores 0 (zero) or is only flagged (flag)"),
     "output_format": Default("md", "how Gradescope renders a result's output (text, md, html)"),
@@ -41,8 +41,9 @@ class CheckOptions:
     """Grade on this device only (default: cpu plus any accelerator found)."""
     only: tuple | None = None
     """Check ids to run (``"mha.equivalence"``)."""
-    isolated: bool = False
-    """Run student code in a worker process (sealed: see ``submission.worker``)."""
+    sealed: bool = False
+    """Run student code in a worker process (sealed grading: see ``submission.worker``; ``CheckOptions.of``
+    also takes it under its former name, ``isolated``)."""
     stand_ins: bool = False
     """In process, give isolated checks stand-ins for the reference's parts, answered in this process, as a sealed
     worker gives them (``submission.standin``; the tests use it), instead of the parts themselves."""
@@ -57,20 +58,20 @@ class CheckOptions:
     diagnose: bool = True
     """Replay failures through the assignment's known-bug catalogue."""
     call_timeout: float | None = None
-    """Isolated: seconds per probe call (``None``: the course configuration's, else ``DEFAULTS``)."""
+    """Sealed: seconds per probe call (``None``: the course configuration's, else ``DEFAULTS``)."""
     total_timeout: float | None = None
-    """Isolated: seconds for the whole run (``None``: the course configuration's, else ``DEFAULTS``)."""
+    """Sealed: seconds for the whole run (``None``: the course configuration's, else ``DEFAULTS``)."""
     memory_mb: int | None = None
-    """Isolated: the worker's memory cap in MiB (``None``: the course configuration's, else ``DEFAULTS``)."""
+    """Sealed: the worker's memory cap in MiB (``None``: the course configuration's, else ``DEFAULTS``)."""
     figures: bool = False
     """Also gather the data for the HTML report's pictures (``result.figures``)."""
     run_as: object = "auto"
-    """Isolated: the worker's user (see ``WorkerRunner``; a batch judge gives each slot its own)."""
+    """Sealed: the worker's user (see ``WorkerRunner``; a batch judge gives each slot its own)."""
     spin_s: float | None = None
-    """Isolated: seconds the judge and the worker poll for each other's next message before sleeping (``None``:
+    """Sealed: seconds the judge and the worker poll for each other's next message before sleeping (``None``:
     ``WorkerRunner``'s default, a moment where there are two cores; a batch judge, sharing the cores, gives 0)."""
     shards: int | None = None
-    """Isolated: how many judge processes share the checks (``None``: two where the workers are forked and there
+    """Sealed: how many judge processes share the checks (``None``: two where the workers are forked and there
     are two cores or more, see ``grader.shards``; a batch judge, sharing the cores, gives 1)."""
     snapshot: object = None
     """A ``submission.snapshot.Snapshot`` already made of the submission (the batch makes one per submission)."""
@@ -85,7 +86,11 @@ class CheckOptions:
 
     @classmethod
     def of(cls, options=None, **overrides):
-        """``options`` (or the defaults) with ``overrides``; ``TypeError`` naming an unknown option."""
+        """``options`` (or the defaults) with ``overrides``; ``TypeError`` naming an unknown option. ``isolated``
+        is taken as ``sealed`` (its former name; ``sealed`` wins where both are given), so that callers written
+        before the rename still grade sealed."""
+        if "isolated" in overrides:
+            overrides.setdefault("sealed", overrides.pop("isolated"))
         known = {f.name for f in fields(cls)}
         unknown = sorted(set(overrides) - known)
         if unknown:

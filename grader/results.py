@@ -146,11 +146,11 @@ class GradeResult:
     """Contract file -> ``SubmissionError`` dict for files that failed to import."""
     environment: dict = field(default_factory=dict)
     """Python, torch, platform, devices, gradekit version, when."""
-    isolated: bool = False
-    """Whether student code ran in a worker process."""
     sealed: bool = False
-    """Whether that worker was sealed: jailed under a uid of its own, which needs the grader to run as root
-    (docs: "Isolation"). An isolated grading by an ordinary user is not: the worker ran as that user."""
+    """Whether student code ran in a worker process (sealed grading)."""
+    jailed: bool = False
+    """Whether that worker was jailed under a uid of its own, which needs the grader to run as root (docs:
+    SEALED.md). A sealed grading by an ordinary user is not: the worker ran as that user."""
     hidden_checks: int = 0
     """How many checks were hidden from this run by the course configuration."""
     allow_banned: bool = False

@@ -3,7 +3,7 @@
 In a sealed grading the judge and its worker take turns: while the worker runs the student's code, the judge
 waits, and while the judge computes a reference part for the worker's stand-ins (an isolated check), the worker
 waits. A pair keeps about one core busy. Where the machine has a second core and nothing else to run
-(``gradekit check --isolated``; not a batch, whose judges fill the cores), a second judge, forked from the first
+(``gradekit check --sealed``; not a batch, whose judges fill the cores), a second judge, forked from the first
 once it has loaded everything, grades some of the checks with workers of its own, and the grading takes about
 half the time.
 

@@ -9,9 +9,10 @@ the first failing check told in full (why, the example, what it looks like, the 
 score. A file the student's own code imports (not a contract file) may be used by any task: all are graded.
 
 The grading is ``api.check`` in this process, as ``gradekit check`` runs it: breakpoints and tracebacks in the
-student's files work (``--isolated`` grades in a worker instead, with its time limits).
+student's files work (``--sealed`` grades in a worker instead, with its time limits).
 """
 
+import argparse
 import os
 import sys
 import time
@@ -79,7 +80,7 @@ class Watch:
     Args:
         path: the submission folder, as the student typed it (the rerun lines repeat it).
         assignment: an ``Assignment`` or a spec (default: the course configuration's, as ``api.settings``).
-        options: ``CheckOptions`` for each grading (profile, isolation, the course configuration, the rerun
+        options: ``CheckOptions`` for each grading (profile, sealed or not, the course configuration, the rerun
             command...), resolved by ``api.settings``; ``tasks`` among them limits what is watched.
         lang: the language of the screen (default: the options', resolved).
         out: where screens are written; cleared before each when it is a terminal.
@@ -219,8 +220,10 @@ def register(sub):
     p.add_argument("--tasks", type=_task_list, default=None, help=HELP_TASKS)
     p.add_argument("--profile", choices=("quick", "full"), default="quick",
                    help="quick (default: fast feedback) or full (the final grading's examples)")
-    p.add_argument("--isolated", action="store_true",
-                   help="grade in a worker process with time limits (breakpoints in your code then do not stop)")
+    p.add_argument("--sealed", action="store_true",
+                   help="sealed grading: in a worker process with time limits (breakpoints in your code then do "
+                        "not stop)")
+    p.add_argument("--isolated", dest="sealed", action="store_true", help=argparse.SUPPRESS)  # its former name
     p.add_argument("--config", default=None,
                    help="course configuration (gradekit.toml, or a pyproject.toml with [tool.gradekit]); "
                         "default: the nearest gradekit.toml from the current folder up")
@@ -236,7 +239,7 @@ def from_command(args):
 
     rerun = (("--profile", args.profile) if args.profile != "full" else ()) + (
         ("--config", args.config) if args.config else ()) + (("--lang", args.lang) if args.lang else ())
-    options = CheckOptions(tasks=args.tasks, profile=args.profile, isolated=args.isolated, command=invoked_as(),
+    options = CheckOptions(tasks=args.tasks, profile=args.profile, sealed=args.sealed, command=invoked_as(),
                            rerun_options=rerun, lang=args.lang, config=course_config(args.config))
     return Watch(args.path, assignment=args.assignment, options=options)
 

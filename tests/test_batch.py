@@ -1,4 +1,4 @@
-"""``gradekit batch``: a class of ordinary and hostile submissions graded in isolated workers.
+"""``gradekit batch``: a class of ordinary and hostile submissions graded in sealed workers.
 
 One module-scoped batch grades every hostile case (``tests/hostile``) on the ``masks`` task with
 the quick profile and short limits; each test reads its verdict from the gradebook and the

@@ -37,7 +37,7 @@ def _grading(student, score):
     check = CheckResult(id="masks.causal", task="masks", status="passed" if passed else "failed", score=score,
                         max_score=10.0, message=None if passed else Message("fail.mismatch", {"what": "mask"}))
     return GradeResult(submission=student, score=score, max_score=10.0, seed=None, profile="quick", duration_s=1.0,
-                       tasks=[TaskResult(id="masks", score=score, max_score=10.0, checks=[check])], isolated=True)
+                       tasks=[TaskResult(id="masks", score=score, max_score=10.0, checks=[check])], sealed=True)
 
 
 def _record(sub, digest, result):
@@ -47,7 +47,7 @@ def _record(sub, digest, result):
             "tasks": {"masks": result.score}, "raw_tasks": {"masks": result.score}, "task_max": {"masks": 10.0},
             "checks": {"masks.causal": result.tasks[0].checks[0].status}, "diagnoses": [],
             "flags": {"copy_of_reference": {"copy": False, "score": 0.1, "matches": []}}, "refused": [],
-            "load_causes": "", "sealed": False, "duration_s": 1.0}
+            "load_causes": "", "jailed": False, "duration_s": 1.0}
 
 
 def _pool(todo, out, job, jobs, deadline_s, lang, bar, warnings):

@@ -2,7 +2,7 @@
 reference, the grader or these tests, each in a style of its own (tests/blind/correct/*/STYLE.md), and single
 deviations of them, each a realistic departure from the contract (tests/blind/deviations/*/README.md).
 
-Every correct one gets full marks, in-process and isolated; every deviation loses points in its own checks and
+Every correct one gets full marks, in-process and sealed; every deviation loses points in its own checks and
 nowhere else. A deviation that also costs ``overfit`` (the whole submission must still learn) says so below.
 """
 
@@ -69,20 +69,20 @@ def test_correct_in_process(name):
 
 
 @pytest.mark.parametrize("name", CORRECT)
-def test_correct_isolated(name):
-    result = api.check(path=BLIND / "correct" / name, profile="quick", isolated=True, diagnose=False)
+def test_correct_sealed(name):
+    result = api.check(path=BLIND / "correct" / name, profile="quick", sealed=True, diagnose=False)
     assert _failing(result) == set() and result.score == TOTAL_POINTS, _failing(result)
 
 
-@pytest.mark.parametrize("isolated", [False, True], ids=["in-process", "isolated"])
+@pytest.mark.parametrize("sealed", [False, True], ids=["in-process", "sealed"])
 @pytest.mark.parametrize("name", DEVIATIONS)
-def test_deviation_is_charged_in_its_own_checks(name, isolated, tmp_path):
+def test_deviation_is_charged_in_its_own_checks(name, sealed, tmp_path):
     base, _ = name.split("__", 1)
     sub = tmp_path / "sub"
     shutil.copytree(BLIND / "correct" / base, sub, ignore=shutil.ignore_patterns("__pycache__"))
     for f in (BLIND / "deviations" / name).glob("*.py"):
         shutil.copy(f, sub / f.name)
-    result = api.check(path=sub, profile="quick", isolated=isolated, diagnose=False)
+    result = api.check(path=sub, profile="quick", sealed=sealed, diagnose=False)
     assert _failing(result) == EXPECTED[name]
     # ... and each fails with its reason, never with the grader's own error (a check once raised NameError here)
     internal = [c.id for t in result.tasks for c in t.checks

@@ -161,7 +161,7 @@ def test_every_student_has_the_same_record_and_files(graded):
         for name in ("results.json", "report.html", "gradescope.json"):
             assert (base / "dask" / folder / name).is_file(), (folder, name)
     assert not list((base / "dask").rglob(".*.json.*"))  # no temporary file left behind
-    assert graded["warnings"] == []  # the workers run as root here: sealed
+    assert graded["warnings"] == []  # the workers run as root here: jailed
     assert not (base / "unpickled").exists() and "999" not in (base / "dask" / "gradebook.csv").read_text()
 
 
@@ -261,12 +261,12 @@ def _outcome(**changes):
     """What ``grade_on_worker`` returns for a finished submission (its saved grading as bytes)."""
     record = {"student": "s1", "folder": "s1", "hash": "h", "status": "ok", "score": 1.0, "max_score": 1.0}
     files = {"grading.json": b"grading.json body", "record.json": json.dumps(record).encode()}
-    outcome = {"record": record, "detail": None, "files": files, "sealed": True, "worker": "w1", "grader": "g"}
+    outcome = {"record": record, "detail": None, "files": files, "jailed": True, "worker": "w1", "grader": "g"}
     outcome.update(changes)
     return outcome
 
 
-def test_a_result_is_written_atomically_record_last_and_a_sealed_worker_warns_nothing(tmp_path, monkeypatch):
+def test_a_result_is_written_atomically_record_last_and_a_jailed_worker_warns_nothing(tmp_path, monkeypatch):
     sub = sources.Submission("s1", tmp_path / "s1")
     written = []
     real = dask_batch.atomic_write
@@ -279,12 +279,12 @@ def test_a_result_is_written_atomically_record_last_and_a_sealed_worker_warns_no
     assert receiver.warnings() == []
 
 
-def test_an_unsealed_worker_is_reported_by_name(tmp_path):
+def test_an_unjailed_worker_is_reported_by_name(tmp_path):
     receiver = dask_batch.Receiver(tmp_path, "quick", "g", "zh", bar=None)
-    receiver.finish(sources.Submission("s1", tmp_path / "s1"), _outcome(sealed=False, worker="node-7"))
+    receiver.finish(sources.Submission("s1", tmp_path / "s1"), _outcome(jailed=False, worker="node-7"))
     receiver.finish(sources.Submission("s2", tmp_path / "s2"), _outcome(worker="node-8"))
     [warning] = receiver.warnings()
-    assert warning == text("dask.not_sealed", "zh", workers="node-7")
+    assert warning == text("dask.not_jailed", "zh", workers="node-7")
 
 
 def test_a_worker_with_another_grader_or_a_judge_failure_gives_an_error_row(tmp_path):

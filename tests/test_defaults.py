@@ -78,13 +78,13 @@ LM_CASES = [
 ]
 
 
-@pytest.mark.parametrize("isolated", [False, True], ids=["in_process", "isolated"])
+@pytest.mark.parametrize("sealed", [False, True], ids=["in_process", "sealed"])
 @pytest.mark.parametrize("case", LM_CASES, ids=[c[0] for c in LM_CASES])
-def test_lm_defaults(tmp_path, case, isolated):
+def test_lm_defaults(tmp_path, case, sealed):
     _id, file, old, new, tasks, failing = case
     sub = _edited(tmp_path, load("decoder_lm").reference, [(file, old, new)])
     failed = _failed(api.check(path=sub, assignment="decoder_lm", profile="quick", tasks=tasks, diagnose=False,
-                               isolated=isolated))
+                               sealed=sealed))
     if failing is None:
         assert not failed, {k: (c.message and c.message.key) for k, c in failed.items()}
     else:

@@ -172,7 +172,7 @@ def test_every_door_grades_the_same_settings_checks_and_points(course, graded, p
                          output_format=settings["output_format"])
     by_door["gradescope"] = of(graded[0])
     for door, what in by_door.items():
-        # isolated in a worker, graded alike
+        # sealed in a worker, graded alike
         assert what == instructor, f"{door} graded otherwise than gradekit check --all-checks"
 
 
@@ -191,3 +191,39 @@ def test_an_explicit_option_wins_over_the_course_and_the_course_over_the_default
     assert (bare.copy_policy, bare.output_format) == (DEFAULTS["copy_policy"].value,
                                                       DEFAULTS["output_format"].value)
     assert api.settings(assignment="transformer", config=config).assignment.name == "transformer"
+
+
+def test_sealed_is_the_one_word_of_every_door_and_isolated_its_hidden_former_name(monkeypatch):
+    """``--sealed`` (a worker process) is what ``check`` and ``watch`` offer and every printed command says;
+    ``--isolated``, its former name (now the word of a check's variant only), still parses to it, unlisted, and
+    ``isolated=`` still grades sealed through ``api.settings``/``api.check`` (``CheckOptions.of``) and the
+    notebook API, so that commands and notebooks written before the rename keep working."""
+    from grader.options import CheckOptions
+
+    parser = cli.build_parser()
+    for command in (["check", "sub"], ["watch", "sub"]):
+        assert parser.parse_args(command + ["--sealed"]).sealed is True
+        assert parser.parse_args(command + ["--isolated"]).sealed is True
+        assert parser.parse_args(command).sealed is False
+        assert not hasattr(parser.parse_args(command), "isolated")
+        usage = parser._subparsers._group_actions[0].choices[command[0]].format_help()  # its --help
+        assert "--sealed" in usage and "sealed grading" in usage and "--isolated" not in usage
+    reference = str(load("transformer").reference)
+    assert watch.from_command(parser.parse_args(["watch", reference, "--isolated"])).options.sealed is True
+
+    assert CheckOptions.of(isolated=True).sealed is True and CheckOptions.of(sealed=True).sealed is True
+    assert CheckOptions.of(sealed=True, isolated=False).sealed is True  # the new name wins where both are given
+    assert not any(f == "isolated" for f in CheckOptions.__dataclass_fields__)
+    assert api.settings(isolated=True).options.sealed is True
+
+    spec = api.engine.checks_of(load("transformer"))[0]
+    line = api.reproduce_command("sub", spec, sealed=True)
+    assert line.endswith("--sealed") and "--isolated" not in line
+
+    asked = []
+    monkeypatch.setattr(notebook, "_grade", lambda tasks, **kw: asked.append(kw["sealed"]))
+    notebook.check("masks", sealed=True)
+    notebook.check("masks", isolated=True)
+    notebook.check_all(isolated=True)
+    notebook.check("masks")
+    assert asked == [True, True, True, False]

@@ -118,9 +118,9 @@ def test_contract_violation_lists_expected_and_found_parameters(make_submission)
     assert contract.message.params["unexpected"] == ["out.bias [12]", "out.weight [12, 12]"]
 
 
-def test_infinite_loop_with_isolated_times_out_and_the_run_completes(make_submission):
+def test_infinite_loop_sealed_times_out_and_the_run_completes(make_submission):
     sub = make_submission({"masks.py": ("    return (tokens != pad_idx)", "    while True:\n        pass\n    return (tokens != pad_idx)")})
-    result = api.check(path=sub, profile="quick", tasks=["masks", "sdpa"], isolated=True, call_timeout=3)
+    result = api.check(path=sub, profile="quick", tasks=["masks", "sdpa"], sealed=True, call_timeout=3)
     tasks = by_task(result)
     assert tasks["sdpa"].score == tasks["sdpa"].max_score
     padding = next(c for c in tasks["masks"].checks if c.id == "masks.padding")
@@ -180,12 +180,12 @@ def test_exit_codes_and_json(tmp_path):
 
 def test_the_command_exits_quickly_but_says_everything_and_leaves_nothing(tmp_path):
     """``gradekit`` skips the interpreter's teardown (``cli.entry``): what it printed to a pipe and the files it
-    wrote are complete, and the ``atexit`` work is done: the fork server of ``--isolated`` and its folder are gone."""
+    wrote are complete, and the ``atexit`` work is done: the fork server of ``--sealed`` and its folder are gone."""
     out = tmp_path / "r.json"
     env = {k: v for k, v in os.environ.items() if k != "PYTHONUNBUFFERED"}  # a pipe's buffer, as users have it
     env["TMPDIR"] = str(tmp_path)
     done = subprocess.run([sys.executable, "-m", "grader", "check", str(ROOT / "solution"), "--tasks", "masks",
-                           "--profile", "quick", "--isolated", "--json", str(out)],
+                           "--profile", "quick", "--sealed", "--json", str(out)],
                           capture_output=True, text=True, cwd=ROOT, env=env)
     assert done.returncode == 0, done.stderr
     said = done.stdout.rstrip().splitlines()

@@ -2,7 +2,7 @@
 
 A correct submission imports, finds its own files and runs threads as it would as a plain package (``python -c
 "import mypkg.attention"``): each case below is the reference with one file edited to do one such ordinary thing,
-and it keeps full marks in the tasks of that file, in process and in a worker (``--isolated``; jailed at
+and it keeps full marks in the tasks of that file, in process and in a worker (``--sealed``; jailed at
 ``/submission`` when the judge runs as root). None of it reaches past the submission's own folder.
 """
 
@@ -20,7 +20,7 @@ from grader.submission.inprocess import isolated_namespace, parts_namespace, ref
 from tests.conftest import TRANSFORMER
 
 MODES = [False, True]
-MODE_IDS = ["in-process", "isolated"]
+MODE_IDS = ["in-process", "sealed"]
 
 
 def _assert_full_marks(result, tasks):
@@ -84,13 +84,13 @@ assert type(_copy.deepcopy(MultiHeadAttention(4, 2))) is MultiHeadAttention
 """
 
 
-@pytest.mark.parametrize("isolated", MODES, ids=MODE_IDS)
-def test_a_submission_that_finds_its_files_through_its_package_keeps_full_marks(isolated, make_submission):
+@pytest.mark.parametrize("sealed", MODES, ids=MODE_IDS)
+def test_a_submission_that_finds_its_files_through_its_package_keeps_full_marks(sealed, make_submission):
     root = make_submission({"attention.py": [("import math\n", PACKAGE_USE), ('float("-inf")', "float(_FILL)")]})
     (root / "fill.txt").write_text("-inf\n", encoding="utf-8")
     (root / "attention.py").write_text((root / "attention.py").read_text() + PACKAGE_USE_AFTER)
     tasks = ["sdpa", "mha", "encoder_layer"]  # encoder_layer: layers.py imports attention.py
-    _assert_full_marks(api.check(path=root, profile="quick", tasks=tasks, isolated=isolated, diagnose=False), tasks)
+    _assert_full_marks(api.check(path=root, profile="quick", tasks=tasks, sealed=sealed, diagnose=False), tasks)
 
 
 # -- what the worker holds: the ordinary lazy imports a jailed worker could not read later ---------------------
@@ -109,12 +109,12 @@ MultiHeadAttention(4, 2).load_state_dict(torch.load(_BUFFER))
 """
 
 
-@pytest.mark.parametrize("isolated", MODES, ids=MODE_IDS)
-def test_printing_and_saving_tensors_at_import_keep_full_marks(isolated, make_submission):
+@pytest.mark.parametrize("sealed", MODES, ids=MODE_IDS)
+def test_printing_and_saving_tensors_at_import_keep_full_marks(sealed, make_submission):
     root = make_submission()
     (root / "attention.py").write_text((root / "attention.py").read_text() + EVERYDAY_TORCH)
     tasks = ["sdpa", "mha"]
-    _assert_full_marks(api.check(path=root, profile="quick", tasks=tasks, isolated=isolated, diagnose=False), tasks)
+    _assert_full_marks(api.check(path=root, profile="quick", tasks=tasks, sealed=sealed, diagnose=False), tasks)
 
 
 # -- building: a module's __init__ may compute in a thread, keep a cache, or read a value ----------------------
@@ -164,27 +164,27 @@ BUILDS = {
 }
 
 
-@pytest.mark.parametrize("isolated", MODES, ids=MODE_IDS)
+@pytest.mark.parametrize("sealed", MODES, ids=MODE_IDS)
 @pytest.mark.parametrize("build", sorted(BUILDS))
-def test_a_table_built_in_a_thread_from_a_cache_or_from_a_value_keeps_full_marks(build, isolated, make_submission):
+def test_a_table_built_in_a_thread_from_a_cache_or_from_a_value_keeps_full_marks(build, sealed, make_submission):
     root = make_submission(
         {"embedding.py": [(TABLE, BUILDS[build]), ("from torch import nn\n", "from torch import nn\n\n_ANGLES = {}\n")]}
     )
     tasks = ["positional"]
-    _assert_full_marks(api.check(path=root, profile="quick", tasks=tasks, isolated=isolated, diagnose=False), tasks)
+    _assert_full_marks(api.check(path=root, profile="quick", tasks=tasks, sealed=sealed, diagnose=False), tasks)
 
 
 INIT_LOOP = """                nn.init.xavier_uniform_(p)
 """
 
 
-@pytest.mark.parametrize("isolated", MODES, ids=MODE_IDS)
-def test_a_full_size_model_that_reads_its_weights_while_built_keeps_full_marks(isolated, make_submission):
+@pytest.mark.parametrize("sealed", MODES, ids=MODE_IDS)
+def test_a_full_size_model_that_reads_its_weights_while_built_keeps_full_marks(sealed, make_submission):
     # the contract's defaults are judged on a model of full size (44 million parameters): built plainly too
     check = INIT_LOOP + '        assert all(p.isfinite().all() for p in self.parameters()), "a weight is not finite"\n'
     root = make_submission({"model.py": (INIT_LOOP, check)})
     tasks = ["model"]
-    _assert_full_marks(api.check(path=root, profile="quick", tasks=tasks, isolated=isolated, diagnose=False), tasks)
+    _assert_full_marks(api.check(path=root, profile="quick", tasks=tasks, sealed=sealed, diagnose=False), tasks)
 
 
 # -- and nothing beyond the submission's own folder -----------------------------------------------------------

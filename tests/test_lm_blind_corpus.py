@@ -38,7 +38,7 @@ def test_correct_code_written_elsewhere_gets_full_marks(folder):
 
 @pytest.mark.parametrize("folder", CORRECT[:2] + BASES[:1], ids=lambda p: f"{p.parent.name}/{p.name}")
 def test_correct_code_written_elsewhere_gets_full_marks_in_a_sealed_worker(folder):
-    result = api.check(path=str(folder), assignment="decoder_lm", profile="quick", isolated=True)
+    result = api.check(path=str(folder), assignment="decoder_lm", profile="quick", sealed=True)
     assert result.score == result.max_score, [c.id for t in result.tasks for c in t.checks if c.status != "passed"]
 
 

@@ -288,8 +288,8 @@ def test_another_draw_scheme_loses_the_single_call_check_only(scheme, tmp_path):
 
 
 def test_a_sealed_worker_gives_the_reference_full_marks():
-    r = grade(REFERENCE, tasks=("sample", "generate", "adamw", "train_step"), isolated=True)
-    assert r.isolated
+    r = grade(REFERENCE, tasks=("sample", "generate", "adamw", "train_step"), sealed=True)
+    assert r.sealed
     assert r.score == r.max_score, lost(r)
 
 

@@ -244,9 +244,9 @@ def test_a_broken_runner_is_an_error_not_a_crash(ref):
 
 
 def test_in_a_sealed_worker(folders):
-    """``--isolated``: the probes run in the worker, only data comes back, and the errors are the same."""
+    """``--sealed``: the probes run in the worker, only data comes back, and the errors are the same."""
     result = api.check(path=folders["both_raise"], assignment="decoder_lm", profile="quick", tasks=("rope",),
-                       figures=True, isolated=True, diagnose=False)
+                       figures=True, sealed=True, diagnose=False)
     json.dumps(result.figures, allow_nan=False)
     assert "no attention" in by_id(result.figures)["attention"]["error"]["params"]["detail"]
     assert all("rope <b>broke</b>" in f["error"]["params"]["detail"] for f in rope_figures(result.figures))

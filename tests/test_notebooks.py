@@ -229,7 +229,7 @@ def test_a_bug_in_a_cell_is_pointed_at_that_cell(tmp_path):
     (tmp_path / "hw").mkdir()
     nb = _notebook(tmp_path / "hw" / "transformer.ipynb", cells, counts=range(1, len(cells) + 1))
     result = api.check(path=tmp_path / "hw", profile="quick", allow_banned=True, tasks=["sdpa", "masks"],
-                       isolated=True)  # a folder holding the notebook, graded in a worker
+                       sealed=True)  # a folder holding the notebook, graded in a worker
     assert nb.is_file()
     attention_cell = 1 + ORDER.index("attention") + 1
     sdpa = next(t for t in result.tasks if t.id == "sdpa")

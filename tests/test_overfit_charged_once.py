@@ -42,9 +42,9 @@ def _checks(result):
     return {c.id: c for t in result.tasks for c in t.checks}
 
 
-@pytest.mark.parametrize("isolated", [False, True], ids=["in_process", "isolated"])
-def test_a_defect_beneath_is_not_charged_again_in_overfit(tmp_path, isolated):
-    result = api.check(path=_submission(tmp_path, SHARED_HELPER), profile="quick", isolated=isolated, diagnose=False)
+@pytest.mark.parametrize("sealed", [False, True], ids=["in_process", "sealed"])
+def test_a_defect_beneath_is_not_charged_again_in_overfit(tmp_path, sealed):
+    result = api.check(path=_submission(tmp_path, SHARED_HELPER), profile="quick", sealed=sealed, diagnose=False)
     checks = _checks(result)
     failed = {k for k, c in checks.items() if c.status != "passed"}
     assert {t.split(".")[0] for t in failed} == {"sdpa", "mha"}, sorted(failed)

@@ -93,18 +93,18 @@ def fresh_cache(monkeypatch):
     return lambda: refcache.shared(TRANSFORMER)
 
 
-def test_isolated_grades_are_the_same_with_remembered_answers(fresh_cache, make_submission):
+def test_sealed_grades_are_the_same_with_remembered_answers(fresh_cache, make_submission):
     """A correct submission after a buggy one, and a buggy one after a correct one, are graded as with no cache."""
     buggy = make_submission({"attention.py": ("masked_fill(~mask, float(\"-inf\"))", "masked_fill(~mask, 0.0)")},
                             name="buggy")
     tasks, cold = ["sdpa", "mha"], {}
     for name, path in (("buggy", buggy), ("solution", SOLUTION_ROOT)):
         refcache._SHARED.clear()
-        cold[name] = _verdicts(api.check(path=path, tasks=tasks, profile="quick", isolated=True))
+        cold[name] = _verdicts(api.check(path=path, tasks=tasks, profile="quick", sealed=True))
     assert cold["solution"] != cold["buggy"]
     refcache._SHARED.clear()
     for name, path in (("solution", SOLUTION_ROOT), ("buggy", buggy), ("solution", SOLUTION_ROOT)):
-        assert _verdicts(api.check(path=path, tasks=tasks, profile="quick", isolated=True)) == cold[name], name
+        assert _verdicts(api.check(path=path, tasks=tasks, profile="quick", sealed=True)) == cold[name], name
     assert fresh_cache().hits > 0
 
 

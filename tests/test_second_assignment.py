@@ -2,7 +2,7 @@
 
 It proves that the kit grades an assignment described as data: full marks for its reference, 0 for its skeleton,
 each known bug charged to its own task and named, another correct style accepted, banned APIs withheld, the
-isolated worker agreeing, and the Transformer assignment untouched by loading it.
+sealed worker agreeing, and the Transformer assignment untouched by loading it.
 """
 
 import subprocess
@@ -124,9 +124,9 @@ def test_banned_api_withholds_that_tasks_points(source, tmp_path):
     assert task(r, "attend").score == task(r, "attend").max_score
 
 
-def test_isolated_worker_gives_reference_full_marks():
-    r = grade(TINY / "reference", isolated=True)
-    assert r.isolated
+def test_sealed_worker_gives_reference_full_marks():
+    r = grade(TINY / "reference", sealed=True)
+    assert r.sealed
     assert full_marks(r), [(c.id, c.status, c.message, c.error) for t in r.tasks for c in t.checks
                            if c.score < c.max_score]
 

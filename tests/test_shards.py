@@ -74,7 +74,7 @@ CASES = {
 def test_two_judges_grade_as_one(tmp_path, case):
     assignment, bug, tasks = CASES[case]  # a bug in a task that others build on: isolated checks, notes, names
     root = Catalogue(assignment).write_mutant(Catalogue(assignment).by_id[bug], tmp_path / "sub")
-    results = [api.check(path=root, assignment=assignment.name, tasks=tasks, profile="quick", isolated=True,
+    results = [api.check(path=root, assignment=assignment.name, tasks=tasks, profile="quick", sealed=True,
                          shards=n) for n in (1, 2)]
     assert _verdicts(results[0]) == _verdicts(results[1])
     assert results[0].score < results[0].max_score  # a case with failures, diagnoses and notes to compare
@@ -84,7 +84,7 @@ def test_two_judges_grade_as_one(tmp_path, case):
 def test_a_second_judge_that_dies_loses_nothing(tmp_path, monkeypatch):
     root = Catalogue(TRANSFORMER).write_mutant(Catalogue(TRANSFORMER).by_id["mha.scale_d_model"], tmp_path / "sub")
     tasks = ["sdpa", "mha", "encoder_layer"]
-    alone = api.check(path=root, tasks=tasks, profile="quick", isolated=True, shards=1)
+    alone = api.check(path=root, tasks=tasks, profile="quick", sealed=True, shards=1)
     first, run_one, ran = os.getpid(), engine.run_one, []
 
     def dies_in_the_second_judge(g, spec):
@@ -94,7 +94,7 @@ def test_a_second_judge_that_dies_loses_nothing(tmp_path, monkeypatch):
         return run_one(g, spec)
 
     monkeypatch.setattr(engine, "run_one", dies_in_the_second_judge)
-    both = api.check(path=root, tasks=tasks, profile="quick", isolated=True, shards=2)
+    both = api.check(path=root, tasks=tasks, profile="quick", sealed=True, shards=2)
     assert _verdicts(both) == _verdicts(alone)
 
 

@@ -1,7 +1,7 @@
 """The instructor's term pages: the Gradescope output students read, and the class summary page.
 
 Gradescope: a failing check shows a rerun line the student can type on their own computer (no path of the
-grading machine, no ``--isolated``); the copy-of-the-reference verdict is in a hidden test only (instructors
+grading machine, no ``--sealed``); the copy-of-the-reference verdict is in a hidden test only (instructors
 see hidden tests, students do not), never in ``extra_data`` nor in anything visible; the course's ``lang``
 and ``[gradescope] output_format`` choose the language and the format (md fences untrusted text, html
 escapes it). The summary page: pass rates worst first, with their task; a histogram and tables that fit a
@@ -94,7 +94,7 @@ def _rerun(check_id, lang="en"):
 def test_a_failing_check_shows_no_path_of_the_grading_machine_and_a_rerun_line_for_the_student(md_en):
     raw = json.dumps(md_en, ensure_ascii=False)
     assert "/autograder" not in raw and "gradekit-gradescope-" not in raw and tempfile.gettempdir() + "/" not in raw
-    assert "--isolated" not in raw
+    assert "--sealed" not in raw
     tests = _tests(md_en)
     failed = [t for t in tests.values() if t["status"] == "failed" and t["visibility"] != "hidden"]
     assert {t["name"] for t in failed} == {"masks.padding", "masks.target", "masks.device"}
@@ -201,7 +201,7 @@ def _hand_built(path):
                         message=Message("error.exception", {"detail": nasty, "file": "masks.py", "line": 3,
                                                             "code": "raise ValueError(...)"}),
                         error={"kind": "exception", "detail": nasty, "file": "masks.py", "line": 3, "trace": ""},
-                        reproduce="gradekit check /tmp/gradekit-check-x/submission --only masks.padding --isolated")
+                        reproduce="gradekit check /tmp/gradekit-check-x/submission --only masks.padding --sealed")
     return GradeResult(submission="/autograder/submission", score=0, max_score=3, seed=None, profile="full",
                        duration_s=0.5, tasks=[TaskResult(id="masks", score=0, max_score=3, checks=[check])],
                        refused=[{"path": path, "kind": "symlink", "size": 0, "limit": 0}])
@@ -213,7 +213,7 @@ def test_each_format_shows_a_students_file_name_and_error_safely(output_format):
     data = gradescope.to_data(_hand_built(name), lang="en", output_format=output_format)
     check = data["tests"][0]["output"]
     raw = json.dumps(data)
-    assert "/tmp/" not in raw and "--isolated" not in raw and "/autograder" not in raw
+    assert "/tmp/" not in raw and "--sealed" not in raw and "/autograder" not in raw
     assert data["output_format"] == data["tests"][0]["output_format"] == output_format
     if output_format == "text":
         assert name in data["output"] and "<script>x</script>" in check

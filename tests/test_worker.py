@@ -526,7 +526,7 @@ BOTH_TASKS = ["sdpa", "mha", "positional", "masks", "greedy", "training", "param
 
 @pytest.mark.parametrize("case", ["alt_einsum", "training.gradients_not_zeroed", "greedy.no_early_stop",
                                   "positional.sin_cos_swapped", "param_count.no_biases"])
-def test_isolated_and_in_process_verdicts_agree(tmp_path, case):
+def test_sealed_and_in_process_verdicts_agree(tmp_path, case):
     from grader import api
     from grader.bugs.catalogue import Catalogue
 
@@ -535,7 +535,7 @@ def test_isolated_and_in_process_verdicts_agree(tmp_path, case):
         root = bugs.write_mutant(bugs.by_id[case], tmp_path / "sub")
     else:
         root = Path(__file__).resolve().parent / "submissions" / case
-    results = [api.check(path=root, tasks=BOTH_TASKS, profile="quick", isolated=isolated) for isolated in (False, True)]
+    results = [api.check(path=root, tasks=BOTH_TASKS, profile="quick", sealed=sealed) for sealed in (False, True)]
     verdicts = [{c.id: (c.status, c.score) for t in r.tasks for c in t.checks} for r in results]
     assert verdicts[0] == verdicts[1]
     scores = {t.id: (t.score, t.max_score) for t in results[1].tasks}

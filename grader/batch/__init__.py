@@ -1,1 +1,1 @@
-"""Grading a whole class: each submission isolated, in parallel, resumable, with a gradebook and a summary page."""
+"""Grading a whole class: each submission sealed, in parallel, resumable, with a gradebook and a summary page."""

@@ -86,7 +86,7 @@ def cmd_batch(args):
 
     stream = None if args.quiet or not sys.stderr.isatty() else sys.stderr
     if os.geteuid() != 0 and args.scheduler is None:  # on Dask, the workers' users count: the batch says after
-        print(text("batch.cli.not_sealed", args.lang or "en"), file=sys.stderr)
+        print(text("batch.cli.not_jailed", args.lang or "en"), file=sys.stderr)
     kwargs = dict(submissions=args.submissions, out=args.out, jobs=args.jobs, tasks=args.tasks,
                   profile=args.profile, config=_config_path(args.config, args.assignment), lang=args.lang,
                   call_timeout=args.call_timeout, total_timeout=args.total_timeout, memory_mb=args.memory_mb,

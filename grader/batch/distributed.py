@@ -12,7 +12,7 @@ one per worker thread, each with its own fork server and slot), started on first
 life; a task gets the student's ``judge.Job`` as plain data, unpacks the snapshot into the worker's own scratch
 folder, has a judge grade it into a scratch output folder, and returns the saved grading as bytes. Grading is the
 judge's, byte for byte as in the local batch: the student's code runs jailed under it, as its own uid, when the
-Dask worker runs as root; otherwise isolation degrades to a process of the worker's user, and the batch says so
+Dask worker runs as root; otherwise it is not jailed but runs as the Dask worker's user, and the batch says so
 (``Receiver.warnings``).
 
 A worker that dies mid-submission loses nothing: the scheduler (``allowed-failures``: ``ALLOWED_FAILURES``)
@@ -186,14 +186,14 @@ class Receiver:
 
     def __init__(self, out, profile, fingerprint, lang, bar):
         self.out, self.profile, self.fingerprint, self.lang, self.bar = Path(out), profile, fingerprint, lang, bar
-        self.unsealed = []
+        self.unjailed = []
         """Names of the workers whose judge was not root (in the order first seen)."""
 
     def finish(self, sub, outcome):
         """Write ``outcome``'s grading (``grade_on_worker``'s dict) for ``sub`` and return the record; an error row
         when the judge failed or the worker grades with another grader than this batch's."""
-        if not outcome["sealed"] and outcome["worker"] not in self.unsealed:
-            self.unsealed.append(outcome["worker"])
+        if not outcome["jailed"] and outcome["worker"] not in self.unjailed:
+            self.unjailed.append(outcome["worker"])
             if self.bar is not None:
                 self.bar.note(self.warnings()[-1])
         record, detail = outcome["record"], outcome["detail"]
@@ -229,9 +229,9 @@ class Receiver:
 
     def warnings(self):
         """The sentences for the instructor: the workers that ran the graded code without a jail, if any."""
-        if not self.unsealed:
+        if not self.unjailed:
             return []
-        return [text("dask.not_sealed", self.lang, workers=", ".join(for_terminal(w) for w in self.unsealed))]
+        return [text("dask.not_jailed", self.lang, workers=", ".join(for_terminal(w) for w in self.unjailed))]
 
 
 # -- the worker side ---------------------------------------------------------------------------------------------
@@ -372,7 +372,7 @@ def judge_plugin():
 def grade_on_worker(packed, folder, job, config, deadline_s):
     """Run on a Dask worker: unpack ``packed`` (``pack``'s bytes), grade it as ``job`` says (``Job.to_data``'s plain
     data) with one of this worker's judges into a scratch folder named ``folder`` (the student's output folder: the
-    record names it), and return ``{"record", "detail", "files": {name: bytes} (``OUTPUTS``), "sealed", "worker",
+    record names it), and return ``{"record", "detail", "files": {name: bytes} (``OUTPUTS``), "jailed", "worker",
     "grader"}``; the scratch is removed."""
     job = Job.from_data(job)
     host = _host()
@@ -393,7 +393,7 @@ def grade_on_worker(packed, folder, job, config, deadline_s):
         with host.session() as session:
             record, detail = session.grade(job, deadline_s, job.lang)
         files = {name: (out / name).read_bytes() for name in OUTPUTS} if record is not None else {}
-        return {"record": record, "detail": detail, "files": files, "sealed": os.geteuid() == 0,
+        return {"record": record, "detail": detail, "files": files, "jailed": os.geteuid() == 0,
                 "worker": host.name, "grader": _fingerprint(job.assignment)}
     finally:
         shutil.rmtree(work, ignore_errors=True)

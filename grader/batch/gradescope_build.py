@@ -16,7 +16,7 @@ them (the core list and the ``notebook`` extra: all a submission or a notebook h
 each pinned to the version that built it; ``settings.json`` (the assignment's spec, tasks, profile, limits, and
 the language and Gradescope ``output_format`` of what students read) and the course
 configuration (``gradekit.toml``: points, banned APIs, per-check visibility). ``run_autograder`` runs
-``python3 -m grader.batch.gradescope_run``, which grades with ``api.check(isolated=True)`` and writes the
+``python3 -m grader.batch.gradescope_run``, which grades with ``api.check(sealed=True)`` and writes the
 Gradescope view.
 
 ``GRADEKIT_AUTOGRADER_ROOT`` relocates ``/autograder`` (for testing the zip on any machine).

@@ -65,7 +65,7 @@ def grade(root, settings, scratch, *, lang="en", output_format="md"):
         config = CourseConfig.load(source / "gradekit.toml", assignment=assignment)
     submission = unwrap(find_submission(snap.root, assignment))  # a notebook in a folder, like a folder of files
     result = api.check(path=submission, assignment=assignment, tasks=settings.get("tasks"),
-                       profile=settings.get("profile", "full"), isolated=True, config=config,
+                       profile=settings.get("profile", "full"), sealed=True, config=config,
                        call_timeout=settings["call_timeout"], total_timeout=settings["total_timeout"],
                        memory_mb=settings.get("memory_mb"),
                        snapshot=Snapshot(root=submission, refused=snap.refused), lang=lang)

@@ -3,7 +3,7 @@
 ``python -m grader.batch.judge ASSIGNMENT`` is started by the batch (one per parallel slot, kept for many
 submissions so torch and the assignment's checks are imported once; ``ASSIGNMENT`` is the spec of the
 assignment graded, ``Assignment.package``). It reads one ``Job`` per line (``Job.to_data`` as JSON), grades with
-``api.check(isolated=True)`` (the student's code runs in a ``WorkerRunner`` child, never here), compares the code
+``api.check(sealed=True)`` (the student's code runs in a ``WorkerRunner`` child, never here), compares the code
 with the assignment's reference, saves ``<out>/<id>/grading.json`` (the ``GradeResult`` as plain data) and
 finally ``record.json`` (``save_grading``: each atomically, a temporary file, then ``os.replace``), and answers
 one line ``@@gradekit {record}``. What the student reads (``report.html``, ``results.json``, ``gradescope.json``)
@@ -243,7 +243,7 @@ def grade(job):
     # job.path is the batch's snapshot of the submission (regular files only); the original is never read.
     snapshot = Snapshot(root=Path(job.path), refused=[Refused.from_dict(d) for d in job.refused])
     result = api.check(path=job.source or job.path, assignment=assignment,
-                       tasks=list(job.tasks) if job.tasks else None, profile=job.profile, isolated=True,
+                       tasks=list(job.tasks) if job.tasks else None, profile=job.profile, sealed=True,
                        config=config, call_timeout=job.call_timeout, total_timeout=job.total_timeout,
                        memory_mb=job.memory_mb, figures=job.figures, run_as=slot_user(job.slot), snapshot=snapshot,
                        spin_s=0.0, shards=1, lang=lang)  # the batch's judges fill the cores: none polls, none forks
@@ -272,7 +272,7 @@ def grade(job):
         "flags": {"copy_of_reference": verdict.to_dict()},
         "refused": list(result.refused),
         "load_causes": causes,
-        "sealed": result.sealed,
+        "jailed": result.jailed,
         "duration_s": round(time.perf_counter() - started, 2),
     }
     record = clean_data(record)  # the student id and reason come from outside too

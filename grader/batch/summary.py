@@ -145,7 +145,7 @@ def context(records, *, lang="en", similar=(), skipped=()):
     statuses = Counter(r.get("status", "error") for r in records)
     mean = sum(r["score"] / r["max_score"] for r in graded) / len(graded) if graded else 0.0
     # Graded in a worker without a jail of its own (records from before this field say nothing either way).
-    unsealed = sum(1 for r in graded if r.get("sealed") is False)
+    unjailed = sum(1 for r in graded if r.get("jailed") is False)
     return {
         "lang": lang, "t": {k: t(f"batch.page.{k}") for k in WORDS}, "frame": frame("index", lang),
         "tasks": tasks(records, rates, lang),
@@ -163,7 +163,7 @@ def context(records, *, lang="en", similar=(), skipped=()):
                      "link": g.get("link") or None} for g in similar],
         "skipped": [{"name": str(s["name"]), "why": str(s["why"])} for s in skipped],
         "skipped_title": t("batch.page.skipped", n=len(skipped)),
-        "unsealed": t("batch.page.unsealed", n=unsealed) if unsealed else "",
+        "unjailed": t("batch.page.unjailed", n=unjailed) if unjailed else "",
         "all_passed_title": t("batch.page.all_passed", n=sum(1 for c in rates if c["rate"] == 100)),
         "flat_title": t("batch.page.flat", n=len(rates), failing=sum(1 for c in rates if c["rate"] < 100)),
     }

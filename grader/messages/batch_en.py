@@ -62,9 +62,9 @@ MESSAGES = {
     'batch.cli.done': '{graded} graded, {cached} unchanged (cached), {n} in all, in {seconds} s; gradebook: '
                       '{gradebook}',
     'batch.cli.not_imported': '{student}: could not be imported: {causes}',
-    'batch.cli.not_sealed': 'warning: running as an ordinary user, the graded code runs as you, without a '
+    'batch.cli.not_jailed': 'warning: running as an ordinary user, the graded code runs as you, without a '
                             'jail: it can read what you can read (the reference included) and signal your '
-                            'processes. Grade for the record as root or in a container (docs/ISOLATION.md).',
+                            'processes. Grade for the record as root or in a container (docs/SEALED.md).',
     'batch.cli.built': 'autograder written to {path} ({size} bytes)',
     'classsim.title': 'Similar code across the class',
     'classsim.private': "For the instructor only: this page shows students' code side by side. Never share "
@@ -97,7 +97,7 @@ MESSAGES = {
     'dask.bad_scheduler': '--scheduler {value!r} is not understood; expected local:N (N worker processes on '
                           "this machine, N >= 1) or a Dask scheduler's address such as tcp://host:8786",
     'dask.dashboard': 'Dask dashboard (the grading tasks, by student): {link}',
-    'dask.not_sealed': 'warning: the Dask workers {workers} do not run as root, so the graded code ran there '
+    'dask.not_jailed': 'warning: the Dask workers {workers} do not run as root, so the graded code ran there '
                        'as their user, without a jail: it could read what that user can read, including the '
                        'reference. Run the workers as root (see docs/CLUSTER.md) to grade for the record.',
     'dask.detail.no_start': 'the judge process did not start on the Dask worker',
@@ -118,10 +118,10 @@ MESSAGES = {
     'batch.page.likeness': 'Likeness',
     'batch.page.compare': 'compare',
     'batch.page.skipped': 'Skipped: not submissions ({n})',
-    'batch.page.unsealed': '{n} submissions were graded in a worker that was not sealed (it ran as the '
+    'batch.page.unjailed': '{n} submissions were graded in a worker that was not jailed (it ran as the '
                            'grading user, not in a jail with a uid of its own): those grades are not proof '
                            'against a hostile submission. Grade as root, or on workers that run as root, for '
-                           'sealed grades.',
+                           'jailed grades.',
     'batch.page.colon': ': ',
     'batch.page.all_note': "A name links to that student's report.",
     'batch.status.refused': 'refused files',

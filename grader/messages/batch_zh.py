@@ -56,9 +56,9 @@ MESSAGES = {
     'batch.page.none': '未诊断出已知错误。',
     'batch.cli.done': '本次评分 {graded} 份，未变化（缓存）{cached} 份，共 {n} 份，用时 {seconds} 秒；成绩表：{gradebook}',
     'batch.cli.not_imported': '{student}：无法导入：{causes}',
-    'batch.cli.not_sealed': '警告：以普通用户运行时，被评分的代码以你的身份运行、没有隔离环境：它能读取你能'
+    'batch.cli.not_jailed': '警告：以普通用户运行时，被评分的代码以你的身份运行、没有隔离环境：它能读取你能'
                             '读取的一切（包括参考实现），也能向你的进程发信号。正式评分请以 root 身份'
-                            '或在容器中运行（见 docs/ISOLATION.md）。',
+                            '或在容器中运行（见 docs/SEALED.md）。',
     'batch.cli.built': '自动评分包已写入 {path}（{size} 字节）',
     'classsim.title': '全班代码相似度',
     'classsim.private': '仅供教师查看：本页并排展示学生的代码，请勿分享给任何学生。',
@@ -90,7 +90,7 @@ MESSAGES = {
                           '机启动 N 个工作进程，N >= 1），或 Dask 调度器的地址，例如 tcp'
                           '://host:8786',
     'dask.dashboard': 'Dask 仪表盘（按学生列出评分任务）：{link}',
-    'dask.not_sealed': '警告：Dask 工作节点 {workers} 不是以 root 身份运行，被评分的'
+    'dask.not_jailed': '警告：Dask 工作节点 {workers} 不是以 root 身份运行，被评分的'
                        '代码在那里以该用户的身份运行、没有隔离环境：它能读取该用户能读取的一切，包括参考实'
                        '现。要给出正式成绩，请以 root 身份运行工作节点（见 docs/CLUSTER'
                        '.md）。',
@@ -110,8 +110,8 @@ MESSAGES = {
     'batch.page.likeness': '相似程度',
     'batch.page.compare': '对比',
     'batch.page.skipped': '已跳过：不是提交的条目（{n} 个）',
-    'batch.page.unsealed': '有 {n} 份提交是在未封闭的子进程中评分的（它以评分用户的身份运行，没有独立'
-                           '用户身份的隔离环境）：这些成绩不能防范恶意提交。要得到封闭的成绩，请以 roo'
+    'batch.page.unjailed': '有 {n} 份提交的子进程不在隔离环境中（它以评分用户的身份运行，没有独立'
+                           '用户身份的隔离环境）：这些成绩不能防范恶意提交。要在隔离环境中评分，请以 roo'
                            't 运行评分，或让工作进程以 root 运行。',
     'batch.page.colon': '：',
     'batch.page.all_note': '点击姓名可打开该学生的报告。',

@@ -45,9 +45,9 @@ MESSAGES = {
     'ui.submission': 'submission',
     'ui.when': 'graded',
     'ui.mode': 'mode',
-    'ui.mode_isolated': 'worker process (isolated)',
-    'ui.mode_unsealed': 'worker process, not sealed: it ran as the grading user, not in a jail of its own '
-                        '(grade as root for a sealed grade)',
+    'ui.mode_jailed': 'sealed worker process (jailed)',
+    'ui.mode_unjailed': 'sealed worker process, not jailed: it ran as the grading user, not in a jail of its own '
+                        '(grade as root for a jailed grade)',
     'ui.mode_in_process': 'in process',
     'report.environment': 'Environment',
     'report.load_errors': 'Files that could not be imported',

@@ -3,7 +3,7 @@
 Starting a worker from scratch costs seconds on a small machine (importing torch, then torch's lazy
 meta-device kernels); a fork of a process that has done all that costs milliseconds. The server is
 ``python -m grader.submission.forkserver FD warm|cold ASSIGNMENT``, a child of the judge, started as early as
-the judge can (``gradekit check --isolated`` starts it before importing torch itself, a batch judge before its
+the judge can (``gradekit check --sealed`` starts it before importing torch itself, a batch judge before its
 first job), so that its imports run on the other core while the judge imports its own. It serves the workers
 of one assignment (its probes imported, its warm-up run: ``child.prepare``), and never holds the reference.
 
@@ -72,7 +72,7 @@ class ForkServer:
         start_timeout: seconds the server may take to import torch, the probes and the assignment.
         warm: also run the assignment's warm-up before the first fork (``Assignment.warm_up``: about 0.5-2 s),
             so that each worker starts without torch's first-call costs: worth it for a judge that forks a
-            worker per submission; not for one ``check --isolated``, whose only worker pays those costs while
+            worker per submission; not for one ``check --sealed``, whose only worker pays those costs while
             the judge pays its own for the reference, on the other core.
     """
 

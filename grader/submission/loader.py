@@ -51,9 +51,9 @@ class Namespace:
         assignment: the ``Assignment`` whose contract names and files are looked up.
         label: shown in messages (``"submission"``, ``"reference"``, a bug id).
         overrides: contract name -> object to put in place of the folder's own
-            definition once its file has run (used for 'isolated' grading).
+            definition once its file has run (used for the 'isolated' variant).
         fallback: file name -> module to use when the folder's own file cannot
-            be imported (used for 'isolated' grading).
+            be imported (used for the 'isolated' variant).
         patches: file name -> source text to use instead of the file on disk.
         block_reference: make importing the reference's package (``import solution``: the name of the
             assignment's reference folder) inside the code fail.

@@ -8,7 +8,7 @@ as its contiguous copy, but a kernel may round differently on it). Answers are s
 at each use, so a check that changes what it was given cannot change what the next one gets. A call whose
 arguments or answer the wire format cannot carry, or that raises, is not remembered.
 
-Only a judge that never runs submission code may use it (isolated grading: ``api.check`` with a worker). In
+Only a judge that never runs submission code may use it (sealed grading: ``api.check`` with a worker). In
 process, a submission runs beside the cache and could rewrite the reference's answers for every later
 submission.
 """
@@ -82,7 +82,7 @@ class CachedRunner:
 
 
 def shared(assignment):
-    """The cache of ``assignment``'s reference that every isolated grading in this process shares."""
+    """The cache of ``assignment``'s reference that every sealed grading in this process shares."""
     key = (assignment.package, str(assignment.reference))
     if key not in _SHARED:
         _SHARED[key] = ReferenceCache()

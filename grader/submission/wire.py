@@ -60,7 +60,7 @@ SPIN_S = 0.002
 """Seconds a side polls for the other's next message before it sleeps in ``select`` or ``read``: the judge and a
 worker answer each other within a millisecond a thousand times per grading, and a process that sleeps between
 messages wakes on a cold core (each call measured 20% slower, 1.35 vs 1.08 ms for a small attention forward).
-Worth a core's moment only where the machine has a core to spare for each side (``check --isolated``, the
+Worth a core's moment only where the machine has a core to spare for each side (``check --sealed``, the
 Gradescope runner); a batch, whose judges fill every core, does not poll (``WorkerRunner(spin=0)``)."""
 
 

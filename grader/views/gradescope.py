@@ -10,7 +10,7 @@ so that the tests always add up to the total.
 
 Students read it: a failing check's rerun line is one they can type on their own computer
 (``gradekit check <your folder> --only <check id>``), never the grading machine's command (its
-temporary folder, ``--isolated``). ``output_format`` (``text``, ``md`` or ``html``, Gradescope's names)
+temporary folder, ``--sealed``). ``output_format`` (``text``, ``md`` or ``html``, Gradescope's names)
 is set at the top level and on each test: in ``md`` what may hold the student's text (exception text,
 file names, tracebacks) is a fenced code block whose fence is longer than any backtick run inside; in
 ``html`` it is autoescaped; only the kit's own sentences are written as Markdown or HTML.

@@ -122,8 +122,8 @@ def context(result, *, lang="en", review=None):
             (t("ui.profile"), result.profile),
             (t("ui.seed"), seed),
             (t("ui.duration"), f"{result.duration_s:.1f} s"),
-            (t("ui.mode"), t("ui.mode_in_process") if not result.isolated
-                           else t("ui.mode_isolated") if result.sealed else t("ui.mode_unsealed")),
+            (t("ui.mode"), t("ui.mode_in_process") if not result.sealed
+                           else t("ui.mode_jailed") if result.jailed else t("ui.mode_unjailed")),
         ],
         "environment": [(k, _plain(v)) for k, v in env.items() if k != "when"],
         "score": _score(shown),

@@ -25,7 +25,7 @@ def to_data(result, *, lang="en"):
     return {
         "submission": result.submission, "score": result.score, "max_score": result.max_score,
         "seed": result.seed, "profile": result.profile, "duration_s": result.duration_s,
-        "isolated": result.isolated, "sealed": result.sealed, "environment": result.environment,
+        "sealed": result.sealed, "jailed": result.jailed, "environment": result.environment,
         "hidden_checks": result.hidden_checks, "assignment": result.assignment,
         "settings": _clean(getattr(result, "settings", None) or {}),
         "tasks": [{"id": t.id, "score": t.score, "max_score": t.max_score, "not_implemented": t.not_implemented,

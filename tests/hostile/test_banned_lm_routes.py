@@ -1,4 +1,4 @@
-"""The language model's banned APIs by every route, in process and in a worker (``--isolated``).
+"""The language model's banned APIs by every route, in process and in a worker (``--sealed``).
 
 Each hostile submission is the assignment's reference (``assignments/decoder_lm/reference``) copied to a
 temporary folder with some contract names rewritten to use a banned API: ``RMSNorm`` on ``rms_norm``,
@@ -12,9 +12,9 @@ task's points with a finding that names the task, the submission's file and the 
 named ``AdamW``, a function named ``clip_grad_norm_``, RMSNorm written with ``rsqrt``, ``torch.optim.SGD``)
 keep every point.
 
-A sealed worker (``--isolated`` as root) has only the modules ``grader.submission.child.PRELOAD`` names:
+A jailed worker (``--sealed`` as root) has only the modules ``grader.submission.child.PRELOAD`` names:
 ``torch.nn.attention.flex_attention`` cannot be imported there, so its cases only count in process and in an
-unsealed worker.
+unjailed worker.
 """
 
 import ast
@@ -206,7 +206,7 @@ if _box is None:
     _box.adam_init = vars(getattr(torch.optim, "Ad" + "am"))["__init__"]
     _box.closed_form = vars(getattr(torch.optim, "lr_" + "scheduler").CosineAnnealingLR)["_get_closed_form_lr"]
     _box.clip = getattr(torch.nn.utils, "clip_grad" + "_norm_")
-    try:  # a sealed worker has no such module
+    try:  # a jailed worker has no such module
         _box.flex = getattr(importlib.import_module("torch.nn.attention.flex_" + "attention"), "flex_" + "attention")
     except ImportError:
         _box.flex = None
@@ -410,9 +410,9 @@ def early_box():
 
 
 @pytest.mark.filterwarnings("ignore::UserWarning", "ignore::FutureWarning")
-@pytest.mark.parametrize("isolated", [False, True], ids=["in-process", "worker"])
+@pytest.mark.parametrize("sealed", [False, True], ids=["in-process", "worker"])
 @pytest.mark.parametrize("route", sorted(ROUTES))
-def test_route_withholds_the_points_of_its_task(tmp_path, route, isolated, early_box):
+def test_route_withholds_the_points_of_its_task(tmp_path, route, sealed, early_box):
     cases = ROUTES[route]
     root = build(tmp_path / route, cases, files=[("early.py", EARLY)])
     static = scan(root, LM)
@@ -420,11 +420,11 @@ def test_route_withholds_the_points_of_its_task(tmp_path, route, isolated, early
     if route == "early":
         runpy.run_path(str(root / "early.py"))  # before the guard exists (in a worker: nothing was captured)
     tasks = _tasks(cases)
-    result = api.check(path=root, assignment="decoder_lm", tasks=tasks, profile="quick", isolated=isolated)
+    result = api.check(path=root, assignment="decoder_lm", tasks=tasks, profile="quick", sealed=sealed)
     by_id = {t.id: t for t in result.tasks}
     for case in cases:
         task = by_id[case.task]
-        if case.banned is FLEX and result.sealed:  # no flex_attention in a sealed worker: the route is not there
+        if case.banned is FLEX and result.jailed:  # no flex_attention in a jailed worker: the route is not there
             assert task.score == 0 and not task.banned, task
             continue
         earned = sum(c.score for c in task.checks)
@@ -505,14 +505,14 @@ def clip_grad_norm_(parameters, max_norm):
 ]
 
 
-@pytest.mark.parametrize("isolated", [False, True], ids=["in-process", "worker"])
-def test_look_alikes_of_the_submissions_own_keep_every_point(tmp_path, isolated):
+@pytest.mark.parametrize("sealed", [False, True], ids=["in-process", "worker"])
+def test_look_alikes_of_the_submissions_own_keep_every_point(tmp_path, sealed):
     """Its own AdamW (subclassing torch.optim.Optimizer), clip_grad_norm_ (on torch._foreach_mul_, as torch's
     clip_grad_norm_ is), get_total_norm, RMSNorm and the cosine formula: not one finding, every point; the
     training step runs with the grader's torch.optim.SGD meanwhile."""
     root = build(tmp_path / "own", LOOK_ALIKES)
     tasks = _tasks(LOOK_ALIKES) + ["train_step"]
-    result = api.check(path=root, assignment="decoder_lm", tasks=tasks, profile="quick", isolated=isolated)
+    result = api.check(path=root, assignment="decoder_lm", tasks=tasks, profile="quick", sealed=sealed)
     assert not result.banned_api, result.banned_api
     assert result.score == result.max_score, [(t.id, t.score, t.max_score) for t in result.tasks]
 

@@ -163,13 +163,13 @@ EXPECT = {
 }
 
 
-@pytest.mark.parametrize("isolated", [False, True], ids=["in-process", "worker"])
+@pytest.mark.parametrize("sealed", [False, True], ids=["in-process", "worker"])
 @pytest.mark.parametrize("route", sorted(ROUTES))
-def test_route_withholds_the_points_of_its_task(tmp_path, route, isolated):
+def test_route_withholds_the_points_of_its_task(tmp_path, route, sealed):
     file, text = ROUTES[route]
     task_id, named_file, tasks = EXPECT[route]
     root = build_with(tmp_path / route, file, text)
-    result = api.check(path=root, tasks=tasks, profile="quick", isolated=isolated)
+    result = api.check(path=root, tasks=tasks, profile="quick", sealed=sealed)
     by_id = {t.id: t for t in result.tasks}
     task = by_id[task_id]
     earned = sum(c.score for c in task.checks)

@@ -1,12 +1,12 @@
 """A report is feedback, not a data channel: however much text a submission produces (exception messages and
 types, tracebacks, long source lines, prints, forged errors), one report holds at most ``REPORT_CHARS`` of it,
-in every format, graded in process, isolated and in a batch, with a visible marker where text was cut; a normal
+in every format, graded in process, sealed and in a batch, with a visible marker where text was cut; a normal
 failing submission's message and traceback are shown whole.
 
 The flood below raises, in every function, an exception of a class with a long name whose message is a
 megabyte of one of two payloads (base64-like text; Hangul and emoji, which the kit never writes), a different
 part of it on each call, from a line holding a long comment of the payload; it prints a lot; one function
-raises the grader's own ``SubmissionError`` with megabytes everywhere (its kind, its data); isolated, another
+raises the grader's own ``SubmissionError`` with megabytes everywhere (its kind, its data); sealed, another
 prints and ends its worker (the crash report carries the tail of its output). How much of each payload an
 output holds is measured by the distinct payload characters found in it (the information it carries) and by
 all of them (``_leaked``)."""
@@ -243,7 +243,7 @@ def test_a_forged_error_is_bounded_everywhere(flood_in_process):
         assert size < 3 * REPORT_CHARS, (c.id, size)
 
 
-def test_a_flood_isolated_leaves_bounded_files(tmp_path):
+def test_a_flood_sealed_leaves_bounded_files(tmp_path):
     sub = _flood(tmp_path / "sub", crash=True)
     files = {name: tmp_path / name for name in ("report.html", "results.json", "junit.xml", "gradescope.json")}
     run = subprocess.run(
@@ -253,7 +253,7 @@ def test_a_flood_isolated_leaves_bounded_files(tmp_path):
             "grader",
             "check",
             str(sub),
-            "--isolated",
+            "--sealed",
             "--profile",
             "quick",
             "--tasks",

@@ -276,8 +276,8 @@ def test_the_display_name_is_escaped_and_distinct():
     assert display_name("a\\xe9") != display_name(b"a\xe9")  # a backslash is escaped too: no two names meet
 
 
-# -- the judge: check --isolated and the batch --------------------------------------------------------------
-def test_check_isolated_never_follows_a_link(tmp_path):
+# -- the judge: check --sealed and the batch --------------------------------------------------------------
+def test_check_sealed_never_follows_a_link(tmp_path):
     secret = _secret(tmp_path / "private")
     sub = _submission(tmp_path / "sub", LEAKER)
     (sub / "secret.txt").symlink_to(secret)
@@ -286,7 +286,7 @@ def test_check_isolated_never_follows_a_link(tmp_path):
     (sub / "outside").symlink_to(secret.parent, target_is_directory=True)
     reports = tmp_path / "reports"
     reports.mkdir()
-    code, out, err = _run(["check", sub, "--isolated", "--tasks", "masks", "--profile", "quick",
+    code, out, err = _run(["check", sub, "--sealed", "--tasks", "masks", "--profile", "quick",
                            "--json", reports / "r.json", "--html", reports / "r.html",
                            "--gradescope", reports / "g.json", "--junit", reports / "j.xml"], timeout=240)
     assert code == 1, err[-3000:]
@@ -303,7 +303,7 @@ def test_check_isolated_never_follows_a_link(tmp_path):
     assert "ref_masks.py" in text and "symbolic link" in text
 
 
-def test_in_process_a_linked_contract_file_is_refused_as_when_isolated(tmp_path):
+def test_in_process_a_linked_contract_file_is_refused_as_when_sealed(tmp_path):
     from grader import api
 
     sub = _submission(tmp_path / "sub")
@@ -455,7 +455,7 @@ def test_a_linked_student_folder_and_an_unreadable_zip_get_a_row(graded):
 
 def test_a_submission_cannot_pass_its_error_off_as_the_references(tmp_path):
     """In process a submission can raise the grader's ReferenceFailed itself: it is still its own error
-    (error.exception), never 'the reference raised'; isolated, the worker's reply carries no such class."""
+    (error.exception), never 'the reference raised'; sealed, the worker's reply carries no such class."""
     from grader import api
 
     sub = tmp_path / "sub"
@@ -466,10 +466,10 @@ def test_a_submission_cannot_pass_its_error_off_as_the_references(tmp_path):
         "    from grader.errors import SubmissionError\n"
         "    raise ReferenceFailed(SubmissionError(kind='exception', detail='the reference is wrong'))\n\n\n"
         "def padding_mask(", 1).replace("    return ", "    _forge()\n    return ", 1))
-    for isolated in (False, True):
-        result = api.check(path=sub, profile="quick", tasks=["masks"], isolated=isolated, diagnose=False)
+    for sealed in (False, True):
+        result = api.check(path=sub, profile="quick", tasks=["masks"], sealed=sealed, diagnose=False)
         keys = {c.message.key for t in result.tasks for c in t.checks if c.status != "passed"}
-        assert keys and "error.reference" not in keys, (isolated, keys)
+        assert keys and "error.reference" not in keys, (sealed, keys)
         assert result.score < result.max_score
 
 
@@ -478,7 +478,7 @@ def test_a_submission_cannot_pass_its_error_off_as_the_references(tmp_path):
 def test_a_forged_timeout_is_told_by_its_detail_and_grading_goes_on(tmp_path, limit):
     """A submission can raise the grader's SubmissionError itself, with any data: a time limit that is not plain
     numbers (as only the runners write it) is not turned into a sentence; the check errs with the detail, and the
-    grading goes on, in process and isolated."""
+    grading goes on, in process and sealed."""
     from grader import api
 
     sub = tmp_path / "sub"
@@ -488,9 +488,9 @@ def test_a_forged_timeout_is_told_by_its_detail_and_grading_goes_on(tmp_path, li
         "def padding_mask(", "def _forge():\n    from grader.errors import SubmissionError\n"
         f"    raise SubmissionError(kind='timeout', detail='forged', data={{'limit': {limit}}})\n\n\n"
         "def padding_mask(", 1).replace("    return ", "    _forge()\n    return ", 1))
-    for isolated in (False, True):
-        result = api.check(path=sub, profile="quick", tasks=["masks", "embedding"], isolated=isolated, diagnose=False)
+    for sealed in (False, True):
+        result = api.check(path=sub, profile="quick", tasks=["masks", "embedding"], sealed=sealed, diagnose=False)
         failing = [c for t in result.tasks for c in t.checks if c.status != "passed"]
-        assert failing and {c.message.key for c in failing} == {"error.timeout"}, (isolated, failing)
+        assert failing and {c.message.key for c in failing} == {"error.timeout"}, (sealed, failing)
         assert all(c.message.params["detail"] == "forged" for c in failing)
         assert next(t for t in result.tasks if t.id == "embedding").score == 10

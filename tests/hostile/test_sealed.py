@@ -1,4 +1,4 @@
-"""Sealed grading (issue 11): an isolated grade is earned by the submission's own code, and no submission can
+"""Sealed grading: a sealed grade is earned by the submission's own code, and no submission can
 reach another. Each attack here scored, leaked or lingered on the code before the fix; the ones that need a
 root judge (jails, uids of each worker's own) skip elsewhere with the reason."""
 
@@ -78,8 +78,8 @@ print(len(mods), len(code), len(named), len(lines), mods[:3], named[:3])
 
 # -- a submission that implements nothing ----------------------------------------------------------------------
 @ROOT_ONLY
-def test_a_submission_that_implements_nothing_scores_nothing_isolated():
-    result = api.check(path=THIEF, isolated=True, profile="quick", diagnose=False)
+def test_a_submission_that_implements_nothing_scores_nothing_sealed():
+    result = api.check(path=THIEF, sealed=True, profile="quick", diagnose=False)
     passed = [c.id for t in result.tasks for c in t.checks if c.status == "passed"]
     assert passed == [], passed
     assert result.score == 0
@@ -209,7 +209,7 @@ def test_a_snoop_sees_no_classmate_and_no_grade(sealed_batch):
 def test_a_huge_reply_is_refused_and_the_judge_stays_small(tmp_path):
     sub = hostile.build("huge", tmp_path / "huge")
     before = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
-    result = api.check(path=sub, isolated=True, tasks=["masks"], profile="quick", diagnose=False, memory_mb=4096)
+    result = api.check(path=sub, sealed=True, tasks=["masks"], profile="quick", diagnose=False, memory_mb=4096)
     grown_mb = (resource.getrusage(resource.RUSAGE_SELF).ru_maxrss - before) / 1024
     assert grown_mb < 300, grown_mb
     checks = {c.id: c for t in result.tasks for c in t.checks}
@@ -220,7 +220,7 @@ def test_a_huge_reply_is_refused_and_the_judge_stays_small(tmp_path):
 
 def test_printing_is_not_a_crime(tmp_path):
     sub = hostile.build("printer", tmp_path / "printer")
-    result = api.check(path=sub, isolated=True, tasks=["masks"], profile="quick", diagnose=False)
+    result = api.check(path=sub, sealed=True, tasks=["masks"], profile="quick", diagnose=False)
     assert result.score == result.max_score == 10, [(c.id, c.status, c.message) for t in result.tasks
                                                      for c in t.checks]
     assert result.output_dropped > 0
@@ -257,13 +257,13 @@ def scaled_dot_product_attention(query, key, value, mask=None, dropout=None):
 '''
 
 
-@pytest.mark.parametrize("isolated", [False, True], ids=["in-process", "isolated"])
-def test_a_tensor_subclass_that_agrees_with_everything_earns_nothing(tmp_path, isolated):
+@pytest.mark.parametrize("sealed", [False, True], ids=["in-process", "sealed"])
+def test_a_tensor_subclass_that_agrees_with_everything_earns_nothing(tmp_path, sealed):
     sub = tmp_path / "sly"
     shutil.copytree(SUBMISSIONS / "alt_loops", sub, ignore=shutil.ignore_patterns("__pycache__"))
     with open(sub / "attention.py", "a", encoding="utf-8") as f:
         f.write(AGREEABLE)
-    result = api.check(path=sub, isolated=isolated, tasks=["sdpa"], profile="quick", diagnose=False)
+    result = api.check(path=sub, sealed=sealed, tasks=["sdpa"], profile="quick", diagnose=False)
     assert result.score == 0, [(c.id, c.status) for t in result.tasks for c in t.checks]
     details = " ".join(str(c.message.params.get("detail", "")) for t in result.tasks for c in t.checks)
     assert "subclass of torch.Tensor" in details

@@ -6,7 +6,7 @@ The submissions in ``standin_thief/`` (one per assignment) implement every contr
 their code runs, search everything the worker can reach for the reference (``standin_thief/*/_thief.py`` lists
 the ways) and carry what they find out, as fingerprints, through every report channel: exception messages (a
 ``RuntimeError``, which the kit cuts to 2000 characters, and the grader's own ``SubmissionError``, uncut), the
-output that a crashed worker's report shows, and files. Each is graded sealed (``check --isolated``, quick
+output that a crashed worker's report shows, and files. Each is graded sealed (``check --sealed``, quick
 profile, ``--only`` every check that runs over the reference's parts: each task's isolated worker, with every
 probe of those checks) with a JSON and an HTML report, and the first once more through ``batch -j 1`` (two of
 its tasks). Then:
@@ -281,7 +281,7 @@ def graded(tmp_path_factory):
         shutil.copytree(THIEVES / name, sub, ignore=shutil.ignore_patterns("__pycache__"))
         runs[name] = {"assignment": name, "tasks": tasks, "json_file": folder / "report.json",
                       "html_file": folder / "report.html"}
-        procs[name] = _start(["check", str(sub), "--assignment", name, "--isolated", "--profile", "quick",
+        procs[name] = _start(["check", str(sub), "--assignment", name, "--sealed", "--profile", "quick",
                               "--only", ",".join(checks), "--json", str(folder / "report.json"),
                               "--html", str(folder / "report.html")], cwd=folder)
     cls = base / "batch" / "class"

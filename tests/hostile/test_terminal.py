@@ -148,14 +148,14 @@ def _run(args, timeout=300):
     return proc.returncode, out, err
 
 
-@pytest.mark.parametrize("isolated", [False, True], ids=["in-process", "isolated"])
-def test_check_prints_safely_and_writes_valid_files(tmp_path, isolated):
+@pytest.mark.parametrize("sealed", [False, True], ids=["in-process", "sealed"])
+def test_check_prints_safely_and_writes_valid_files(tmp_path, sealed):
     sub = tmp_path / "sub"
     shutil.copytree(hostile.BASE, sub, ignore=shutil.ignore_patterns("__pycache__"))
     (sub / "masks.py").write_text(ESCAPES, encoding="utf-8")
     files = {k: tmp_path / f"out.{k}" for k in ("json", "html", "junit", "gradescope")}
     args = ["-m", "grader", "check", sub, "--tasks", "masks", "--profile", "quick"]
-    args += ["--isolated"] if isolated else []
+    args += ["--sealed"] if sealed else []
     for k, path in files.items():
         args += [f"--{k}", path]
     code, out, err = _run(args)
