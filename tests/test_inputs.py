@@ -62,7 +62,7 @@ def test_import_error_fails_only_the_tasks_that_need_the_file(make_submission):
     err = result.load_errors["norm.py"]
     assert err["kind"] == "import_error" and err["file"] == "norm.py" and err["line"] == 2
     assert "boom at import" in err["detail"]
-    # Isolated credit: the encoder layer over the reference's LayerNorm still earns its isolated points.
+    # The isolated variant: the encoder layer over the reference's LayerNorm still earns its isolated points.
     enc = by_task(result)["encoder_layer"]
     assert enc.score > 0 and any(c.status == "passed" and c.variant == "isolated" for c in enc.checks)
 

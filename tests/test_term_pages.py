@@ -308,7 +308,7 @@ def test_the_chinese_batch_sentences_use_no_english_word(prefix):
     messages = {key: value for key, value in CATALOGUES["zh"].items() if key.startswith(prefix)}
     assert messages, prefix
     for key, value in messages.items():
-        # Placeholders, options, a command, paths (docs/ISOLATION.md) and extensions (.zip) are data, not words.
+        # Placeholders, options, a command, paths (docs/SEALED.md) and extensions (.zip) are data, not words.
         data = r"\{[^}]*\}|--?[a-z][a-z-]+|gradekit check|[\w.-]*(?:/[\w.-]+)*\.(?:md|toml|csv|zip|py|ipynb|json)\b"
         words = set(re.findall(r"[A-Za-z][A-Za-z_-]+", re.sub(data, "", value)))
         assert words <= ALLOWED_LATIN, (key, value)

@@ -303,7 +303,7 @@ def _seal_reference(root, reference):
 
     In a jail (a root judge) the folder is not even visible; elsewhere (a judge running as an ordinary user)
     this stops ``open``, ``io.open_code`` and ``inspect.getsource`` from reading ``solution/*.py``, though not a
-    child process that reads it (see docs/ISOLATION.md)."""
+    child process that reads it (see docs/SEALED.md)."""
     sealed = os.path.realpath(reference)
     if os.path.realpath(root) == sealed:  # grading the reference itself (an instructor's sanity check)
         return

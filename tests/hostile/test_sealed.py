@@ -26,7 +26,7 @@ THIEF = HERE / "thief"
 SUBMISSIONS = HERE.parent / "submissions"
 ROOT_ONLY = pytest.mark.skipif(os.geteuid() != 0, reason="jails and uids of each worker's own need a root judge; "
                                                          "as an ordinary user the worker runs as that user "
-                                                         "(docs/ISOLATION.md)")
+                                                         "(docs/SEALED.md)")
 FRESH_FLOOR = 100_000
 """Workers of a root judge run as uids drawn from here up (grader.submission.sandbox.fresh_uid)."""
 OPTIONS = {"tasks": ["masks"], "profile": "quick", "call_timeout": 20.0, "total_timeout": 60.0, "memory_mb": 2048}
@@ -148,7 +148,7 @@ def _good(dest):
 @pytest.fixture(scope="module")
 def sealed_batch(tmp_path_factory):
     if os.geteuid() != 0:
-        pytest.skip("jails and uids of each worker's own need a root judge (docs/ISOLATION.md)")
+        pytest.skip("jails and uids of each worker's own need a root judge (docs/SEALED.md)")
     base = tmp_path_factory.mktemp("sealed")
     started = time.time()
     cls = base / "class"

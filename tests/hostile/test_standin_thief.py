@@ -56,7 +56,7 @@ REPO = HERE.parent.parent
 THIEVES = HERE / "standin_thief"
 ROOT_ONLY = pytest.mark.skipif(os.geteuid() != 0, reason="jails and uids of each worker's own need a root judge; "
                                                          "as an ordinary user the worker runs as that user "
-                                                         "(docs/ISOLATION.md)")
+                                                         "(docs/SEALED.md)")
 try:
     from grader.submission.loader import PARTS_ROOT
 except ImportError:  # the kit may drop it with the stand-ins: the name the parts claimed before
@@ -267,7 +267,7 @@ def graded(tmp_path_factory):
     """Every run's reports: ``{run: {"texts": {label: text}, "json": dict, "tasks": tuple, "assignment": name}}``.
     The three runs go side by side (each mostly waits for its worker)."""
     if os.geteuid() != 0:
-        pytest.skip("jails and uids of each worker's own need a root judge (docs/ISOLATION.md)")
+        pytest.skip("jails and uids of each worker's own need a root judge (docs/SEALED.md)")
     base = tmp_path_factory.mktemp("standin_thief")
     started = time.monotonic()
     runs, procs = {}, {}
