@@ -69,7 +69,7 @@ def words(error, lang="en"):
 
     data = error.get("data") if isinstance(error, dict) else None
     say = data.get(SAY) if isinstance(data, dict) else None
-    if is_phrase(say):
+    if isinstance(say, dict) and is_phrase(say):
         return text(say["phrase"], lang, **say["params"])
     return (error.get("detail") if isinstance(error, dict) else None) or ""
 
