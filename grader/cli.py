@@ -228,13 +228,16 @@ def main(argv=None):
         except ValueError:  # an unknown assignment: the parsed command says so
             assignment = None
         if assignment is not None:
-            server = forkserver.shared(warm=False, assignment=assignment)  # its worker warms up beside the judge
+            # Warm (the assignment's first-call costs paid before its first fork): a sealed check forks a worker
+            # for each variant, and each would pay them again.
+            server = forkserver.shared(warm=True, assignment=assignment)
     from grader import api
 
     if server is not None and not server.is_ready():
         from grader.probes import warm_up
 
         warm_up()  # torch's lazy imports, which the reference's training needs too, while the server starts
+        assignment.run_warm_up()  # and the first-call costs, once, before a second judge is forked from this one
 
     parser = build_parser(argv[0] if argv else None)
     try:

@@ -55,7 +55,8 @@ def grade(root, settings, scratch, *, lang="en", output_format="md"):
         output = gradescope.render_blocks([gradescope.Block("sentence", text(
             "gradescope.empty", lang, files=", ".join(assignment.contract_files)))], output_format)
         return {"score": 0, "output": output, "output_format": output_format, "tests": []}
-    forkserver.shared(assignment=assignment, warm=False)  # the worker's imports run beside this process's own
+    forkserver.shared(assignment=assignment)  # its imports and warm-up run beside this process's own: each
+    # variant's worker is forked warm
     from grader import api
     from grader.batch.similarity import compare
     from grader.config import CourseConfig
