@@ -237,7 +237,8 @@ def main(argv=None):
         from grader.probes import warm_up
 
         warm_up()  # torch's lazy imports, which the reference's training needs too, while the server starts
-        assignment.run_warm_up()  # and the first-call costs, once, before a second judge is forked from this one
+        if assignment is not None:  # and the first-call costs, once, before a second judge is forked from this one
+            assignment.run_warm_up()
 
     parser = build_parser(argv[0] if argv else None)
     try:

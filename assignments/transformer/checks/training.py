@@ -59,7 +59,7 @@ def loss(ctx):
     """sequence_loss: mean cross-entropy over non-pad targets, with label smoothing as F.cross_entropy defines it."""
 
     @ctx.given(loss_case())
-    def prop(c):  # reads the case as c[...]: this text seeds its drawn examples
+    def prop(c):
         logits = randn([c["B"], c["L"], c["V"]], c["seed"], scale=2.0)
         targets = random_tokens([c["B"], c["L"]], c["V"], c["seed"] + 1)
         targets[0, 0] = (c["pad"] + 1) % c["V"]  # at least one real target
@@ -73,7 +73,7 @@ def loss(ctx):
         if got.get("modified"):
             raise Fail("fail.inplace", what="sequence_loss", inputs=got["modified"], example=ex)
         if "out" not in got:
-            raise Fail("fail.not_tensor", what="sequence_loss", got=returned(got),
+            raise Fail("fail.not_tensor", what="sequence_loss", got=got.get("other") or got.get("number_type"),
                        example=ex)
         out = got["out"].reshape(()) if got["out"].numel() == 1 else got["out"]
         if out.dtype == torch.float32 and ref["out"].dtype == torch.float64:
