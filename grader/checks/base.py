@@ -5,13 +5,15 @@ in one of an assignment's check modules (``Assignment.checks``). It asks
 ``ctx.ref(...)`` and ``ctx.sub(...)`` to run probes, compares what comes back,
 and raises ``Fail`` with a message key when the submission is wrong. A property
 check names its strategy: ``@check(task, name, given=strategy)`` on
-``fn(ctx, case)``; Hypothesis draws the cases (derandomized unless a seed is
-given), shrinks a failure to its minimal example, and the ``Fail`` of that
+``fn(ctx, case)``; Hypothesis draws the cases (from a seed made of the check's id
+and the property's name unless ``--seed`` gives one: the examples stay the same
+when the check's text is reformatted or reworded), shrinks a failure to its minimal example, and the ``Fail`` of that
 minimal example is what the student sees. (``ctx.given(strategy)`` does the
 same for a property that needs the context to build its strategy.)
 """
 
 import functools
+import hashlib
 import math
 import time
 from dataclasses import dataclass, field
@@ -55,8 +57,9 @@ REGISTRY = []
 """Every check registered so far, of every assignment loaded; ``specs_of(modules)`` picks an assignment's."""
 
 
-def check(task, name, *, points, variant="integrated", examples=(4, 30), profiles=("quick", "full"), diagnose=True,
-          given=None):
+def check(
+    task, name, *, points, variant="integrated", examples=(4, 30), profiles=("quick", "full"), diagnose=True, given=None
+):
     """Register ``fn`` as check ``<task>.<name>`` worth ``points``.
 
     With ``given`` (a Hypothesis strategy, or a tuple of them) ``fn(ctx, *case)`` is a property: it runs once per
@@ -68,12 +71,22 @@ def check(task, name, *, points, variant="integrated", examples=(4, 30), profile
     def register(fn):
         run = fn
         if strategies:
+
             @functools.wraps(fn)
             def run(ctx):
                 ctx.given(*strategies)(functools.partial(fn, ctx))()
 
-        spec = CheckSpec(f"{task}.{name}", task, run, points, variant, examples, profiles,
-                         (fn.__doc__ or "").strip().split("\n")[0], diagnose)
+        spec = CheckSpec(
+            f"{task}.{name}",
+            task,
+            run,
+            points,
+            variant,
+            examples,
+            profiles,
+            (fn.__doc__ or "").strip().split("\n")[0],
+            diagnose,
+        )
         REGISTRY.append(spec)
         return fn
 
@@ -95,7 +108,6 @@ many times the reference's time on the same call (``RELATIVE_FLOOR`` at least): 
 the whole call limit, while code 50 times slower than the reference on these small inputs still finishes."""
 RELATIVE_FLOOR = 10.0
 """Seconds a paired call may always take, however fast the reference was (a first call imports and warms up)."""
-
 
 
 class Abort(BaseException):
@@ -140,8 +152,12 @@ def _runners_limit(limit):
     """Whether ``limit`` (a timeout's ``data["limit"]``) is a per-call limit as the runners write it: plain finite
     seconds. A submission can raise the grader's ``SubmissionError`` itself, with any data; what is not plainly a
     runner's is not remembered as a call that ran out of time."""
-    return (isinstance(limit, dict) and "again" not in limit and _number(limit.get("seconds"))
-            and (limit.get("of_total") is None or _number(limit.get("of_total"))))
+    return (
+        isinstance(limit, dict)
+        and "again" not in limit
+        and _number(limit.get("seconds"))
+        and (limit.get("of_total") is None or _number(limit.get("of_total")))
+    )
 
 
 class CheckContext:
@@ -165,8 +181,20 @@ class CheckContext:
             the runners.
     """
 
-    def __init__(self, spec, *, sub, ref, profile="full", seed=None, devices=("cpu",), variant="integrated",
-                 fresh=None, timed_out=None, memo=None):
+    def __init__(
+        self,
+        spec,
+        *,
+        sub,
+        ref,
+        profile="full",
+        seed=None,
+        devices=("cpu",),
+        variant="integrated",
+        fresh=None,
+        timed_out=None,
+        memo=None,
+    ):
         self.spec = spec
         self.sub_runner = sub
         self.ref_runner = ref
@@ -192,6 +220,8 @@ class CheckContext:
         self.isolated_calls = 0
         self.notes = []
         """``(message key, params)`` pairs the check wants shown with its verdict (how it adapted)."""
+        self._properties = {}
+        """How many properties of each name this context has made (``given``): each draws from a seed of its own."""
 
     def note(self, key, **params):
         """Record, once, how this check was graded where it adapted to the submission."""
@@ -234,8 +264,13 @@ class CheckContext:
         if earlier is not None:  # the same code ran out of time in an earlier check: not waited for again
             check, seconds = earlier
             error = said("say.timeout_again", probe=repr(probe), check=check)
-            return _Raise(SubmissionError(kind="timeout", detail=error["detail"],
-                                          data={**error["data"], "limit": {"again": check, "seconds": seconds}}))
+            return _Raise(
+                SubmissionError(
+                    kind="timeout",
+                    detail=error["detail"],
+                    data={**error["data"], "limit": {"again": check, "seconds": seconds}},
+                )
+            )
         submit = getattr(self.sub_runner, "submit", None)
         try:
             if submit is not None:
@@ -294,9 +329,12 @@ class CheckContext:
                 examples, seed = self.fresh
                 drawing = {"max_examples": examples, "derandomize": False, "phases": (Phase.generate,)}
             else:
-                seed = self.seed
-                drawing = {"max_examples": self.max_examples, "derandomize": seed is None,
-                           "phases": (Phase.explicit, Phase.generate, Phase.shrink)}
+                seed = self.seed if self.seed is not None else self._property_seed(fn)
+                drawing = {
+                    "max_examples": self.max_examples,
+                    "derandomize": False,
+                    "phases": (Phase.explicit, Phase.generate, Phase.shrink),
+                }
             test = settings(
                 **drawing,
                 database=None,
@@ -306,8 +344,7 @@ class CheckContext:
                 print_blob=False,
                 verbosity=Verbosity.quiet,
             )(given(*strategies)(one_example))
-            if seed is not None:
-                test = hypothesis_seed(seed)(test)
+            test = hypothesis_seed(seed)(test)
             if not explicit:
                 return test
 
@@ -319,10 +356,20 @@ class CheckContext:
 
         return wrap
 
+    def _property_seed(self, fn):
+        """The seed of a property's examples when no ``--seed`` is given: made of the check's id, the property's
+        name and how many of that name this check made before, never of its source text (which Hypothesis's own
+        derandomizing hashes: reformatting a check would change what every submission is graded on)."""
+        name = getattr(getattr(fn, "func", fn), "__name__", "property")
+        k = self._properties.get(name, 0)
+        self._properties[name] = k + 1
+        digest = hashlib.sha256(f"{self.spec.id}/{name}/{k}".encode()).digest()
+        return int.from_bytes(digest[:8], "big")
+
     def explicit(self, prop, *cases):
         """Run the property ``prop`` (made by ``given``) on each of ``cases`` (tuples of its arguments), after its
-        drawn examples: not through Hypothesis, so that the examples it draws stay the same (they are derived from
-        the property's source); skipped when gathering fresh evidence."""
+        drawn examples: not through Hypothesis, so that the examples it draws stay the same; skipped when gathering
+        fresh evidence."""
         if self.fresh is not None:
             return
         for case in cases:

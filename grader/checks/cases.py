@@ -11,16 +11,7 @@ from collections.abc import Mapping
 @dataclasses.dataclass(frozen=True)
 class Case:
     """Base of an assignment's example cases: subclass it with ``@dataclass(frozen=True)`` and read the fields as
-    attributes (``c.B``).
-
-    ``c["B"]`` reads the field too. It is there for a property given to ``ctx.given``: Hypothesis derives its
-    derandomized examples from that function's source, so rewriting the function changes the examples every
-    submission is graded on; such a property keeps its text (and its examples) and reads the case this way."""
-
-    def __getitem__(self, name: str):
-        if not isinstance(name, str) or name not in {f.name for f in dataclasses.fields(self)}:
-            raise KeyError(name)
-        return getattr(self, name)
+    attributes (``c.B``)."""
 
     def replace(self, **changes):
         """This case with ``changes`` to some fields."""

@@ -17,8 +17,9 @@ def _compare(ctx, args, ex):
         raise Fail("fail.inplace", what="greedy_decode", inputs=[1], example=ex)
     out = got["out"]
     if out.dtype != torch.long:
-        raise Fail("fail.dtype", what="greedy_decode", expected="int64", got=str(out.dtype).replace("torch.", ""),
-                   example=ex)
+        raise Fail(
+            "fail.dtype", what="greedy_decode", expected="int64", got=str(out.dtype).replace("torch.", ""), example=ex
+        )
     if out.dim() == 2 and out.shape[0] == ref["out"].shape[0] and out.shape[1] > args["max_len"] + 1:
         raise Fail("fail.greedy_too_long", max_len=args["max_len"], got=out.shape[1] - 1, example=ex)
     check_tensor(out, ref["out"], what=phrase("what.output", name="greedy_decode"), example=ex)
@@ -63,8 +64,9 @@ def scripted(ctx):
 def _scripted(ctx, c):
     src = random_tokens([c.B, 3], c.vocab, c.seed, low=3)
     src[-1, -1] = PAD  # one padded source position: the source mask must hide it
-    args = dict(src=src, max_len=c.max_len, bos_idx=BOS, eos_idx=EOS, pad_idx=PAD,
-                scripted={"stops": c.stops, "vocab": c.vocab})
+    args = dict(
+        src=src, max_len=c.max_len, bos_idx=BOS, eos_idx=EOS, pad_idx=PAD, scripted={"stops": c.stops, "vocab": c.vocab}
+    )
     _compare(ctx, args, shown_example({"max_len": c.max_len, "eos_step_per_row": c.stops}, src=src))
 
 
@@ -95,17 +97,27 @@ def model_case(draw):
 def _real_model(ctx):
     @ctx.given(model_case())
     def prop(c):  # reads the case as c[...]: this text seeds its drawn examples
-        kw = {"src_vocab_size": 9, "tgt_vocab_size": 7, "d_model": 8, "num_heads": 2, "d_ff": 12, "num_layers": 2,
-              "max_len": 32, "dropout": 0.0, "norm_first": c["norm_first"]}
-        state = ref_state(ctx, "Transformer", kw, c["seed"])
+        kw = {
+            "src_vocab_size": 9,
+            "tgt_vocab_size": 7,
+            "d_model": 8,
+            "num_heads": 2,
+            "d_ff": 12,
+            "num_layers": 2,
+            "max_len": 32,
+            "dropout": 0.0,
+            "norm_first": c.norm_first,
+        }
+        state = ref_state(ctx, "Transformer", kw, c.seed)
         # A large bias on EOS for some seeds makes rows finish at different times.
         state["output_proj.bias"] = state["output_proj.bias"].clone()
-        state["output_proj.bias"][EOS] += (c["seed"] % 3) * 0.7
-        src = random_tokens([c["B"], c["Ls"]], 9, c["seed"], low=0)
+        state["output_proj.bias"][EOS] += (c.seed % 3) * 0.7
+        src = random_tokens([c.B, c.Ls], 9, c.seed, low=0)
         src[:, 0] = 3  # never an all-padding source row
-        args = dict(src=src, max_len=c["max_len"], bos_idx=BOS, eos_idx=EOS, pad_idx=PAD,
-                    model={"kwargs": kw, "state": state})
-        _compare(ctx, args, {"config": dict(kw, max_len=c["max_len"]), "shapes": {"src": list(src.shape)}})
+        args = dict(
+            src=src, max_len=c.max_len, bos_idx=BOS, eos_idx=EOS, pad_idx=PAD, model={"kwargs": kw, "state": state}
+        )
+        _compare(ctx, args, {"config": dict(kw, max_len=c.max_len), "shapes": {"src": list(src.shape)}})
 
     prop()
 

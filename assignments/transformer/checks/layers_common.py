@@ -44,8 +44,14 @@ def layer_case(draw, *, decoder, masks=True):
 
 
 def layer_kwargs(c, dropout=0.0):
-    return {"d_model": c.D, "num_heads": c.H, "d_ff": c.F, "dropout": dropout,
-            "norm_first": c.norm_first, "activation": c.activation}
+    return {
+        "d_model": c.D,
+        "num_heads": c.H,
+        "d_ff": c.F,
+        "dropout": dropout,
+        "norm_first": c.norm_first,
+        "activation": c.activation,
+    }
 
 
 def layer_inputs(c, decoder):
@@ -61,9 +67,15 @@ def layer_inputs(c, decoder):
 def setup(ctx, name, c, decoder, dropout=0.0):
     kw = layer_kwargs(c, dropout)
     inputs = layer_inputs(c, decoder)
-    return kw, ref_state(ctx, name, kw, c.seed), inputs, shown_example(
-        dict(layer_kwargs(c), mask=c.mask, memory_mask=c.memory_mask),
-        **{f"input{i}": t for i, t in enumerate(inputs) if t is not None})
+    return (
+        kw,
+        ref_state(ctx, name, kw, c.seed),
+        inputs,
+        shown_example(
+            dict(layer_kwargs(c), mask=c.mask, memory_mask=c.memory_mask),
+            **{f"input{i}": t for i, t in enumerate(inputs) if t is not None},
+        ),
+    )
 
 
 def padding_invariance(ctx, name, c, decoder):
@@ -72,7 +84,7 @@ def padding_invariance(ctx, name, c, decoder):
     B, L = c.B, c.Lq
     lengths = torch.randint(1, L + 1, (B,), generator=torch.Generator().manual_seed(c.seed))
     lengths[0] = max(1, L - 1)
-    keep = (torch.arange(L).unsqueeze(0) < lengths.unsqueeze(1))  # [B, L]
+    keep = torch.arange(L).unsqueeze(0) < lengths.unsqueeze(1)  # [B, L]
     mask = keep.view(B, 1, 1, L)
     if decoder:
         mask = mask & torch.ones(L, L, dtype=torch.bool).tril().view(1, 1, L, L)
@@ -96,26 +108,47 @@ def causal_no_leak(ctx, name, kw, state, inputs, ex, *, grad_input=0, future_fro
         diff = (a[:, :t] - b[:, :t]).abs().amax(dim=(0, 2)) if a.shape == b.shape else None
         first = int((diff > 1e-9).nonzero()[0]) if diff is not None and (diff > 1e-9).any() else 0
         raise Fail("fail.future_leak", what=name, position=first, future_from=t, example=ex)
-    g = ctx.sub("forward", name=name, kwargs=kw, state=state, inputs=inputs, method=method,
-                grad={"input": grad_input, "upto": t})["grad"]
+    g = ctx.sub(
+        "forward",
+        name=name,
+        kwargs=kw,
+        state=state,
+        inputs=inputs,
+        method=method,
+        grad={"input": grad_input, "upto": t},
+    )["grad"]
     if g is not None and (g[:, t:] != 0).any():  # None: the submodule was not called (perturbation judged it)
         raise Fail("fail.future_grad", what=name, future_from=t, example=ex)
 
 
 # -- what both layer tasks check the same way --------------------------------------------------------
-EQUAL_LENGTHS = LayerCase(B=2, Lq=4, Lk=4, H=2, Dh=3, D=6, F=5, norm_first=False, activation="relu", mask="combined",
-                          memory_mask="padding", seed=9)
+EQUAL_LENGTHS = LayerCase(
+    B=2,
+    Lq=4,
+    Lk=4,
+    H=2,
+    Dh=3,
+    D=6,
+    F=5,
+    norm_first=False,
+    activation="relu",
+    mask="combined",
+    memory_mask="padding",
+    seed=9,
+)
 """A decoder layer's memory as long as its target: drawn lengths differ on purpose (a transpose then shows), so code
 that takes another path when the shapes agree would go unseen."""
 
 
 def layer_equivalence(ctx, name, *, decoder):
     """Equal to the reference over drawn sizes, norm placements, activations and masks."""
+
     @ctx.given(layer_case(decoder=decoder))
     def prop(c):
         kw, state, inputs, ex = setup(ctx, name, c, decoder)
-        equivalent(ctx, name=name, kwargs=kw, state=state, inputs=inputs, what=phrase("what.output", name=name),
-                   example=ex)
+        equivalent(
+            ctx, name=name, kwargs=kw, state=state, inputs=inputs, what=phrase("what.output", name=name), example=ex
+        )
 
     prop()
     if decoder:
@@ -125,12 +158,17 @@ def layer_equivalence(ctx, name, *, decoder):
 def layer_contract(ctx, name):
     """The contract's submodules and parameters, for both norm placements; the constructor's defaults."""
     for norm_first in (False, True):
-        contract_params(ctx, name, {"d_model": 6, "num_heads": 2, "d_ff": 10, "dropout": 0.0,
-                                    "norm_first": norm_first})
+        contract_params(ctx, name, {"d_model": 6, "num_heads": 2, "d_ff": 10, "dropout": 0.0, "norm_first": norm_first})
     x = randn([2, 3, 6], 8)
     inputs = [x, randn([2, 4, 6], 9), None, None] if name == "DecoderLayer" else [x, None]
-    defaults_agree(ctx, name=name, required={"d_model": 6, "num_heads": 2, "d_ff": 10}, inputs=inputs,
-                   given=("d_model", "num_heads", "d_ff", "dropout", "norm_first", "activation"), train_differs=True)
+    defaults_agree(
+        ctx,
+        name=name,
+        required={"d_model": 6, "num_heads": 2, "d_ff": 10},
+        inputs=inputs,
+        given=("d_model", "num_heads", "d_ff", "dropout", "norm_first", "activation"),
+        train_differs=True,
+    )
 
 
 def layer_dropout(ctx, name, case, *, decoder):
@@ -142,18 +180,29 @@ def layer_dropout(ctx, name, case, *, decoder):
     if ctx.variant == "integrated":
         return  # the sublayers' dropout can be switched off only where they are the reference's
     full = dict(kw, dropout=1.0)
-    ref, got = ctx.both("forward", name=name, kwargs=full, state=state, inputs=inputs, train=True,
-                        quiet=("self_attn", "cross_attn", "ffn"))
+    ref, got = ctx.both(
+        "forward",
+        name=name,
+        kwargs=full,
+        state=state,
+        inputs=inputs,
+        train=True,
+        quiet=("self_attn", "cross_attn", "ffn"),
+    )
     try:
         check_tensor(got["out"], ref["out"], what=phrase("what.output_train_dropout", name=name), example=ex)
     except Fail:
-        raise Fail("fail.residual_dropout", what=name, example=dict(ex, config=dict(ex.get("config", {}),
-                                                                                    dropout=1.0, mode="train")))
+        raise Fail(
+            "fail.residual_dropout",
+            what=name,
+            example=dict(ex, config=dict(ex.get("config", {}), dropout=1.0, mode="train")),
+        ) from None
 
 
 def layer_devices(ctx, name, *, decoder):
     """float32 on each device and the meta device, with masks."""
-    @ctx.given(layer_case(decoder=decoder).filter(lambda c: c["mask"] != "none"))
+
+    @ctx.given(layer_case(decoder=decoder).filter(lambda c: c.mask != "none"))
     def prop(c):
         kw, state, inputs, ex = setup(ctx, name, c, decoder)
         float32_close(ctx, name=name, kwargs=kw, state=state, inputs=inputs, example=ex)

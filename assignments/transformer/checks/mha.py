@@ -37,8 +37,12 @@ class MhaCase(AttentionSizes):
 
     def example(self, inputs):
         """The example a report shows of this case run on ``inputs`` (query, key, value, mask)."""
-        return shown_example({"d_model": self.D, "num_heads": self.H, "self_attention": self.self_attention,
-                              "mask": self.mask}, query=inputs[0], key=inputs[1], mask=inputs[3])
+        return shown_example(
+            {"d_model": self.D, "num_heads": self.H, "self_attention": self.self_attention, "mask": self.mask},
+            query=inputs[0],
+            key=inputs[1],
+            mask=inputs[3],
+        )
 
 
 describe = MhaCase.example  # the name the equivalence property calls: its text seeds its examples
@@ -76,8 +80,15 @@ def _equivalence(ctx):
     def prop(c):
         inputs = mha_inputs(c)
         kw = kwargs_of(c)
-        equivalent(ctx, name="MultiHeadAttention", kwargs=kw, state=ref_state(ctx, "MultiHeadAttention", kw, c["seed"]),
-                   inputs=inputs, what=phrase("what.output", name="MultiHeadAttention"), example=describe(c, inputs))
+        equivalent(
+            ctx,
+            name="MultiHeadAttention",
+            kwargs=kw,
+            state=ref_state(ctx, "MultiHeadAttention", kw, c.seed),
+            inputs=inputs,
+            what=phrase("what.output", name="MultiHeadAttention"),
+            example=describe(c, inputs),
+        )
 
     prop()
     ctx.explicit(prop, (EQUAL_LENGTHS,))
@@ -88,13 +99,24 @@ def contract(ctx):
     """Parameters w_q, w_k, w_v, w_o are Linear(D, D) with bias; a head count that does not divide D is refused."""
     contract_params(ctx, "MultiHeadAttention", {"d_model": 12, "num_heads": 3, "dropout": 0.0})
     x = randn([2, 4, 8], 5)
-    defaults_agree(ctx, name="MultiHeadAttention", required={"d_model": 8, "num_heads": 2}, inputs=[x, x, x, None],
-                   given=("d_model", "num_heads", "dropout"), train_differs=True)
+    defaults_agree(
+        ctx,
+        name="MultiHeadAttention",
+        required={"d_model": 8, "num_heads": 2},
+        inputs=[x, x, x, None],
+        given=("d_model", "num_heads", "dropout"),
+        train_differs=True,
+    )
     for d_model, heads in ((6, 4), (10, 3)):
         got = ctx.sub("construct", name="MultiHeadAttention", kwargs={"d_model": d_model, "num_heads": heads})
         if got["raised"] != "ValueError":
-            raise Fail("fail.mha_divisible", d_model=d_model, num_heads=heads, raised=got["raised"] or "nothing",
-                       example={"config": {"d_model": d_model, "num_heads": heads}})
+            raise Fail(
+                "fail.mha_divisible",
+                d_model=d_model,
+                num_heads=heads,
+                raised=got["raised"] or "nothing",
+                example={"config": {"d_model": d_model, "num_heads": heads}},
+            )
 
 
 @check("mha", "equivalence", points=5, variant="isolated", examples=(5, 40))
@@ -109,8 +131,14 @@ def integrated(ctx):
     _equivalence(ctx)
 
 
-@check("mha", "permutation", points=1, variant="isolated", examples=(3, 15),
-       given=mha_case(self_attention=True, masks=False).filter(lambda c: c.Lq >= 2))
+@check(
+    "mha",
+    "permutation",
+    points=1,
+    variant="isolated",
+    examples=(3, 15),
+    given=mha_case(self_attention=True, masks=False).filter(lambda c: c.Lq >= 2),
+)
 def permutation(ctx, c):
     """Self-attention without a mask is permutation-equivariant: permuting the positions permutes the output."""
     x = mha_inputs(c)[0]
@@ -127,8 +155,14 @@ def permutation(ctx, c):
         raise Fail("fail.not_equivariant", what="MultiHeadAttention", example=ex)
 
 
-@check("mha", "batch_independence", points=0.5, variant="isolated", examples=(2, 10),
-       given=mha_case().filter(lambda c: c.B >= 2))
+@check(
+    "mha",
+    "batch_independence",
+    points=0.5,
+    variant="isolated",
+    examples=(2, 10),
+    given=mha_case().filter(lambda c: c.B >= 2),
+)
 def batch_independence(ctx, c):
     """Each batch row's output depends only on that row."""
     inputs = mha_inputs(c)
@@ -137,8 +171,13 @@ def batch_independence(ctx, c):
     full = ctx.sub("forward", name="MultiHeadAttention", kwargs=kw, state=state, inputs=inputs)["out"]
     mask = inputs[3]
     one_mask = mask[:1] if mask is not None and mask.dim() == 4 else mask
-    one = ctx.sub("forward", name="MultiHeadAttention", kwargs=kw, state=state,
-                  inputs=[inputs[0][:1], inputs[1][:1], inputs[2][:1], one_mask])["out"]
+    one = ctx.sub(
+        "forward",
+        name="MultiHeadAttention",
+        kwargs=kw,
+        state=state,
+        inputs=[inputs[0][:1], inputs[1][:1], inputs[2][:1], one_mask],
+    )["out"]
     if not torch.allclose(full[:1], one, atol=1e-8, rtol=1e-6):
         raise Fail("fail.batch_mixing", what="MultiHeadAttention", example=c.example(inputs))
 
@@ -148,12 +187,19 @@ def dropout(ctx):
     """eval() is deterministic with dropout > 0; train() really drops attention weights."""
     c = MhaCase(B=2, Lq=5, Lk=5, H=2, Dh=3, D=6, self_attention=True, mask="none", seed=7)
     kw = kwargs_of(c, dropout=0.5)
-    dropout_behaviour(ctx, name="MultiHeadAttention", kwargs=kw, state=ref_state(ctx, "MultiHeadAttention", kw, 7),
-                      inputs=mha_inputs(c), example={"config": kw})
+    dropout_behaviour(
+        ctx,
+        name="MultiHeadAttention",
+        kwargs=kw,
+        state=ref_state(ctx, "MultiHeadAttention", kw, 7),
+        inputs=mha_inputs(c),
+        example={"config": kw},
+    )
 
 
-@check("mha", "devices", points=1, variant="isolated", examples=(2, 6),
-       given=mha_case().filter(lambda c: c.mask != "none"))
+@check(
+    "mha", "devices", points=1, variant="isolated", examples=(2, 6), given=mha_case().filter(lambda c: c.mask != "none")
+)
 def devices(ctx, c):
     """Runs in float32 (each device), float16, bfloat16 and on the meta device, with masks."""
     inputs = mha_inputs(c)
@@ -162,5 +208,4 @@ def devices(ctx, c):
     ex = c.example(inputs)
     float32_close(ctx, name="MultiHeadAttention", kwargs=kw, state=state, inputs=inputs, example=ex)
     low_precision(ctx, name="MultiHeadAttention", kwargs=kw, state=state, inputs=inputs, example=ex)
-    meta_runs(ctx, name="MultiHeadAttention", kwargs=kw, inputs=inputs,
-              expected_shape=[c.B, c.Lq, c.D], example=ex)
+    meta_runs(ctx, name="MultiHeadAttention", kwargs=kw, inputs=inputs, expected_shape=[c.B, c.Lq, c.D], example=ex)
