@@ -72,7 +72,8 @@ def _children_cpu():
 
 
 def load():
-    return "load average %.2f %.2f %.2f" % os.getloadavg()
+    one, five, fifteen = os.getloadavg()
+    return f"load average {one:.2f} {five:.2f} {fifteen:.2f}"
 
 
 def main(argv=None):
@@ -97,10 +98,12 @@ def main(argv=None):
             res = runner.batch(submissions=work / "class", out=work / f"out{jobs}", jobs=jobs, **opts)
             times[jobs] = time.perf_counter() - t0
             cores = (_children_cpu() - cpu0) / times[jobs]
-            print(f"-j {jobs}: {times[jobs]:7.1f} s  {60 * args.n / times[jobs]:6.1f} submissions/min  "
-                  f"{cores:.2f} cores busy on average (graded {res.graded}; before: {before}; after: {load()})")
+            print(
+                f"-j {jobs}: {times[jobs]:7.1f} s  {60 * args.n / times[jobs]:6.1f} submissions/min  "
+                f"{cores:.2f} cores busy on average (graded {res.graded}; before: {before}; after: {load()})"
+            )
         print(f"parallel efficiency time_j1 / (2 * time_j2) = {times[1] / (2 * times[2]):.0%} (target >= 85%)")
-        sample = sorted((work / "class").iterdir())[:args.sample]
+        sample = sorted((work / "class").iterdir())[: args.sample]
         from grader.submission import forkserver
 
         if forkserver.supported():
@@ -115,10 +118,12 @@ def main(argv=None):
                     api.check(path=sub, sealed=sealed, **opts)
                 rounds[sealed].append((time.perf_counter() - t0) / len(sample))
         cost = {k: statistics.median(v) for k, v in rounds.items()}
-        print(f"per submission (median of {args.rounds} alternated rounds over {len(sample)} submissions): "
-              f"in-process check {cost[False]:.2f} s {_fmt(rounds[False])}, sealed check {cost[True]:.2f} s "
-              f"{_fmt(rounds[True])}, overhead {cost[True] / cost[False]:.2f}x (target <= 1.3x); "
-              f"batch -j 1 {times[1] / args.n:.2f} s; {load()}")
+        print(
+            f"per submission (median of {args.rounds} alternated rounds over {len(sample)} submissions): "
+            f"in-process check {cost[False]:.2f} s {_fmt(rounds[False])}, sealed check {cost[True]:.2f} s "
+            f"{_fmt(rounds[True])}, overhead {cost[True] / cost[False]:.2f}x (target <= 1.3x); "
+            f"batch -j 1 {times[1] / args.n:.2f} s; {load()}"
+        )
     finally:
         shutil.rmtree(work, ignore_errors=True)
 

@@ -50,8 +50,11 @@ def timed(label, **kwargs):
     seconds = time.perf_counter() - start
     calls = standin.STATS["messages"] - before["messages"]
     spent = standin.STATS["seconds"] - before["seconds"]
-    print(f"{label:<44} {seconds:6.1f} s   score {result.score:g}/{result.max_score:g}   stand-in calls {calls} "
-          f"({spent:.2f} s computing the reference's parts)", flush=True)
+    print(
+        f"{label:<44} {seconds:6.1f} s   score {result.score:g}/{result.max_score:g}   stand-in calls {calls} "
+        f"({spent:.2f} s computing the reference's parts)",
+        flush=True,
+    )
     return seconds
 
 
@@ -72,14 +75,23 @@ def main():
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--skip-sealed", action="store_true")
     parser.add_argument("--repeat", type=int, default=3, help="runs of each whole command, alternated (default 3)")
-    parser.add_argument("--assignment", default=ASSIGNMENT.name, help="the assignment whose reference is graded "
-                        "(default: transformer; the three-bug figure is the transformer's)")
+    parser.add_argument(
+        "--assignment",
+        default=ASSIGNMENT.name,
+        help="the assignment whose reference is graded "
+        "(default: transformer; the three-bug figure is the transformer's)",
+    )
     args = parser.parse_args()
     name = args.assignment
     root = load(name).reference
     print(f"cores {os.cpu_count()}, load average {os.getloadavg()[0]:.2f} at start; assignment {name}")
-    timed("warm-up (imports, first meta-device use)", path=root, assignment=name, profile="quick",
-          tasks=[load(name).task_ids[0]])
+    timed(
+        "warm-up (imports, first meta-device use)",
+        path=root,
+        assignment=name,
+        profile="quick",
+        tasks=[load(name).task_ids[0]],
+    )
     quick = timed("check solution --profile quick", path=root, assignment=name, profile="quick")
     full = timed("check solution --profile full", path=root, assignment=name, profile="full")
     if name == ASSIGNMENT.name:
@@ -94,27 +106,41 @@ def main():
             forkserver.shared().wait_ready()  # as in a batch judge, which keeps one for every submission
         from grader import shards
 
-        judges = shards.wanted(type("Runner", (), {"spawn": "fork" if forkserver.supported() else "exec",
-                                                   "twin": None})())
+        judges = shards.wanted(
+            type("Runner", (), {"spawn": "fork" if forkserver.supported() else "exec", "twin": None})()
+        )
         print(f"--sealed grades with {judges} judge(s) here (grader.shards: two where a core is spare)")
-        sealed_full = timed("check solution --profile full --sealed", path=root, assignment=name, profile="full",
-                    sealed=True)
-        print(f"sealed / in-process (full, in one process, fork server warm): {sealed_full / full:.2f}x   "
-              "(target <= 1.15x)")
+        sealed_full = timed(
+            "check solution --profile full --sealed", path=root, assignment=name, profile="full", sealed=True
+        )
+        print(
+            f"sealed / in-process (full, in one process, fork server warm): {sealed_full / full:.2f}x   "
+            "(target <= 1.15x)"
+        )
         if judges > 1:
-            one = timed("check solution --profile full --sealed, one judge", path=root, assignment=name,
-                        profile="full", sealed=True, shards=1)
+            one = timed(
+                "check solution --profile full --sealed, one judge",
+                path=root,
+                assignment=name,
+                profile="full",
+                sealed=True,
+                shards=1,
+            )
             print(f"the same with one judge: {one / full:.2f}x")
         runs = {False: [], True: []}
         for _ in range(args.repeat):  # alternated, so that a change in the machine's speed hits both alike
             for sealed in (False, True):
                 runs[sealed].append(command(sealed, name))
         plain, sealed_cmd = statistics.median(runs[False]), statistics.median(runs[True])
-        print(f"whole command, median of {args.repeat}: gradekit check solution {plain:.1f} s "
-              f"{_fmt(runs[False])}; --sealed {sealed_cmd:.1f} s {_fmt(runs[True])}")
+        print(
+            f"whole command, median of {args.repeat}: gradekit check solution {plain:.1f} s "
+            f"{_fmt(runs[False])}; --sealed {sealed_cmd:.1f} s {_fmt(runs[True])}"
+        )
         print(f"sealed / in-process (whole command): {sealed_cmd / plain:.2f}x   (target <= 1.15x)")
-    print(f"targets: quick {quick:.1f} s (<= 8 s), full {full:.1f} s (<= 30 s); "
-          f"load average {os.getloadavg()[0]:.2f} at end")
+    print(
+        f"targets: quick {quick:.1f} s (<= 8 s), full {full:.1f} s (<= 30 s); "
+        f"load average {os.getloadavg()[0]:.2f} at end"
+    )
 
 
 def _fmt(values):

@@ -52,12 +52,16 @@ def main(argv=None):
     try:
         make_class(work / "class", args.n, tasks)
         opts = dict(submissions=work / "class", tasks=tasks, profile=args.profile, call_timeout=30, total_timeout=120)
-        print(f"{args.n} submissions, tasks {args.tasks}, profile {args.profile}; {os.cpu_count()} cores; "
-              f"{load_average()}")
+        print(
+            f"{args.n} submissions, tasks {args.tasks}, profile {args.profile}; {os.cpu_count()} cores; "
+            f"{load_average()}"
+        )
         print(f"a local:2 cluster alone (start, wait for the workers, close): {cluster_start_s(2):.1f} s")
-        runs = {"local batch -j 2": lambda out: runner.batch(out=out, jobs=2, **opts),
-                "dask local:2": lambda out: on_dask("local:2", out=out, **opts),
-                "dask local:1": lambda out: on_dask("local:1", out=out, **opts)}
+        runs = {
+            "local batch -j 2": lambda out: runner.batch(out=out, jobs=2, **opts),
+            "dask local:2": lambda out: on_dask("local:2", out=out, **opts),
+            "dask local:1": lambda out: on_dask("local:1", out=out, **opts),
+        }
         times, gradebooks = {}, {}
         for i, (name, run) in enumerate(runs.items()):
             before = load_average()
@@ -66,16 +70,22 @@ def main(argv=None):
             times[name] = time.perf_counter() - t0
             gradebooks[name] = (work / f"out{i}" / "gradebook.csv").read_text(encoding="utf-8")
             failed = sum(1 for r in result.records if r.get("status") == "error" and not r.get("hash"))
-            print(f"{name:17s} {times[name]:7.1f} s  {60 * args.n / times[name]:6.1f} submissions/min  (graded "
-                  f"{result.graded}, not completed {failed}; before: {before}; after: {load_average()})")
+            print(
+                f"{name:17s} {times[name]:7.1f} s  {60 * args.n / times[name]:6.1f} submissions/min  (graded "
+                f"{result.graded}, not completed {failed}; before: {before}; after: {load_average()})"
+            )
         local, dask2, dask1 = times["local batch -j 2"], times["dask local:2"], times["dask local:1"]
         same = len(set(gradebooks.values())) == 1
-        print(f"Dask local:2 throughput = {local / dask2:.0%} of the local batch's (goal >= 90%); overhead "
-              f"{(dask2 - local) / args.n:+.2f} s per submission")
+        print(
+            f"Dask local:2 throughput = {local / dask2:.0%} of the local batch's (goal >= 90%); overhead "
+            f"{(dask2 - local) / args.n:+.2f} s per submission"
+        )
         print(f"scaling efficiency time(local:1) / (2 * time(local:2)) = {dask1 / (2 * dask2):.0%} (goal >= 85%)")
-        print(f"per core: local:1 {3600 * args.n / dask1:.0f} submissions/hour, local:2 "
-              f"{3600 * args.n / (2 * dask2):.0f} submissions/hour/core; the three gradebooks "
-              f"{'are identical' if same else 'DIFFER'}; {load_average()}")
+        print(
+            f"per core: local:1 {3600 * args.n / dask1:.0f} submissions/hour, local:2 "
+            f"{3600 * args.n / (2 * dask2):.0f} submissions/hour/core; the three gradebooks "
+            f"{'are identical' if same else 'DIFFER'}; {load_average()}"
+        )
     finally:
         shutil.rmtree(work, ignore_errors=True)
 

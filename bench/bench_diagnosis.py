@@ -31,8 +31,12 @@ from grader import api  # noqa: E402
 from grader.assignment import load  # noqa: E402
 
 ASSIGNMENT = load()
-NAME_TO_FILE, TASK_BY_ID, TASK_IDS, all_deps = (ASSIGNMENT.name_to_file, ASSIGNMENT.task_by_id, ASSIGNMENT.task_ids,
-                                                ASSIGNMENT.all_deps)
+NAME_TO_FILE, TASK_BY_ID, TASK_IDS, all_deps = (
+    ASSIGNMENT.name_to_file,
+    ASSIGNMENT.task_by_id,
+    ASSIGNMENT.task_ids,
+    ASSIGNMENT.all_deps,
+)
 
 DATA = ROOT / "tests" / "blind_bugs"
 
@@ -97,8 +101,11 @@ def main(argv=None):
             with_d += seconds
             without_d += grade_case(case, diagnose=False)[1]
         if args.details or v == "wrong":
-            print(f"{case['key']} {v:8} label={case['label']}{'+' + case['label2'] if case.get('label2') else ''} "
-                  f"named={found} score={result.score:g}", flush=True)
+            print(
+                f"{case['key']} {v:8} label={case['label']}{'+' + case['label2'] if case.get('label2') else ''} "
+                f"named={found} score={result.score:g}",
+                flush=True,
+            )
     n = len(cases)
     named_any = counts["right"] + counts["wrong"]
     print(f"cases: {n}")
@@ -106,8 +113,10 @@ def main(argv=None):
     print(f"wrong names: {counts['wrong']}/{named_any} named = {100 * counts['wrong'] / max(named_any, 1):.1f}%")
     print(f"unnamed: {counts['unnamed']}/{n}")
     if without_d:
-        print(f"time with diagnosis / without, first {min(args.timing, n)} cases: {with_d:.1f} s / {without_d:.1f} s "
-              f"= {with_d / without_d:.2f}x")
+        print(
+            f"time with diagnosis / without, first {min(args.timing, n)} cases: {with_d:.1f} s / {without_d:.1f} s "
+            f"= {with_d / without_d:.2f}x"
+        )
 
 
 if __name__ == "__main__":

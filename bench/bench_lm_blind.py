@@ -81,10 +81,14 @@ def main(argv=None):
             result, failing, _, _ = grade(folder, args.profile)
             full = result.score == result.max_score
             false_fails += not full
-            print(f"correct {folder.parent.name}/{folder.name}: {result.score:g}/{result.max_score:g}"
-                  + ("" if full else f"  FALSE FAIL: {', '.join(failing)}"))
-        print(f"correct submissions: {len(correct) + len(bases) - false_fails}/{len(correct) + len(bases)} "
-              f"full marks ({false_fails} false fails)")
+            print(
+                f"correct {folder.parent.name}/{folder.name}: {result.score:g}/{result.max_score:g}"
+                + ("" if full else f"  FALSE FAIL: {', '.join(failing)}")
+            )
+        print(
+            f"correct submissions: {len(correct) + len(bases) - false_fails}/{len(correct) + len(bases)} "
+            f"full marks ({false_fails} false fails)"
+        )
     caught = 0
     tally = {"right": 0, "wrong": 0, "unnamed": 0}
     with tempfile.TemporaryDirectory() as tmp:
@@ -94,9 +98,11 @@ def main(argv=None):
             v = verdict(labels.get(case["key"]), named)
             if v:
                 tally[v] += 1
-            line = (f"{case['key']} {case['file']:<15} {'caught' if lost else 'FALSE PASS'}  lost in: "
-                    f"{', '.join(lost) or '-'}  named: {', '.join(named) or '-'}"
-                    + (f"  label: {labels.get(case['key'])} -> {v}" if v else ""))
+            line = (
+                f"{case['key']} {case['file']:<15} {'caught' if lost else 'FALSE PASS'}  lost in: "
+                f"{', '.join(lost) or '-'}  named: {', '.join(named) or '-'}"
+                + (f"  label: {labels.get(case['key'])} -> {v}" if v else "")
+            )
             if args.details or not lost or v == "wrong":
                 print(line)
     print(f"cases: {caught}/{len(cases)} caught ({len(cases) - caught} false passes)")

@@ -113,30 +113,38 @@ def main(argv=None):
     found = [(a, b, kind, flagged.get((a, b))) for a, b, kind in planted]
     others = sorted(set(flagged) - {(a, b) for a, b, _ in planted})
     mean_prints = sum(len(p.prints) for p in prints.values()) / len(prints)
-    print(f"submissions {len(entries)} ({lines} lines of Python, {lines / len(entries):.0f} per submission, "
-          f"{mean_prints:.0f} fingerprints each); load average {os.getloadavg()[0]:.2f}")
+    print(
+        f"submissions {len(entries)} ({lines} lines of Python, {lines / len(entries):.0f} per submission, "
+        f"{mean_prints:.0f} fingerprints each); load average {os.getloadavg()[0]:.2f}"
+    )
     print(f"building the class {t1 - t0:.1f} s (not counted)")
     print(f"fingerprint all     {t2 - t1:.1f} s ({1000 * (t2 - t1) / len(entries):.1f} ms per submission)")
     print(f"compare the class   {t3 - t2:.1f} s")
     peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss // 1024
     print(f"total               {t3 - t1:.1f} s; peak memory {peak} MB")
-    print(f"planted pairs found {sum(1 for *_, s in found if s is not None)}/{len(found)}; "
-          f"lowest planted score {min((s for *_, s in found if s is not None), default=0):.3f}")
+    print(
+        f"planted pairs found {sum(1 for *_, s in found if s is not None)}/{len(found)}; "
+        f"lowest planted score {min((s for *_, s in found if s is not None), default=0):.3f}"
+    )
     for a, b, kind, score in found:
         if score is None:
             print(f"  missed: {a} {b} ({kind})")
-    print(f"other flagged pairs {len(others)}; clusters {len(report.clusters)}; "
-          f"common fingerprints left out {report.common}")
+    print(
+        f"other flagged pairs {len(others)}; clusters {len(report.clusters)}; "
+        f"common fingerprints left out {report.common}"
+    )
     mixed = sorted(origins)
     rng = random.Random(1)
     sample = [tuple(rng.sample(mixed, 2)) for _ in range(2000)]
     shares = sorted(verbatim_share(origins[a], origins[b]) for a, b in sample)
     flagged_shares = sorted(verbatim_share(origins[a], origins[b]) for a, b in others if a in origins and b in origins)
     if flagged_shares:
-        print(f"  (mixtures share code word for word by construction: a flagged pair shares "
-              f"{flagged_shares[len(flagged_shares) // 2]:.0%} of its contract lines (median; lowest "
-              f"{flagged_shares[0]:.0%}), a random pair {shares[len(shares) // 2]:.0%} (median; 99th percentile "
-              f"{shares[int(0.99 * len(shares))]:.0%}))")
+        print(
+            f"  (mixtures share code word for word by construction: a flagged pair shares "
+            f"{flagged_shares[len(flagged_shares) // 2]:.0%} of its contract lines (median; lowest "
+            f"{flagged_shares[0]:.0%}), a random pair {shares[len(shares) // 2]:.0%} (median; 99th percentile "
+            f"{shares[int(0.99 * len(shares))]:.0%}))"
+        )
     return 0 if all(s is not None for *_, s in found) else 1
 
 

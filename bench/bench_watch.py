@@ -90,8 +90,10 @@ def watch_latency(rounds):
         thread.join(10)
     for kind, label in (("bug", "saving a bug"), ("fix", "saving its fix")):
         t = times[kind]
-        print(f"save -> redrawn sdpa verdict, {label}: median {statistics.median(t):.2f} s "
-              f"(min {min(t):.2f}, max {max(t):.2f}, n={len(t)})   (target < 1 s)")
+        print(
+            f"save -> redrawn sdpa verdict, {label}: median {statistics.median(t):.2f} s "
+            f"(min {min(t):.2f}, max {max(t):.2f}, n={len(t)})   (target < 1 s)"
+        )
 
 
 def timed_command(args):
@@ -115,22 +117,29 @@ def quick_vs_import(repeat):
     for _ in range(repeat):
         runs["torch"].append(timed_command([sys.executable, "-c", "import torch"]))
         runs["optimizer"].append(timed_command([sys.executable, "-c", OPTIMIZER]))
-        runs["command"].append(timed_command([sys.executable, "-m", "grader", "check", "solution", "--profile",
-                                              "quick", "--quiet"]))
+        runs["command"].append(
+            timed_command([sys.executable, "-m", "grader", "check", "solution", "--profile", "quick", "--quiet"])
+        )
         start = time.perf_counter()
         api.check(path=ROOT / "solution", profile="quick")
         warm_s.append(time.perf_counter() - start)
     wall = {k: statistics.median(w for w, _ in v) for k, v in runs.items()}
     cpu = {k: statistics.median(c for _, c in v) for k, v in runs.items()}
     t, o, c, w = wall["torch"], wall["optimizer"], wall["command"], statistics.median(warm_s)
-    print(f"cold `python -c 'import torch'`: {t:.2f} s; `gradekit check solution --profile quick`: {c:.2f} s "
-          f"({c / t:.2f}x); quick grading in a warm process (watch, pytest): {w:.2f} s ({w / t:.1f}x)   "
-          f"(target <= 3x; medians of {repeat})")
-    print(f"  for scale: a cold `import torch` building one optimizer (torch imports torch._dynamo and sympy then): "
-          f"{o:.2f} s ({o / t:.1f}x)")
-    print(f"  CPU time (user + system): import torch {cpu['torch']:.2f} s, with an optimizer {cpu['optimizer']:.2f} s "
-          f"({cpu['optimizer'] / cpu['torch']:.2f}x), the command {cpu['command']:.2f} s "
-          f"({cpu['command'] / cpu['torch']:.2f}x)")
+    print(
+        f"cold `python -c 'import torch'`: {t:.2f} s; `gradekit check solution --profile quick`: {c:.2f} s "
+        f"({c / t:.2f}x); quick grading in a warm process (watch, pytest): {w:.2f} s ({w / t:.1f}x)   "
+        f"(target <= 3x; medians of {repeat})"
+    )
+    print(
+        f"  for scale: a cold `import torch` building one optimizer (torch imports torch._dynamo and sympy then): "
+        f"{o:.2f} s ({o / t:.1f}x)"
+    )
+    print(
+        f"  CPU time (user + system): import torch {cpu['torch']:.2f} s, with an optimizer {cpu['optimizer']:.2f} s "
+        f"({cpu['optimizer'] / cpu['torch']:.2f}x), the command {cpu['command']:.2f} s "
+        f"({cpu['command'] / cpu['torch']:.2f}x)"
+    )
 
 
 def main():

@@ -71,7 +71,7 @@ def main():
     args = parser.parse_args()
     diffs = checks = n = 0
     start = time.time()
-    for kind, name, item in cases(args.which)[args.shard::args.shards]:
+    for kind, name, item in cases(args.which)[args.shard :: args.shards]:
         with tempfile.TemporaryDirectory() as tmp:
             dest = Path(tmp) / "sub"
             key, tasks = build(kind, name, item, dest)

@@ -94,8 +94,11 @@ def __getattr__(name):
     module = _WHERE.get(name)
     if module is None:
         raise AttributeError(f"grader.author has no {name!r}; an assignment may use: {', '.join(__all__)}")
-    value = getattr(importlib.import_module(module), name) if module != "grader" else \
-        importlib.import_module(f"grader.{name}")
+    value = (
+        getattr(importlib.import_module(module), name)
+        if module != "grader"
+        else importlib.import_module(f"grader.{name}")
+    )
     globals()[name] = value
     return value
 

@@ -14,8 +14,9 @@ from grader.assignment import DEFAULT
 from grader.messages import text
 
 HELP_TASKS = "comma-separated task ids to grade (default: all of the assignment's)"
-HELP_ASSIGNMENT = (f"the assignment: a built-in name, an import path or a folder (default: the course "
-                   f"configuration's, else {DEFAULT})")
+HELP_ASSIGNMENT = (
+    f"the assignment: a built-in name, an import path or a folder (default: the course configuration's, else {DEFAULT})"
+)
 
 
 def _task_list(text):
@@ -29,28 +30,51 @@ def _check_parser(sub):
     p.add_argument("--assignment", default=None, help=HELP_ASSIGNMENT)
     p.add_argument("--tasks", type=_task_list, default=None, help=HELP_TASKS)
     p.add_argument("--only", default=None, help="comma-separated check ids, e.g. mha.equivalence")
-    p.add_argument("--profile", choices=("quick", "full"), default="full",
-                   help="quick: fewer examples for fast feedback; full: final grading (default)")
-    p.add_argument("--seed", type=int, default=None,
-                   help="explore other examples with this seed (default: the same examples every run)")
+    p.add_argument(
+        "--profile",
+        choices=("quick", "full"),
+        default="full",
+        help="quick: fewer examples for fast feedback; full: final grading (default)",
+    )
+    p.add_argument(
+        "--seed",
+        type=int,
+        default=None,
+        help="explore other examples with this seed (default: the same examples every run)",
+    )
     p.add_argument("--device", default=None, help="run the device checks on this device only (cpu, cuda, mps)")
-    p.add_argument("--sealed", action="store_true",
-                   help="sealed grading: run the submission in a worker process with time limits")
+    p.add_argument(
+        "--sealed", action="store_true", help="sealed grading: run the submission in a worker process with time limits"
+    )
     p.add_argument("--isolated", dest="sealed", action="store_true", help=argparse.SUPPRESS)  # its former name
     p.add_argument("--allow-banned", action="store_true", help="do not withhold points for banned APIs")
-    p.add_argument("--config", default=None,
-                   help="course configuration (gradekit.toml, or a pyproject.toml with [tool.gradekit]); "
-                        "default: the nearest gradekit.toml from the current folder up")
-    p.add_argument("--all-checks", action="store_true",
-                   help="instructors: also run the checks the course configuration hides from students")
-    p.add_argument("--lang", choices=("en", "zh"), default=None,
-                   help="language of the messages (default: the course configuration's, else en)")
+    p.add_argument(
+        "--config",
+        default=None,
+        help="course configuration (gradekit.toml, or a pyproject.toml with [tool.gradekit]); "
+        "default: the nearest gradekit.toml from the current folder up",
+    )
+    p.add_argument(
+        "--all-checks",
+        action="store_true",
+        help="instructors: also run the checks the course configuration hides from students",
+    )
+    p.add_argument(
+        "--lang",
+        choices=("en", "zh"),
+        default=None,
+        help="language of the messages (default: the course configuration's, else en)",
+    )
     p.add_argument("--json", metavar="FILE", help="also write the results as JSON")
     p.add_argument("--html", metavar="FILE", help="also write a self-contained HTML report (with pictures)")
     p.add_argument("--junit", metavar="FILE", help="also write JUnit XML: one testcase per check")
     p.add_argument("--gradescope", metavar="FILE", help="also write Gradescope's results.json")
-    p.add_argument("--verbose", "-v", action="store_true",
-                   help="list passed checks too, and show the traceback (your files' frames) of code that raised")
+    p.add_argument(
+        "--verbose",
+        "-v",
+        action="store_true",
+        help="list passed checks too, and show the traceback (your files' frames) of code that raised",
+    )
     p.add_argument("--quiet", "-q", action="store_true", help="no progress line")
     return p
 
@@ -62,6 +86,7 @@ def _progress(stream):
         else:
             stream.write(f"\r[{i + 1}/{n}] {spec.id:<40}")
         stream.flush()
+
     return show
 
 
@@ -73,26 +98,45 @@ def cmd_check(args):
     from grader.config import course_config
 
     config = course_config(args.config, students=not args.all_checks)
-    settings = api.settings(assignment=args.assignment, tasks=args.tasks, profile=args.profile, seed=args.seed,
-                            device=args.device, only=only, sealed=args.sealed, allow_banned=args.allow_banned,
-                            progress=progress, config=config, figures=bool(args.html), command=invoked_as(),
-                            rerun_options=rerun_options(args), lang=args.lang)
+    settings = api.settings(
+        assignment=args.assignment,
+        tasks=args.tasks,
+        profile=args.profile,
+        seed=args.seed,
+        device=args.device,
+        only=only,
+        sealed=args.sealed,
+        allow_banned=args.allow_banned,
+        progress=progress,
+        config=config,
+        figures=bool(args.html),
+        command=invoked_as(),
+        rerun_options=rerun_options(args),
+        lang=args.lang,
+    )
     lang = settings.options.lang  # the course's language where the command names none
     result = api.check(path=args.path, assignment=settings.assignment, options=settings.options)
     from grader.views import terminal
+
     print(terminal.summary(result, lang=lang, verbose=args.verbose, color=sys.stdout.isatty()))
     # Each report's module only where it is asked for: the HTML, JUnit and Gradescope views (and Jinja2) take
     # 0.1-0.2 s to import, a tenth of a quick check's own work.
     wrote = True
-    for view, kind, target in (("json_view", "JSON", args.json), ("html", "HTML", args.html),
-                               ("junit", "JUnit", args.junit), ("gradescope", "Gradescope", args.gradescope)):
+    for view, kind, target in (
+        ("json_view", "JSON", args.json),
+        ("html", "HTML", args.html),
+        ("junit", "JUnit", args.junit),
+        ("gradescope", "Gradescope", args.gradescope),
+    ):
         if target:
             try:
                 importlib.import_module(f"grader.views.{view}").write(result, target, lang=lang)
             except OSError as err:
                 wrote = False
-                print(text("ui.report_not_written", lang, kind=kind, path=target,
-                           detail=err.strerror or str(err)), file=sys.stderr)
+                print(
+                    text("ui.report_not_written", lang, kind=kind, path=target, detail=err.strerror or str(err)),
+                    file=sys.stderr,
+                )
                 continue
             print(text("ui.report_written", lang, kind=kind, path=os.path.abspath(target)))
     return 2 if not wrote else 0 if result.passed else 1
@@ -130,12 +174,19 @@ def rerun_options(args):
     """The options of ``gradekit check`` that a rerun of one check must repeat to show the same thing (the
     assignment, seed and ``--sealed`` are added by ``api.reproduce_command``)."""
     options = []
-    for flag, value, default in (("--profile", args.profile, "full"), ("--device", args.device, None),
-                                 ("--config", args.config, None), ("--lang", args.lang, None)):
+    for flag, value, default in (
+        ("--profile", args.profile, "full"),
+        ("--device", args.device, None),
+        ("--config", args.config, None),
+        ("--lang", args.lang, None),
+    ):
         if value != default:
             options += [flag, value]
-    for flag, on in (("--allow-banned", args.allow_banned), ("--all-checks", args.all_checks),
-                     ("--verbose", args.verbose)):
+    for flag, on in (
+        ("--allow-banned", args.allow_banned),
+        ("--all-checks", args.all_checks),
+        ("--verbose", args.verbose),
+    ):
         if on:
             options.append(flag)
     return tuple(options)
@@ -165,13 +216,18 @@ def build_parser(command=None):
     """The ``gradekit`` parser. With ``command="check"`` (the command line's first word), the other features'
     sub-commands are left out: ``check`` parses, helps and errs the same, and does not import the practice,
     batch and watch modules it never uses."""
-    parser = argparse.ArgumentParser(prog="gradekit", description="Grade students' hand-written implementations "
-                                                                   "(built in: a Transformer).")
+    parser = argparse.ArgumentParser(
+        prog="gradekit", description="Grade students' hand-written implementations (built in: a Transformer)."
+    )
     sub = parser.add_subparsers(dest="command", required=True)
     _check_parser(sub).set_defaults(func=cmd_check)
-    d = sub.add_parser("demo", help="the assignment's reference at work (the Transformer: trained on the pinyin "
-                                    "task, printing its translations); --submission PATH trains your own code the same "
-                                    "way and shows it beside the reference; --assignment SPEC chooses", add_help=False)
+    d = sub.add_parser(
+        "demo",
+        help="the assignment's reference at work (the Transformer: trained on the pinyin "
+        "task, printing its translations); --submission PATH trains your own code the same "
+        "way and shows it beside the reference; --assignment SPEC chooses",
+        add_help=False,
+    )
     d.add_argument("rest", nargs=argparse.REMAINDER)
     d.set_defaults(func=cmd_demo)
     for name in FEATURE_COMMANDS if command != "check" else ():
@@ -185,9 +241,9 @@ def _take_option(argv, name):
     absent), before parsing."""
     for i, arg in enumerate(argv):
         if arg == name and i + 1 < len(argv):
-            return argv[i + 1], argv[:i] + argv[i + 2:]
+            return argv[i + 1], argv[:i] + argv[i + 2 :]
         if arg.startswith(name + "="):
-            return arg.split("=", 1)[1], argv[:i] + argv[i + 1:]
+            return arg.split("=", 1)[1], argv[:i] + argv[i + 1 :]
     return None, list(argv)
 
 

@@ -48,8 +48,20 @@ from grader.assignment import load as load_assignment
 
 FILE_NAME = "gradekit.toml"
 VISIBILITIES = ("visible", "hidden", "after_due_date", "after_published")
-TOP_KEYS = ("assignment", "tasks", "banned", "points", "limits", "visibility", "copy_policy", "title", "lang",
-            "overrides", "columns", "gradescope")
+TOP_KEYS = (
+    "assignment",
+    "tasks",
+    "banned",
+    "points",
+    "limits",
+    "visibility",
+    "copy_policy",
+    "title",
+    "lang",
+    "overrides",
+    "columns",
+    "gradescope",
+)
 LIMIT_KEYS = ("call_timeout", "total_timeout", "memory_mb")
 COPY_POLICIES = ("zero", "flag")
 LANGS = ("en", "zh")
@@ -75,12 +87,15 @@ class ConfigError(ValueError):
 def _tomllib():
     if sys.version_info >= (3, 11):
         import tomllib
+
         return tomllib
     try:
         import tomli
     except ImportError:
-        raise ConfigError("reading gradekit.toml on Python < 3.11 needs the 'tomli' package: "
-                          "pip install tomli (or use Python 3.11 or later)") from None
+        raise ConfigError(
+            "reading gradekit.toml on Python < 3.11 needs the 'tomli' package: "
+            "pip install tomli (or use Python 3.11 or later)"
+        ) from None
     return tomli
 
 
@@ -146,8 +161,9 @@ class CourseConfig:
             if data is None:
                 raise ConfigError(f"{path}: no [tool.gradekit] table; expected the course configuration there")
             where += " [tool.gradekit]"
-        return cls.from_dict(data, source=where, text=raw.decode("utf-8"), base=path.resolve().parent,
-                             assignment=assignment)
+        return cls.from_dict(
+            data, source=where, text=raw.decode("utf-8"), base=path.resolve().parent, assignment=assignment
+        )
 
     @classmethod
     def discover(cls, start_dir=".", *, assignment=None):
@@ -191,8 +207,10 @@ class CourseConfig:
             _task_id(t, f"{source}: tasks", task_ids)
         banned = data.get("banned", [])
         if not isinstance(banned, list) or not all(isinstance(b, str) and b for b in banned):
-            raise ConfigError(f"{source}: 'banned' must be a list of dotted names "
-                              f"(e.g. \"torch.nn.MultiheadAttention\"), got {banned!r}")
+            raise ConfigError(
+                f"{source}: 'banned' must be a list of dotted names "
+                f'(e.g. "torch.nn.MultiheadAttention"), got {banned!r}'
+            )
         task_points, check_points = {}, {}
         points = _table(data, "points", source)
         for key, value in points.items():
@@ -220,8 +238,10 @@ class CourseConfig:
             if value not in VISIBILITIES:
                 raise ConfigError(f"{where}: expected one of {', '.join(VISIBILITIES)}, got {value!r}")
             if not any(ch in key for ch in "*?[") and key.split(".", 1)[0] not in task_ids:
-                raise ConfigError(f"{where}: unknown task id {key.split('.', 1)[0]!r}; expected a task id "
-                                  f"({', '.join(task_ids)}), a check id or a glob pattern")
+                raise ConfigError(
+                    f"{where}: unknown task id {key.split('.', 1)[0]!r}; expected a task id "
+                    f"({', '.join(task_ids)}), a check id or a glob pattern"
+                )
         policy = data.get("copy_policy", "zero")
         if policy not in COPY_POLICIES:
             raise ConfigError(f"{source}: copy_policy must be one of {', '.join(COPY_POLICIES)}, got {policy!r}")
@@ -242,13 +262,26 @@ class CourseConfig:
                 raise ConfigError(f"{source}: gradescope.{key}: unknown key; expected output_format")
         output_format = gradescope.get("output_format", "md")
         if output_format not in OUTPUT_FORMATS:
-            raise ConfigError(f"{source}: gradescope.output_format must be one of {', '.join(OUTPUT_FORMATS)}, "
-                              f"got {output_format!r}")
-        return cls(assignment=spec, tasks=tuple(tasks), banned=tuple(banned), task_points=task_points,
-                   check_points=check_points, limits=dict(limits), visibility=dict(visibility), copy_policy=policy,
-                   source=source, text=text, title=title, lang=lang,
-                   overrides=_overrides_path(data.get("overrides"), source, base),
-                   columns={k: v.strip() for k, v in columns.items()}, gradescope_format=output_format)
+            raise ConfigError(
+                f"{source}: gradescope.output_format must be one of {', '.join(OUTPUT_FORMATS)}, got {output_format!r}"
+            )
+        return cls(
+            assignment=spec,
+            tasks=tuple(tasks),
+            banned=tuple(banned),
+            task_points=task_points,
+            check_points=check_points,
+            limits=dict(limits),
+            visibility=dict(visibility),
+            copy_policy=policy,
+            source=source,
+            text=text,
+            title=title,
+            lang=lang,
+            overrides=_overrides_path(data.get("overrides"), source, base),
+            columns={k: v.strip() for k, v in columns.items()},
+            gradescope_format=output_format,
+        )
 
     def students(self):
         """This configuration for a student's self-check: hidden checks are not run."""
@@ -262,8 +295,11 @@ class CourseConfig:
             return self.visibility[spec.id]
         if spec.task in self.visibility:
             return self.visibility[spec.task]
-        globs = [p for p in self.visibility if any(ch in p for ch in "*?[")
-                 and (fnmatch.fnmatchcase(spec.id, p) or fnmatch.fnmatchcase(spec.task, p))]
+        globs = [
+            p
+            for p in self.visibility
+            if any(ch in p for ch in "*?[") and (fnmatch.fnmatchcase(spec.id, p) or fnmatch.fnmatchcase(spec.task, p))
+        ]
         if globs:
             return self.visibility[max(globs, key=lambda p: (len(p.replace("*", "")), p))]
         return "visible"
@@ -317,8 +353,11 @@ def course_config(given=None, *, start=".", students=True, assignment=None, usag
     a batch, Gradescope). A configuration that cannot be read raises ``usage_error`` (default
     ``grader.api.UsageError``) saying where and what is wrong."""
     try:
-        found = (CourseConfig.load(given, assignment=assignment) if given
-                 else CourseConfig.discover(start, assignment=assignment))
+        found = (
+            CourseConfig.load(given, assignment=assignment)
+            if given
+            else CourseConfig.discover(start, assignment=assignment)
+        )
     except (ConfigError, AssignmentError) as exc:
         if usage_error is None:
             from grader.api import UsageError as usage_error
@@ -352,8 +391,10 @@ def _assignment_spec(value, source, base):
     if value is None:
         return None
     if not isinstance(value, str) or not value.strip():
-        raise ConfigError(f"{source}: 'assignment' must be an assignment's name, import path or folder "
-                          f"(e.g. \"{DEFAULT}\"), got {value!r}")
+        raise ConfigError(
+            f"{source}: 'assignment' must be an assignment's name, import path or folder "
+            f'(e.g. "{DEFAULT}"), got {value!r}'
+        )
     folder = base / value
     if "/" in value or "\\" in value or (folder / "__init__.py").is_file():
         return str(folder.resolve())

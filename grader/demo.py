@@ -42,6 +42,7 @@ GRACE_S = 10.0
 OUTPUT_KEPT = 4000
 """The bytes kept of what the student's code printed (its end, shown if the process dies)."""
 
+
 def lazy_reference(module_name, where):
     """A module-level ``__getattr__`` for an assignment's demo module ``module_name``: each name of ``where``
     (``{name: module path}``, the reference's pieces) imported on first use and kept, so that importing the demo
@@ -64,7 +65,6 @@ def pieces_of(module_name, names, pieces=None):
     return {name: pieces[name] if pieces is not None else getattr(module, name) for name in names}
 
 
-
 def main(argv, *, prog, description, steps, quiet_help, run_demo, quiet_lines, assignment=None):
     """Parse ``argv`` and train: ``run_demo(steps=, seed=)`` prints as it goes; with ``--quiet`` it runs with
     ``log=None`` and ``quiet_lines(result)`` are printed instead. ``assignment`` (an assignment spec) enables
@@ -75,13 +75,25 @@ def main(argv, *, prog, description, steps, quiet_help, run_demo, quiet_lines, a
     parser.add_argument("--steps", type=int, default=steps, help="optimizer steps (default: %(default)s)")
     parser.add_argument("--seed", type=int, default=0, help="random seed (default: %(default)s)")
     parser.add_argument("--quiet", action="store_true", help=quiet_help)
-    parser.add_argument("--threads", type=int, default=1,
-                        help="torch threads (default: %(default)s; a model this small trains fastest on one)")
-    parser.add_argument("--submission", metavar="PATH", default=None,
-                        help="also train YOUR code (a folder: your filled-in copy of the skeleton) the same way, in a "
-                             "process of its own, and show what it produces beside the reference")
-    parser.add_argument("--lang", choices=("en", "zh"), default="en",
-                        help="language of the messages with --submission (default: %(default)s)")
+    parser.add_argument(
+        "--threads",
+        type=int,
+        default=1,
+        help="torch threads (default: %(default)s; a model this small trains fastest on one)",
+    )
+    parser.add_argument(
+        "--submission",
+        metavar="PATH",
+        default=None,
+        help="also train YOUR code (a folder: your filled-in copy of the skeleton) the same way, in a "
+        "process of its own, and show what it produces beside the reference",
+    )
+    parser.add_argument(
+        "--lang",
+        choices=("en", "zh"),
+        default="en",
+        help="language of the messages with --submission (default: %(default)s)",
+    )
     args = parser.parse_args(argv)
     if args.steps < 1:
         parser.error("--steps must be at least 1")
@@ -114,8 +126,9 @@ class _Commands:
         self.assignment = [] if assignment.name == DEFAULT else ["--assignment", spec]
         self.lang = ["--lang", "zh"] if args.lang == "zh" else []
         self.path = args.submission
-        self.demo_options = ((["--steps", str(args.steps)] if args.steps != default_steps else [])
-                             + (["--seed", str(args.seed)] if args.seed != 0 else []))
+        self.demo_options = (["--steps", str(args.steps)] if args.steps != default_steps else []) + (
+            ["--seed", str(args.seed)] if args.seed != 0 else []
+        )
 
     def _line(self, *words):
         return " ".join([self.launcher, *(shlex.quote(w) for w in words)])
@@ -138,8 +151,10 @@ def _beside(parser, args, *, assignment, default_steps):
     module = importlib.import_module(a.demo.partition(":")[0])
     root = Path(args.submission)
     if not root.is_dir():
-        parser.error(f"--submission {args.submission!r} is not a folder; expected a folder holding "
-                     f"{', '.join(a.contract_files)} (your filled-in copy of the skeleton)")
+        parser.error(
+            f"--submission {args.submission!r} is not a folder; expected a folder holding "
+            f"{', '.join(a.contract_files)} (your filled-in copy of the skeleton)"
+        )
     lang = args.lang
     commands = _Commands(a, args, default_steps)
     child = _Child(a, root.resolve(), args)
@@ -235,8 +250,12 @@ class _Progress:
         from grader.safetext import for_terminal
 
         self.child.drain()
-        line = text("demo.progress", self.lang, reference=self.last_reference or "…",
-                    yours=for_terminal(self.child.last_log) or "…")
+        line = text(
+            "demo.progress",
+            self.lang,
+            reference=self.last_reference or "…",
+            yours=for_terminal(self.child.last_log) or "…",
+        )
         sys.stderr.write("\r\033[K" + line[:150])
         sys.stderr.flush()
 
@@ -254,15 +273,34 @@ class _Child:
         env = dict(os.environ)
         env["PYTHONPATH"] = os.pathsep.join([kit] + ([env["PYTHONPATH"]] if env.get("PYTHONPATH") else []))
         self.proc = subprocess.Popen(
-            [sys.executable, "-m", "grader.demo", "--assignment", assignment.package, "--submission", str(root),
-             "--steps", str(args.steps), "--seed", str(args.seed), "--threads", str(max(1, args.threads))],
-            stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env)
+            [
+                sys.executable,
+                "-m",
+                "grader.demo",
+                "--assignment",
+                assignment.package,
+                "--submission",
+                str(root),
+                "--steps",
+                str(args.steps),
+                "--seed",
+                str(args.seed),
+                "--threads",
+                str(max(1, args.threads)),
+            ],
+            stdin=subprocess.DEVNULL,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            env=env,
+        )
         self.started = time.monotonic()
         self.events = queue.Queue()
         self.last_log = ""
         self.tail = b""
-        self.readers = [threading.Thread(target=self._read, daemon=True),
-                        threading.Thread(target=self._read_output, daemon=True)]
+        self.readers = [
+            threading.Thread(target=self._read, daemon=True),
+            threading.Thread(target=self._read_output, daemon=True),
+        ]
         for reader in self.readers:
             reader.start()
 
@@ -404,11 +442,19 @@ def _explain(error, a, module, commands, args, lang, reference_seconds, limit):
     if clean.get("file") and clean.get("line"):
         where.append(f"  {clean['file']}:{clean['line']}: {clean.get('code', '')}".rstrip())
     detail = [f"  {clean['detail']}"] if clean.get("detail") else []
-    how_to = [text("demo.check_task", lang, task=task), f"  {commands.check(task)}", text("demo.run_again", lang),
-              f"  {commands.demo()}"]
+    how_to = [
+        text("demo.check_task", lang, task=task),
+        f"  {commands.check(task)}",
+        text("demo.run_again", lang),
+        f"  {commands.demo()}",
+    ]
     comma = "、" if lang == "zh" else ", "
-    needs = text("demo.needs", lang, names=comma.join(module.PIECES),
-                 tasks=comma.join(dict.fromkeys(a.name_to_task[n] for n in module.PIECES)))
+    needs = text(
+        "demo.needs",
+        lang,
+        names=comma.join(module.PIECES),
+        tasks=comma.join(dict.fromkeys(a.name_to_task[n] for n in module.PIECES)),
+    )
     if kind == "not_implemented":
         return [text("demo.not_implemented", lang, name=name, task=task, file=file), *where, needs, *how_to]
     if kind == "missing_name":
@@ -416,14 +462,20 @@ def _explain(error, a, module, commands, args, lang, reference_seconds, limit):
     if kind == "missing_file":
         return [text("demo.missing_file", lang, name=name, task=task, file=file, path=args.submission), needs, *how_to]
     if kind == "import_error":
-        return [text("demo.import_error", lang, name=name, task=task, file=clean.get("file") or file), *where,
-                *detail, needs, *how_to]
+        return [
+            text("demo.import_error", lang, name=name, task=task, file=clean.get("file") or file),
+            *where,
+            *detail,
+            needs,
+            *how_to,
+        ]
     if kind == "timeout":
         if clean.get("first") or reference_seconds is None:
             out = [text("demo.timeout_first", lang, limit=f"{limit:.0f}")]
         else:
-            out = [text("demo.timeout", lang, limit=f"{limit:.0f}", reference=f"{reference_seconds:.1f}",
-                        steps=args.steps)]
+            out = [
+                text("demo.timeout", lang, limit=f"{limit:.0f}", reference=f"{reference_seconds:.1f}", steps=args.steps)
+            ]
         if name and where:
             out += [text("demo.timeout_at", lang, name=name, task=task), *where]
         if clean.get("last_log"):
@@ -462,8 +514,9 @@ class _NoReference(importlib.abc.MetaPathFinder):
             return None
         places = ([spec.origin] if spec.origin else []) + list(spec.submodule_search_locations or [])
         if any(self.holds(place) for place in places):
-            raise ImportError(f"{fullname} is the reference's code, which the process running a submission may "
-                              f"not import")
+            raise ImportError(
+                f"{fullname} is the reference's code, which the process running a submission may not import"
+            )
         return None
 
     def holds(self, place):
@@ -530,8 +583,15 @@ def _describe(exc, root, assignment, calls):
         name, kind = calls.raised_in or calls.last, "bad_output" if calls.raised_in is None else kind
     name = name or calls.raised_in or ""
     detail = "" if kind == "timeout" else err.detail
-    return {"kind": kind, "name": name, "piece": calls.raised_in or "", "file": err.file, "line": err.line,
-            "code": err.code, "detail": detail}
+    return {
+        "kind": kind,
+        "name": name,
+        "piece": calls.raised_in or "",
+        "file": err.file,
+        "line": err.line,
+        "code": err.code,
+        "detail": detail,
+    }
 
 
 def child(argv=None):
@@ -583,15 +643,25 @@ def child(argv=None):
                 pieces[name] = calls.wrap(name, ns.get(name))
             except SubmissionError as err:  # the loader turned whatever a file raised on import into this
                 stopped = err.detail.startswith(_Stopped.__name__)
-                say(error={"kind": "timeout" if stopped else err.kind, "name": name, "piece": name, "file": err.file,
-                           "line": err.line, "code": err.code, "detail": "" if stopped else err.detail})
+                say(
+                    error={
+                        "kind": "timeout" if stopped else err.kind,
+                        "name": name,
+                        "piece": name,
+                        "file": err.file,
+                        "line": err.line,
+                        "code": err.code,
+                        "detail": "" if stopped else err.detail,
+                    }
+                )
                 return 1
         try:
             module.run_demo(steps=1, seed=args.seed, log=None, pieces=pieces)
             say(ready=True)
             calls.raised_in = calls.last = None
-            result = module.run_demo(steps=args.steps, seed=args.seed, log=lambda line: say(log=str(line)),
-                                     pieces=pieces)
+            result = module.run_demo(
+                steps=args.steps, seed=args.seed, log=lambda line: say(log=str(line)), pieces=pieces
+            )
         except KeyboardInterrupt:
             return 130
         except BaseException as exc:  # noqa: BLE001 - the student's code may raise anything; each is told kindly

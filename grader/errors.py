@@ -37,14 +37,32 @@ class SubmissionError(Exception):
         return f"{self.kind}: {self.detail}{where}"
 
     def to_dict(self):
-        return {"kind": self.kind, "detail": self.detail, "file": self.file, "line": self.line,
-                "code": self.code, "trace": self.trace, "data": self.data}
+        return {
+            "kind": self.kind,
+            "detail": self.detail,
+            "file": self.file,
+            "line": self.line,
+            "code": self.code,
+            "trace": self.trace,
+            "data": self.data,
+        }
 
     @classmethod
     def from_dict(cls, d):
-        return cls(**{k: d.get(k, v) for k, v in
-                      (("kind", "exception"), ("detail", ""), ("file", ""), ("line", 0), ("code", ""),
-                       ("trace", ""), ("data", {}))})
+        return cls(
+            **{
+                k: d.get(k, v)
+                for k, v in (
+                    ("kind", "exception"),
+                    ("detail", ""),
+                    ("file", ""),
+                    ("line", 0),
+                    ("code", ""),
+                    ("trace", ""),
+                    ("data", {}),
+                )
+            }
+        )
 
 
 SAY = "say"
@@ -100,8 +118,11 @@ def crash_of(error):
 
 def time_used_up(total, probe):
     """The error of a call not run because the ``total`` seconds all calls may take are used up (both runners)."""
-    return SubmissionError(kind="timeout", detail=f"the time limit of {total:g} s for all calls together is used up; "
-                                                  f"{probe!r} was not run", data={"limit": {"used_up": total}})
+    return SubmissionError(
+        kind="timeout",
+        detail=f"the time limit of {total:g} s for all calls together is used up; {probe!r} was not run",
+        data={"limit": {"used_up": total}},
+    )
 
 
 def call_timed_out(who, seconds, *, call_timeout, total_timeout, where=None, data=None, relative=False):
@@ -110,8 +131,11 @@ def call_timed_out(who, seconds, *, call_timeout, total_timeout, where=None, dat
     ``from_exception``) is where the student's code was, if known. The limit goes into ``data["limit"]`` for the
     translated sentence (``engine._timeout_message``); ``relative``: the limit was one relative to the reference's
     time on the same call (``CheckContext.both``), which the check adds to it."""
-    of_total = total_timeout if total_timeout is not None and call_timeout is not None and seconds < call_timeout \
-        and not relative else None
+    of_total = (
+        total_timeout
+        if total_timeout is not None and call_timeout is not None and seconds < call_timeout and not relative
+        else None
+    )
     detail = f"{who} did not finish within {seconds:g} s"
     if of_total is not None:
         detail += f" (what was left of the {of_total:g} s for all calls together)"
@@ -140,15 +164,19 @@ def from_exception(exc, root, kind=None):
         # A stub raises NotImplementedError itself; torch raises it too (a meta tensor copied to the CPU),
         # and that is an ordinary error in the student's code, not a missing implementation.
         all_frames = traceback.extract_tb(exc.__traceback__)
-        raised_here = bool(all_frames) and _inside(all_frames[-1].filename, root) \
+        raised_here = (
+            bool(all_frames)
+            and _inside(all_frames[-1].filename, root)
             and (all_frames[-1].line or "").lstrip().startswith("raise")
+        )
         kind = "not_implemented" if isinstance(exc, NotImplementedError) and raised_here else "exception"
     trace = "".join(traceback.format_list(frames)) if frames else ""
     rel = str(Path(file).resolve().relative_to(root)) if file else ""
     detail = f"{type(exc).__name__}: {exc}".strip()
     data = {CRASH: "memory"} if isinstance(exc, MemoryError) else {}  # Python's own, not a class of that name
-    return SubmissionError(kind=kind, detail=detail[:2000], file=rel, line=line, code=code[:300],
-                           trace=trace[-4000:], data=data)
+    return SubmissionError(
+        kind=kind, detail=detail[:2000], file=rel, line=line, code=code[:300], trace=trace[-4000:], data=data
+    )
 
 
 def _inside(filename, root):

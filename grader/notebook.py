@@ -31,8 +31,10 @@ from grader.messages import text
 from grader.submission.ipynb import convert, relocate
 from grader.views import html, terminal
 
-FRAME = ('<iframe srcdoc="{{ page }}" sandbox="allow-same-origin" style="width: 100%; height: {{ height }}px; '
-         'resize: vertical; border: 1px solid #ccc; border-radius: 4px"></iframe>')
+FRAME = (
+    '<iframe srcdoc="{{ page }}" sandbox="allow-same-origin" style="width: 100%; height: {{ height }}px; '
+    'resize: vertical; border: 1px solid #ccc; border-radius: 4px"></iframe>'
+)
 """The report inside a cell: in a frame of its own, so that its style sheet and security policy stay in it and do
 not restyle the notebook (the page is escaped into ``srcdoc`` by Jinja2's autoescape). ``sandbox`` runs no script
 in it; ``allow-same-origin`` is needed for Chromium to draw it at all (a bare ``sandbox`` left the frame blank in
@@ -82,15 +84,15 @@ def _history(shell):
     from nbformat.v4 import new_code_cell, new_notebook
 
     raw = shell.history_manager.input_hist_raw
-    return new_notebook(cells=[new_code_cell(source, execution_count=n) for n, source in enumerate(raw)
-                               if n and source.strip()])
+    return new_notebook(
+        cells=[new_code_cell(source, execution_count=n) for n, source in enumerate(raw) if n and source.strip()]
+    )
 
 
 def _grade(tasks, *, sealed, lang, profile, assignment):
     from grader.config import course_config
 
-    settings = api.settings(assignment=assignment, config=course_config(), sealed=sealed, lang=lang,
-                            profile=profile)
+    settings = api.settings(assignment=assignment, config=course_config(), sealed=sealed, lang=lang, profile=profile)
     a, lang = settings.assignment, settings.options.lang
     shell = _kernel(lang)
     unknown = [t for t in tasks or () if t not in a.task_ids]

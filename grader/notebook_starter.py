@@ -31,10 +31,16 @@ def _parts(path):
     """A skeleton file's docstring, its absolute imports and ``{name: (source, docstring)}`` of its definitions."""
     source = path.read_text(encoding="utf-8")
     tree = ast.parse(source)
-    imports = [ast.get_source_segment(source, n) for n in tree.body
-               if isinstance(n, ast.Import) or (isinstance(n, ast.ImportFrom) and not n.level)]
-    defs = {n.name: (ast.get_source_segment(source, n), ast.get_docstring(n) or "") for n in tree.body
-            if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef))}
+    imports = [
+        ast.get_source_segment(source, n)
+        for n in tree.body
+        if isinstance(n, ast.Import) or (isinstance(n, ast.ImportFrom) and not n.level)
+    ]
+    defs = {
+        n.name: (ast.get_source_segment(source, n), ast.get_docstring(n) or "")
+        for n in tree.body
+        if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef))
+    }
     return ast.get_docstring(tree) or "", imports, defs
 
 
@@ -56,10 +62,12 @@ def cells(skeleton, assignment=None, *, lang="en"):
     a = load(assignment)
     parts = {file: _parts(Path(skeleton) / file) for file in a.contract_files}
     imports = list(dict.fromkeys(i for file in a.contract_files for i in parts[file][1]))
-    out = [("title", "markdown", text("notebook.starter.title", lang, title=a.title.get(lang, a.name))),
-           ("setup-text", "markdown", text("notebook.starter.setup", lang)),
-           ("install", "code", INSTALL),
-           ("imports", "code", "\n".join([*imports, "", "from grader import notebook as gk"]))]
+    out = [
+        ("title", "markdown", text("notebook.starter.title", lang, title=a.title.get(lang, a.name))),
+        ("setup-text", "markdown", text("notebook.starter.setup", lang)),
+        ("install", "code", INSTALL),
+        ("imports", "code", "\n".join([*imports, "", "from grader import notebook as gk"])),
+    ]
     introduced = set()
     for task in a.tasks:
         if not task.file:
@@ -81,10 +89,13 @@ def build(skeleton, path=DEFAULT_OUT, assignment=None, *, lang="en"):
     from nbformat.v4 import new_code_cell, new_markdown_cell, new_notebook
 
     made = {"markdown": new_markdown_cell, "code": new_code_cell}
-    nb = new_notebook(cells=[made[kind](source, id=cid) for cid, kind, source in cells(skeleton, assignment,
-                                                                                           lang=lang)])
-    nb.metadata = {"kernelspec": {"display_name": "Python 3", "language": "python", "name": "python3"},
-                   "language_info": {"name": "python"}}
+    nb = new_notebook(
+        cells=[made[kind](source, id=cid) for cid, kind, source in cells(skeleton, assignment, lang=lang)]
+    )
+    nb.metadata = {
+        "kernelspec": {"display_name": "Python 3", "language": "python", "name": "python3"},
+        "language_info": {"name": "python"},
+    }
     nbformat.validate(nb)
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)

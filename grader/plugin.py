@@ -21,10 +21,14 @@ HELP_SUBMISSION = "grade the submission folder at PATH with gradekit's checks (i
 HELP_PROFILE = "gradekit profile: quick or full (default: full)"
 HELP_SEED = "gradekit Hypothesis seed (default: the same examples every run)"
 HELP_ALLOW_BANNED = "do not fail checks of tasks that use banned APIs"
-HELP_ASSIGNMENT = ("gradekit assignment: a built-in name, an import path or a folder (default: the course "
-                   "configuration's, else transformer)")
-HELP_CONFIG = ("gradekit course configuration (gradekit.toml, or a pyproject.toml with [tool.gradekit]); default: "
-               "the nearest gradekit.toml from the current folder up, as for gradekit check")
+HELP_ASSIGNMENT = (
+    "gradekit assignment: a built-in name, an import path or a folder (default: the course "
+    "configuration's, else transformer)"
+)
+HELP_CONFIG = (
+    "gradekit course configuration (gradekit.toml, or a pyproject.toml with [tool.gradekit]); default: "
+    "the nearest gradekit.toml from the current folder up, as for gradekit check"
+)
 HELP_LANG = "language of gradekit's messages (default: the course configuration's, else en)"
 
 
@@ -117,10 +121,14 @@ def pytest_configure(config):
     course = _course(config)
     spec = config.getoption("--gradekit-assignment")
     try:
-        resolved = settings(assignment=spec, config=course, profile=config.getoption("--gradekit-profile"),
-                            seed=config.getoption("--gradekit-seed"),
-                            allow_banned=config.getoption("--gradekit-allow-banned"),
-                            lang=config.getoption("--gradekit-lang"))
+        resolved = settings(
+            assignment=spec,
+            config=course,
+            profile=config.getoption("--gradekit-profile"),
+            seed=config.getoption("--gradekit-seed"),
+            allow_banned=config.getoption("--gradekit-allow-banned"),
+            lang=config.getoption("--gradekit-lang"),
+        )
     except UsageError as exc:
         raise pytest.UsageError(f"--gradekit-assignment: {exc}" if spec is not None else str(exc)) from None
     assignment = resolved.assignment
@@ -152,7 +160,8 @@ def _selection(config, state):
             if not _same(Path(os.path.abspath(config.invocation_params.dir / where)), state.path):
                 raise pytest.UsageError(
                     f"{arg}: with --submission, the arguments name the submission folder ({state.shown}) or its "
-                    f"checks ({state.shown}::<check id>)")
+                    f"checks ({state.shown}::<check id>)"
+                )
             whole = whole or not sep
             named.add(name)
         names = None if whole else frozenset(named)
@@ -161,8 +170,10 @@ def _selection(config, state):
         profile = config.getoption("--gradekit-profile")
         listing = f"pytest --submission {shlex.quote(state.shown)}"
         listing += f" --gradekit-profile {profile}" if profile != "full" else ""
-        raise pytest.UsageError(f"{', '.join(f'{state.shown}::{name}' for name in unknown)}: no such check in the "
-                                f"{profile} profile; `{listing} --collect-only -q` lists them")
+        raise pytest.UsageError(
+            f"{', '.join(f'{state.shown}::{name}' for name in unknown)}: no such check in the "
+            f"{profile} profile; `{listing} --collect-only -q` lists them"
+        )
     config.args = [str(state.path)]
     config.args_source = pytest.Config.ArgsSource.ARGS
     return names
@@ -224,8 +235,9 @@ def _grade(session):
         whole = {spec.id for spec in _checks(config, state) if spec.task in tasks}
         only = None if {spec.id for spec in specs} == whole else tuple(spec.id for spec in specs)
         try:
-            state.result = api.check(path=state.path, assignment=state.assignment, options=state.settings.options,
-                                     tasks=tasks, only=only)
+            state.result = api.check(
+                path=state.path, assignment=state.assignment, options=state.settings.options, tasks=tasks, only=only
+            )
         except Exception as exc:
             state.failed = f"{type(exc).__name__}: {exc}"
             raise
@@ -233,8 +245,9 @@ def _grade(session):
             for check in task.checks:
                 check.reproduce = _rerun(config, state, check.id)
     if state.failed:
-        pytest.fail(f"gradekit could not grade the submission ({state.failed}): see the first check's error",
-                    pytrace=False)
+        pytest.fail(
+            f"gradekit could not grade the submission ({state.failed}): see the first check's error", pytrace=False
+        )
 
 
 def _verdict(state, check_id):
@@ -252,8 +265,13 @@ def _rerun(config, state, check_id):
     words = ["--submission", state.shown]
     if config.pluginmanager.get_plugin("gradekit") is None:  # not loaded as the installed plugin: by ``-p``
         words += ["-p", __name__]
-    for option, default in (("--gradekit-assignment", None), ("--gradekit-config", None),
-                            ("--gradekit-profile", "full"), ("--gradekit-seed", None), ("--gradekit-lang", None)):
+    for option, default in (
+        ("--gradekit-assignment", None),
+        ("--gradekit-config", None),
+        ("--gradekit-profile", "full"),
+        ("--gradekit-seed", None),
+        ("--gradekit-lang", None),
+    ):
         value = config.getoption(option)
         if value != default:
             words += [option, str(value)]
@@ -378,8 +396,10 @@ class CheckItem(pytest.Item):
             reason = _say("plugin.banned_cost", lang)
         if self.config.getoption("tbstyle", "auto") == "line":  # --tb=line: the reason alone
             return CheckFailure([], _Reason(self.nodeid, reason))
-        return CheckFailure(_failure_lines(state, check, task, lang=lang, verbose=self.config.option.verbose > 0),
-                            _Reason(self.nodeid, reason))
+        return CheckFailure(
+            _failure_lines(state, check, task, lang=lang, verbose=self.config.option.verbose > 0),
+            _Reason(self.nodeid, reason),
+        )
 
     def reportinfo(self):
         task = self.config.stash[_STATE].assignment.task_by_id[self.spec.task]
@@ -439,8 +459,9 @@ def _summary_lines(result, *, lang="en"):
         for c in task.checks:
             notes = [] if c.status != "passed" else _note_lines(c, lang, told)
             if notes:
-                lines.append((f"    {pad(status_word(c, lang), 7)} {for_terminal(c.id)}  ({c.score:g}/{c.max_score:g})",
-                              None))
+                lines.append(
+                    (f"    {pad(status_word(c, lang), 7)} {for_terminal(c.id)}  ({c.score:g}/{c.max_score:g})", None)
+                )
                 lines += [("            " + n, None) for n in notes]
         lines += [("    " + _say("ui.banned", lang, **f), None) for f in task.banned]
     lines.append((score_line(result, lang), None))

@@ -23,8 +23,7 @@ from grader.messages import phrase
 
 PROBES = {}
 
-DTYPES = {"float64": torch.float64, "float32": torch.float32, "float16": torch.float16,
-          "bfloat16": torch.bfloat16}
+DTYPES = {"float64": torch.float64, "float32": torch.float32, "float16": torch.float16, "bfloat16": torch.bfloat16}
 
 
 _ACCELERATORS = []
@@ -38,8 +37,11 @@ def seed_rng(value):
     unless an accelerator is present, so only that is seeded then (the same numbers).
     """
     if not _ACCELERATORS:
-        _ACCELERATORS.append(torch.cuda.is_available() or (hasattr(torch, "xpu") and torch.xpu.is_available())
-                             or (hasattr(torch.backends, "mps") and torch.backends.mps.is_available()))
+        _ACCELERATORS.append(
+            torch.cuda.is_available()
+            or (hasattr(torch, "xpu") and torch.xpu.is_available())
+            or (hasattr(torch.backends, "mps") and torch.backends.mps.is_available())
+        )
     if _ACCELERATORS[0]:
         torch.manual_seed(value)
     else:
@@ -86,8 +88,11 @@ def load_params(module, state, what):
     """
     found = dict(param_table(module))
     # Biases the module does not have (bias=False) that the judge set to zero are left out: the same function.
-    state = {k: v for k, v in state.items()
-             if k in found or not (k == "bias" or k.endswith(".bias")) or bool(torch.any(v != 0))}
+    state = {
+        k: v
+        for k, v in state.items()
+        if k in found or not (k == "bias" or k.endswith(".bias")) or bool(torch.any(v != 0))
+    }
     expected = {k: list(v.shape) for k, v in state.items()}
     shared = shared_parameters(module)
     if found != expected or shared:
@@ -97,9 +102,15 @@ def load_params(module, state, what):
         raise SubmissionError(
             kind="contract",
             detail=f"the parameters of {what} do not match the contract",
-            data={SAY: phrase("say.params_mismatch", what=what), "expected": sorted(expected.items()),
-                  "found": sorted(found.items()),
-                  "missing": missing, "unexpected": extra, "wrong_shape": wrong, "shared": shared},
+            data={
+                SAY: phrase("say.params_mismatch", what=what),
+                "expected": sorted(expected.items()),
+                "found": sorted(found.items()),
+                "missing": missing,
+                "unexpected": extra,
+                "wrong_shape": wrong,
+                "shared": shared,
+            },
         )
     params = dict(module.named_parameters())
     with torch.no_grad():
@@ -145,8 +156,9 @@ def build(ns, name, kwargs, *, state=None, dtype="float64", device="cpu", train=
     dt = DTYPES[dtype]
     module = construct_on(device, ns, name, kwargs, dt)
     if not isinstance(module, torch.nn.Module):
-        raise SubmissionError(kind="bad_output", **said("say.not_module", call=f"{name}(...)",
-                                                        type=type(module).__name__))
+        raise SubmissionError(
+            kind="bad_output", **said("say.not_module", call=f"{name}(...)", type=type(module).__name__)
+        )
     if state is not None and device != "meta":
         load_params(module, state, name)
     module.to(device=device, dtype=dt)
@@ -158,8 +170,9 @@ def as_tensor(value, what):
     """Check that student code returned a tensor; return it as a plain, detached tensor."""
     if not isinstance(value, torch.Tensor):
         error = said("say.not_tensor", what=what, type=type_name(value))
-        raise SubmissionError(kind="bad_output", detail=error["detail"],
-                              data={**error["data"], "type": type_name(value)})
+        raise SubmissionError(
+            kind="bad_output", detail=error["detail"], data={**error["data"], "type": type_name(value)}
+        )
     return plain(value)
 
 
@@ -255,8 +268,7 @@ def snapshot_inputs(inputs):
 
 def was_modified(inputs, before):
     """The positions of ``inputs`` that differ from their ``snapshot_inputs`` copies: changed in place."""
-    return [i for i, (x, b) in enumerate(zip(inputs, before))
-            if b is not None and not torch.equal(x, b)]
+    return [i for i, (x, b) in enumerate(zip(inputs, before)) if b is not None and not torch.equal(x, b)]
 
 
 def warm_up():
@@ -360,8 +372,22 @@ def construct(ns, *, name, kwargs):
 
 
 @probe
-def forward(ns, *, name, kwargs, state, inputs, method="forward", dtype="float64", device="cpu",
-            train=False, seed=0, repeat=1, grad=None, quiet=()):
+def forward(
+    ns,
+    *,
+    name,
+    kwargs,
+    state,
+    inputs,
+    method="forward",
+    dtype="float64",
+    device="cpu",
+    train=False,
+    seed=0,
+    repeat=1,
+    grad=None,
+    quiet=(),
+):
     """Build, load weights, call ``method(*inputs)``; report outputs and whether inputs changed.
 
     ``grad``: ``{"input": i, "upto": t}`` backpropagates ``out[:, :t].sum()``
@@ -430,7 +456,7 @@ def _forward_with_grad(module, method, inputs, grad, result):
         # does): a correct choice, so no gradient is taken and the caller judges by what it has.
         result["grad"] = None
         return out
-    out[:, :grad["upto"]].sum().backward()
+    out[:, : grad["upto"]].sum().backward()
     g = captured["x"].grad
     result["grad"] = torch.zeros_like(captured["x"]).detach() if g is None else plain(g)
     return out

@@ -69,8 +69,9 @@ def affected(assignment, files, tasks=None):
         direct = [t.id for t in watched if t.file]
     else:
         direct = [t.id for t in watched if t.file in files]
-    above = [t.id for t in watched if t.id not in direct
-             and (not t.file or set(assignment.all_deps(t.id)) & set(direct))]
+    above = [
+        t.id for t in watched if t.id not in direct and (not t.file or set(assignment.all_deps(t.id)) & set(direct))
+    ]
     return tuple(direct), tuple(above)
 
 
@@ -163,8 +164,11 @@ class Watch:
         """The screen as text: the title, a line per task (``busy`` ones being graded), the first failing
         check in full, the score."""
         lang = self.lang
-        lines = [text("watch.title", lang, path=for_terminal(self.path), profile=self.options.profile)
-                 + "   " + datetime.now().strftime("%H:%M:%S")]
+        lines = [
+            text("watch.title", lang, path=for_terminal(self.path), profile=self.options.profile)
+            + "   "
+            + datetime.now().strftime("%H:%M:%S")
+        ]
         if self.problem:
             lines.append("! " + for_terminal(self.problem))
         if self.last is not None:
@@ -176,12 +180,17 @@ class Watch:
             if task_id in busy or task is None:
                 lines.append(f"… {task_id:<{width}}  {text('watch.grading', lang)}")
             else:
-                lines.append(terminal.task_line(task, width=width, lang=lang,
-                                                allow_banned=self.options.allow_banned))
-        failing = [c for t in self.task_ids if t in self.results and t not in busy
-                   for c in self.results[t].checks if c.status != "passed"]
-        first = next((c for c in failing if (c.error or {}).get("kind") != "not_implemented"),
-                     failing[0] if failing else None)
+                lines.append(terminal.task_line(task, width=width, lang=lang, allow_banned=self.options.allow_banned))
+        failing = [
+            c
+            for t in self.task_ids
+            if t in self.results and t not in busy
+            for c in self.results[t].checks
+            if c.status != "passed"
+        ]
+        first = next(
+            (c for c in failing if (c.error or {}).get("kind") != "not_implemented"), failing[0] if failing else None
+        )
         rule = "─" * 60
         lines.append(rule)
         if first is not None:
@@ -218,17 +227,30 @@ def register(sub):
     p.add_argument("path", help="the submission folder (a filled-in copy of skeleton/)")
     p.add_argument("--assignment", default=None, help=HELP_ASSIGNMENT)
     p.add_argument("--tasks", type=_task_list, default=None, help=HELP_TASKS)
-    p.add_argument("--profile", choices=("quick", "full"), default="quick",
-                   help="quick (default: fast feedback) or full (the final grading's examples)")
-    p.add_argument("--sealed", action="store_true",
-                   help="sealed grading: in a worker process with time limits (breakpoints in your code then do "
-                        "not stop)")
+    p.add_argument(
+        "--profile",
+        choices=("quick", "full"),
+        default="quick",
+        help="quick (default: fast feedback) or full (the final grading's examples)",
+    )
+    p.add_argument(
+        "--sealed",
+        action="store_true",
+        help="sealed grading: in a worker process with time limits (breakpoints in your code then do not stop)",
+    )
     p.add_argument("--isolated", dest="sealed", action="store_true", help=argparse.SUPPRESS)  # its former name
-    p.add_argument("--config", default=None,
-                   help="course configuration (gradekit.toml, or a pyproject.toml with [tool.gradekit]); "
-                        "default: the nearest gradekit.toml from the current folder up")
-    p.add_argument("--lang", choices=("en", "zh"), default=None,
-                   help="language of the messages (default: the course configuration's, else en)")
+    p.add_argument(
+        "--config",
+        default=None,
+        help="course configuration (gradekit.toml, or a pyproject.toml with [tool.gradekit]); "
+        "default: the nearest gradekit.toml from the current folder up",
+    )
+    p.add_argument(
+        "--lang",
+        choices=("en", "zh"),
+        default=None,
+        help="language of the messages (default: the course configuration's, else en)",
+    )
     p.set_defaults(func=cmd_watch)
 
 
@@ -237,10 +259,20 @@ def from_command(args):
     from grader.cli import invoked_as
     from grader.config import course_config
 
-    rerun = (("--profile", args.profile) if args.profile != "full" else ()) + (
-        ("--config", args.config) if args.config else ()) + (("--lang", args.lang) if args.lang else ())
-    options = CheckOptions(tasks=args.tasks, profile=args.profile, sealed=args.sealed, command=invoked_as(),
-                           rerun_options=rerun, lang=args.lang, config=course_config(args.config))
+    rerun = (
+        (("--profile", args.profile) if args.profile != "full" else ())
+        + (("--config", args.config) if args.config else ())
+        + (("--lang", args.lang) if args.lang else ())
+    )
+    options = CheckOptions(
+        tasks=args.tasks,
+        profile=args.profile,
+        sealed=args.sealed,
+        command=invoked_as(),
+        rerun_options=rerun,
+        lang=args.lang,
+        config=course_config(args.config),
+    )
     return Watch(args.path, assignment=args.assignment, options=options)
 
 

@@ -10,7 +10,6 @@ Masks are keep-masks: ``True`` means "may attend", ``False`` means "blocked".
 
 import math
 
-import torch
 from torch import nn
 
 

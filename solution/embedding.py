@@ -1,9 +1,9 @@
 r"""Token embeddings and sinusoidal positional encoding.
 
-    Embed(t) = E[t] · √d_model
+Embed(t) = E[t] · √d_model
 
-    PE(pos, 2i)   = sin(pos / 10000^(2i / d_model))
-    PE(pos, 2i+1) = cos(pos / 10000^(2i / d_model))
+PE(pos, 2i)   = sin(pos / 10000^(2i / d_model))
+PE(pos, 2i+1) = cos(pos / 10000^(2i / d_model))
 """
 
 import math

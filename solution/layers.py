@@ -94,7 +94,7 @@ class DecoderLayer(nn.Module):
             n = self.norm1(x)  # [B, Lt, D]
             x = x + self.dropout(self.self_attn(n, n, n, tgt_mask))  # [B, Lt, D]
             n = self.norm2(x)
-            x = x + self.dropout(self.cross_attn(n, memory, memory, memory_mask))  # [B, Lt, D] x [B, Ls, D] -> [B, Lt, D]
+            x = x + self.dropout(self.cross_attn(n, memory, memory, memory_mask))  # [B, Lt, D] (memory [B, Ls, D])
             x = x + self.dropout(self.ffn(self.norm3(x)))  # [B, Lt, D]
         else:
             x = self.norm1(x + self.dropout(self.self_attn(x, x, x, tgt_mask)))  # [B, Lt, D]

@@ -1,8 +1,8 @@
 r"""Keep-masks: ``True`` = may attend, ``False`` = blocked.
 
-    padding_mask[b, 0, 0, j] = tokens[b, j] != pad
-    causal_mask[0, 0, i, j]  = j <= i
-    target_mask             = padding_mask & causal_mask
+padding_mask[b, 0, 0, j] = tokens[b, j] != pad
+causal_mask[0, 0, i, j]  = j <= i
+target_mask             = padding_mask & causal_mask
 """
 
 import torch

@@ -39,8 +39,18 @@ class Encoder(nn.Module):
         makes N references to one layer that share their weights.
     """
 
-    def __init__(self, vocab_size, d_model=512, num_heads=8, d_ff=2048, num_layers=6, max_len=5000,
-                 dropout=0.1, norm_first=False, activation="relu"):
+    def __init__(
+        self,
+        vocab_size,
+        d_model=512,
+        num_heads=8,
+        d_ff=2048,
+        num_layers=6,
+        max_len=5000,
+        dropout=0.1,
+        norm_first=False,
+        activation="relu",
+    ):
         super().__init__()
         self.embed = TokenEmbedding(vocab_size, d_model)
         self.pos_enc = PositionalEncoding(d_model, max_len, dropout)
@@ -70,8 +80,18 @@ class Decoder(nn.Module):
     returns ``[B, Lt, D]``.
     """
 
-    def __init__(self, vocab_size, d_model=512, num_heads=8, d_ff=2048, num_layers=6, max_len=5000,
-                 dropout=0.1, norm_first=False, activation="relu"):
+    def __init__(
+        self,
+        vocab_size,
+        d_model=512,
+        num_heads=8,
+        d_ff=2048,
+        num_layers=6,
+        max_len=5000,
+        dropout=0.1,
+        norm_first=False,
+        activation="relu",
+    ):
         super().__init__()
         self.embed = TokenEmbedding(vocab_size, d_model)
         self.pos_enc = PositionalEncoding(d_model, max_len, dropout)
@@ -110,13 +130,26 @@ class Transformer(nn.Module):
         Return logits, not probabilities: the loss applies the softmax.
     """
 
-    def __init__(self, src_vocab_size, tgt_vocab_size, d_model=512, num_heads=8, d_ff=2048, num_layers=6,
-                 max_len=5000, dropout=0.1, norm_first=False, activation="relu"):
+    def __init__(
+        self,
+        src_vocab_size,
+        tgt_vocab_size,
+        d_model=512,
+        num_heads=8,
+        d_ff=2048,
+        num_layers=6,
+        max_len=5000,
+        dropout=0.1,
+        norm_first=False,
+        activation="relu",
+    ):
         super().__init__()
-        self.encoder = Encoder(src_vocab_size, d_model, num_heads, d_ff, num_layers, max_len, dropout,
-                               norm_first, activation)
-        self.decoder = Decoder(tgt_vocab_size, d_model, num_heads, d_ff, num_layers, max_len, dropout,
-                               norm_first, activation)
+        self.encoder = Encoder(
+            src_vocab_size, d_model, num_heads, d_ff, num_layers, max_len, dropout, norm_first, activation
+        )
+        self.decoder = Decoder(
+            tgt_vocab_size, d_model, num_heads, d_ff, num_layers, max_len, dropout, norm_first, activation
+        )
         self.output_proj = nn.Linear(d_model, tgt_vocab_size)
         for p in self.parameters():
             if p.dim() > 1:

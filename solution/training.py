@@ -7,7 +7,6 @@ The decoder reads ``tgt[:, :-1]`` and learns to predict ``tgt[:, 1:]``
 ("teacher forcing" with the targets shifted by one).
 """
 
-
 import torch.nn.functional as F
 from torch import nn
 
@@ -52,7 +51,7 @@ def noam_lr(step, d_model, warmup_steps, factor=1.0):
         ``factor * D**-0.5 * min(step**-0.5, step * warmup_steps**-1.5)`` as a float.
     """
     step = max(step, 1)
-    return factor * d_model ** -0.5 * min(step ** -0.5, step * warmup_steps ** -1.5)
+    return factor * d_model**-0.5 * min(step**-0.5, step * warmup_steps**-1.5)
 
 
 def train_step(model, src, tgt, optimizer, *, pad_idx, label_smoothing=0.0, max_grad_norm=None):

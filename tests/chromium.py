@@ -25,13 +25,26 @@ import sys
 import time
 
 NAMES = ("chromium", "chromium-browser", "google-chrome", "google-chrome-stable", "chrome")
-FLAGS = ("--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
-         "--disable-background-networking", "--disable-component-update", "--disable-sync",
-         "--disable-default-apps", "--disable-extensions", "--mute-audio", "--hide-scrollbars",
-         "--remote-debugging-pipe")
+FLAGS = (
+    "--headless",
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-quic",
+    "--no-first-run",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+    "--disable-default-apps",
+    "--disable-extensions",
+    "--mute-audio",
+    "--hide-scrollbars",
+    "--remote-debugging-pipe",
+)
 # Runs in the child: our pipe ends (argv 1, 2; both above fd 9) become fds 3 and 4, then the browser.
-TRAMPOLINE = ("import os, sys; r, w = int(sys.argv[1]), int(sys.argv[2]); os.dup2(r, 3); os.dup2(w, 4); "
-              "os.close(r); os.close(w); os.execv(sys.argv[3], sys.argv[3:])")
+TRAMPOLINE = (
+    "import os, sys; r, w = int(sys.argv[1]), int(sys.argv[2]); os.dup2(r, 3); os.dup2(w, 4); "
+    "os.close(r); os.close(w); os.execv(sys.argv[3], sys.argv[3:])"
+)
 
 
 class CDPError(RuntimeError):
@@ -76,10 +89,13 @@ class Chromium:
         os.close(cmd_r)
         os.close(evt_w)
         args = [executable, *FLAGS, f"--user-data-dir={user_data_dir}", "about:blank"]
-        process = subprocess.Popen([sys.executable, "-c", TRAMPOLINE, str(child_r), str(child_w), *args],
-                                   pass_fds=(child_r, child_w),
-                                   stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
-                                   stderr=subprocess.DEVNULL)
+        process = subprocess.Popen(
+            [sys.executable, "-c", TRAMPOLINE, str(child_r), str(child_w), *args],
+            pass_fds=(child_r, child_w),
+            stdin=subprocess.DEVNULL,
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+        )
         os.close(child_r)
         os.close(child_w)
         return cls(process, cmd_w, evt_r, timeout)
@@ -212,13 +228,14 @@ class Page:
         self.browser.pump(0.3)  # late console messages
 
     def resize(self, width, height, *, mobile=False, scale=1):
-        self.send("Emulation.setDeviceMetricsOverride",
-                  {"width": int(width), "height": int(height), "deviceScaleFactor": scale, "mobile": mobile})
+        self.send(
+            "Emulation.setDeviceMetricsOverride",
+            {"width": int(width), "height": int(height), "deviceScaleFactor": scale, "mobile": mobile},
+        )
 
     def evaluate(self, expression):
         """The value of a JavaScript expression (JSON-serialisable results only)."""
-        reply = self.send("Runtime.evaluate", {"expression": expression, "returnByValue": True,
-                                               "awaitPromise": True})
+        reply = self.send("Runtime.evaluate", {"expression": expression, "returnByValue": True, "awaitPromise": True})
         if "exceptionDetails" in reply:
             raise CDPError(f"evaluating {expression[:80]!r}: {reply['exceptionDetails'].get('text')}")
         return reply["result"].get("value")
@@ -231,8 +248,9 @@ class Page:
             width = self.evaluate("window.innerWidth")
             height = max(1, min(int(size["height"]) + 1, 16000))
             clip = {"x": 0, "y": 0, "width": width, "height": height, "scale": 1}
-            data = self.send("Page.captureScreenshot", {"format": "png", "clip": clip,
-                                                        "captureBeyondViewport": True})["data"]
+            data = self.send("Page.captureScreenshot", {"format": "png", "clip": clip, "captureBeyondViewport": True})[
+                "data"
+            ]
         else:
             data = self.send("Page.captureScreenshot", {"format": "png"})["data"]
         with open(path, "wb") as fh:

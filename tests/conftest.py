@@ -85,8 +85,10 @@ def panel(fig, title):
 @pytest.fixture
 def make_submission(tmp_path):
     """``make_submission(edits, name="sub")`` -> a folder: the reference with edits applied."""
+
     def make(edits=None, name="sub", files=None):
         return edited_copy(tmp_path / name, edits, files=files)
+
     return make
 
 
@@ -148,8 +150,10 @@ def slow_prefixes():
 def is_slow(nodeid, prefixes):
     """A file, a test or one parametrization of it: ``tests/a.py`` covers ``tests/a.py::t[x]``; ``tests/a.py::t``
     covers ``tests/a.py::t[x]`` but not ``tests/a.py::t_other``; a folder ends with ``/``."""
-    return any(nodeid == p or nodeid.startswith((p + "::", p + "[")) or (p.endswith("/") and nodeid.startswith(p))
-               for p in prefixes)
+    return any(
+        nodeid == p or nodeid.startswith((p + "::", p + "[")) or (p.endswith("/") and nodeid.startswith(p))
+        for p in prefixes
+    )
 
 
 def pytest_collection_modifyitems(config, items):

@@ -40,5 +40,5 @@ def evidence_gaps(message):
         for pattern in (EMPTY_EXAMPLE, ZERO_DIFFER):
             found = pattern.search(said)
             if found:
-                gaps.append(f"{message.key!r} ({lang}) says {said[max(0, found.start() - 60):found.end() + 20]!r}")
+                gaps.append(f"{message.key!r} ({lang}) says {said[max(0, found.start() - 60) : found.end() + 20]!r}")
     return gaps

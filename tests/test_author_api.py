@@ -29,15 +29,18 @@ def kit_imports(path):
 
 def test_assignments_import_the_kit_only_through_grader_author():
     assert FILES
-    offenders = [f"{path.relative_to(ROOT)}:{line} imports {module}"
-                 for path in FILES for line, module in kit_imports(path)]
+    offenders = [
+        f"{path.relative_to(ROOT)}:{line} imports {module}" for path in FILES for line, module in kit_imports(path)
+    ]
     assert not offenders, "\n".join(offenders)
 
 
 def test_the_scan_sees_every_form_of_import(tmp_path):
     sample = tmp_path / "x.py"
-    sample.write_text("import grader.engine\nfrom grader import probes\nfrom grader.checks.base import check\n"
-                      "def f():\n    from grader.author import Fail\n    import torch\n")
+    sample.write_text(
+        "import grader.engine\nfrom grader import probes\nfrom grader.checks.base import check\n"
+        "def f():\n    from grader.author import Fail\n    import torch\n"
+    )
     assert [m for _, m in kit_imports(sample)] == ["grader.engine", "grader.probes", "grader.checks.base"]
 
 

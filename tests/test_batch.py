@@ -67,8 +67,15 @@ def graded(tmp_path_factory):
         zf.writestr("../escape.py", "print('out')")
     out = base / "out"
     result = runner.batch(submissions=cls, out=out, jobs=2, **OPTIONS)
-    yield {"result": result, "out": out, "rows": _rows(out), "guess": guess, "marker": marker, "class": cls,
-           "base": base}
+    yield {
+        "result": result,
+        "out": out,
+        "rows": _rows(out),
+        "guess": guess,
+        "marker": marker,
+        "class": cls,
+        "base": base,
+    }
     for pid in _processes(SLEEP):  # a failing test must not leave it behind either
         try:
             os.kill(pid, 9)
@@ -82,10 +89,24 @@ def _record(graded, student):
 
 def test_every_submission_has_a_row_and_the_outputs(graded):
     rows = graded["rows"]
-    assert sorted(rows) == sorted(["tamper", "peeker", "exits", "hang", "hog", "spammer", "banned", "syntax",
-                                   "buggy", "nearcopy", "good", "unsafe"])
+    assert sorted(rows) == sorted(
+        [
+            "tamper",
+            "peeker",
+            "exits",
+            "hang",
+            "hog",
+            "spammer",
+            "banned",
+            "syntax",
+            "buggy",
+            "nearcopy",
+            "good",
+            "unsafe",
+        ]
+    )
     assert list(next(iter(rows.values()))) == ["student_id", "total", "max", "status", "masks", "reason"]
-    for student, row in rows.items():
+    for student in rows:
         if student == "unsafe":
             continue
         for name in ("report.html", "results.json", "gradescope.json"):
@@ -109,8 +130,10 @@ def test_tampering_earns_nothing_and_leaves_nothing(graded):
     row = graded["rows"]["tamper"]
     assert row["status"] == "ok"
     assert float(row["total"]) < 10  # the wrong padding_mask fails whatever torch.allclose says
-    checks = {c["id"]: c["status"] for c in json.loads((graded["out"] / "tamper" / "results.json").read_text())
-              ["tasks"][0]["checks"]}
+    checks = {
+        c["id"]: c["status"]
+        for c in json.loads((graded["out"] / "tamper" / "results.json").read_text())["tasks"][0]["checks"]
+    }
     # its causal_mask returns a tensor subclass (refused unread) after starting a program (none in a jail)
     assert checks["masks.padding"] != "passed" and checks["masks.causal"] != "passed"
     assert _record(graded, "tamper")["score"] == float(row["total"])
@@ -120,15 +143,26 @@ def test_tampering_earns_nothing_and_leaves_nothing(graded):
 
 
 def test_reading_the_reference_is_blocked(graded):
-    checks = {c["id"]: c["status"] for c in json.loads((graded["out"] / "peeker" / "results.json").read_text())
-              ["tasks"][0]["checks"]}
+    checks = {
+        c["id"]: c["status"]
+        for c in json.loads((graded["out"] / "peeker" / "results.json").read_text())["tasks"][0]["checks"]
+    }
     assert checks["masks.padding"] != "passed"
     assert graded["rows"]["peeker"]["status"] == "ok"
 
 
-@pytest.mark.parametrize("student, status", [("exits", "crashed"), ("hang", "timeout"), ("hog", "crashed|timeout"),
-                                             ("spammer", "timeout"), ("banned", "banned-api"),
-                                             ("nearcopy", "copy"), ("syntax", "error")])
+@pytest.mark.parametrize(
+    "student, status",
+    [
+        ("exits", "crashed"),
+        ("hang", "timeout"),
+        ("hog", "crashed|timeout"),
+        ("spammer", "timeout"),
+        ("banned", "banned-api"),
+        ("nearcopy", "copy"),
+        ("syntax", "error"),
+    ],
+)
 def test_hostile_submissions_get_a_status_and_no_unearned_credit(graded, student, status):
     row = graded["rows"][student]
     assert row["status"] in status.split("|"), row
@@ -171,8 +205,11 @@ def test_same_scores_in_another_order_and_parallelism_and_resume(graded, monkeyp
     assert _rows(out)["y2_buggy"]["total"] == "10"
 
 
-@pytest.mark.skipif(os.geteuid() != 0, reason="kill(-1) by a worker of the judge's own user would kill the tests; "
-                                              "only a root judge gives workers users of their own")
+@pytest.mark.skipif(
+    os.geteuid() != 0,
+    reason="kill(-1) by a worker of the judge's own user would kill the tests; "
+    "only a root judge gives workers users of their own",
+)
 def test_a_submission_that_signals_everyone_cannot_touch_the_other_slot(tmp_path):
     from grader.submission.sandbox import FRESH, _resolve_user, slot_user
 
@@ -208,8 +245,16 @@ def test_zip_extraction_refuses_links_and_caps(tmp_path):
 
 
 def test_gradebook_quotes_and_defuses_formulas():
-    records = [{"student": "s1", "score": 2.5, "max_score": 10, "status": "ok", "tasks": {"masks": 2.5},
-                "reason": '=HYPERLINK("x"), and "quotes"\nnewline'}]
+    records = [
+        {
+            "student": "s1",
+            "score": 2.5,
+            "max_score": 10,
+            "status": "ok",
+            "tasks": {"masks": 2.5},
+            "reason": '=HYPERLINK("x"), and "quotes"\nnewline',
+        }
+    ]
     text = gradebook.render(records, load())
     row = next(csv.DictReader(text.splitlines()))
     assert row["reason"].startswith("'=HYPERLINK") and text.endswith("\r\n")
@@ -218,8 +263,10 @@ def test_gradebook_quotes_and_defuses_formulas():
 
 def test_gradebook_columns_follow_the_assignment():
     tiny = load(Path(__file__).resolve().parent / "data" / "tiny_assignment")
-    records = [{"student": "s1", "score": 1, "max_score": 5, "status": "ok", "tasks": {"attend": 0, "softmax": 1}},
-               {"student": "s2", "score": 0, "max_score": 0, "status": "error", "tasks": {}}]
+    records = [
+        {"student": "s1", "score": 1, "max_score": 5, "status": "ok", "tasks": {"attend": 0, "softmax": 1}},
+        {"student": "s2", "score": 0, "max_score": 0, "status": "error", "tasks": {}},
+    ]
     head = next(csv.reader(gradebook.render(records, tiny).splitlines()))
     assert head == ["student_id", "total", "max", "status", "softmax", "attend", "reason"]
 
@@ -227,8 +274,11 @@ def test_gradebook_columns_follow_the_assignment():
 def test_the_fingerprint_covers_the_assignment_folder(tmp_path):
     # A copy under a name of its own (a module name not imported yet), changed file by file.
     folder = tmp_path / "fingerprinted_hw"
-    shutil.copytree(Path(__file__).resolve().parent / "data" / "tiny_assignment", folder,
-                    ignore=shutil.ignore_patterns("__pycache__"))
+    shutil.copytree(
+        Path(__file__).resolve().parent / "data" / "tiny_assignment",
+        folder,
+        ignore=shutil.ignore_patterns("__pycache__"),
+    )
     assignment = load(folder)
     before = runner.grader_fingerprint(assignment)
     assert runner.grader_fingerprint(assignment) == before

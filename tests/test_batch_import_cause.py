@@ -36,19 +36,44 @@ def _class(base):
     cls = base / "class"
     synt = edited_copy(cls / "synt", {"masks.py": (BROKEN_DEF + ":", BROKEN_DEF)})
     nomod = edited_copy(cls / "nomod", {"norm.py": ("import torch\n", f"import torch\nimport {MISSING}\n")})
-    loud = edited_copy(cls / "loud", {"feedforward.py": ("from torch import nn\n", "from torch import nn\n" + LOUD),
-                                      "masks.py": ("import torch\n", f"import torch\nimport {OTHER_MISSING}\n")})
-    return cls, {"synt": _line_of(synt, "masks.py", BROKEN_DEF), "nomod": _line_of(nomod, "norm.py", MISSING),
-                 "loud_ff": _line_of(loud, "feedforward.py", "raise ImportError"),
-                 "loud_masks": _line_of(loud, "masks.py", OTHER_MISSING)}
+    loud = edited_copy(
+        cls / "loud",
+        {
+            "feedforward.py": ("from torch import nn\n", "from torch import nn\n" + LOUD),
+            "masks.py": ("import torch\n", f"import torch\nimport {OTHER_MISSING}\n"),
+        },
+    )
+    return cls, {
+        "synt": _line_of(synt, "masks.py", BROKEN_DEF),
+        "nomod": _line_of(nomod, "norm.py", MISSING),
+        "loud_ff": _line_of(loud, "feedforward.py", "raise ImportError"),
+        "loud_masks": _line_of(loud, "masks.py", OTHER_MISSING),
+    }
 
 
 def _batch(cls, out, lang):
     """Run ``gradekit batch`` in-process with ``OPTIONS``; (the gradebook's rows and raw text, the lines printed)."""
-    argv = ["batch", str(cls), "--out", str(out), "-j", "2", "--tasks", ",".join(OPTIONS["tasks"]),
-            "--profile", OPTIONS["profile"], "--call-timeout", str(OPTIONS["call_timeout"]),
-            "--total-timeout", str(OPTIONS["total_timeout"]), "--memory-mb", str(OPTIONS["memory_mb"]),
-            "--lang", lang, "--quiet"]
+    argv = [
+        "batch",
+        str(cls),
+        "--out",
+        str(out),
+        "-j",
+        "2",
+        "--tasks",
+        ",".join(OPTIONS["tasks"]),
+        "--profile",
+        OPTIONS["profile"],
+        "--call-timeout",
+        str(OPTIONS["call_timeout"]),
+        "--total-timeout",
+        str(OPTIONS["total_timeout"]),
+        "--memory-mb",
+        str(OPTIONS["memory_mb"]),
+        "--lang",
+        lang,
+        "--quiet",
+    ]
     args = build_parser().parse_args(argv)
     printed = io.StringIO()
     here = os.getcwd()
@@ -108,10 +133,14 @@ def test_each_cause_names_its_own_files(graded):
     failed because another did is named with that other's error."""
     reason = graded["en"][0]["loud"]["reason"]
     ff, masks = graded["lines"]["loud_ff"], graded["lines"]["loud_masks"]
-    assert f"feedforward.py, layers.py, model.py: ImportError: x;'=1+1 \\x1b[2JScore: 140 / 140 (feedforward.py, " \
-           f"line {ff})" in reason, reason
-    assert f"masks.py, decoding.py, training.py: ModuleNotFoundError: No module named '{OTHER_MISSING}' " \
-           f"(masks.py, line {masks})" in reason, reason
+    assert (
+        f"feedforward.py, layers.py, model.py: ImportError: x;'=1+1 \\x1b[2JScore: 140 / 140 (feedforward.py, "
+        f"line {ff})" in reason
+    ), reason
+    assert (
+        f"masks.py, decoding.py, training.py: ModuleNotFoundError: No module named '{OTHER_MISSING}' "
+        f"(masks.py, line {masks})" in reason
+    ), reason
 
 
 @LANGS

@@ -34,20 +34,49 @@ SCORES = {"ann": 10.0, "bob": 8.0}
 def _grading(student, score):
     """A ``GradeResult`` as a judge leaves it: one task, one check."""
     passed = score >= 10
-    check = CheckResult(id="masks.causal", task="masks", status="passed" if passed else "failed", score=score,
-                        max_score=10.0, message=None if passed else Message("fail.mismatch", {"what": "mask"}))
-    return GradeResult(submission=student, score=score, max_score=10.0, seed=None, profile="quick", duration_s=1.0,
-                       tasks=[TaskResult(id="masks", score=score, max_score=10.0, checks=[check])], sealed=True)
+    check = CheckResult(
+        id="masks.causal",
+        task="masks",
+        status="passed" if passed else "failed",
+        score=score,
+        max_score=10.0,
+        message=None if passed else Message("fail.mismatch", {"what": "mask"}),
+    )
+    return GradeResult(
+        submission=student,
+        score=score,
+        max_score=10.0,
+        seed=None,
+        profile="quick",
+        duration_s=1.0,
+        tasks=[TaskResult(id="masks", score=score, max_score=10.0, checks=[check])],
+        sealed=True,
+    )
 
 
 def _record(sub, digest, result):
     """The judge's record of ``result`` (``judge.grade``'s fields)."""
-    return {"student": sub.student, "folder": sub.folder, "hash": digest, "status": "ok", "reason": "",
-            "problems": [], "score": result.score, "max_score": result.max_score, "raw_score": result.score,
-            "tasks": {"masks": result.score}, "raw_tasks": {"masks": result.score}, "task_max": {"masks": 10.0},
-            "checks": {"masks.causal": result.tasks[0].checks[0].status}, "diagnoses": [],
-            "flags": {"copy_of_reference": {"copy": False, "score": 0.1, "matches": []}}, "refused": [],
-            "load_causes": "", "jailed": False, "duration_s": 1.0}
+    return {
+        "student": sub.student,
+        "folder": sub.folder,
+        "hash": digest,
+        "status": "ok",
+        "reason": "",
+        "problems": [],
+        "score": result.score,
+        "max_score": result.max_score,
+        "raw_score": result.score,
+        "tasks": {"masks": result.score},
+        "raw_tasks": {"masks": result.score},
+        "task_max": {"masks": 10.0},
+        "checks": {"masks.causal": result.tasks[0].checks[0].status},
+        "diagnoses": [],
+        "flags": {"copy_of_reference": {"copy": False, "score": 0.1, "matches": []}},
+        "refused": [],
+        "load_causes": "",
+        "jailed": False,
+        "duration_s": 1.0,
+    }
 
 
 def _pool(todo, out, job, jobs, deadline_s, lang, bar, warnings):
@@ -88,8 +117,9 @@ def _class(base):
 
 
 def _batch(cls, out, reviews=None):
-    return runner.batch(submissions=cls, out=out, jobs=1, tasks=["masks"], profile="quick", pool=_pool,
-                        overrides=reviews)
+    return runner.batch(
+        submissions=cls, out=out, jobs=1, tasks=["masks"], profile="quick", pool=_pool, overrides=reviews
+    )
 
 
 def _files(out):
@@ -153,14 +183,25 @@ def test_a_saved_grading_renders_exactly_as_the_result_it_came_from(tmp_path):
     assert back == result
     for lang in ("en", "zh"):
         for output_format in ("md", "html", "text"):
-            assert outputs.render(back, record, lang=lang, output_format=output_format) == \
-                outputs.render(result, record, lang=lang, output_format=output_format)
+            assert outputs.render(back, record, lang=lang, output_format=output_format) == outputs.render(
+                result, record, lang=lang, output_format=output_format
+            )
 
 
 # -- the job -----------------------------------------------------------------------------------------------
 def _base():
-    return Job(assignment="transformer", tasks=("masks",), profile="quick", call_timeout=6.0, total_timeout=12.0,
-               memory_mb=2048, copy_policy="zero", figures=True, lang="zh", config="/course/gradekit.toml")
+    return Job(
+        assignment="transformer",
+        tasks=("masks",),
+        profile="quick",
+        call_timeout=6.0,
+        total_timeout=12.0,
+        memory_mb=2048,
+        copy_policy="zero",
+        figures=True,
+        lang="zh",
+        config="/course/gradekit.toml",
+    )
 
 
 def test_the_job_is_a_frozen_dataclass_with_each_field_said_once():
@@ -173,9 +214,14 @@ def test_the_job_is_a_frozen_dataclass_with_each_field_said_once():
         job.student = "someone"  # type: ignore[misc]
     tree = ast.parse(textwrap.dedent(inspect.getsource(Job)))
     body = tree.body[0].body
-    documented = {node.target.id for node, after in zip(body, body[1:])
-                  if isinstance(node, ast.AnnAssign) and isinstance(after, ast.Expr)
-                  and isinstance(after.value, ast.Constant) and isinstance(after.value.value, str)}
+    documented = {
+        node.target.id
+        for node, after in zip(body, body[1:])
+        if isinstance(node, ast.AnnAssign)
+        and isinstance(after, ast.Expr)
+        and isinstance(after.value, ast.Constant)
+        and isinstance(after.value.value, str)
+    }
     assert documented == {f.name for f in dataclasses.fields(Job)}
 
 
@@ -252,8 +298,9 @@ def test_a_dask_error_row_is_written_as_the_courses_outputs_are(tmp_path, monkey
     (tmp_path / "course" / "gradekit.toml").write_text(COURSE, encoding="utf-8")
     monkeypatch.setattr(runner, "grader_fingerprint", lambda assignment: "not the workers'")
     out = tmp_path / "out"
-    result = dask_batch.batch("local:1", submissions=cls, out=out, config=tmp_path / "course" / "gradekit.toml",
-                              **OPTIONS)
+    result = dask_batch.batch(
+        "local:1", submissions=cls, out=out, config=tmp_path / "course" / "gradekit.toml", **OPTIONS
+    )
     rows = {r["student"]: r for r in result.records}
     assert rows["s1"]["status"] == "error" and "not the workers'" in rows["s1"]["reason"]
     assert rows["empty"]["status"] == "error"

@@ -25,8 +25,14 @@ EXPECTED = {
     "einsum__pe_dropout_ignored": {"positional.dropout"},
     "einsum__smoothing_over_others": {"training.loss"},
     "einsum__zero_grad_after_step": {"training.train_step"},
-    "extra_attributes__final_norm_always": {"model.contract", "model.equivalence", "model.integrated", "model.causal",
-                                            "model.padding_invariance", "model.positions"},
+    "extra_attributes__final_norm_always": {
+        "model.contract",
+        "model.equivalence",
+        "model.integrated",
+        "model.causal",
+        "model.padding_invariance",
+        "model.positions",
+    },
     "extra_attributes__mha_dropout_default": {"mha.contract"},
     "finfo_fills_precomputed__fill_minus_1e9": {"sdpa.low_precision"},
     "finfo_fills_precomputed__greedy_no_pad_after_eos": {"greedy.scripted", "greedy.equivalence"},
@@ -85,8 +91,12 @@ def test_deviation_is_charged_in_its_own_checks(name, sealed, tmp_path):
     result = api.check(path=sub, profile="quick", sealed=sealed, diagnose=False)
     assert _failing(result) == EXPECTED[name]
     # ... and each fails with its reason, never with the grader's own error (a check once raised NameError here)
-    internal = [c.id for t in result.tasks for c in t.checks
-                if c.message and c.message.key in ("error.internal", "error.reference")]
+    internal = [
+        c.id
+        for t in result.tasks
+        for c in t.checks
+        if c.message and c.message.key in ("error.internal", "error.reference")
+    ]
     assert not internal, internal
 
 

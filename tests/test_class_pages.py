@@ -51,15 +51,26 @@ def graded(tmp_path_factory):
     base = tmp_path_factory.mktemp("class_pages")
     cls = base / "class"
     cls.mkdir()
-    _copy(SUBMISSIONS / "alt_loops", cls / "ann", {"attention.py": (ANCHOR, ANCHOR + LONG_SPACED + "\n"
-                                                                    + LONG_WORD + "\n")})
+    _copy(
+        SUBMISSIONS / "alt_loops",
+        cls / "ann",
+        {"attention.py": (ANCHOR, ANCHOR + LONG_SPACED + "\n" + LONG_WORD + "\n")},
+    )
     _copy(cls / "ann", cls / "ben")
     _copy(SUBMISSIONS / "alt_einsum", cls / "cat", {"masks.py": ("torch.tril(", "torch.triu(")})
     _copy(ROOT / "skeleton", cls / "dan")
     _copy(SUBMISSIONS / "alt_annotated", cls / "eve")
     out = base / "out"
-    result = runner.batch(submissions=cls, out=out, jobs=2, tasks=TASKS, profile="quick", call_timeout=6.0,
-                          total_timeout=30.0, memory_mb=2048)
+    result = runner.batch(
+        submissions=cls,
+        out=out,
+        jobs=2,
+        tasks=TASKS,
+        profile="quick",
+        call_timeout=6.0,
+        total_timeout=30.0,
+        memory_mb=2048,
+    )
     raw = (out / "gradebook.csv").read_text(encoding="utf-8-sig")
     reader = csv.DictReader(raw.splitlines())
     rows = list(reader)
@@ -82,8 +93,9 @@ class Node:
                 yield from child.walk()
 
     def find_all(self, tag, **attrs):
-        return [n for n in self.walk() if n.tag == tag and all(n.attrs.get(k.rstrip("_")) == v
-                                                               for k, v in attrs.items())]
+        return [
+            n for n in self.walk() if n.tag == tag and all(n.attrs.get(k.rstrip("_")) == v for k, v in attrs.items())
+        ]
 
     def text(self):
         return "".join(c if isinstance(c, str) else c.text() for c in self.children)
@@ -158,8 +170,9 @@ def test_the_summary_has_a_row_per_task_that_matches_the_gradebook(graded):
             assert text("batch.page.no_mistake") in mistake
     # The numbers behind the test: masks has a full, a partial and a zero mark; sdpa none partial.
     by_task = {g.attrs["data-task"]: g for g in groups}
-    masks = {td.attrs["data-col"]: td.text().strip() for td in by_task["masks"].find_all("td")
-             if td.attrs.get("data-col")}
+    masks = {
+        td.attrs["data-col"]: td.text().strip() for td in by_task["masks"].find_all("td") if td.attrs.get("data-col")
+    }
     assert (masks["full"], masks["partial"], masks["zero"]) == ("3", "1", "1")
     assert "masks.causal_shows_future" in masks["mistake"]
 
@@ -205,8 +218,10 @@ def test_the_similarity_page_has_the_summarys_frame_and_both_link_to_each_other(
     similarity = (graded["out"] / "similarity.html").read_text(encoding="utf-8")
     assert _frame(similarity) == _frame(index)
     assert '<html lang="en">' in index and '<html lang="en">' in similarity
-    header_of = {name: re.search(r"<header\b.*?</header>", page, re.S).group(0)
-                 for name, page in (("index", index), ("similarity", similarity))}
+    header_of = {
+        name: re.search(r"<header\b.*?</header>", page, re.S).group(0)
+        for name, page in (("index", index), ("similarity", similarity))
+    }
     assert 'href="similarity.html"' in header_of["index"] and 'href="index.html"' in header_of["similarity"]
     assert re.search(r'<a href="index.html" aria-current="page">', header_of["index"])
     assert re.search(r'<a href="similarity.html" aria-current="page">', header_of["similarity"])
@@ -217,8 +232,12 @@ def test_the_frame_is_the_same_in_chinese(graded):
     folders = {k: graded["class"] / k for k in ("ann", "ben", "cat", "dan", "eve")}
     report = classsim.compare_class(sorted(folders.items()), TRANSFORMER)
     index = summary.render(records, lang="zh")
-    similarity = classsim.render(report, names={k: k for k in folders},
-                                 sources_of=lambda k, f: (folders[k] / f).read_text(encoding="utf-8"), lang="zh")
+    similarity = classsim.render(
+        report,
+        names={k: k for k in folders},
+        sources_of=lambda k, f: (folders[k] / f).read_text(encoding="utf-8"),
+        lang="zh",
+    )
     assert _frame(similarity) == _frame(index)
     assert '<html lang="zh">' in index and '<html lang="zh">' in similarity
     header = _frame(index)[1]
@@ -277,9 +296,11 @@ def test_long_lines_are_shown_whole_on_the_similarity_page(graded, browser, widt
     assert page.evaluate("document.documentElement.scrollWidth") <= width
     assert page.console_errors == [] and page.requests == [path.as_uri()]
     SCREENS.mkdir(parents=True, exist_ok=True)
-    page.evaluate("(() => { const c = Array.from(document.querySelectorAll('.code .line code'))"
-                  f".find(c => c.textContent === {json.dumps(LONG_SPACED)}); "
-                  "c.scrollIntoView({block: 'center'}); return true; })()")
+    page.evaluate(
+        "(() => { const c = Array.from(document.querySelectorAll('.code .line code'))"
+        f".find(c => c.textContent === {json.dumps(LONG_SPACED)}); "
+        "c.scrollIntoView({block: 'center'}); return true; })()"
+    )
     page.screenshot(SCREENS / f"class-similarity-{width}.png", full_page=False)
 
 
@@ -288,9 +309,11 @@ def test_the_summary_with_its_task_table_fits_the_screen(graded, browser, width,
     path = graded["out"] / "index.html"
     page = browser.open(path.as_uri(), width=width, height=height, mobile=mobile)
     assert page.evaluate("document.documentElement.scrollWidth") <= width
-    box = page.evaluate("(() => { const t = document.querySelector('table.tasks'); if (!t) return null; "
-                        "const r = t.getBoundingClientRect(); return [r.left, r.right, t.parentElement.scrollWidth, "
-                        "t.parentElement.clientWidth]; })()")
+    box = page.evaluate(
+        "(() => { const t = document.querySelector('table.tasks'); if (!t) return null; "
+        "const r = t.getBoundingClientRect(); return [r.left, r.right, t.parentElement.scrollWidth, "
+        "t.parentElement.clientWidth]; })()"
+    )
     assert box is not None and box[0] >= 0 and box[1] <= width + 0.5 and box[2] <= box[3] + 1, box
     assert page.console_errors == [] and page.requests == [path.as_uri()]
     SCREENS.mkdir(parents=True, exist_ok=True)

@@ -24,8 +24,10 @@ from grader.batch import classsim
 from tests.conftest import ROOT, TRANSFORMER
 
 TESTS = Path(__file__).resolve().parent
-BASES = sorted([p for p in (TESTS / "blind" / "correct").iterdir() if p.is_dir()]
-               + [p for p in (TESTS / "submissions").iterdir() if p.is_dir() and p.name.startswith("alt_")])
+BASES = sorted(
+    [p for p in (TESTS / "blind" / "correct").iterdir() if p.is_dir()]
+    + [p for p in (TESTS / "submissions").iterdir() if p.is_dir() and p.name.startswith("alt_")]
+)
 DEVIATIONS = sorted(p for p in (TESTS / "blind" / "deviations").iterdir() if p.is_dir())
 CONTRACT_NAMES = frozenset(TRANSFORMER.name_to_file)
 KEEP = frozenset(dir(builtins)) | {"forward"}
@@ -33,6 +35,7 @@ WORDS = ("alpha", "beta", "gamma", "delta", "omega", "sigma", "kappa", "zeta", "
 
 
 # Disguises: each takes {file: source} and returns {file: source}.
+
 
 class _Names(ast.NodeVisitor):
     """The names a submission binds itself: arguments, local variables, helper functions, assigned attributes."""
@@ -123,8 +126,13 @@ def reorder(files, rng):
 def _drop_docstrings(tree):
     for node in ast.walk(tree):
         body = getattr(node, "body", None)
-        if isinstance(body, list) and body and isinstance(body[0], ast.Expr) \
-                and isinstance(body[0].value, ast.Constant) and isinstance(body[0].value.value, str):
+        if (
+            isinstance(body, list)
+            and body
+            and isinstance(body[0], ast.Expr)
+            and isinstance(body[0].value, ast.Constant)
+            and isinstance(body[0].value.value, str)
+        ):
             node.body = body[1:] or [ast.Pass()]
 
 
@@ -136,8 +144,9 @@ def comments(files, rng):
             if isinstance(node, (ast.FunctionDef, ast.ClassDef)):
                 node.body.insert(0, ast.Expr(ast.Constant(f"My own {rng.choice(WORDS)} code, written at night.")))
         lines = ast.unparse(tree).splitlines()
-        out[f] = "\n".join(line + "  # " + rng.choice(WORDS) if i % 3 == 0 and line.strip() else line
-                           for i, line in enumerate(lines))
+        out[f] = "\n".join(
+            line + "  # " + rng.choice(WORDS) if i % 3 == 0 and line.strip() else line for i, line in enumerate(lines)
+        )
     return out
 
 
@@ -225,8 +234,10 @@ class _Swaps(ast.NodeTransformer):
 
 def _depends(a, b):
     def names(node):
-        return {n.id for n in ast.walk(node) if isinstance(n, ast.Name)} | \
-               {n.attr for n in ast.walk(node) if isinstance(n, ast.Attribute)}
+        return {n.id for n in ast.walk(node) if isinstance(n, ast.Name)} | {
+            n.attr for n in ast.walk(node) if isinstance(n, ast.Attribute)
+        }
+
     return bool(names(a) & names(b) - {"self", "torch", "nn", "math", "F"})
 
 
@@ -246,8 +257,15 @@ def all_and_dead(files, rng):
     return dead(all_at_once(files, rng), rng)
 
 
-DISGUISES = {"rename": rename, "reorder": reorder, "comments": comments, "reformat": reformat,
-             "all": all_at_once, "dead": all_and_dead, "extra": lambda f, r: extra(all_at_once(f, r), r)}
+DISGUISES = {
+    "rename": rename,
+    "reorder": reorder,
+    "comments": comments,
+    "reformat": reformat,
+    "all": all_at_once,
+    "dead": all_and_dead,
+    "extra": lambda f, r: extra(all_at_once(f, r), r),
+}
 
 
 def _sources(folder):
@@ -291,8 +309,11 @@ def copies(tmp_path_factory):
     out = {}
     for kind in DISGUISES:
         entries, source = _copies_class(tmp_path_factory.mktemp(kind), kind)
-        out[kind] = (classsim.compare_class(entries, TRANSFORMER), source,
-                     classsim.compare_class(entries, TRANSFORMER, threshold=0.0, min_shared=0))
+        out[kind] = (
+            classsim.compare_class(entries, TRANSFORMER),
+            source,
+            classsim.compare_class(entries, TRANSFORMER, threshold=0.0, min_shared=0),
+        )
     return out
 
 
@@ -330,8 +351,10 @@ def test_margin_between_copies_and_independent_code(copies):
     independent = classsim.compare_class([(b.name, b) for b in BASES], TRANSFORMER, threshold=0.0, min_shared=0)
     worst_copy = min(copy_scores)
     best_independent = max((p.score for p in independent.pairs), default=0.0)
-    print(f"\nlowest copy score {worst_copy}, highest independent score {best_independent:.3f}, "
-          f"threshold {classsim.THRESHOLD}")
+    print(
+        f"\nlowest copy score {worst_copy}, highest independent score {best_independent:.3f}, "
+        f"threshold {classsim.THRESHOLD}"
+    )
     assert worst_copy[0] >= classsim.THRESHOLD > best_independent
 
 
@@ -389,10 +412,21 @@ def test_the_report_does_not_depend_on_the_order(copies, tmp_path):
 
 def test_fingerprints_are_the_same_in_another_process():
     """Hashes never come from Python's ``hash()`` (randomised per process)."""
-    code = ("import sys; from grader.batch import classsim; from grader.assignment import load; "
-            "print(sorted(classsim.fingerprint(sys.argv[1], load('transformer')).prints))")
-    runs = [subprocess.run([sys.executable, "-c", code, str(BASES[0])], cwd=ROOT, capture_output=True, text=True,
-                           env={"PYTHONHASHSEED": seed, "PATH": ""}, check=True).stdout for seed in ("1", "2")]
+    code = (
+        "import sys; from grader.batch import classsim; from grader.assignment import load; "
+        "print(sorted(classsim.fingerprint(sys.argv[1], load('transformer')).prints))"
+    )
+    runs = [
+        subprocess.run(
+            [sys.executable, "-c", code, str(BASES[0])],
+            cwd=ROOT,
+            capture_output=True,
+            text=True,
+            env={"PYTHONHASHSEED": seed, "PATH": ""},
+            check=True,
+        ).stdout
+        for seed in ("1", "2")
+    ]
     here = sorted(classsim.fingerprint(BASES[0], TRANSFORMER).prints)
     assert here and runs[0] == runs[1] == f"{here}\n"
 
@@ -426,7 +460,8 @@ def _page_class(tmp_path):
     src["attention.py"] = src["attention.py"].replace(
         "def scaled_dot_product_attention(",
         "def evil(n):\n    s = '<script>alert(2)</script>'\n    total = 0\n    for i in range(n):\n"
-        "        total = total + len(s) * i - 3\n    return s * total\n\n\ndef scaled_dot_product_attention(")
+        "        total = total + len(s) * i - 3\n    return s * total\n\n\ndef scaled_dot_product_attention(",
+    )
     a = _write(tmp_path / "a", src)
     b = _write(tmp_path / "b", reorder(src, random.Random(0)))
     entries = [("a", a), ("b", b)] + [(x.name, x) for x in BASES[1:]]
@@ -456,6 +491,7 @@ def test_the_page_escapes_names_and_code_and_highlights_matches(tmp_path):
 
 def jinja_escape(s):
     import markupsafe
+
     return str(markupsafe.escape(s))
 
 
@@ -470,10 +506,18 @@ def test_summary_rows_link_to_the_clusters(tmp_path):
     report = classsim.compare_class(entries, TRANSFORMER)
     names = {"a": "Ann <b>", "b": "Bob"}
     rows = classsim.summary_rows(report, names, "en")
-    assert rows == [{"cluster": 1, "href": "similarity.html#cluster-1", "members": ["Ann <b>", "Bob"],
-                     "size": 2, "top": round(100 * report.clusters[0].max_score),
-                     "label": classsim.text("classsim.summary.row", "en", n=1, size=2,
-                                            top=round(100 * report.clusters[0].max_score))}]
+    assert rows == [
+        {
+            "cluster": 1,
+            "href": "similarity.html#cluster-1",
+            "members": ["Ann <b>", "Bob"],
+            "size": 2,
+            "top": round(100 * report.clusters[0].max_score),
+            "label": classsim.text(
+                "classsim.summary.row", "en", n=1, size=2, top=round(100 * report.clusters[0].max_score)
+            ),
+        }
+    ]
 
 
 def test_to_data_is_plain_json(copies):

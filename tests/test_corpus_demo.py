@@ -81,10 +81,12 @@ def test_runtime_modules_do_not_import_pypinyin():
         imported = {alias.name for node in ast.walk(tree) if isinstance(node, ast.Import) for alias in node.names}
         imported |= {node.module or "" for node in ast.walk(tree) if isinstance(node, ast.ImportFrom)}
         assert not any(m.split(".")[0] == "pypinyin" for m in imported), name
-    code = ("import sys\n"
-            "sys.modules['pypinyin'] = None  # any import of it now raises ImportError\n"
-            "import assignments.transformer.corpus, assignments.transformer.demo\n"
-            "assignments.transformer.corpus.build_task()\n")
+    code = (
+        "import sys\n"
+        "sys.modules['pypinyin'] = None  # any import of it now raises ImportError\n"
+        "import assignments.transformer.corpus, assignments.transformer.demo\n"
+        "assignments.transformer.corpus.build_task()\n"
+    )
     subprocess.run([sys.executable, "-c", code], cwd=ROOT, check=True)
 
 
@@ -162,8 +164,8 @@ def test_build_task_split_invariants():
         assert set(src_tokens(pinyin)) <= src_seen
         assert set(tgt_tokens(chars)) <= tgt_seen
     # vocabularies cover exactly the training tokens
-    assert set(task.src_vocab.itos[len(SPECIALS):]) == src_seen
-    assert set(task.tgt_vocab.itos[len(SPECIALS):]) == tgt_seen
+    assert set(task.src_vocab.itos[len(SPECIALS) :]) == src_seen
+    assert set(task.tgt_vocab.itos[len(SPECIALS) :]) == tgt_seen
 
 
 def test_build_task_is_deterministic_and_seeded():
@@ -260,10 +262,14 @@ def test_demo_main_quiet(capsys):
 
 def test_corpus_module_has_no_third_party_imports():
     tree = ast.parse(Path(corpus.__file__).read_text(encoding="utf-8"))
-    roots = {alias.name.split(".")[0] for node in ast.walk(tree) if isinstance(node, ast.Import)
-             for alias in node.names}
-    roots |= {(node.module or "").split(".")[0] for node in ast.walk(tree)
-              if isinstance(node, ast.ImportFrom) and node.level == 0}
+    roots = {
+        alias.name.split(".")[0] for node in ast.walk(tree) if isinstance(node, ast.Import) for alias in node.names
+    }
+    roots |= {
+        (node.module or "").split(".")[0]
+        for node in ast.walk(tree)
+        if isinstance(node, ast.ImportFrom) and node.level == 0
+    }
     assert roots <= set(sys.stdlib_module_names) | {"torch"}, roots
 
 

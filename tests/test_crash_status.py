@@ -21,7 +21,9 @@ CAUSAL = "def causal_mask(size, device=None):\n"
 BODIES = {
     "exits": "    import sys\n    sys.exit(3)\n",
     "out_of_memory": "    raise MemoryError('no memory left for the mask')\n",
-    "own_memory_error": "    class MemoryError(Exception):\n        pass\n\n    raise MemoryError('a name of my own')\n",
+    "own_memory_error": (
+        "    class MemoryError(Exception):\n        pass\n\n    raise MemoryError('a name of my own')\n"
+    ),
     "says_exit": "    raise type('the code called sys.exit(0)', (Exception,), {})('but it did not')\n",
 }
 """``causal_mask`` of a correct submission made to do each of these instead."""
@@ -46,8 +48,10 @@ def _statuses(result):
 @pytest.fixture(scope="module")
 def graded(tmp_path_factory):
     base = tmp_path_factory.mktemp("crash")
-    return {case: api.check(path=_submission(base, case), tasks=["masks"], profile="quick", diagnose=False)
-            for case in BODIES}
+    return {
+        case: api.check(path=_submission(base, case), tasks=["masks"], profile="quick", diagnose=False)
+        for case in BODIES
+    }
 
 
 @pytest.mark.parametrize("case, crash", [("exits", "exit"), ("out_of_memory", "memory")])
@@ -64,8 +68,10 @@ def test_a_crash_is_a_crash_whatever_its_sentence_says(graded, case, crash):
     assert all(crash_of(e) == crash for e in errors), errors
 
 
-@pytest.mark.parametrize("case, starts", [("own_memory_error", "MemoryError: a name of my own"),
-                                          ("says_exit", "the code called sys.exit(0)")])
+@pytest.mark.parametrize(
+    "case, starts",
+    [("own_memory_error", "MemoryError: a name of my own"), ("says_exit", "the code called sys.exit(0)")],
+)
 def test_an_ordinary_exception_that_reads_like_a_crash_is_not_one(graded, case, starts):
     result = graded[case]
     errors = _errors(result)
@@ -78,8 +84,13 @@ def test_an_ordinary_exception_that_reads_like_a_crash_is_not_one(graded, case, 
 
 def _result(*errors):
     checks = [SimpleNamespace(error=e) for e in errors]
-    return SimpleNamespace(tasks=[SimpleNamespace(id="masks", checks=checks)], load_errors={}, banned_api=[],
-                           allow_banned=False, refused=[])
+    return SimpleNamespace(
+        tasks=[SimpleNamespace(id="masks", checks=checks)],
+        load_errors={},
+        banned_api=[],
+        allow_banned=False,
+        refused=[],
+    )
 
 
 def test_the_status_reads_the_kind_and_the_data_only():

@@ -23,17 +23,19 @@ from pathlib import Path
 
 import pytest
 
-pytest.importorskip("distributed", reason="Dask is an optional extra (pip install 'gradekit[dask]'); "
-                                          "the Dask batch is not tested without it")
+pytest.importorskip(
+    "distributed",
+    reason="Dask is an optional extra (pip install 'gradekit[dask]'); the Dask batch is not tested without it",
+)
 
 from distributed import Client, LocalCluster  # noqa: E402
 
 from grader.assignment import load  # noqa: E402
 from grader.batch import distributed as dask_batch  # noqa: E402
 from grader.batch import progress, runner, sources  # noqa: E402
-from grader.submission import intake  # noqa: E402
 from grader.bugs.catalogue import Catalogue  # noqa: E402
 from grader.messages import text  # noqa: E402
+from grader.submission import intake  # noqa: E402
 from tests import hostile  # noqa: E402
 from tests.test_batch import OPTIONS, SUBMISSIONS, _processes, _rows, _zip_folder  # noqa: E402
 
@@ -75,8 +77,12 @@ class Killer(threading.Thread):
     def run(self):
         with Client(self.address, set_as_default=False) as client:
             while len(self.killed) < self.times and not self.stop.is_set():
-                running = client.run(lambda dask_worker: [str(k) for k, ts in dask_worker.state.tasks.items()
-                                                          if ts.state == "executing"], on_error="return")
+                running = client.run(
+                    lambda dask_worker: [
+                        str(k) for k, ts in dask_worker.state.tasks.items() if ts.state == "executing"
+                    ],
+                    on_error="return",
+                )
                 for worker, keys in running.items():
                     mine = [k for k in keys if isinstance(keys, list) and k.startswith(self.prefix)]
                     if mine and not any(w == worker for w, _ in self.killed):
@@ -104,9 +110,15 @@ def cluster(tmp_path_factory):
     # (docs/CLUSTER.md asks the same of a cluster's scheduler); the nannies restart a killed worker.
     preload = tmp_path_factory.mktemp("preload") / "fixed_fingerprint.py"
     preload.write_text(PRELOAD)
-    with LocalCluster(n_workers=2, threads_per_worker=1, processes=True, memory_limit=0, dashboard_address=None,
-                      scheduler_kwargs={"allowed_failures": dask_batch.ALLOWED_FAILURES},
-                      preload=[str(preload)]) as made:
+    with LocalCluster(
+        n_workers=2,
+        threads_per_worker=1,
+        processes=True,
+        memory_limit=0,
+        dashboard_address=None,
+        scheduler_kwargs={"allowed_failures": dask_batch.ALLOWED_FAILURES},
+        preload=[str(preload)],
+    ) as made:
         yield made
 
 
@@ -130,8 +142,9 @@ def graded(tmp_path_factory, cluster):
     killer = Killer(cluster.scheduler_address, "hang", times=1)
     killer.start()
     with pytest.MonkeyPatch.context() as monkeypatch:
-        result, warnings = _dask_batch(monkeypatch, cluster.scheduler_address, submissions=cls, out=base / "dask",
-                                       **OPTIONS)
+        result, warnings = _dask_batch(
+            monkeypatch, cluster.scheduler_address, submissions=cls, out=base / "dask", **OPTIONS
+        )
     killer.stop.set()
     killer.join()
     yield {"base": base, "class": cls, "local": local, "dask": result, "warnings": warnings, "killed": killer.killed}
@@ -202,9 +215,15 @@ def test_a_packed_snapshot_unpacks_to_the_same_content(tmp_path):
     assert sources.content_hash(back, "salt") != sources.content_hash(sub.path, "salt")
 
 
-@pytest.mark.parametrize("value, parsed", [("local:2", ("local", 2)), ("local:1", ("local", 1)),
-                                           ("tcp://10.0.0.5:8786", ("address", "tcp://10.0.0.5:8786")),
-                                           ("tls://sched.example.org:8786", ("address", "tls://sched.example.org:8786"))])
+@pytest.mark.parametrize(
+    "value, parsed",
+    [
+        ("local:2", ("local", 2)),
+        ("local:1", ("local", 1)),
+        ("tcp://10.0.0.5:8786", ("address", "tcp://10.0.0.5:8786")),
+        ("tls://sched.example.org:8786", ("address", "tls://sched.example.org:8786")),
+    ],
+)
 def test_scheduler_values_are_understood(value, parsed):
     assert dask_batch.parse_scheduler(value) == parsed
 
@@ -237,8 +256,20 @@ def test_without_dask_the_command_says_how_to_install_it_before_grading_anything
         monkeypatch.setitem(sys.modules, name, None)
     shutil.copytree(SUBMISSIONS / "alt_loops", tmp_path / "class" / "s1")
     (tmp_path / "class" / "empty").mkdir()
-    code = main(["batch", str(tmp_path / "class"), "--out", str(tmp_path / "out"), "--scheduler", "local:2",
-                 "--tasks", "masks", "--profile", "quick"])
+    code = main(
+        [
+            "batch",
+            str(tmp_path / "class"),
+            "--out",
+            str(tmp_path / "out"),
+            "--scheduler",
+            "local:2",
+            "--tasks",
+            "masks",
+            "--profile",
+            "quick",
+        ]
+    )
     err = capsys.readouterr().err
     assert code == 2 and text("dask.missing", "en") in err and "Traceback" not in err
     assert not (tmp_path / "out").exists()
@@ -251,6 +282,7 @@ def test_local_n_starts_n_single_threaded_worker_processes_and_closes_them():
         assert len(set(client.run(os.getpid).values()) | {os.getpid()}) == 3  # processes of their own
         assert client.run_on_scheduler(lambda dask_scheduler: dask_scheduler.allowed_failures) == 1
         import dask
+
         settings = client.run(lambda: {k: dask.config.get(k) for k in dask_batch.LOCAL_SETTINGS})
         assert list(settings.values()) == [dask_batch.LOCAL_SETTINGS] * 2  # the workers' settings
         assert client.run_on_scheduler(lambda dask_scheduler: dask_scheduler.WORKER_SATURATION) == 1.0
@@ -270,8 +302,9 @@ def test_a_result_is_written_atomically_record_last_and_a_jailed_worker_warns_no
     sub = sources.Submission("s1", tmp_path / "s1")
     written = []
     real = dask_batch.atomic_write
-    monkeypatch.setattr(dask_batch, "atomic_write", lambda path, body: (written.append(Path(path).name),
-                                                                        real(path, body)))
+    monkeypatch.setattr(
+        dask_batch, "atomic_write", lambda path, body: (written.append(Path(path).name), real(path, body))
+    )
     receiver = dask_batch.Receiver(tmp_path, "quick", "g", "en", bar=None)
     record = receiver.finish(sub, _outcome())
     assert record["status"] == "ok" and written == list(dask_batch.OUTPUTS) and written[-1] == "record.json"
@@ -292,8 +325,9 @@ def test_a_worker_with_another_grader_or_a_judge_failure_gives_an_error_row(tmp_
     other = receiver.finish(sources.Submission("s1", tmp_path / "s1"), _outcome(grader="theirs"))
     assert other["status"] == "error" and "theirs" in other["reason"] and other["hash"] == ""
     assert json.loads((tmp_path / "s1" / "record.json").read_text())["status"] == "error"
-    failed = receiver.finish(sources.Submission("s2", tmp_path / "s2"),
-                             _outcome(grader="mine", record=None, detail="the judge stopped"))
+    failed = receiver.finish(
+        sources.Submission("s2", tmp_path / "s2"), _outcome(grader="mine", record=None, detail="the judge stopped")
+    )
     assert failed["status"] == "error" and "the judge stopped" in failed["reason"]
     assert (tmp_path / "s2" / "grading.json").is_file()  # what the batch renders the student's files from
 
@@ -375,7 +409,8 @@ def test_the_dask_extra_brings_the_dashboard(tmp_path):
     import tomllib
 
     extras = tomllib.loads((Path(__file__).parent.parent / "pyproject.toml").read_text())["project"][
-        "optional-dependencies"]
+        "optional-dependencies"
+    ]
     for extra in ("dask", "test"):
         [req] = [r for r in extras[extra] if r.startswith("dask[")]
         assert "diagnostics" in re.match(r"dask\[([^\]]*)\]", req).group(1).split(","), extra

@@ -36,19 +36,52 @@ def _failed(result):
 
 TRANSFORMER_CASES = [
     # (id, file, old, new, task, the check that must fail or None, the message key)
-    ("train_step_smoothing_default", "training.py", "label_smoothing=0.0, max_grad_norm=None):",
-     "label_smoothing=0.1, max_grad_norm=None):", "training", "training.train_step", "fail.default_left_out"),
-    ("train_step_clip_default", "training.py", "label_smoothing=0.0, max_grad_norm=None):",
-     "label_smoothing=0.0, max_grad_norm=5.0):", "training", "training.train_step", "fail.default_left_out"),
-    ("train_step_smoothing_int_zero", "training.py", "label_smoothing=0.0, max_grad_norm=None):",
-     "label_smoothing=0, max_grad_norm=None):", "training", None, None),
-    ("mha_mask_required", "attention.py", "def forward(self, query, key, value, mask=None):",
-     "def forward(self, query, key, value, mask):", "mha", "mha.contract", "fail.default_left_out_raised"),
+    (
+        "train_step_smoothing_default",
+        "training.py",
+        "label_smoothing=0.0, max_grad_norm=None):",
+        "label_smoothing=0.1, max_grad_norm=None):",
+        "training",
+        "training.train_step",
+        "fail.default_left_out",
+    ),
+    (
+        "train_step_clip_default",
+        "training.py",
+        "label_smoothing=0.0, max_grad_norm=None):",
+        "label_smoothing=0.0, max_grad_norm=5.0):",
+        "training",
+        "training.train_step",
+        "fail.default_left_out",
+    ),
+    (
+        "train_step_smoothing_int_zero",
+        "training.py",
+        "label_smoothing=0.0, max_grad_norm=None):",
+        "label_smoothing=0, max_grad_norm=None):",
+        "training",
+        None,
+        None,
+    ),
+    (
+        "mha_mask_required",
+        "attention.py",
+        "def forward(self, query, key, value, mask=None):",
+        "def forward(self, query, key, value, mask):",
+        "mha",
+        "mha.contract",
+        "fail.default_left_out_raised",
+    ),
     # the order a module registers its children in is its own: the contract check compares by name
-    ("model_registers_head_first", "model.py",
-     "        self.encoder = Encoder(src_vocab_size,",
-     "        self.output_proj = nn.Linear(d_model, tgt_vocab_size)\n        self.encoder = Encoder(src_vocab_size,",
-     "model", None, None),
+    (
+        "model_registers_head_first",
+        "model.py",
+        "        self.encoder = Encoder(\n",
+        "        self.output_proj = nn.Linear(d_model, tgt_vocab_size)\n        self.encoder = Encoder(\n",
+        "model",
+        None,
+        None,
+    ),
 ]
 
 
@@ -65,16 +98,46 @@ def test_transformer_defaults(tmp_path, case):
 
 
 LM_CASES = [
-    ("generate_peer_defaults", "sampling.py", "max_new_tokens, temperature=1.0, top_k=None, top_p=None,",
-     "max_new_tokens, temperature=0.6, top_k=None, top_p=0.9,", ["generate"], "generate.same_seed"),
-    ("sample_top_k_default", "sampling.py", "def sample_next(logits, temperature=1.0, top_k=None,",
-     "def sample_next(logits, temperature=1.0, top_k=50,", ["sample"], "sample.same_seed"),
-    ("train_step_pad_default", "training.py", "def train_step(model, tokens, optimizer, pad_id=None,",
-     "def train_step(model, tokens, optimizer, pad_id=0,", ["train_step"], "train_step.step"),
-    ("train_step_pad_required", "training.py", "def train_step(model, tokens, optimizer, pad_id=None,",
-     "def train_step(model, tokens, optimizer, pad_id,", ["train_step"], "train_step.step"),
-    ("sample_temperature_int", "sampling.py", "def sample_next(logits, temperature=1.0, top_k=None,",
-     "def sample_next(logits, temperature=1, top_k=None,", ["sample"], None),
+    (
+        "generate_peer_defaults",
+        "sampling.py",
+        "max_new_tokens, temperature=1.0, top_k=None, top_p=None,",
+        "max_new_tokens, temperature=0.6, top_k=None, top_p=0.9,",
+        ["generate"],
+        "generate.same_seed",
+    ),
+    (
+        "sample_top_k_default",
+        "sampling.py",
+        "def sample_next(logits, temperature=1.0, top_k=None,",
+        "def sample_next(logits, temperature=1.0, top_k=50,",
+        ["sample"],
+        "sample.same_seed",
+    ),
+    (
+        "train_step_pad_default",
+        "training.py",
+        "def train_step(model, tokens, optimizer, pad_id=None,",
+        "def train_step(model, tokens, optimizer, pad_id=0,",
+        ["train_step"],
+        "train_step.step",
+    ),
+    (
+        "train_step_pad_required",
+        "training.py",
+        "def train_step(model, tokens, optimizer, pad_id=None,",
+        "def train_step(model, tokens, optimizer, pad_id,",
+        ["train_step"],
+        "train_step.step",
+    ),
+    (
+        "sample_temperature_int",
+        "sampling.py",
+        "def sample_next(logits, temperature=1.0, top_k=None,",
+        "def sample_next(logits, temperature=1, top_k=None,",
+        ["sample"],
+        None,
+    ),
 ]
 
 
@@ -83,8 +146,9 @@ LM_CASES = [
 def test_lm_defaults(tmp_path, case, sealed):
     _id, file, old, new, tasks, failing = case
     sub = _edited(tmp_path, load("decoder_lm").reference, [(file, old, new)])
-    failed = _failed(api.check(path=sub, assignment="decoder_lm", profile="quick", tasks=tasks, diagnose=False,
-                               sealed=sealed))
+    failed = _failed(
+        api.check(path=sub, assignment="decoder_lm", profile="quick", tasks=tasks, diagnose=False, sealed=sealed)
+    )
     if failing is None:
         assert not failed, {k: (c.message and c.message.key) for k, c in failed.items()}
     else:

@@ -19,8 +19,10 @@ ROOT = Path(__file__).resolve().parent.parent
 LM = ROOT / "assignments" / "decoder_lm"
 LAUNCHER = "scripts/gradekit"
 """How the README has users start gradekit (the script sets ``GRADEKIT_PROG`` to it)."""
-ROW = re.compile(r"^  (?P<pinyin>[a-z]+(?: [a-z]+)*)\s{2,}(?P<expected>\S+)\s+(?P<reference>\S*) [✓✗]\s+"
-                 r"(?P<yours>\S*) [✓✗]$")
+ROW = re.compile(
+    r"^  (?P<pinyin>[a-z]+(?: [a-z]+)*)\s{2,}(?P<expected>\S+)\s+(?P<reference>\S*) [✓✗]\s+"
+    r"(?P<yours>\S*) [✓✗]$"
+)
 """A held-out phrase's row: pinyin, the expected characters, the reference's translation, the student's."""
 
 
@@ -81,8 +83,9 @@ def test_the_reference_as_a_submission_translates_beside_the_reference(capsys):
 def test_the_lm_reference_as_a_submission_writes_poems_beside_the_reference(capsys):
     from assignments.decoder_lm.demo import STARTS
 
-    code, out = demo(capsys, "--assignment", "decoder_lm", "--submission", str(LM / "reference"), "--steps", "10",
-                     "--lang", "zh")
+    code, out = demo(
+        capsys, "--assignment", "decoder_lm", "--submission", str(LM / "reference"), "--steps", "10", "--lang", "zh"
+    )
     assert code == 0, out
     assert "Traceback" not in out
     reference = [line.split(None, 1)[1] for line in out.splitlines() if line.startswith("  参考实现 ")]
@@ -139,9 +142,15 @@ def test_the_printed_commands_run_as_printed(capsys, tmp_path, monkeypatch):
 
 def test_a_greedy_decode_that_raises_is_shown_with_its_file_and_line(capsys, tmp_path):
     raising = "    raise IndexError('row 3 is past the end')\n"
-    sub = edited_copy(tmp_path / "sub", {"decoding.py": (
-        "    src_mask = padding_mask(src, pad_idx)  # [B, 1, 1, Ls]\n",
-        "    src_mask = padding_mask(src, pad_idx)  # [B, 1, 1, Ls]\n" + raising)})
+    sub = edited_copy(
+        tmp_path / "sub",
+        {
+            "decoding.py": (
+                "    src_mask = padding_mask(src, pad_idx)  # [B, 1, 1, Ls]\n",
+                "    src_mask = padding_mask(src, pad_idx)  # [B, 1, 1, Ls]\n" + raising,
+            )
+        },
+    )
     code, out = demo(capsys, "--submission", str(sub), "--steps", "5")
     assert code == 1, out
     assert "Traceback" not in out
@@ -153,8 +162,14 @@ def test_a_greedy_decode_that_raises_is_shown_with_its_file_and_line(capsys, tmp
 
 
 def test_a_generate_that_raises_is_shown_with_its_file_and_line_in_chinese(capsys, tmp_path):
-    sub = lm_copy(tmp_path / "lm", ("sampling.py", "    caches = model.new_cache()\n",
-                                    "    caches = model.new_cache()\n    caches[len(caches)].reset()\n"))
+    sub = lm_copy(
+        tmp_path / "lm",
+        (
+            "sampling.py",
+            "    caches = model.new_cache()\n",
+            "    caches = model.new_cache()\n    caches[len(caches)].reset()\n",
+        ),
+    )
     code, out = demo(capsys, "--assignment", "decoder_lm", "--submission", str(sub), "--steps", "5", "--lang", "zh")
     assert code == 1, out
     assert "Traceback" not in out
@@ -168,13 +183,19 @@ def test_a_generate_that_raises_is_shown_with_its_file_and_line_in_chinese(capsy
 def test_the_students_process_cannot_import_the_reference(capsys, tmp_path):
     """The loader stops ``import solution``; ``importlib.import_module`` goes around ``__import__``, and is stopped
     by the student's process's own import guard."""
-    sub = edited_copy(tmp_path / "sub", {"decoding.py": (
-        "import torch\n", "import importlib\n\nimport torch\n\nREF = importlib.import_module('solution.decoding')\n")})
+    sub = edited_copy(
+        tmp_path / "sub",
+        {
+            "decoding.py": (
+                "import torch\n",
+                "import importlib\n\nimport torch\n\nREF = importlib.import_module('solution.decoding')\n",
+            )
+        },
+    )
     code, out = demo(capsys, "--submission", str(sub), "--steps", "5")
     assert code == 1, out
     assert "decoding.py cannot be imported, so it cannot take greedy_decode (task greedy) from it:" in out
-    assert "ImportError: solution is the reference's code, which the process running a submission may not import" \
-        in out
+    assert "ImportError: solution is the reference's code, which the process running a submission may not import" in out
 
 
 def test_a_submission_that_is_no_folder_is_a_usage_error(capsys, tmp_path):
@@ -190,18 +211,27 @@ def test_a_train_step_that_never_returns_is_stopped_and_told_where_it_was(capsys
     import grader.demo
 
     monkeypatch.setattr(grader.demo, "AT_LEAST_S", 15.0)
-    sub = edited_copy(tmp_path / "sub", {"training.py": (
-        "def train_step(model, src, tgt, optimizer, *, pad_idx, label_smoothing=0.0, max_grad_norm=None):\n",
-        "CALLS = []\n\n\n"
-        "def train_step(model, src, tgt, optimizer, *, pad_idx, label_smoothing=0.0, max_grad_norm=None):\n"
-        "    CALLS.append(1)\n"
-        "    while len(CALLS) > 3:  # the first step (run before the demo proper) and two more, then forever\n"
-        "        pass\n")})
+    sub = edited_copy(
+        tmp_path / "sub",
+        {
+            "training.py": (
+                "def train_step(model, src, tgt, optimizer, *, pad_idx, label_smoothing=0.0, max_grad_norm=None):\n",
+                "CALLS = []\n\n\n"
+                "def train_step(model, src, tgt, optimizer, *, pad_idx, label_smoothing=0.0, max_grad_norm=None):\n"
+                "    CALLS.append(1)\n"
+                "    while len(CALLS) > 3:  # the first step (run before the demo proper) and two more, then forever\n"
+                "        pass\n",
+            )
+        },
+    )
     code, out = demo(capsys, "--submission", str(sub), "--steps", "10")
     assert code == 1, out
     assert "Traceback" not in out
-    said = re.search(r"Your code did not finish training and decoding in (\d+) s, where the reference took (\S+) s "
-                     r"for the same 10 steps, and was stopped\.", out)
+    said = re.search(
+        r"Your code did not finish training and decoding in (\d+) s, where the reference took (\S+) s "
+        r"for the same 10 steps, and was stopped\.",
+        out,
+    )
     assert said and abs(int(said[1]) - max(15, 5 * float(said[2]))) <= 1, out  # 5 times the reference's, or 15
     line = line_of(sub / "training.py", "while len(CALLS) > 3")
     assert f"It was in your train_step (task training):\n  training.py:{line}: while len(CALLS) > 3:" in out, out

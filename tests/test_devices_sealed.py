@@ -28,8 +28,9 @@ def test_a_gpu_the_worker_cannot_reach_is_not_graded_and_costs_nothing(monkeypat
         pytest.skip("this machine's workers reach its GPU: the case needs one they cannot")
     # The judge sees a GPU, the worker (as in a jail without /dev/nvidia*) cannot compute on it.
     monkeypatch.setattr(engine, "available_devices", lambda requested=None: ["cpu", "cuda"])
-    result = api.check(path=TRANSFORMER.reference, tasks=["embedding", "layernorm"], profile="quick", sealed=True,
-                       lang=lang)
+    result = api.check(
+        path=TRANSFORMER.reference, tasks=["embedding", "layernorm"], profile="quick", sealed=True, lang=lang
+    )
     devices_checks = [c for t in result.tasks for c in t.checks if c.id.endswith(".devices")]
     assert devices_checks and all(c.status == "passed" for c in devices_checks)
     assert result.score == result.max_score

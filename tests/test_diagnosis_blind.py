@@ -35,16 +35,19 @@ def _first(label):
     return next(c["key"] for c in CASES if c["label"] == label or c.get("label2") == label)
 
 
-@pytest.mark.parametrize("key", [
-    "m095",  # a causal mask that blocks the diagonal (catalogued spelling)
-    "m032",  # ... and one that keeps position 0 visible: the same mistake in another spelling
-    "m064",  # a parameter count missing only the attention biases
-    "m030",  # an assert instead of the contract's ValueError
-    "m029",  # one final LayerNorm counted instead of two
-    "m002",  # two mistakes in one LayerNorm (unbiased variance, eps outside the root), named together
-    "m017",  # a summed loss... with smoothing ignored: two mistakes of sequence_loss
-    "m096",  # greedy that neither stops early nor pads after EOS
-])
+@pytest.mark.parametrize(
+    "key",
+    [
+        "m095",  # a causal mask that blocks the diagonal (catalogued spelling)
+        "m032",  # ... and one that keeps position 0 visible: the same mistake in another spelling
+        "m064",  # a parameter count missing only the attention biases
+        "m030",  # an assert instead of the contract's ValueError
+        "m029",  # one final LayerNorm counted instead of two
+        "m002",  # two mistakes in one LayerNorm (unbiased variance, eps outside the root), named together
+        "m017",  # a summed loss... with smoothing ignored: two mistakes of sequence_loss
+        "m096",  # greedy that neither stops early nor pads after EOS
+    ],
+)
 def test_variants_are_named(key):
     case = BY_KEY[key]
     found = named(grade_case(case)[0])
@@ -73,8 +76,7 @@ def test_a_mask_bug_is_charged_to_masks_and_greedy_keeps_its_points():
     greedy = tasks["greedy"]
     assert greedy.score == greedy.max_score
     assert not any(d.kind == "bug" for c in greedy.checks for d in c.diagnoses)
-    assert any(n.key == "note.charged_beneath" and "masks" in n.params["tasks"] for c in greedy.checks
-               for n in c.notes)
+    assert any(n.key == "note.charged_beneath" and "masks" in n.params["tasks"] for c in greedy.checks for n in c.notes)
     assert tasks["masks"].score < tasks["masks"].max_score
 
 
@@ -83,8 +85,11 @@ def test_errors_compare_by_kind_and_meaning_not_by_their_first_words():
     from grader.errors import SubmissionError
 
     def contract(missing):
-        return SubmissionError(kind="contract", detail="the parameters of X do not match the contract",
-                               data={"missing": missing, "unexpected": [], "wrong_shape": [], "shared": []})
+        return SubmissionError(
+            kind="contract",
+            detail="the parameters of X do not match the contract",
+            data={"missing": missing, "unexpected": [], "wrong_shape": [], "shared": []},
+        )
 
     # every parameter mismatch starts with the same words; what differs is what is missing
     assert not same(contract(["norm.weight", "norm.bias"]), contract(["w_q.bias"]))
@@ -107,10 +112,15 @@ def test_a_partner_only_one_check_pairs_a_mistake_with_is_not_named(tmp_path):
     shutil.copytree(SUBMISSIONS / "alt_einsum", sub, ignore=shutil.ignore_patterns("__pycache__"))
     source = (sub / "attention.py").read_text(encoding="utf-8")
     assert source.count("torch.softmax(scores, dim=-1)") == 1
-    (sub / "attention.py").write_text(source.replace("torch.softmax(scores, dim=-1)", "torch.softmax(scores, dim=-2)"),
-                                      encoding="utf-8")
+    (sub / "attention.py").write_text(
+        source.replace("torch.softmax(scores, dim=-1)", "torch.softmax(scores, dim=-2)"), encoding="utf-8"
+    )
     result = api.check(path=sub, profile="quick", tasks=["sdpa"])
-    named = {c.id: [d.id for d in c.diagnoses if d.kind == "bug"] for t in result.tasks for c in t.checks
-             if c.status == "failed"}
+    named = {
+        c.id: [d.id for d in c.diagnoses if d.kind == "bug"]
+        for t in result.tasks
+        for c in t.checks
+        if c.status == "failed"
+    }
     assert "sdpa.weights" in named and len(named) >= 2, named
     assert all(ids == ["sdpa.softmax_wrong_axis"] for ids in named.values()), named

@@ -89,8 +89,12 @@ def graded(monkeypatch, course):
 def seen(data):
     """What a grading graded, from its JSON document: assignment, settings, and each check's points and verdict."""
     checks = {c["id"]: (c["max_score"], c["status"]) for t in data["tasks"] for c in t["checks"]}
-    return {"assignment": data["assignment"], "profile": data["profile"], "settings": data["settings"],
-            "checks": checks}
+    return {
+        "assignment": data["assignment"],
+        "profile": data["profile"],
+        "settings": data["settings"],
+        "checks": checks,
+    }
 
 
 def of(result):
@@ -98,8 +102,7 @@ def of(result):
 
 
 def expected_settings():
-    return {"limits": LIMITS, "lang": "zh",
-            "banned": ["torch.nn.functional.rms_norm", "torch.nn.RMSNorm"]}
+    return {"limits": LIMITS, "lang": "zh", "banned": ["torch.nn.functional.rms_norm", "torch.nn.RMSNorm"]}
 
 
 def test_every_door_grades_the_same_settings_checks_and_points(course, graded, pytester, tmp_path):
@@ -155,11 +158,11 @@ def test_every_door_grades_the_same_settings_checks_and_points(course, graded, p
 
     # the instructor's doors: a batch (judges in their own processes: their results.json), and Gradescope
     out = tmp_path / "batch"
-    batch(submissions=course / "class", out=out, jobs=1, profile="quick", config=course / "gradekit.toml",
-          figures=False)
+    batch(
+        submissions=course / "class", out=out, jobs=1, profile="quick", config=course / "gradekit.toml", figures=False
+    )
     by_door = {"batch": seen(json.loads((out / "student1" / "results.json").read_text()))}
-    zip_path = gradescope_build.build(out=tmp_path / "autograder.zip", config=course / "gradekit.toml",
-                                      profile="quick")
+    zip_path = gradescope_build.build(out=tmp_path / "autograder.zip", config=course / "gradekit.toml", profile="quick")
     root = tmp_path / "autograder"
     with zipfile.ZipFile(zip_path) as zf:
         zf.extractall(root / "source")
@@ -168,8 +171,9 @@ def test_every_door_grades_the_same_settings_checks_and_points(course, graded, p
     shutil.copytree(course / "sub", root / "submission")
     graded.clear()
     (tmp_path / "scratch").mkdir()
-    gradescope_run.grade(root, settings, tmp_path / "scratch", lang=settings["lang"],
-                         output_format=settings["output_format"])
+    gradescope_run.grade(
+        root, settings, tmp_path / "scratch", lang=settings["lang"], output_format=settings["output_format"]
+    )
     by_door["gradescope"] = of(graded[0])
     for door, what in by_door.items():
         # sealed in a worker, graded alike
@@ -188,8 +192,7 @@ def test_an_explicit_option_wins_over_the_course_and_the_course_over_the_default
     bare = api.settings()
     assert bare.assignment.name == "transformer" and bare.options.banned == load("transformer").banned
     assert bare.limits == {k: DEFAULTS[k].value for k in LIMITS} and bare.options.lang == DEFAULTS["lang"].value
-    assert (bare.copy_policy, bare.output_format) == (DEFAULTS["copy_policy"].value,
-                                                      DEFAULTS["output_format"].value)
+    assert (bare.copy_policy, bare.output_format) == (DEFAULTS["copy_policy"].value, DEFAULTS["output_format"].value)
     assert api.settings(assignment="transformer", config=config).assignment.name == "transformer"
 
 

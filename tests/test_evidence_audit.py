@@ -18,29 +18,45 @@ def _fail(expected, got):
 
 
 def test_a_failure_with_its_evidence_has_no_gap():
-    message = _fail(torch.tensor([[1.0, 2.0], [3.0, 4.0]], dtype=torch.float64),
-                    torch.tensor([[1.0, 2.0], [3.5, 4.0]], dtype=torch.float64))
+    message = _fail(
+        torch.tensor([[1.0, 2.0], [3.0, 4.0]], dtype=torch.float64),
+        torch.tensor([[1.0, 2.0], [3.5, 4.0]], dtype=torch.float64),
+    )
     assert message.key == "fail.mismatch" and evidence_gaps(message) == []
     said = render(message)
     assert "index [1, 0] (where yours is 3.5)" in said and "expected 3" not in said  # never the reference's value
 
 
-@pytest.mark.parametrize(("message", "gap"), [
-    (Message("fail.param_names", {"what": "Transformer", "missing": [], "unexpected": [], "wrong_shape": []}),
-     "every one is empty"),
-    (Message("fail.mismatch", {"what": "out", "index": [0], "count": 1, "total": 4, "max_abs": "", "max_rel": "1",
-                               "got_at": "2"}), "{max_abs} empty"),
-    (Message("fail.mismatch", {"what": "out", "index": [0], "count": 1, "total": 4, "max_abs": "1"}),
-     "did not give"),
-    (Message("fail.no_such_sentence", {}), "no en sentence"),
-])
+@pytest.mark.parametrize(
+    ("message", "gap"),
+    [
+        (
+            Message("fail.param_names", {"what": "Transformer", "missing": [], "unexpected": [], "wrong_shape": []}),
+            "every one is empty",
+        ),
+        (
+            Message(
+                "fail.mismatch",
+                {"what": "out", "index": [0], "count": 1, "total": 4, "max_abs": "", "max_rel": "1", "got_at": "2"},
+            ),
+            "{max_abs} empty",
+        ),
+        (
+            Message("fail.mismatch", {"what": "out", "index": [0], "count": 1, "total": 4, "max_abs": "1"}),
+            "did not give",
+        ),
+        (Message("fail.no_such_sentence", {}), "no en sentence"),
+    ],
+)
 def test_a_failure_that_cannot_show_what_it_saw_is_flagged(message, gap):
     assert any(gap in g for g in evidence_gaps(message)), evidence_gaps(message)
 
 
 def test_one_empty_list_beside_a_full_one_reads_none_in_both_languages():
-    message = Message("fail.param_names", {"what": "Transformer", "missing": [], "unexpected": [],
-                                           "wrong_shape": ["w: [4, 8] (expected [8, 4])"]})
+    message = Message(
+        "fail.param_names",
+        {"what": "Transformer", "missing": [], "unexpected": [], "wrong_shape": ["w: [4, 8] (expected [8, 4])"]},
+    )
     assert evidence_gaps(message) == []
     assert "Missing: none." in render(message, "en") and "缺少：无。" in render(message, "zh")
 

@@ -15,9 +15,19 @@ from grader.assignment import load
 from grader.batch import runner
 
 TINY = Path(__file__).resolve().parent / "data" / "tiny_assignment"
-CHANGED = ("figure_data.py", "views/templates/report.html.j2", "views/templates/report.css",
-           "views/templates/print.js", "batch/templates/index.html.j2", "batch/templates/pages.css", "views/svg.py",
-           "demo.py", "notebook.py", "practice/__init__.py", "__main__.py")
+CHANGED = (
+    "figure_data.py",
+    "views/templates/report.html.j2",
+    "views/templates/report.css",
+    "views/templates/print.js",
+    "batch/templates/index.html.j2",
+    "batch/templates/pages.css",
+    "views/svg.py",
+    "demo.py",
+    "notebook.py",
+    "practice/__init__.py",
+    "__main__.py",
+)
 """Files of the kit, each changed in turn: the pictures, the views and the class pages among them."""
 
 

@@ -24,15 +24,22 @@ from tests.test_notebooks import _notebook, _solution_cells
 ROOT = Path(__file__).resolve().parent.parent
 VENV_IN_IMAGE = "/opt/gradekit"
 """Where setup.sh puts its venv in the image; the test puts it in a tmp folder instead."""
-NUMPY_EDIT = {"embedding.py": (("import math\n", "import math\n\nimport numpy as np\n"),
-                               ("* math.sqrt(self.d_model)", "* float(np.sqrt(self.d_model))"))}
+NUMPY_EDIT = {
+    "embedding.py": (
+        ("import math\n", "import math\n\nimport numpy as np\n"),
+        ("* math.sqrt(self.d_model)", "* float(np.sqrt(self.d_model))"),
+    )
+}
 """The reference with TokenEmbedding's scale taken by NumPy: the same value, and a module that needs NumPy."""
 
 
 def _clean_env(**extra):
     """This process's environment without what would point Python at this venv or this checkout."""
-    env = {k: v for k, v in os.environ.items()
-           if k not in ("PYTHONPATH", "PYTHONHOME", "VIRTUAL_ENV", "PYTHONSTARTUP", "PYTHONUSERBASE")}
+    env = {
+        k: v
+        for k, v in os.environ.items()
+        if k not in ("PYTHONPATH", "PYTHONHOME", "VIRTUAL_ENV", "PYTHONSTARTUP", "PYTHONUSERBASE")
+    }
     env.update(extra)
     return env
 
@@ -60,8 +67,9 @@ def installed(tmp_path_factory):
     (base / "setup.sh").write_text(setup.replace(VENV_IN_IMAGE, str(venv)))
     env = _clean_env(PATH=f"{stubs}{os.pathsep}{os.environ['PATH']}", GRADEKIT_AUTOGRADER_ROOT=str(source.parent))
     env.setdefault("PIP_RETRIES", "1")  # an index this machine cannot reach is passed over, not retried for minutes
-    done = subprocess.run(["bash", str(base / "setup.sh")], cwd=base, env=env, capture_output=True, text=True,
-                          timeout=1800)
+    done = subprocess.run(
+        ["bash", str(base / "setup.sh")], cwd=base, env=env, capture_output=True, text=True, timeout=1800
+    )
     assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-5000:]
     python = venv / "bin" / "python"
     assert "include-system-site-packages = false" in (venv / "pyvenv.cfg").read_text()
@@ -104,8 +112,9 @@ def test_a_submission_that_imports_numpy_is_graded(installed, tmp_path):
     assert numpy_file, sorted(checks)
     assert all(t["status"] == "passed" and t["score"] == t["max_score"] > 0 for t in numpy_file.values()), numpy_file
     # The rest of the reference passes too (the copy of the reference is zeroed, so no total is asserted).
-    assert all(t["status"] == "passed" for t in checks.values()), [n for n, t in checks.items()
-                                                                   if t["status"] != "passed"]
+    assert all(t["status"] == "passed" for t in checks.values()), [
+        n for n, t in checks.items() if t["status"] != "passed"
+    ]
 
 
 def test_a_notebook_hand_in_is_graded(installed, tmp_path):
@@ -117,8 +126,9 @@ def test_a_notebook_hand_in_is_graded(installed, tmp_path):
     # Every check of every task ran and passed (the hand-in calls two banned functions, whose tasks' points are
     # withheld: the score is below the maximum by design).
     assert {n.split(".")[0] for n in checks} == {t.id for t in TRANSFORMER.tasks}, sorted(checks)
-    assert all(t["status"] == "passed" for t in checks.values()), [n for n, t in checks.items()
-                                                                   if t["status"] != "passed"]
+    assert all(t["status"] == "passed" for t in checks.values()), [
+        n for n, t in checks.items() if t["status"] != "passed"
+    ]
 
 
 # -- what requirements.txt holds (fast: nothing is installed) ---------------------------------------------------
@@ -143,9 +153,17 @@ def test_requirements_are_the_kits_own_dependencies_pinned(tmp_path):
 def test_requirements_come_from_the_installed_metadata_without_a_source_tree(tmp_path, monkeypatch):
     """The kit installed from a wheel has no pyproject.toml beside it: the metadata it made gives the same lists."""
     monkeypatch.setattr(gradescope_build.grader, "__file__", str(tmp_path / "site-packages" / "grader" / "__init__.py"))
-    requires = ["torch>=2.1", "numpy", 'nbformat>=5.7; extra == "notebook"',
-                'dask[distributed]>=2024.1; extra == "dask"', 'no-such-dist-for-gradekit>=1; python_version < "3.11"']
+    requires = [
+        "torch>=2.1",
+        "numpy",
+        'nbformat>=5.7; extra == "notebook"',
+        'dask[distributed]>=2024.1; extra == "dask"',
+        'no-such-dist-for-gradekit>=1; python_version < "3.11"',
+    ]
     monkeypatch.setattr(gradescope_build.metadata, "requires", lambda name: requires if name == "gradekit" else None)
     assert gradescope_build._requirements().splitlines() == [
-        f"torch=={metadata.version('torch').split('+', 1)[0]}", f"numpy=={metadata.version('numpy')}",
-        f"nbformat=={metadata.version('nbformat')}", 'no-such-dist-for-gradekit>=1; python_version < "3.11"']
+        f"torch=={metadata.version('torch').split('+', 1)[0]}",
+        f"numpy=={metadata.version('numpy')}",
+        f"nbformat=={metadata.version('nbformat')}",
+        'no-such-dist-for-gradekit>=1; python_version < "3.11"',
+    ]

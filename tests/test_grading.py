@@ -41,23 +41,49 @@ def test_same_score_on_every_run(solution_result):
 # A representative set of buggy submissions, each written as an edit of the reference; the
 # catalogue-wide mutation test (test_catalogue.py) covers every known bug.
 BUGGY = {
-    "scale_by_d_model": ("mha", {"attention.py": ("out, _ = scaled_dot_product_attention(q, k, v, mask, self.dropout)",
-                                                  "out, _ = scaled_dot_product_attention(q / 2, k, v, mask, self.dropout)")}),
-    "softmax_over_queries": ("sdpa", {"attention.py": ("weights = scores.softmax(dim=-1)", "weights = scores.softmax(dim=1)")}),
-    "mask_fill_zero": ("sdpa", {"attention.py": ('scores.masked_fill(~mask, float("-inf"))', "scores.masked_fill(~mask, 0)")}),
-    "pe_cos_first": ("positional", {"embedding.py": [("pe[:, 0::2] = torch.sin(angle)", "pe[:, 0::2] = torch.cos(angle)"),
-                                                     ("pe[:, 1::2] = torch.cos(angle)", "pe[:, 1::2] = torch.sin(angle)")]}),
-    "ln_unbiased": ("layernorm", {"norm.py": ("var = ((x - mean) ** 2).mean(dim=-1, keepdim=True)",
-                                              "var = x.var(dim=-1, keepdim=True)")}),
+    "scale_by_d_model": (
+        "mha",
+        {
+            "attention.py": (
+                "out, _ = scaled_dot_product_attention(q, k, v, mask, self.dropout)",
+                "out, _ = scaled_dot_product_attention(q / 2, k, v, mask, self.dropout)",
+            )
+        },
+    ),
+    "softmax_over_queries": (
+        "sdpa",
+        {"attention.py": ("weights = scores.softmax(dim=-1)", "weights = scores.softmax(dim=1)")},
+    ),
+    "mask_fill_zero": (
+        "sdpa",
+        {"attention.py": ('scores.masked_fill(~mask, float("-inf"))', "scores.masked_fill(~mask, 0)")},
+    ),
+    "pe_cos_first": (
+        "positional",
+        {
+            "embedding.py": [
+                ("pe[:, 0::2] = torch.sin(angle)", "pe[:, 0::2] = torch.cos(angle)"),
+                ("pe[:, 1::2] = torch.cos(angle)", "pe[:, 1::2] = torch.sin(angle)"),
+            ]
+        },
+    ),
+    "ln_unbiased": (
+        "layernorm",
+        {"norm.py": ("var = ((x - mean) ** 2).mean(dim=-1, keepdim=True)", "var = x.var(dim=-1, keepdim=True)")},
+    ),
     "causal_without_diagonal": ("masks", {"masks.py": (".tril()", ".tril(diagonal=-1)")}),
-    "decoder_cross_attends_x": ("decoder_layer", {"layers.py": (
-        "self.cross_attn(x, memory, memory, memory_mask)", "self.cross_attn(x, x, x, None)")}),
+    "decoder_cross_attends_x": (
+        "decoder_layer",
+        {"layers.py": ("self.cross_attn(x, memory, memory, memory_mask)", "self.cross_attn(x, x, x, None)")},
+    ),
     "greedy_first_position": ("greedy", {"decoding.py": ("hidden[:, -1]", "hidden[:, 0]")}),
     "no_zero_grad": ("training", {"training.py": ("    optimizer.zero_grad()\n", "")}),
     "count_without_norms": ("param_count", {"training.py": ("norm = 2 * D", "norm = D")}),
     "embedding_times_d": ("embedding", {"embedding.py": ("math.sqrt(self.d_model)", "self.d_model")}),
-    "ffn_no_activation": ("feedforward", {"feedforward.py": ('h = F.relu(h) if self.activation == "relu" else F.gelu(h)',
-                                                             "h = h")}),
+    "ffn_no_activation": (
+        "feedforward",
+        {"feedforward.py": ('h = F.relu(h) if self.activation == "relu" else F.gelu(h)', "h = h")},
+    ),
 }
 
 
@@ -65,7 +91,7 @@ BUGGY = {
 def test_buggy_submission_loses_points_in_its_task(name, make_submission):
     task, edits = BUGGY[name]
     result = api.check(path=make_submission(edits), profile="quick", tasks=[task])
-    (score, max_score), = scores(result).values()
+    ((score, max_score),) = scores(result).values()
     assert score < max_score, f"{name} kept full marks in {task}"
 
 
@@ -96,7 +122,8 @@ def test_three_bugs_lose_points_only_where_they_are_and_above(make_submission):
 def test_correct_alternatives_get_full_marks(name):
     result = api.check(path=SUBMISSIONS / name, profile="quick")
     assert scores(result) == {t: (m, m) for t, (_, m) in scores(result).items()}, [
-        (c.id, c.message) for t in result.tasks for c in t.checks if c.status != "passed"]
+        (c.id, c.message) for t in result.tasks for c in t.checks if c.status != "passed"
+    ]
     assert all(not c.diagnoses for t in result.tasks for c in t.checks)
 
 
@@ -112,20 +139,26 @@ def test_functional_api_submission_passes_only_with_allow_banned():
     assert all(f["file"] and f["line"] > 0 for f in strict.banned_api)
 
 
-LN_FORWARD = ("""        mean = x.mean(dim=-1, keepdim=True)  # [..., 1]
+LN_FORWARD = (
+    """        mean = x.mean(dim=-1, keepdim=True)  # [..., 1]
         var = ((x - mean) ** 2).mean(dim=-1, keepdim=True)  # [..., 1], biased
-        return (x - mean) / torch.sqrt(var + self.eps) * self.weight + self.bias  # [..., D]""", """        xf = x.float()  # statistics in float32, the result cast back
+        return (x - mean) / torch.sqrt(var + self.eps) * self.weight + self.bias  # [..., D]""",
+    """        xf = x.float()  # statistics in float32, the result cast back
         mean = xf.mean(dim=-1, keepdim=True)
         var = ((xf - mean) ** 2).mean(dim=-1, keepdim=True){var}
-        return ((xf - mean) / {denominator} * self.weight.float() + self.bias.float()).to(x.dtype)""")
+        return ((xf - mean) / {denominator} * self.weight.float() + self.bias.float()).to(x.dtype)""",
+)
 
 
-@pytest.mark.parametrize("variant, fails", [
-    ({"var": "", "denominator": "torch.sqrt(var + self.eps)"}, False),  # correct, in float32 inside
-    ({"var": " * x.shape[-1] / (x.shape[-1] - 1)", "denominator": "torch.sqrt(var + self.eps)"}, True),  # unbiased
-    ({"var": "", "denominator": "(torch.sqrt(var) + self.eps)"}, True),  # eps outside the root
-    ({"var": "", "denominator": "torch.sqrt(var + 1e-6)"}, True),  # another eps
-])
+@pytest.mark.parametrize(
+    "variant, fails",
+    [
+        ({"var": "", "denominator": "torch.sqrt(var + self.eps)"}, False),  # correct, in float32 inside
+        ({"var": " * x.shape[-1] / (x.shape[-1] - 1)", "denominator": "torch.sqrt(var + self.eps)"}, True),  # unbiased
+        ({"var": "", "denominator": "(torch.sqrt(var) + self.eps)"}, True),  # eps outside the root
+        ({"var": "", "denominator": "torch.sqrt(var + 1e-6)"}, True),  # another eps
+    ],
+)
 def test_statistics_in_float32_are_compared_at_float32_precision(variant, fails, make_submission):
     """A LayerNorm that computes in float32 and casts back is correct (the contract says so): it gets full marks
     on the ill-conditioned inputs too, with a note; the same code with a mistake still fails."""
@@ -144,13 +177,22 @@ def test_statistics_in_float32_are_compared_at_float32_precision(variant, fails,
 MERGE_HEADS = ("out = out.transpose(1, 2).contiguous().view(B, Lq, D)", "out = out.reshape(B, Lq, D)")
 
 
-@pytest.mark.parametrize("edit, contract_passes", [
-    # a forward mistake: both ways of building the module are wrong alike, charged in the checks against the reference
-    (MERGE_HEADS, True),
-    # a default mistake: the module built with dropout=0.1 spelled out is right, the one built without is not
-    (("def __init__(self, d_model, num_heads, dropout=0.1)", "def __init__(self, d_model, num_heads, dropout=0.0)"),
-     False),
-])
+@pytest.mark.parametrize(
+    "edit, contract_passes",
+    [
+        # a forward mistake: both ways of building the module are wrong alike, charged in the checks against the
+        # reference
+        (MERGE_HEADS, True),
+        # a default mistake: the module built with dropout=0.1 spelled out is right, the one built without is not
+        (
+            (
+                "def __init__(self, d_model, num_heads, dropout=0.1)",
+                "def __init__(self, d_model, num_heads, dropout=0.0)",
+            ),
+            False,
+        ),
+    ],
+)
 def test_the_defaults_check_judges_the_defaults_only(edit, contract_passes, make_submission):
     """mha.contract compares the submission built without its optional arguments with the submission built with
     the contract's defaults spelled out: a forward mistake is not charged there a second time (it once was, and

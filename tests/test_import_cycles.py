@@ -51,7 +51,8 @@ def _modules():
 
 def _is_type_checking(test):
     return (isinstance(test, ast.Name) and test.id == "TYPE_CHECKING") or (
-        isinstance(test, ast.Attribute) and test.attr == "TYPE_CHECKING")
+        isinstance(test, ast.Attribute) and test.attr == "TYPE_CHECKING"
+    )
 
 
 def _imports(tree):
@@ -75,13 +76,12 @@ def _targets(node, module, is_package, modules):
     else:
         if node.level:
             base = module.split(".") if is_package else module.split(".")[:-1]
-            base = base[:len(base) - (node.level - 1)]
+            base = base[: len(base) - (node.level - 1)]
             prefix = ".".join(base + ([node.module] if node.module else []))
         else:
             prefix = node.module
         # ``from p import name``: name is a submodule of p or a name p's __init__ defines.
-        names = [f"{prefix}.{alias.name}" if f"{prefix}.{alias.name}" in modules else prefix
-                 for alias in node.names]
+        names = [f"{prefix}.{alias.name}" if f"{prefix}.{alias.name}" in modules else prefix for alias in node.names]
     own = module.split(".") if is_package else module.split(".")[:-1]
     targets = set()
     for name in names:
@@ -115,7 +115,7 @@ def import_graph():
 
 def unit(module):
     parts = module.split(".")
-    return ".".join(parts[:PACKAGES[parts[0]]])
+    return ".".join(parts[: PACKAGES[parts[0]]])
 
 
 def unit_graph(graph):
@@ -233,8 +233,10 @@ def describe_unit_cycle(units, cycle):
         by_pair = defaultdict(list)
         for (source, file, line), target in sorted(deepest.items(), key=lambda item: (item[0][0], item[0][2])):
             by_pair[(source, target)].append((file, line))
-        steps.append(f"{a} -> {b}  via " + "; ".join(
-            f"{source} -> {target} ({_site(sites)})" for (source, target), sites in sorted(by_pair.items())))
+        steps.append(
+            f"{a} -> {b}  via "
+            + "; ".join(f"{source} -> {target} ({_site(sites)})" for (source, target), sites in sorted(by_pair.items()))
+        )
     return " -> ".join(cycle) + "\n" + "\n".join("      " + step for step in steps)
 
 
@@ -242,15 +244,17 @@ def test_no_import_cycles_between_modules():
     graph = import_graph()
     found = cycles(graph)
     assert not found, "import cycles between modules (an import inside a function counts too):\n" + "\n".join(
-        "  " + describe_module_cycle(graph, cycle) for cycle in found)
+        "  " + describe_module_cycle(graph, cycle) for cycle in found
+    )
 
 
 def test_no_import_cycles_between_units():
     units = unit_graph(import_graph())
     found = cycles(units)
-    assert not found, ("import cycles between units (a unit is a top-level module or subpackage, e.g. "
-                       "grader.probes, grader.submission):\n"
-                       + "\n".join("  " + describe_unit_cycle(units, cycle) for cycle in found))
+    assert not found, (
+        "import cycles between units (a unit is a top-level module or subpackage, e.g. "
+        "grader.probes, grader.submission):\n" + "\n".join("  " + describe_unit_cycle(units, cycle) for cycle in found)
+    )
 
 
 def test_the_graph_sees_lazy_imports_and_package_inits(tmp_path, monkeypatch):

@@ -16,16 +16,26 @@ from grader.views import terminal
 pytestmark = pytest.mark.skipif(not hasattr(signal, "SIGALRM"), reason="the in-process time limit needs SIGALRM")
 
 RETURN = "    return embeddings + num_layers * (encoder_layer + decoder_layer) + final_norms + output_proj"
-ENDLESS = {"training.py": (RETURN, "    layers, i = 0, 0\n"
-                                   "    while i < num_layers:  # i is never incremented\n"
-                                   "        layers += encoder_layer + decoder_layer\n"
-                                   "    return embeddings + layers + final_norms + output_proj")}
-SWALLOWING = {"training.py": (RETURN, "    while True:\n"
-                                      "        try:\n"
-                                      "            num_layers = int(num_layers)\n"
-                                      "        except Exception:\n"
-                                      "            pass\n"
-                                      "    return 0")}
+ENDLESS = {
+    "training.py": (
+        RETURN,
+        "    layers, i = 0, 0\n"
+        "    while i < num_layers:  # i is never incremented\n"
+        "        layers += encoder_layer + decoder_layer\n"
+        "    return embeddings + layers + final_norms + output_proj",
+    )
+}
+SWALLOWING = {
+    "training.py": (
+        RETURN,
+        "    while True:\n"
+        "        try:\n"
+        "            num_layers = int(num_layers)\n"
+        "        except Exception:\n"
+        "            pass\n"
+        "    return 0",
+    )
+}
 
 
 def _grade(path, tasks=("param_count", "masks"), **options):
@@ -56,8 +66,9 @@ def test_an_endless_loop_ends_its_call_with_a_timeout_naming_the_line(make_submi
 
 def test_the_total_limit_stops_every_later_call_at_once(make_submission):
     """param_count's call gets what is left of the total; overfit, graded after it, finds the total used up."""
-    result, took = _grade(make_submission(ENDLESS), tasks=("param_count", "overfit"), call_timeout=5.0,
-                          total_timeout=1.0)
+    result, took = _grade(
+        make_submission(ENDLESS), tasks=("param_count", "overfit"), call_timeout=5.0, total_timeout=1.0
+    )
     [looped] = [c.error for c in _task(result, "param_count").checks if c.status == "error"]
     assert "(what was left of the 1 s for all calls together)" in looped["detail"], looped
     later = [c.error for c in _task(result, "overfit").checks]
@@ -94,6 +105,7 @@ def test_time_limit_raises_where_the_code_is_and_restores_everything():
 
 def test_no_limit_while_a_debugger_or_tracer_is_attached():
     """pdb, an IDE's debugger and coverage all trace: a student stopped at a breakpoint is not timed out."""
+
     def tracer(frame, event, arg):
         return None
 
@@ -151,16 +163,24 @@ def test_a_call_far_slower_than_the_reference_stops_early_and_is_not_waited_for_
     the same call in milliseconds), and each later check of the same function says so without waiting again."""
     from grader.checks.base import RELATIVE_FLOOR
 
-    endless = {"masks.py": ("    keep = torch.ones(size, size, dtype=torch.bool, device=device).tril()  # [L, L]\n",
-                            "    while size > 0:  # never ends\n        size = size + 1\n    keep = None\n")}
+    endless = {
+        "masks.py": (
+            "    keep = torch.ones(size, size, dtype=torch.bool, device=device).tril()  # [L, L]\n",
+            "    while size > 0:  # never ends\n        size = size + 1\n    keep = None\n",
+        )
+    }
     result, took = _grade(make_submission(endless), tasks=("masks",))
     status = {c.id: (c.status, c.message.key if c.message else None) for c in _task(result, "masks").checks}
-    assert status == {"masks.padding": ("passed", None), "masks.causal": ("error", "error.timeout_at_slow"),
-                      # target_mask calls causal_mask: another function of the contract, waited for once too
-                      "masks.target": ("error", "error.timeout_at_slow"),
-                      "masks.device": ("error", "error.timeout_again")}, status
-    first, again = (next(c for c in _task(result, "masks").checks if c.id == i) for i in ("masks.causal",
-                                                                                          "masks.device"))
+    assert status == {
+        "masks.padding": ("passed", None),
+        "masks.causal": ("error", "error.timeout_at_slow"),
+        # target_mask calls causal_mask: another function of the contract, waited for once too
+        "masks.target": ("error", "error.timeout_at_slow"),
+        "masks.device": ("error", "error.timeout_again"),
+    }, status
+    first, again = (
+        next(c for c in _task(result, "masks").checks if c.id == i) for i in ("masks.causal", "masks.device")
+    )
     assert first.message.params["seconds"] == f"{RELATIVE_FLOOR:g}" and first.message.params["file"] == "masks.py"
     assert float(first.message.params["reference"]) < 1.0
     assert again.message.params["check"] == "masks.causal"
@@ -172,8 +192,7 @@ def test_a_call_far_slower_than_the_reference_stops_early_and_is_not_waited_for_
 def test_a_call_slower_than_the_reference_but_within_the_floor_passes(make_submission):
     """Relative limits must not fail slow correct code: one call that sleeps 2 s (a first-call warm-up, say) is
     still graded as correct."""
-    slow = {"training.py": (RETURN, "    import time\n"
-                                    "    time.sleep(2)\n" + RETURN)}
+    slow = {"training.py": (RETURN, "    import time\n    time.sleep(2)\n" + RETURN)}
     result, _ = _grade(make_submission(slow), tasks=("param_count",))
     task = _task(result, "param_count")
     assert task.score == task.max_score, [(c.id, c.message) for c in task.checks if c.status != "passed"]

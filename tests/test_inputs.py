@@ -107,10 +107,12 @@ def test_nan_outputs_are_a_clear_failure(make_submission):
 
 
 def test_contract_violation_lists_expected_and_found_parameters(make_submission):
-    sub = make_submission({"attention.py": ("self.w_o = nn.Linear(d_model, d_model)",
-                                            "self.out = nn.Linear(d_model, d_model)")})
-    sub.joinpath("attention.py").write_text(sub.joinpath("attention.py").read_text().replace(
-        "return self.w_o(out)", "return self.out(out)"))
+    sub = make_submission(
+        {"attention.py": ("self.w_o = nn.Linear(d_model, d_model)", "self.out = nn.Linear(d_model, d_model)")}
+    )
+    sub.joinpath("attention.py").write_text(
+        sub.joinpath("attention.py").read_text().replace("return self.w_o(out)", "return self.out(out)")
+    )
     result = api.check(path=sub, profile="quick", tasks=["mha"])
     contract = by_task(result)["mha"].checks[0]
     assert contract.message.key == "fail.param_names"
@@ -119,7 +121,14 @@ def test_contract_violation_lists_expected_and_found_parameters(make_submission)
 
 
 def test_infinite_loop_sealed_times_out_and_the_run_completes(make_submission):
-    sub = make_submission({"masks.py": ("    return (tokens != pad_idx)", "    while True:\n        pass\n    return (tokens != pad_idx)")})
+    sub = make_submission(
+        {
+            "masks.py": (
+                "    return (tokens != pad_idx)",
+                "    while True:\n        pass\n    return (tokens != pad_idx)",
+            )
+        }
+    )
     result = api.check(path=sub, profile="quick", tasks=["masks", "sdpa"], sealed=True, call_timeout=3)
     tasks = by_task(result)
     assert tasks["sdpa"].score == tasks["sdpa"].max_score
@@ -131,6 +140,7 @@ def test_infinite_loop_sealed_times_out_and_the_run_completes(make_submission):
 
 def test_folder_named_like_installed_modules_grades_its_own_code(tmp_path):
     from tests.conftest import edited_copy
+
     for name in ("builtins", "skeleton", "solution", "torch"):
         sub = edited_copy(tmp_path / name, {"masks.py": (".tril()", ".triu()")})
         result = api.check(path=sub, profile="quick", tasks=["masks"])
@@ -138,11 +148,15 @@ def test_folder_named_like_installed_modules_grades_its_own_code(tmp_path):
 
 
 def test_absolute_skeleton_imports_resolve_to_the_submission(make_submission):
-    sub = make_submission({"layers.py": [("from .attention import MultiHeadAttention",
-                                          "from skeleton.attention import MultiHeadAttention"),
-                                         ("from .norm import LayerNorm", "import norm\nLayerNorm = norm.LayerNorm")],
-                           "norm.py": ("var = ((x - mean) ** 2).mean(dim=-1, keepdim=True)",
-                                       "var = x.var(dim=-1, keepdim=True)")})
+    sub = make_submission(
+        {
+            "layers.py": [
+                ("from .attention import MultiHeadAttention", "from skeleton.attention import MultiHeadAttention"),
+                ("from .norm import LayerNorm", "import norm\nLayerNorm = norm.LayerNorm"),
+            ],
+            "norm.py": ("var = ((x - mean) ** 2).mean(dim=-1, keepdim=True)", "var = x.var(dim=-1, keepdim=True)"),
+        }
+    )
     result = api.check(path=sub, profile="quick", tasks=["layernorm", "encoder_layer"])
     enc = by_task(result)["encoder_layer"]
     integrated = next(c for c in enc.checks if c.id == "encoder_layer.integrated")
@@ -163,19 +177,39 @@ def test_importing_the_reference_is_blocked(make_submission):
 
 def test_exit_codes_and_json(tmp_path):
     out = tmp_path / "r.json"
-    ok = subprocess.run([sys.executable, "-m", "grader", "check", str(ROOT / "solution"), "--tasks", "masks",
-                         "--profile", "quick", "--json", str(out)], capture_output=True, text=True, cwd=ROOT)
+    ok = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "grader",
+            "check",
+            str(ROOT / "solution"),
+            "--tasks",
+            "masks",
+            "--profile",
+            "quick",
+            "--json",
+            str(out),
+        ],
+        capture_output=True,
+        text=True,
+        cwd=ROOT,
+    )
     assert ok.returncode == 0, ok.stderr
     import json
+
     data = json.loads(out.read_text())
     assert data["score"] == data["max_score"] == 10
     assert {"submission", "score", "max_score", "seed", "duration_s", "tasks", "banned_api"} <= set(data)
     check = data["tasks"][0]["checks"][0]
     assert {"id", "status", "score", "max_score", "message", "diagnoses"} <= set(check)
-    bad = subprocess.run([sys.executable, "-m", "grader", "check", str(ROOT / "skeleton"), "--tasks", "masks",
-                          "--profile", "quick"], capture_output=True, text=True, cwd=ROOT)
+    bad = subprocess.run(
+        [sys.executable, "-m", "grader", "check", str(ROOT / "skeleton"), "--tasks", "masks", "--profile", "quick"],
+        capture_output=True,
+        text=True,
+        cwd=ROOT,
+    )
     assert bad.returncode == 1 and "not implemented" in bad.stdout
-
 
 
 def test_the_command_exits_quickly_but_says_everything_and_leaves_nothing(tmp_path):
@@ -184,18 +218,42 @@ def test_the_command_exits_quickly_but_says_everything_and_leaves_nothing(tmp_pa
     out = tmp_path / "r.json"
     env = {k: v for k, v in os.environ.items() if k != "PYTHONUNBUFFERED"}  # a pipe's buffer, as users have it
     env["TMPDIR"] = str(tmp_path)
-    done = subprocess.run([sys.executable, "-m", "grader", "check", str(ROOT / "solution"), "--tasks", "masks",
-                           "--profile", "quick", "--sealed", "--json", str(out)],
-                          capture_output=True, text=True, cwd=ROOT, env=env)
+    done = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "grader",
+            "check",
+            str(ROOT / "solution"),
+            "--tasks",
+            "masks",
+            "--profile",
+            "quick",
+            "--sealed",
+            "--json",
+            str(out),
+        ],
+        capture_output=True,
+        text=True,
+        cwd=ROOT,
+        env=env,
+    )
     assert done.returncode == 0, done.stderr
     said = done.stdout.rstrip().splitlines()
     assert said[-2:] == ["All checks passed.", f"JSON report written to {out}"] and "10 / 10" in done.stdout
     import json
+
     assert json.loads(out.read_text())["score"] == 10
     assert [p.name for p in tmp_path.iterdir() if p.name.startswith("gradekit")] == []  # no fork server's or worker's
-    bad = subprocess.run([sys.executable, "-m", "grader", "check", str(tmp_path / "nowhere")],
-                         capture_output=True, text=True, cwd=ROOT, env=env)
+    bad = subprocess.run(
+        [sys.executable, "-m", "grader", "check", str(tmp_path / "nowhere")],
+        capture_output=True,
+        text=True,
+        cwd=ROOT,
+        env=env,
+    )
     assert bad.returncode == 2 and "does not exist" in bad.stderr
+
 
 def test_demo_takes_its_own_options(capsys):
     assert main(["demo", "--quiet", "--steps", "3"]) == 0
@@ -213,14 +271,22 @@ def test_check_takes_a_zip_as_the_batch_does(tmp_path):
     for path in (good,):
         result = api.check(path=path, tasks=["masks"], profile="quick")
         assert result.score == result.max_score == 10, [(c.id, c.message) for t in result.tasks for c in t.checks]
-    done = subprocess.run([sys.executable, "-m", "grader", "check", str(good), "--tasks", "masks", "--profile", "quick"],
-                          capture_output=True, text=True, cwd=ROOT)
+    done = subprocess.run(
+        [sys.executable, "-m", "grader", "check", str(good), "--tasks", "masks", "--profile", "quick"],
+        capture_output=True,
+        text=True,
+        cwd=ROOT,
+    )
     assert done.returncode == 0 and "10 / 10" in done.stdout, done.stdout + done.stderr
     unsafe = tmp_path / "unsafe.zip"
     with zipfile.ZipFile(unsafe, "w") as zf:
         zf.writestr("../escape.py", "print('out')")
-    bad = subprocess.run([sys.executable, "-m", "grader", "check", str(unsafe), "--tasks", "masks"],
-                         capture_output=True, text=True, cwd=ROOT)
+    bad = subprocess.run(
+        [sys.executable, "-m", "grader", "check", str(unsafe), "--tasks", "masks"],
+        capture_output=True,
+        text=True,
+        cwd=ROOT,
+    )
     assert bad.returncode == 2 and "unsafe.zip" in bad.stderr and "../escape.py" in bad.stderr, bad.stderr
     assert not (tmp_path.parent / "escape.py").exists() and not (ROOT / "escape.py").exists()
     broken = tmp_path / "broken.zip"

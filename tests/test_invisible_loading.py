@@ -15,8 +15,8 @@ import pkgutil
 import pytest
 
 from grader import api
-from grader.submission.loader import Namespace
 from grader.submission.inprocess import isolated_namespace, parts_namespace, reference_parts
+from grader.submission.loader import Namespace
 from tests.conftest import TRANSFORMER
 
 MODES = [False, True]

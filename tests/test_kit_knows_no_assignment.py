@@ -140,15 +140,20 @@ def test_the_assignments_have_the_names_this_test_looks_for():
     assert {"overfit.ten_samples", "sdpa.equivalence", "overfit.ten_poems"} <= CHECKS
     assert {"attention", "positional", "rope_scores", "rope_angles"} <= KINDS
     read = {p.relative_to(ROOT).as_posix() for p in _kit_files()}
-    assert {"grader/views/html.py", "grader/views/terminal.py", "grader/messages/report_en.py",
-            "grader/messages/checks_zh.py"} <= read and len(read) > 20  # every view and message file is read
+    assert {
+        "grader/views/html.py",
+        "grader/views/terminal.py",
+        "grader/messages/report_en.py",
+        "grader/messages/checks_zh.py",
+    } <= read and len(read) > 20  # every view and message file is read
 
 
 @pytest.mark.parametrize("path", _kit_files(), ids=lambda p: p.relative_to(ROOT).as_posix())
 def test_the_kit_names_no_task_check_or_picture_of_an_assignment(path):
     found = _named(path)
     assert not found, f"{path.relative_to(ROOT)} names " + "; ".join(
-        f"the {what} {which!r} ({where})" for what, which, where in found)
+        f"the {what} {which!r} ({where})" for what, which, where in found
+    )
 
 
 def test_the_views_use_only_the_kits_own_sentences():
@@ -174,18 +179,33 @@ def test_the_views_use_only_the_kits_own_sentences():
 def test_the_grep_finds_what_it_looks_for(tmp_path):
     """The search itself, on made-up kit files."""
     view = tmp_path / "view.py"
-    view.write_text('"""Draws the attention weights of the model."""\n'
-                    "def _attention(att):\n    return figs.get('positional'), task.id == 'sdpa'\n"
-                    "# overfit.ten_samples's curve\n"
-                    "MESSAGES = {'report.rope_scores_title': 'attention, model and sdpa in a sentence'}\n",
-                    encoding="utf-8")
+    view.write_text(
+        '"""Draws the attention weights of the model."""\n'
+        "def _attention(att):\n    return figs.get('positional'), task.id == 'sdpa'\n"
+        "# overfit.ten_samples's curve\n"
+        "MESSAGES = {'report.rope_scores_title': 'attention, model and sdpa in a sentence'}\n",
+        encoding="utf-8",
+    )
     found = {(what, which) for what, which, _ in _named(view)}
-    assert found == {("figure kind", "attention"), ("figure kind", "positional"), ("task id", "positional"),
-                     ("task id", "sdpa"), ("check id", "overfit.ten_samples"), ("figure kind", "rope_scores")}
+    assert found == {
+        ("figure kind", "attention"),
+        ("figure kind", "positional"),
+        ("task id", "positional"),
+        ("task id", "sdpa"),
+        ("check id", "overfit.ten_samples"),
+        ("figure kind", "rope_scores"),
+    }
     template = tmp_path / "page.html.j2"
-    template.write_text('<p>attention weights</p>{% if figures.attention %}<figure id="fig-positional">'
-                        "{{ t('report.loss_title') }}{% if task.id == 'overfit' %}{% endif %}{% endif %}",
-                        encoding="utf-8")
+    template.write_text(
+        '<p>attention weights</p>{% if figures.attention %}<figure id="fig-positional">'
+        "{{ t('report.loss_title') }}{% if task.id == 'overfit' %}{% endif %}{% endif %}",
+        encoding="utf-8",
+    )
     found = {(what, which) for what, which, _ in _named(template)}
-    assert found == {("figure kind", "attention"), ("task id", "attention"), ("figure kind", "positional"),
-                     ("task id", "positional"), ("task id", "overfit")}
+    assert found == {
+        ("figure kind", "attention"),
+        ("task id", "attention"),
+        ("figure kind", "positional"),
+        ("task id", "positional"),
+        ("task id", "overfit"),
+    }

@@ -69,7 +69,8 @@ def test_layout_parser_reads_nesting():
 def test_readme_is_a_five_minute_read():
     lines = README.read_text(encoding="utf-8").splitlines()
     assert len(lines) <= README_MAX_LINES, (
-        f"README.md has {len(lines)} lines (at most {README_MAX_LINES}): move detail to a page under docs/")
+        f"README.md has {len(lines)} lines (at most {README_MAX_LINES}): move detail to a page under docs/"
+    )
 
 
 def test_every_script_the_readme_shows_exists():
@@ -117,7 +118,8 @@ def anchors(path):
 def test_the_link_helpers():
     assert slug("Isolation: what is guaranteed, and what is not") == "isolation-what-is-guaranteed-and-what-is-not"
     assert slug("`__init__.py`") == "__init__py" and slug("A term: the class folder, reviews") == (
-        "a-term-the-class-folder-reviews")
+        "a-term-the-class-folder-reviews"
+    )
     page = "See [a](docs/A.md#x), ![b](img.png), `[c](not/a/link.md)`, [d](https://example.org).\n```\n[e](f.md)\n```\n"
     assert links(page) == ["docs/A.md#x", "img.png", "https://example.org"]
 

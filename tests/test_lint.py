@@ -1,6 +1,6 @@
-"""The kit passes ``ruff check``, the formatted files ``ruff format --check``, and the kit ``mypy`` (with the
-exceptions pyproject.toml lists) (the steps of ``scripts/lint``; ``scripts/test`` installs the pinned tools, the ``dev`` extra). Also: the
-slow-test list names tests that exist."""
+"""The tree passes ``ruff check`` and ``ruff format --check`` (the stubs excepted, as pyproject.toml says), and the
+kit ``mypy`` (with the exceptions pyproject.toml lists): the steps of ``scripts/lint``; ``scripts/test`` installs the
+pinned tools, the ``dev`` extra. Also: the slow-test list names tests that exist."""
 
 import ast
 import importlib.util
@@ -30,8 +30,8 @@ def test_lint(step):
     assert files, "none of the paths scripts/lint checks exists"
     tool = step.split("-")[0]
     assert importlib.util.find_spec(tool) is not None, (
-        f"{tool} is not installed in {sys.prefix}: scripts/test installs the 'dev' extra "
-        f"(pip install -e '.[dev]')")
+        f"{tool} is not installed in {sys.prefix}: scripts/test installs the 'dev' extra (pip install -e '.[dev]')"
+    )
     code, output = lint.run(step, files)
     assert code == 0, f"{step} failed on {' '.join(files)} (scripts/lint {step} reruns it):\n{output}"
 
@@ -48,8 +48,11 @@ def test_slow_list_names_tests_that_exist():
             continue
         if rest:
             name = rest.split("::")[0].split("[")[0]
-            defined = {node.name for node in ast.walk(ast.parse(file.read_text(encoding="utf-8")))
-                       if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef))}
+            defined = {
+                node.name
+                for node in ast.walk(ast.parse(file.read_text(encoding="utf-8")))
+                if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef))
+            }
             if name not in defined:
                 stale.append(f"{prefix}: {path} defines no {name}")
     assert not stale, "tests/slow_tests.txt names tests that do not exist:\n  " + "\n  ".join(stale)

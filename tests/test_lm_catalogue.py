@@ -16,8 +16,8 @@ from grader import api
 from grader.assignment import load
 from grader.bugs.catalogue import Catalogue, apply
 from grader.bugs.diagnose import make_diagnoser
-from grader.submission.loader import Namespace
 from grader.submission.inprocess import InProcessRunner, reference_namespace
+from grader.submission.loader import Namespace
 from tests.conftest import assert_bug_caught_in_its_task_and_named_first
 
 LM = load("decoder_lm")
@@ -66,12 +66,13 @@ def test_no_bug_id_is_another_assignments():
 @pytest.mark.parametrize("module", [bugs_en, bugs_zh], ids=["en", "zh"])
 def test_every_bug_is_explained_with_a_hint(module):
     expected = {f"{kind}.{i}" for i in IDS for kind in ("bug", "bughint")}
-    assert set(module.MESSAGES) == expected, (expected ^ set(module.MESSAGES))
+    assert set(module.MESSAGES) == expected, expected ^ set(module.MESSAGES)
     for key, sentence in module.MESSAGES.items():
         assert sentence.strip() and placeholders(sentence) == placeholders(bugs_en.MESSAGES[key]), key
 
 
 # -- the mutation test (slow) ----------------------------------------------------------------------------------------
+
 
 @pytest.fixture(scope="module")
 def reference():
@@ -92,8 +93,10 @@ def test_bug_loses_points_in_its_task_and_is_diagnosed_first(bug, reference, tmp
 def reached(bug):
     """The tasks whose code can run the mutated file: those in it, those in a file importing it (transitively, by
     the reference's relative imports), and those built on the bug's task (their integrated checks use it)."""
-    imports = {f: set(re.findall(r"^from \.(\w+) import", (LM.reference / f).read_text(encoding="utf-8"), re.M))
-               for f in LM.contract_files}
+    imports = {
+        f: set(re.findall(r"^from \.(\w+) import", (LM.reference / f).read_text(encoding="utf-8"), re.M))
+        for f in LM.contract_files
+    }
     files, grew = {bug.file}, True
     while grew:
         more = {f for f, names in imports.items() if {n + ".py" for n in names} & files} - files
@@ -106,8 +109,9 @@ def test_graded_whole_the_bug_costs_points_only_in_its_task_or_above(bug, tmp_pa
     """Graded over every task its code can reach (the others cannot see a mutant of this file), the bug loses
     points in its own task and in no task beside it: tasks built on it may lose integrated credit only."""
     tasks = reached(bug)
-    r = api.check(path=CATALOGUE.write_mutant(bug, tmp_path / "sub"), assignment=LM, profile="quick",
-                  tasks=sorted(tasks))
+    r = api.check(
+        path=CATALOGUE.write_mutant(bug, tmp_path / "sub"), assignment=LM, profile="quick", tasks=sorted(tasks)
+    )
     assert {t.id for t in r.tasks} == tasks
     failing = {t.id for t in r.tasks if t.score < t.max_score}
     assert bug.task in failing, f"{bug.id} loses no points in {bug.task}"

@@ -19,13 +19,18 @@ TASKS = ("rmsnorm", "rope", "swiglu", "gqa", "attention", "kv_cache", "block", "
 
 
 def grade(path, tasks=TASKS, only=None, profile="quick"):
-    return api.check(path=str(path), assignment="decoder_lm", profile=profile, tasks=list(tasks),
-                     only=list(only) if only else None)
+    return api.check(
+        path=str(path), assignment="decoder_lm", profile=profile, tasks=list(tasks), only=list(only) if only else None
+    )
 
 
 def lost(result):
-    return [(c.id, c.status, c.message and c.message.key, c.message and c.message.params)
-            for t in result.tasks for c in t.checks if c.score < c.max_score]
+    return [
+        (c.id, c.status, c.message and c.message.key, c.message and c.message.params)
+        for t in result.tasks
+        for c in t.checks
+        if c.score < c.max_score
+    ]
 
 
 def edited(tmp_path, edits, name="sub"):
@@ -52,18 +57,25 @@ def test_skeleton_gets_zero_every_task_to_do():
     r = grade(LM / "skeleton")
     assert r.score == 0
     assert all(t.not_implemented for t in r.tasks), [(t.id, t.not_implemented) for t in r.tasks]
-    assert all(c.status == "error" and c.error["kind"] == "not_implemented" for t in r.tasks for c in t.checks), \
-        [(c.id, c.status) for t in r.tasks for c in t.checks]
+    assert all(c.status == "error" and c.error["kind"] == "not_implemented" for t in r.tasks for c in t.checks), [
+        (c.id, c.status) for t in r.tasks for c in t.checks
+    ]
 
 
 # -- plausible mistakes: (task, edits, the check that must fail, the message key it must give or None) ---------------
 INTERLEAVED_ROPE = (
     "rope.py",
-    [('''    x1, x2 = x.chunk(2, dim=-1)
-    return torch.cat([-x2, x1], dim=-1)''', '''    x1, x2 = x[..., 0::2], x[..., 1::2]
-    return torch.stack([-x2, x1], dim=-1).flatten(-2)'''),
-     ("angles = torch.cat([angles, angles], dim=-1)", "angles = angles.repeat_interleave(2, dim=-1)")],
+    [
+        (
+            """    x1, x2 = x.chunk(2, dim=-1)
+    return torch.cat([-x2, x1], dim=-1)""",
+            """    x1, x2 = x[..., 0::2], x[..., 1::2]
+    return torch.stack([-x2, x1], dim=-1).flatten(-2)""",
+        ),
+        ("angles = torch.cat([angles, angles], dim=-1)", "angles = angles.repeat_interleave(2, dim=-1)"),
+    ],
 )
+
 
 def mutant(task, file, pairs, check_id, key=None):
     """A mistake in ``file`` (``pairs``: ``(old, new)`` edits of the reference), the check it must fail and the
@@ -78,135 +90,313 @@ ATTN = "h = x + self.attn(self.attn_norm(x), cache)"
 IMPORT_TORCH = ("from torch import nn", "import torch\nfrom torch import nn")
 
 MUTANTS = {
-    "rms_centred": mutant("rmsnorm", "norm.py", [("xc = x.to(compute)\n", "xc = x.to(compute)\n        xc = xc - "
-                                                                            "xc.mean(dim=-1, keepdim=True)\n")],
-                          "rmsnorm.formula", "fail.lm_rms_centred"),
-    "rms_eps_outside": mutant("rmsnorm", "norm.py",
-                              [(RSQRT, "1 / (xc.pow(2).mean(dim=-1, keepdim=True).sqrt() + self.eps)")],
-                              "rmsnorm.formula", "fail.lm_rms_eps_outside"),
-    "rms_no_sqrt": mutant("rmsnorm", "norm.py", [("torch.rsqrt(", "torch.reciprocal(")], "rmsnorm.scale_invariance",
-                          "fail.lm_rms_scale"),
+    "rms_centred": mutant(
+        "rmsnorm",
+        "norm.py",
+        [("xc = x.to(compute)\n", "xc = x.to(compute)\n        xc = xc - xc.mean(dim=-1, keepdim=True)\n")],
+        "rmsnorm.formula",
+        "fail.lm_rms_centred",
+    ),
+    "rms_eps_outside": mutant(
+        "rmsnorm",
+        "norm.py",
+        [(RSQRT, "1 / (xc.pow(2).mean(dim=-1, keepdim=True).sqrt() + self.eps)")],
+        "rmsnorm.formula",
+        "fail.lm_rms_eps_outside",
+    ),
+    "rms_no_sqrt": mutant(
+        "rmsnorm", "norm.py", [("torch.rsqrt(", "torch.reciprocal(")], "rmsnorm.scale_invariance", "fail.lm_rms_scale"
+    ),
     "rms_default_eps": mutant("rmsnorm", "norm.py", [("dim, eps=1e-6)", "dim, eps=1e-5)")], "rmsnorm.contract"),
     "rms_half_inside": mutant("rmsnorm", "norm.py", [(HALF, "compute = x.dtype")], "rmsnorm.devices", "fail.mismatch"),
     "rope_interleaved": ("rope", dict([INTERLEAVED_ROPE]), "rope.pairing", "fail.lm_rope_interleaved"),
     "rope_angle_layout": mutant("rope", "rope.py", [INTERLEAVED_ROPE[1][1]], "rope.relative", "fail.lm_rope_norm"),
-    "rope_offset_ignored": mutant("rope", "rope.py", [("torch.arange(offset, offset + L,", "torch.arange(0, L,")],
-                                  "rope.offset", "fail.lm_rope_offset"),
-    "rope_half_angles": mutant("rope", "rope.py", [(HALF, "compute = x.dtype")], "rope.half_precision",
-                               "fail.mismatch"),
-    "rope_no_value_error": mutant("rope", "rope.py", [("if head_dim % 2:", "if False:")], "rope.contract",
-                                  "fail.lm_rope_odd"),
-    "rope_cpu_positions": mutant("rope", "rope.py", [("offset + L, device=x.device, ", "offset + L, ")],
-                                 "rope.devices"),
-    "swiglu_swapped": mutant("swiglu", "feedforward.py", [("F.silu(self.gate_proj(x)) * self.up_proj(x)",
-                                                           "F.silu(self.up_proj(x)) * self.gate_proj(x)")],
-                             "swiglu.equivalence", "fail.lm_swiglu_swapped"),
-    "swiglu_bias": mutant("swiglu", "feedforward.py", [("self.up_proj = nn.Linear(dim, hidden_dim, bias=False)",
-                                                        "self.up_proj = nn.Linear(dim, hidden_dim)")],
-                          "swiglu.contract", "fail.param_names"),
-    "swiglu_cpu_tensor": mutant("swiglu", "feedforward.py", [IMPORT_TORCH, ("* self.up_proj(x))", "* self.up_proj(x) * "
-                                                                                   "torch.ones(1))")],
-                                "swiglu.devices"),
-    "gqa_tiled": mutant("gqa", "attention.py", [("k = k.repeat_interleave(H // Hkv, dim=1)",
-                                                 "k = k.repeat(1, H // Hkv, 1, 1)"),
-                                                ("v = v.repeat_interleave(H // Hkv, dim=1)",
-                                                 "v = v.repeat(1, H // Hkv, 1, 1)")],
-                        "gqa.grouping", "fail.lm_gqa_tiled"),
-    "gqa_top_left": mutant("gqa", "attention.py", [(f"{KEEP}.tril(diagonal=Lk - Lq)", f"{KEEP}.tril()")],
-                           "gqa.equivalence", "fail.mismatch"),
-    "gqa_leak": mutant("gqa", "attention.py",
-                       [(f"{KEEP}.tril(diagonal=Lk - Lq)", f"{KEEP}.tril(diagonal=Lk - Lq + 1)")],
-                       "gqa.causal", "fail.future_leak"),
-    "gqa_soft_block": mutant("gqa", "attention.py", [('scores.masked_fill(~keep, float("-inf"))',
-                                                      "scores.masked_fill(~keep, -30.0)")],
-                             "gqa.causal", "fail.lm_gqa_future_grad"),
-    "gqa_cpu_mask": mutant("gqa", "attention.py", [("dtype=torch.bool, device=q.device)", "dtype=torch.bool)")],
-                           "gqa.devices"),
-    "attn_positions_restart": mutant("attention", "attention.py", [("offset = 0 if cache is None else cache.length",
-                                                                    "offset = 0")], "attention.cache", "fail.mismatch"),
-    "attn_rotates_v": mutant("attention", "attention.py",
-                             [("v = self._split(self.v_proj(x), self.num_kv_heads)",
-                               "v = self.rope(self._split(self.v_proj(x), self.num_kv_heads), offset)")],
-                             "attention.equivalence", "fail.mismatch"),
-    "attn_cache_repeated": mutant("attention", "attention.py", [
-        ("k, v = cache.update(k, v)", "g = self.num_heads // self.num_kv_heads\n            "
-                                      "k, v = cache.update(k.repeat_interleave(g, 1), v.repeat_interleave(g, 1))")],
-        "attention.cache", "fail.lm_attn_cache_heads"),
-    "attn_cache_unrotated": mutant("attention", "attention.py", [
-        ("k = self.rope(self._split(self.k_proj(x), self.num_kv_heads), offset)",
-         "k = self._split(self.k_proj(x), self.num_kv_heads)"),
-        ("y = causal_attention(q, k, v)", "y = causal_attention(q, self.rope(k), v)")],
-        "attention.cache", "fail.lm_attn_cache_unrotated"),
-    "attn_bias": mutant("attention", "attention.py", [("self.head_dim, dim, bias=False)", "self.head_dim, dim)")],
-                        "attention.contract", "fail.param_names"),
-    "attn_cpu_tensor": mutant("attention", "attention.py", [("y = causal_attention(q, k, v)  #",
-                                                             "y = causal_attention(q, k, v) + torch.zeros(1)  #")],
-                              "attention.devices"),
-    "attn_kv_heads_unchecked": mutant("attention", "attention.py", [("if num_heads % num_kv_heads:",
-                                                                     "if num_kv_heads > num_heads:")],
-                                      "attention.value_errors", "fail.lm_attn_value_error"),
-    "attn_no_divisibility": mutant("attention", "attention.py", [("if dim % num_heads:", "if False:")],
-                                   "attention.value_errors", "fail.lm_attn_value_error"),
-    "kv_wrong_axis": mutant("kv_cache", "cache.py",
-                            [("[self.keys, keys], dim=2)", "[self.keys, keys], dim=1)"),
-                             ("[self.values, values], dim=2)", "[self.values, values], dim=1)")],
-                            "kv_cache.update"),
-    "kv_returns_new": mutant("kv_cache", "cache.py", [("return self.keys, self.values", "return keys, values")],
-                             "kv_cache.update"),
-    "kv_values_list": mutant("kv_cache", "cache.py", [("self.values = None", "self.values = []")], "kv_cache.empty",
-                             "fail.lm_cache_not_empty"),
-    "kv_length_heads": mutant("kv_cache", "cache.py", [("self.keys.size(2)", "self.keys.size(1)")], "kv_cache.update",
-                              "fail.lm_cache_length"),
-    "block_post_norm": mutant("block", "block.py", [(ATTN, "h = self.attn_norm(x + self.attn(x, cache))")],
-                              "block.residual", "fail.lm_block_residual"),
-    "block_normed_residual": mutant("block", "block.py",
-                                    [(ATTN, "x = self.attn_norm(x)\n        h = x + self.attn(x, cache)")],
-                                    "block.residual", "fail.lm_block_residual"),
-    "block_cache_dropped": mutant("block", "block.py", [("self.attn(self.attn_norm(x), cache)",
-                                                         "self.attn(self.attn_norm(x))")], "block.cache"),
-    "block_default_eps": mutant("block", "block.py", [("num_kv_heads=None, eps=1e-6,", "num_kv_heads=None, eps=1e-5,")],
-                                "block.contract"),
-    "block_cpu_tensor": mutant("block", "block.py", [IMPORT_TORCH, ("return h + self.ffn(self.ffn_norm(h))",
-                                                      "return h + self.ffn(self.ffn_norm(h)) + torch.zeros(1)")],
-                               "block.devices"),
-    "block_eps_dropped": mutant("block", "block.py", [("self.attn_norm = RMSNorm(dim, eps)",
-                                                       "self.attn_norm = RMSNorm(dim)")],
-                                "block.equivalence", "fail.mismatch"),
-    "model_untied": mutant("model", "model.py", [("        self.lm_head.weight = self.embed.weight", "")],
-                           "model.contract", "fail.lm_not_tied"),
-    "model_scaled_embedding": mutant("model", "model.py", [("h = self.embed(tokens)  #", "h = self.embed(tokens) * "
-                                                                                        "self.embed.weight.shape[1] ** "
-                                                                                        "0.5  #")],
-                                     "model.embedding", "fail.lm_embed_scaled"),
-    "model_default_init": mutant("model", "model.py", [("        self.apply(_init_weights)\n", "")], "model.init",
-                                 "fail.lm_init_std"),
-    "model_uniform_init": mutant("model", "model.py", [("nn.init.normal_(module.weight, mean=0.0, std=0.02)",
-                                                        "nn.init.uniform_(module.weight, -0.02 * 3**0.5, "
-                                                        "0.02 * 3**0.5)")],
-                                 "model.init", "fail.lm_init_normal"),
-    "model_mean_context": mutant("model", "model.py", [("h = self.embed(tokens)  #", "h = self.embed(tokens)\n"
-                                                        "        h = h + h.mean(dim=1, keepdim=True)  #")],
-                                 "model.causal", "fail.future_leak"),
-    "model_cpu_tensor": mutant("model", "model.py", [IMPORT_TORCH, ("return self.lm_head(self.norm(h))",
-                                                      "return self.lm_head(self.norm(h)) + torch.zeros(1)")],
-                               "model.devices"),
-    "model_caches_ignored": mutant("model", "model.py", [("h = layer(h, cache)", "h = layer(h)")], "model.cache",
-                                   "fail.lm_cache_not_used"),
-    "model_one_shared_cache": mutant("model", "model.py", [("return [KVCache() for _ in self.layers]",
-                                                            "return [KVCache()] * len(self.layers)")], "model.cache"),
-    "model_default_eps": mutant("model", "model.py", [("num_kv_heads=None, eps=1e-6,", "num_kv_heads=None, eps=1e-5,")],
-                                "model.contract", "fail.defaults_spelled"),
-    "model_norm_eps_dropped": mutant("model", "model.py",
-                                     [("self.norm = RMSNorm(dim, eps)", "self.norm = RMSNorm(dim)")],
-                                     "model.equivalence", "fail.mismatch"),
-    "count_tied_twice": mutant("param_count", "training.py", [("return vocab_size * dim + num_layers",
-                                                               "return 2 * vocab_size * dim + num_layers")],
-                               "param_count.grid", "fail.lm_param_count"),
-    "count_ignores_gqa": mutant("param_count", "training.py", [("2 * dim * num_kv_heads * head_dim", "2 * dim * dim")],
-                                "param_count.grid", "fail.lm_param_count"),
-    "count_no_final_norm": mutant("param_count", "training.py", [("num_layers * per_layer + dim  #",
-                                                                  "num_layers * per_layer  #")],
-                                  "param_count.built", "fail.lm_param_count"),
+    "rope_offset_ignored": mutant(
+        "rope",
+        "rope.py",
+        [("torch.arange(offset, offset + L,", "torch.arange(0, L,")],
+        "rope.offset",
+        "fail.lm_rope_offset",
+    ),
+    "rope_half_angles": mutant(
+        "rope", "rope.py", [(HALF, "compute = x.dtype")], "rope.half_precision", "fail.mismatch"
+    ),
+    "rope_no_value_error": mutant(
+        "rope", "rope.py", [("if head_dim % 2:", "if False:")], "rope.contract", "fail.lm_rope_odd"
+    ),
+    "rope_cpu_positions": mutant(
+        "rope", "rope.py", [("offset + L, device=x.device, ", "offset + L, ")], "rope.devices"
+    ),
+    "swiglu_swapped": mutant(
+        "swiglu",
+        "feedforward.py",
+        [("F.silu(self.gate_proj(x)) * self.up_proj(x)", "F.silu(self.up_proj(x)) * self.gate_proj(x)")],
+        "swiglu.equivalence",
+        "fail.lm_swiglu_swapped",
+    ),
+    "swiglu_bias": mutant(
+        "swiglu",
+        "feedforward.py",
+        [("self.up_proj = nn.Linear(dim, hidden_dim, bias=False)", "self.up_proj = nn.Linear(dim, hidden_dim)")],
+        "swiglu.contract",
+        "fail.param_names",
+    ),
+    "swiglu_cpu_tensor": mutant(
+        "swiglu",
+        "feedforward.py",
+        [IMPORT_TORCH, ("* self.up_proj(x))", "* self.up_proj(x) * torch.ones(1))")],
+        "swiglu.devices",
+    ),
+    "gqa_tiled": mutant(
+        "gqa",
+        "attention.py",
+        [
+            ("k = k.repeat_interleave(H // Hkv, dim=1)", "k = k.repeat(1, H // Hkv, 1, 1)"),
+            ("v = v.repeat_interleave(H // Hkv, dim=1)", "v = v.repeat(1, H // Hkv, 1, 1)"),
+        ],
+        "gqa.grouping",
+        "fail.lm_gqa_tiled",
+    ),
+    "gqa_top_left": mutant(
+        "gqa",
+        "attention.py",
+        [(f"{KEEP}.tril(diagonal=Lk - Lq)", f"{KEEP}.tril()")],
+        "gqa.equivalence",
+        "fail.mismatch",
+    ),
+    "gqa_leak": mutant(
+        "gqa",
+        "attention.py",
+        [(f"{KEEP}.tril(diagonal=Lk - Lq)", f"{KEEP}.tril(diagonal=Lk - Lq + 1)")],
+        "gqa.causal",
+        "fail.future_leak",
+    ),
+    "gqa_soft_block": mutant(
+        "gqa",
+        "attention.py",
+        [('scores.masked_fill(~keep, float("-inf"))', "scores.masked_fill(~keep, -30.0)")],
+        "gqa.causal",
+        "fail.lm_gqa_future_grad",
+    ),
+    "gqa_cpu_mask": mutant(
+        "gqa", "attention.py", [("dtype=torch.bool, device=q.device)", "dtype=torch.bool)")], "gqa.devices"
+    ),
+    "attn_positions_restart": mutant(
+        "attention",
+        "attention.py",
+        [("offset = 0 if cache is None else cache.length", "offset = 0")],
+        "attention.cache",
+        "fail.mismatch",
+    ),
+    "attn_rotates_v": mutant(
+        "attention",
+        "attention.py",
+        [
+            (
+                "v = self._split(self.v_proj(x), self.num_kv_heads)",
+                "v = self.rope(self._split(self.v_proj(x), self.num_kv_heads), offset)",
+            )
+        ],
+        "attention.equivalence",
+        "fail.mismatch",
+    ),
+    "attn_cache_repeated": mutant(
+        "attention",
+        "attention.py",
+        [
+            (
+                "k, v = cache.update(k, v)",
+                "g = self.num_heads // self.num_kv_heads\n            "
+                "k, v = cache.update(k.repeat_interleave(g, 1), v.repeat_interleave(g, 1))",
+            )
+        ],
+        "attention.cache",
+        "fail.lm_attn_cache_heads",
+    ),
+    "attn_cache_unrotated": mutant(
+        "attention",
+        "attention.py",
+        [
+            (
+                "k = self.rope(self._split(self.k_proj(x), self.num_kv_heads), offset)",
+                "k = self._split(self.k_proj(x), self.num_kv_heads)",
+            ),
+            ("y = causal_attention(q, k, v)", "y = causal_attention(q, self.rope(k), v)"),
+        ],
+        "attention.cache",
+        "fail.lm_attn_cache_unrotated",
+    ),
+    "attn_bias": mutant(
+        "attention",
+        "attention.py",
+        [("self.head_dim, dim, bias=False)", "self.head_dim, dim)")],
+        "attention.contract",
+        "fail.param_names",
+    ),
+    "attn_cpu_tensor": mutant(
+        "attention",
+        "attention.py",
+        [("y = causal_attention(q, k, v)  #", "y = causal_attention(q, k, v) + torch.zeros(1)  #")],
+        "attention.devices",
+    ),
+    "attn_kv_heads_unchecked": mutant(
+        "attention",
+        "attention.py",
+        [("if num_heads % num_kv_heads:", "if num_kv_heads > num_heads:")],
+        "attention.value_errors",
+        "fail.lm_attn_value_error",
+    ),
+    "attn_no_divisibility": mutant(
+        "attention",
+        "attention.py",
+        [("if dim % num_heads:", "if False:")],
+        "attention.value_errors",
+        "fail.lm_attn_value_error",
+    ),
+    "kv_wrong_axis": mutant(
+        "kv_cache",
+        "cache.py",
+        [
+            ("[self.keys, keys], dim=2)", "[self.keys, keys], dim=1)"),
+            ("[self.values, values], dim=2)", "[self.values, values], dim=1)"),
+        ],
+        "kv_cache.update",
+    ),
+    "kv_returns_new": mutant(
+        "kv_cache", "cache.py", [("return self.keys, self.values", "return keys, values")], "kv_cache.update"
+    ),
+    "kv_values_list": mutant(
+        "kv_cache",
+        "cache.py",
+        [("self.values = None", "self.values = []")],
+        "kv_cache.empty",
+        "fail.lm_cache_not_empty",
+    ),
+    "kv_length_heads": mutant(
+        "kv_cache", "cache.py", [("self.keys.size(2)", "self.keys.size(1)")], "kv_cache.update", "fail.lm_cache_length"
+    ),
+    "block_post_norm": mutant(
+        "block",
+        "block.py",
+        [(ATTN, "h = self.attn_norm(x + self.attn(x, cache))")],
+        "block.residual",
+        "fail.lm_block_residual",
+    ),
+    "block_normed_residual": mutant(
+        "block",
+        "block.py",
+        [(ATTN, "x = self.attn_norm(x)\n        h = x + self.attn(x, cache)")],
+        "block.residual",
+        "fail.lm_block_residual",
+    ),
+    "block_cache_dropped": mutant(
+        "block", "block.py", [("self.attn(self.attn_norm(x), cache)", "self.attn(self.attn_norm(x))")], "block.cache"
+    ),
+    "block_default_eps": mutant(
+        "block", "block.py", [("num_kv_heads=None, eps=1e-6,", "num_kv_heads=None, eps=1e-5,")], "block.contract"
+    ),
+    "block_cpu_tensor": mutant(
+        "block",
+        "block.py",
+        [
+            IMPORT_TORCH,
+            ("return h + self.ffn(self.ffn_norm(h))", "return h + self.ffn(self.ffn_norm(h)) + torch.zeros(1)"),
+        ],
+        "block.devices",
+    ),
+    "block_eps_dropped": mutant(
+        "block",
+        "block.py",
+        [("self.attn_norm = RMSNorm(dim, eps)", "self.attn_norm = RMSNorm(dim)")],
+        "block.equivalence",
+        "fail.mismatch",
+    ),
+    "model_untied": mutant(
+        "model",
+        "model.py",
+        [("        self.lm_head.weight = self.embed.weight", "")],
+        "model.contract",
+        "fail.lm_not_tied",
+    ),
+    "model_scaled_embedding": mutant(
+        "model",
+        "model.py",
+        [("h = self.embed(tokens)  #", "h = self.embed(tokens) * self.embed.weight.shape[1] ** 0.5  #")],
+        "model.embedding",
+        "fail.lm_embed_scaled",
+    ),
+    "model_default_init": mutant(
+        "model", "model.py", [("        self.apply(_init_weights)\n", "")], "model.init", "fail.lm_init_std"
+    ),
+    "model_uniform_init": mutant(
+        "model",
+        "model.py",
+        [
+            (
+                "nn.init.normal_(module.weight, mean=0.0, std=0.02)",
+                "nn.init.uniform_(module.weight, -0.02 * 3**0.5, 0.02 * 3**0.5)",
+            )
+        ],
+        "model.init",
+        "fail.lm_init_normal",
+    ),
+    "model_mean_context": mutant(
+        "model",
+        "model.py",
+        [("h = self.embed(tokens)  #", "h = self.embed(tokens)\n        h = h + h.mean(dim=1, keepdim=True)  #")],
+        "model.causal",
+        "fail.future_leak",
+    ),
+    "model_cpu_tensor": mutant(
+        "model",
+        "model.py",
+        [IMPORT_TORCH, ("return self.lm_head(self.norm(h))", "return self.lm_head(self.norm(h)) + torch.zeros(1)")],
+        "model.devices",
+    ),
+    "model_caches_ignored": mutant(
+        "model", "model.py", [("h = layer(h, cache)", "h = layer(h)")], "model.cache", "fail.lm_cache_not_used"
+    ),
+    "model_one_shared_cache": mutant(
+        "model",
+        "model.py",
+        [("return [KVCache() for _ in self.layers]", "return [KVCache()] * len(self.layers)")],
+        "model.cache",
+    ),
+    "model_default_eps": mutant(
+        "model",
+        "model.py",
+        [("num_kv_heads=None, eps=1e-6,", "num_kv_heads=None, eps=1e-5,")],
+        "model.contract",
+        "fail.defaults_spelled",
+    ),
+    "model_norm_eps_dropped": mutant(
+        "model",
+        "model.py",
+        [("self.norm = RMSNorm(dim, eps)", "self.norm = RMSNorm(dim)")],
+        "model.equivalence",
+        "fail.mismatch",
+    ),
+    "count_tied_twice": mutant(
+        "param_count",
+        "training.py",
+        [("return vocab_size * dim + num_layers", "return 2 * vocab_size * dim + num_layers")],
+        "param_count.grid",
+        "fail.lm_param_count",
+    ),
+    "count_ignores_gqa": mutant(
+        "param_count",
+        "training.py",
+        [("2 * dim * num_kv_heads * head_dim", "2 * dim * dim")],
+        "param_count.grid",
+        "fail.lm_param_count",
+    ),
+    "count_no_final_norm": mutant(
+        "param_count",
+        "training.py",
+        [("num_layers * per_layer + dim  #", "num_layers * per_layer  #")],
+        "param_count.built",
+        "fail.lm_param_count",
+    ),
 }
 
 
@@ -218,8 +408,12 @@ def test_mistake_fails_the_check_that_names_it(mutant, tmp_path):
     assert r.score < r.max_score, f"{mutant} loses no points in {task}"
     failed = checks[check_id]
     # None: no particular sentence; an exception (a tensor made on the CPU meeting one on meta) may say it
-    assert failed.status == "failed" or (key is None and failed.status == "error"), \
-        (mutant, failed.status, failed.message, lost(r))
+    assert failed.status == "failed" or (key is None and failed.status == "error"), (
+        mutant,
+        failed.status,
+        failed.message,
+        lost(r),
+    )
     if key is not None:
         assert failed.message.key == key, (mutant, failed.message.key, failed.message.params)
 
@@ -229,8 +423,13 @@ def test_mistakes_beneath_are_charged_to_their_own_tasks(tmp_path):
     gqa and kv_cache only: attention, block and model pass over the reference's parts (isolated), and their
     integrated checks that decode with a cache, failing because of those parts, are charged beneath. Graded
     without gqa and kv_cache, the integrated cache check of attention is what fails."""
-    folder = edited(tmp_path, {"attention.py": MUTANTS["gqa_top_left"][1]["attention.py"],
-                               "cache.py": MUTANTS["kv_returns_new"][1]["cache.py"]})
+    folder = edited(
+        tmp_path,
+        {
+            "attention.py": MUTANTS["gqa_top_left"][1]["attention.py"],
+            "cache.py": MUTANTS["kv_returns_new"][1]["cache.py"],
+        },
+    )
     r = grade(folder, tasks=["gqa", "kv_cache", "attention", "block", "model"])
     assert {c[0].split(".")[0] for c in lost(r)} == {"gqa", "kv_cache"}, lost(r)
     r = grade(folder, tasks=["attention", "block", "model"])
@@ -249,13 +448,14 @@ def test_interleaved_rope_is_still_a_rotation(tmp_path):
 def test_untied_model_loses_only_the_tie(tmp_path):
     """An untied head (its own lm_head.weight) is charged once, in the contract check; it computes the
     reference's function when given the embedding's values."""
-    r = grade(edited(tmp_path, {"model.py": [("        self.lm_head.weight = self.embed.weight", "")]}),
-              tasks=["model"])
+    r = grade(
+        edited(tmp_path, {"model.py": [("        self.lm_head.weight = self.embed.weight", "")]}), tasks=["model"]
+    )
     assert [c[0] for c in lost(r)] == ["model.contract"], lost(r)
 
 
 # -- correct implementations in other styles ----------------------------------------------------------------------
-OTHER_NORM = '''
+OTHER_NORM = """
 import torch
 from torch import nn
 
@@ -270,7 +470,7 @@ class RMSNorm(nn.Module):
         xf = x.float()  # statistics in float32 whatever the input
         rms = xf.square().mean(-1, keepdim=True).add(self.eps).sqrt()
         return (xf / rms).to(x.dtype) * self.weight
-'''
+"""
 
 COMPLEX_ROPE = '''
 import torch
@@ -298,7 +498,7 @@ class RotaryEmbedding(nn.Module):
         return torch.cat([out[..., 0], out[..., 1]], dim=-1).to(x.dtype)
 '''
 
-FUSED_FFN = '''
+FUSED_FFN = """
 import torch
 import torch.nn.functional as F
 from torch import nn
@@ -315,9 +515,9 @@ class SwiGLU(nn.Module):
         both = F.linear(x, torch.cat([self.gate_proj.weight, self.up_proj.weight]))
         gate, up = both.chunk(2, dim=-1)
         return self.down_proj(gate * torch.sigmoid(gate) * up)
-'''
+"""
 
-EINSUM_ATTENTION = '''
+EINSUM_ATTENTION = """
 import math
 
 import torch
@@ -363,7 +563,7 @@ class CausalSelfAttention(nn.Module):
             k, v = cache.update(k, v)
         y = causal_attention(q, k, v)
         return self.o_proj(y.permute(0, 2, 1, 3).flatten(2))
-'''
+"""
 
 BUFFER_CACHE = '''
 import torch
@@ -408,7 +608,7 @@ class KVCache:
         return self.keys, self.values
 '''
 
-OTHER_MODEL = '''
+OTHER_MODEL = """
 import torch
 import torch.nn.functional as F
 from torch import nn
@@ -440,16 +640,16 @@ class DecoderLM(nn.Module):
 
     def new_cache(self):
         return [KVCache() for _ in range(len(self.layers))]
-'''
+"""
 
-OTHER_COUNT = '''
+OTHER_COUNT = """
 
 def count_parameters(vocab_size, dim, num_layers, num_heads, hidden_dim, num_kv_heads=None):
     kv = num_kv_heads if num_kv_heads is not None else num_heads
     dh = dim // num_heads
     block = dim * (num_heads * dh) * 2 + dim * (kv * dh) * 2 + 3 * dim * hidden_dim + 2 * dim
     return int(dim * (vocab_size + 1) + block * num_layers)
-'''
+"""
 
 
 def test_other_correct_styles_get_full_marks(tmp_path):
@@ -462,7 +662,7 @@ def test_other_correct_styles_get_full_marks(tmp_path):
     (folder / "model.py").write_text(OTHER_MODEL, encoding="utf-8")
     training = folder / "training.py"
     source = training.read_text(encoding="utf-8")
-    training.write_text(source[:source.index("def count_parameters")] + OTHER_COUNT.lstrip("\n"), encoding="utf-8")
+    training.write_text(source[: source.index("def count_parameters")] + OTHER_COUNT.lstrip("\n"), encoding="utf-8")
     r = grade(folder)
     assert r.score == r.max_score, lost(r)
 
@@ -471,20 +671,24 @@ def test_a_buffer_cache_made_on_the_cpu_fails_on_meta(tmp_path):
     """The preallocated buffer above passes; the same buffer allocated with torch.empty on the default device
     fails the device check (and only it)."""
     folder = edited(tmp_path, {})
-    wrong = BUFFER_CACHE.replace("keys.new_empty(keys.shape[0], keys.shape[1], max(L, 4), keys.shape[3])",
-                                 "torch.empty(keys.shape[0], keys.shape[1], max(L, 4), keys.shape[3], "
-                                 "dtype=keys.dtype)")
-    wrong = wrong.replace("values.new_empty(values.shape[0], values.shape[1], max(L, 4), values.shape[3])",
-                          "torch.empty(values.shape[0], values.shape[1], max(L, 4), values.shape[3], "
-                          "dtype=values.dtype)")
+    wrong = BUFFER_CACHE.replace(
+        "keys.new_empty(keys.shape[0], keys.shape[1], max(L, 4), keys.shape[3])",
+        "torch.empty(keys.shape[0], keys.shape[1], max(L, 4), keys.shape[3], dtype=keys.dtype)",
+    )
+    wrong = wrong.replace(
+        "values.new_empty(values.shape[0], values.shape[1], max(L, 4), values.shape[3])",
+        "torch.empty(values.shape[0], values.shape[1], max(L, 4), values.shape[3], dtype=values.dtype)",
+    )
     assert wrong != BUFFER_CACHE
     (folder / "cache.py").write_text(wrong, encoding="utf-8")
     r = grade(folder, tasks=["kv_cache"])
     assert [c[0] for c in lost(r)] == ["kv_cache.devices"], lost(r)
 
 
-EMBED_BY_TABLE = ("        h = self.embed(tokens)  # (B, L) -> (B, L, D)",
-                  "        h = nn.functional.embedding(tokens, self.embed.weight)")
+EMBED_BY_TABLE = (
+    "        h = self.embed(tokens)  # (B, L) -> (B, L, D)",
+    "        h = nn.functional.embedding(tokens, self.embed.weight)",
+)
 
 
 def test_a_model_reading_the_embedding_table_itself_gets_full_marks(tmp_path):

@@ -30,8 +30,12 @@ def grade(path, tasks=TASKS, **overrides):
 
 def lost(result):
     """``[(check id, status, message key)]`` of every check that did not get its points."""
-    return [(c.id, c.status, c.message.key if c.message else None, c.error) for t in result.tasks for c in t.checks
-            if c.score < c.max_score]
+    return [
+        (c.id, c.status, c.message.key if c.message else None, c.error)
+        for t in result.tasks
+        for c in t.checks
+        if c.score < c.max_score
+    ]
 
 
 def edited(tmp_path, file, *edits, name="sub"):
@@ -63,124 +67,279 @@ MUTANTS = {
     # task: [(id, file, [(old, new), ...])]
     "top_k": [
         ("strict_boundary", "sampling.py", [("logits < threshold", "logits <= threshold")]),
-        ("in_place", "sampling.py", [("return logits.masked_fill(logits < threshold",
-                                      "return logits.masked_fill_(logits < threshold")]),
-        ("exactly_k_by_index", "sampling.py", [(
-            "    return logits.masked_fill(logits < threshold, float(\"-inf\"))",
-            "    idx = torch.topk(logits, k, dim=-1).indices\n"
-            "    keep = torch.zeros_like(logits, dtype=torch.bool).scatter(-1, idx, True)\n"
-            "    return logits.masked_fill(~keep, float(\"-inf\"))")]),
+        (
+            "in_place",
+            "sampling.py",
+            [("return logits.masked_fill(logits < threshold", "return logits.masked_fill_(logits < threshold")],
+        ),
+        (
+            "exactly_k_by_index",
+            "sampling.py",
+            [
+                (
+                    '    return logits.masked_fill(logits < threshold, float("-inf"))',
+                    "    idx = torch.topk(logits, k, dim=-1).indices\n"
+                    "    keep = torch.zeros_like(logits, dtype=torch.bool).scatter(-1, idx, True)\n"
+                    '    return logits.masked_fill(~keep, float("-inf"))',
+                )
+            ],
+        ),
     ],
     "top_p": [
-        ("one_too_early", "sampling.py", [("mass_before = sorted_probs.cumsum(dim=-1) - sorted_probs",
-                                           "mass_before = sorted_probs.cumsum(dim=-1)")]),
+        (
+            "one_too_early",
+            "sampling.py",
+            [("mass_before = sorted_probs.cumsum(dim=-1) - sorted_probs", "mass_before = sorted_probs.cumsum(dim=-1)")],
+        ),
         ("le_instead_of_lt", "sampling.py", [("kept = mass_before < p", "kept = mass_before <= p + 0.05")]),
-        ("ties_split", "sampling.py", [(
-            "    threshold = sorted_probs.masked_fill(~kept, float(\"inf\")).amin(dim=-1, keepdim=True)  # (..., 1)\n"
-            "    return logits.masked_fill(probs < threshold, float(\"-inf\"))  # ties with the threshold stay",
-            "    order = probs.sort(dim=-1, descending=True).indices\n"
-            "    keep = torch.zeros_like(kept).scatter(-1, order, kept)\n"
-            "    return logits.masked_fill(~keep, float(\"-inf\"))")]),
+        (
+            "ties_split",
+            "sampling.py",
+            [
+                (
+                    '    threshold = sorted_probs.masked_fill(~kept, float("inf")).amin(dim=-1, keepdim=True)'
+                    "  # (..., 1)\n"
+                    '    return logits.masked_fill(probs < threshold, float("-inf"))  # ties with the threshold stay',
+                    "    order = probs.sort(dim=-1, descending=True).indices\n"
+                    "    keep = torch.zeros_like(kept).scatter(-1, order, kept)\n"
+                    '    return logits.masked_fill(~keep, float("-inf"))',
+                )
+            ],
+        ),
     ],
     "sample": [
-        ("temperature_ignored", "sampling.py", [("    logits = logits / temperature\n    if top_k",
-                                                 "    if top_k")]),
-        ("temperature_after_filters", "sampling.py", [
-            ("    logits = logits / temperature\n    if top_k", "    if top_k"),
-            ("    probs = logits.softmax(dim=-1)  # (B, V)",
-             "    probs = (logits / temperature).softmax(dim=-1)  # (B, V)")]),
-        ("filters_swapped", "sampling.py", [(
-            "    if top_k is not None:\n        logits = top_k_filter(logits, top_k)\n"
-            "    if top_p is not None:\n        logits = top_p_filter(logits, top_p)\n    probs",
-            "    if top_p is not None:\n        logits = top_p_filter(logits, top_p)\n"
-            "    if top_k is not None:\n        logits = top_k_filter(logits, top_k)\n    probs")]),
-        ("greedy_by_tiny_temperature", "sampling.py", [("        return logits.argmax(dim=-1)  # (B,)",
-                                                        "        temperature = 1e-4")]),
-        ("global_generator", "sampling.py", [("num_samples=1, generator=generator).squeeze(-1)",
-                                              "num_samples=1).squeeze(-1)")]),
+        ("temperature_ignored", "sampling.py", [("    logits = logits / temperature\n    if top_k", "    if top_k")]),
+        (
+            "temperature_after_filters",
+            "sampling.py",
+            [
+                ("    logits = logits / temperature\n    if top_k", "    if top_k"),
+                (
+                    "    probs = logits.softmax(dim=-1)  # (B, V)",
+                    "    probs = (logits / temperature).softmax(dim=-1)  # (B, V)",
+                ),
+            ],
+        ),
+        (
+            "filters_swapped",
+            "sampling.py",
+            [
+                (
+                    "    if top_k is not None:\n        logits = top_k_filter(logits, top_k)\n"
+                    "    if top_p is not None:\n        logits = top_p_filter(logits, top_p)\n    probs",
+                    "    if top_p is not None:\n        logits = top_p_filter(logits, top_p)\n"
+                    "    if top_k is not None:\n        logits = top_k_filter(logits, top_k)\n    probs",
+                )
+            ],
+        ),
+        (
+            "greedy_by_tiny_temperature",
+            "sampling.py",
+            [("        return logits.argmax(dim=-1)  # (B,)", "        temperature = 1e-4")],
+        ),
+        (
+            "global_generator",
+            "sampling.py",
+            [("num_samples=1, generator=generator).squeeze(-1)", "num_samples=1).squeeze(-1)")],
+        ),
     ],
     "generate": [
         ("gradients_recorded", "sampling.py", [("@torch.no_grad()\ndef generate", "def generate")]),
-        ("eval_not_restored", "sampling.py", [("    caches = model.new_cache()\n",
-                                               "    caches = model.new_cache()\n    model.eval()\n")]),
-        ("no_cache", "sampling.py", [("logits = model(step_input, caches)[:, -1]",
-                                      "logits = model(torch.cat(tokens, dim=1))[:, -1]")]),
-        ("fresh_cache_each_step", "sampling.py", [(
-            "logits = model(step_input, caches)[:, -1]",
-            "logits = model(step_input, model.new_cache() if step_input.size(1) == 1 else caches)[:, -1]")]),
-        ("last_token_fed_back", "sampling.py", [(
-            "    return torch.cat(tokens, dim=1)  # (B, L0 + max_new_tokens)",
-            "    if max_new_tokens:\n        model(step_input, caches)\n    return torch.cat(tokens, dim=1)")]),
+        (
+            "eval_not_restored",
+            "sampling.py",
+            [("    caches = model.new_cache()\n", "    caches = model.new_cache()\n    model.eval()\n")],
+        ),
+        (
+            "no_cache",
+            "sampling.py",
+            [("logits = model(step_input, caches)[:, -1]", "logits = model(torch.cat(tokens, dim=1))[:, -1]")],
+        ),
+        (
+            "fresh_cache_each_step",
+            "sampling.py",
+            [
+                (
+                    "logits = model(step_input, caches)[:, -1]",
+                    "logits = model(step_input, model.new_cache() if step_input.size(1) == 1 else caches)[:, -1]",
+                )
+            ],
+        ),
+        (
+            "last_token_fed_back",
+            "sampling.py",
+            [
+                (
+                    "    return torch.cat(tokens, dim=1)  # (B, L0 + max_new_tokens)",
+                    "    if max_new_tokens:\n        model(step_input, caches)\n    return torch.cat(tokens, dim=1)",
+                )
+            ],
+        ),
     ],
     "decay_groups": [
         ("matrices_not_decayed", "optim.py", [("p.dim() >= 2]", "p.dim() > 2]")]),
-        ("frozen_and_tied_twice", "optim.py", [("model.named_parameters() if p.requires_grad]",
-                                                "model.named_parameters(remove_duplicate=False)]")]),
-        ("groups_swapped", "optim.py", [('"weight_decay": weight_decay},\n        {"params": [p for p in trainable '
-                                         'if p.dim() < 2], "weight_decay": 0.0}',
-                                         '"weight_decay": 0.0},\n        {"params": [p for p in trainable '
-                                         'if p.dim() < 2], "weight_decay": weight_decay}')]),
+        (
+            "frozen_and_tied_twice",
+            "optim.py",
+            [("model.named_parameters() if p.requires_grad]", "model.named_parameters(remove_duplicate=False)]")],
+        ),
+        (
+            "groups_swapped",
+            "optim.py",
+            [
+                (
+                    '"weight_decay": weight_decay},\n        {"params": [p for p in trainable '
+                    'if p.dim() < 2], "weight_decay": 0.0}',
+                    '"weight_decay": 0.0},\n        {"params": [p for p in trainable '
+                    'if p.dim() < 2], "weight_decay": weight_decay}',
+                )
+            ],
+        ),
     ],
     "adamw": [
-        ("l2_not_decoupled", "optim.py", [(
-            "        p.mul_(1 - lr * decay)  # decoupled: the gradient never sees the decay\n"
-            "        m.mul_(beta1).add_(p.grad, alpha=1 - beta1)\n"
-            "        v.mul_(beta2).addcmul_(p.grad, p.grad, value=1 - beta2)",
-            "        g = p.grad + decay * p\n        m.mul_(beta1).add_(g, alpha=1 - beta1)\n"
-            "        v.mul_(beta2).addcmul_(g, g, value=1 - beta2)")]),
-        ("eps_inside_sqrt", "optim.py", [("denom = (v / (1 - beta2**t)).sqrt_().add_(eps)",
-                                          "denom = (v / (1 - beta2**t) + eps).sqrt_()")]),
-        ("no_grad_not_skipped", "optim.py", [(
-            "                if p.grad is not None:\n                    self._update(p, group)",
-            "                if p.grad is None:\n                    p.grad = torch.zeros_like(p)\n"
-            "                self._update(p, group)")]),
-        ("lr_read_at_init", "optim.py", [
-            ("        super().__init__(params, {", "        self.lr0 = lr\n        super().__init__(params, {"),
-            ('lr, (beta1, beta2), eps, decay = group["lr"]', 'lr, (beta1, beta2), eps, decay = self.lr0')]),
-        ("closure_not_returned", "optim.py", [("                    self._update(p, group)\n        return loss",
-                                               "                    self._update(p, group)\n        return None")]),
+        (
+            "l2_not_decoupled",
+            "optim.py",
+            [
+                (
+                    "        p.mul_(1 - lr * decay)  # decoupled: the gradient never sees the decay\n"
+                    "        m.mul_(beta1).add_(p.grad, alpha=1 - beta1)\n"
+                    "        v.mul_(beta2).addcmul_(p.grad, p.grad, value=1 - beta2)",
+                    "        g = p.grad + decay * p\n        m.mul_(beta1).add_(g, alpha=1 - beta1)\n"
+                    "        v.mul_(beta2).addcmul_(g, g, value=1 - beta2)",
+                )
+            ],
+        ),
+        (
+            "eps_inside_sqrt",
+            "optim.py",
+            [("denom = (v / (1 - beta2**t)).sqrt_().add_(eps)", "denom = (v / (1 - beta2**t) + eps).sqrt_()")],
+        ),
+        (
+            "no_grad_not_skipped",
+            "optim.py",
+            [
+                (
+                    "                if p.grad is not None:\n                    self._update(p, group)",
+                    "                if p.grad is None:\n                    p.grad = torch.zeros_like(p)\n"
+                    "                self._update(p, group)",
+                )
+            ],
+        ),
+        (
+            "lr_read_at_init",
+            "optim.py",
+            [
+                ("        super().__init__(params, {", "        self.lr0 = lr\n        super().__init__(params, {"),
+                ('lr, (beta1, beta2), eps, decay = group["lr"]', "lr, (beta1, beta2), eps, decay = self.lr0"),
+            ],
+        ),
+        (
+            "closure_not_returned",
+            "optim.py",
+            [
+                (
+                    "                    self._update(p, group)\n        return loss",
+                    "                    self._update(p, group)\n        return None",
+                )
+            ],
+        ),
     ],
     "schedule": [
         ("warmup_from_zero", "optim.py", [("max_lr * (step + 1) / warmup_steps", "max_lr * step / warmup_steps")]),
         ("cosine_continues", "optim.py", [("    if step > total_steps:\n        return min_lr\n", "")]),
-        ("progress_over_total", "optim.py", [("progress = (step - warmup_steps) / (total_steps - warmup_steps)",
-                                              "progress = step / total_steps")]),
+        (
+            "progress_over_total",
+            "optim.py",
+            [("progress = (step - warmup_steps) / (total_steps - warmup_steps)", "progress = step / total_steps")],
+        ),
     ],
     "clip": [
-        ("scales_up", "optim.py", [("scale = (max_norm / (total + 1e-6)).clamp(max=1.0)",
-                                    "scale = max_norm / (total + 1e-6)")]),
-        ("no_epsilon", "optim.py", [("scale = (max_norm / (total + 1e-6)).clamp(max=1.0)",
-                                     "scale = (max_norm / total).clamp(max=1.0)")]),
-        ("per_tensor", "optim.py", [(
-            "    for g in grads:\n        g.mul_(scale.to(g.device, g.dtype))",
-            "    for g in grads:\n        g.mul_((max_norm / (g.norm() + 1e-6)).clamp(max=1.0))")]),
-        ("no_scaling", "optim.py", [(
-            "    for g in grads:\n        g.mul_(scale.to(g.device, g.dtype))\n    return total",
-            "    for p in parameters:\n        pass\n    return total")]),
+        (
+            "scales_up",
+            "optim.py",
+            [("scale = (max_norm / (total + 1e-6)).clamp(max=1.0)", "scale = max_norm / (total + 1e-6)")],
+        ),
+        (
+            "no_epsilon",
+            "optim.py",
+            [("scale = (max_norm / (total + 1e-6)).clamp(max=1.0)", "scale = (max_norm / total).clamp(max=1.0)")],
+        ),
+        (
+            "per_tensor",
+            "optim.py",
+            [
+                (
+                    "    for g in grads:\n        g.mul_(scale.to(g.device, g.dtype))",
+                    "    for g in grads:\n        g.mul_((max_norm / (g.norm() + 1e-6)).clamp(max=1.0))",
+                )
+            ],
+        ),
+        (
+            "no_scaling",
+            "optim.py",
+            [
+                (
+                    "    for g in grads:\n        g.mul_(scale.to(g.device, g.dtype))\n    return total",
+                    "    for p in parameters:\n        pass\n    return total",
+                )
+            ],
+        ),
     ],
     "loss": [
-        ("not_shifted", "training.py", [("predictions = logits[:, :-1].reshape(-1, V)",
-                                         "predictions = logits[:, 1:].reshape(-1, V)")]),
-        ("none_means_zero", "training.py", [("ignore_index=-100 if pad_id is None else pad_id)",
-                                             "ignore_index=0 if pad_id is None else pad_id)")]),
-        ("mean_over_rows", "training.py", [(
-            "    return F.cross_entropy(predictions, targets, ignore_index=-100 if pad_id is None else pad_id)",
-            "    losses = F.cross_entropy(predictions, targets, ignore_index=-100 if pad_id is None else pad_id,\n"
-            "                             reduction='none').view(tokens.size(0), -1)\n"
-            "    counted = (tokens[:, 1:] != (-100 if pad_id is None else pad_id)).sum(1).clamp(min=1)\n"
-            "    return (losses.sum(1) / counted).mean()")]),
+        (
+            "not_shifted",
+            "training.py",
+            [("predictions = logits[:, :-1].reshape(-1, V)", "predictions = logits[:, 1:].reshape(-1, V)")],
+        ),
+        (
+            "none_means_zero",
+            "training.py",
+            [("ignore_index=-100 if pad_id is None else pad_id)", "ignore_index=0 if pad_id is None else pad_id)")],
+        ),
+        (
+            "mean_over_rows",
+            "training.py",
+            [
+                (
+                    "    return F.cross_entropy(predictions, targets, ignore_index=-100 if pad_id is None else pad_id)",
+                    "    losses = F.cross_entropy(predictions, targets, "
+                    "ignore_index=-100 if pad_id is None else pad_id,\n"
+                    "                             reduction='none').view(tokens.size(0), -1)\n"
+                    "    counted = (tokens[:, 1:] != (-100 if pad_id is None else pad_id)).sum(1).clamp(min=1)\n"
+                    "    return (losses.sum(1) / counted).mean()",
+                )
+            ],
+        ),
     ],
     "train_step": [
         ("no_zero_grad", "training.py", [("    optimizer.zero_grad()\n", "")]),
-        ("lr_on_first_group", "training.py", [(
-            "        for group in optimizer.param_groups:\n            group[\"lr\"] = lr",
-            "        optimizer.param_groups[0][\"lr\"] = lr")]),
-        ("clip_after_step", "training.py", [(
-            "        clip_grad_norm_(model.parameters(), max_grad_norm)\n    optimizer.step()",
-            "        pass\n    optimizer.step()\n    if max_grad_norm is not None:\n"
-            "        clip_grad_norm_(model.parameters(), max_grad_norm)")]),
-        ("loss_after_update", "training.py", [("    return loss.item()",
-                                               "    return lm_loss(model(tokens), tokens, pad_id).item()")]),
+        (
+            "lr_on_first_group",
+            "training.py",
+            [
+                (
+                    '        for group in optimizer.param_groups:\n            group["lr"] = lr',
+                    '        optimizer.param_groups[0]["lr"] = lr',
+                )
+            ],
+        ),
+        (
+            "clip_after_step",
+            "training.py",
+            [
+                (
+                    "        clip_grad_norm_(model.parameters(), max_grad_norm)\n    optimizer.step()",
+                    "        pass\n    optimizer.step()\n    if max_grad_norm is not None:\n"
+                    "        clip_grad_norm_(model.parameters(), max_grad_norm)",
+                )
+            ],
+        ),
+        (
+            "loss_after_update",
+            "training.py",
+            [("    return loss.item()", "    return lm_loss(model(tokens), tokens, pad_id).item()")],
+        ),
     ],
 }
 
@@ -204,7 +363,7 @@ EXPECTED = {
     "matrices_not_decayed": ("decay_groups.groups", "fail.lm_groups_params"),
     "frozen_and_tied_twice": ("decay_groups.groups", "fail.lm_groups_params"),
     "groups_swapped": ("decay_groups.groups", "fail.lm_groups_decay"),
-    "l2_not_decoupled": ('adamw.groups', 'fail.mismatch'),
+    "l2_not_decoupled": ("adamw.groups", "fail.mismatch"),
     "eps_inside_sqrt": ("adamw.groups", "fail.mismatch"),
     "no_grad_not_skipped": ("adamw.groups", "fail.mismatch"),
     "lr_read_at_init": ("adamw.groups", "fail.mismatch"),
@@ -240,15 +399,20 @@ def test_a_plausible_mistake_loses_points_in_its_task(task, name, file, edits, t
 def test_not_in_place_mutant_really_replaces_gradients(tmp_path):
     """The clip mutant above that scales nothing is caught by the values; one that scales by building new tensors
     is caught by the in-place rule, with its own message."""
-    folder = edited(tmp_path, "optim.py", ("    for g in grads:\n        g.mul_(scale.to(g.device, g.dtype))",
-                                           "    for p in params:\n        if p.grad is not None:\n"
-                                           "            p.grad = p.grad * scale"),
-                    ("    grads = [p.grad for p in parameters if p.grad is not None]",
-                     "    params = list(parameters)\n    grads = [p.grad for p in params if p.grad is not None]"))
+    folder = edited(
+        tmp_path,
+        "optim.py",
+        (
+            "    for g in grads:\n        g.mul_(scale.to(g.device, g.dtype))",
+            "    for p in params:\n        if p.grad is not None:\n            p.grad = p.grad * scale",
+        ),
+        (
+            "    grads = [p.grad for p in parameters if p.grad is not None]",
+            "    params = list(parameters)\n    grads = [p.grad for p in params if p.grad is not None]",
+        ),
+    )
     r = grade(folder, tasks=("clip",), diagnose=False)
     assert [key for _id, _status, key, _error in lost(r)] == ["fail.lm_clip_inplace"]
-
-
 
 
 def test_correct_implementations_in_other_styles_get_full_marks(tmp_path):
@@ -280,9 +444,14 @@ OTHER_DRAWS = {
 def test_another_draw_scheme_loses_the_single_call_check_only(scheme, tmp_path):
     """A sampler that is right but draws otherwise (a multinomial call per row, Gumbel-max) passes the statistical
     test and fails the same-seed check only, whose message names the contract's single call."""
-    folder = edited(tmp_path, "sampling.py", (
-        "return torch.multinomial(probs, num_samples=1, generator=generator).squeeze(-1)  # (B,)",
-        OTHER_DRAWS[scheme]))
+    folder = edited(
+        tmp_path,
+        "sampling.py",
+        (
+            "return torch.multinomial(probs, num_samples=1, generator=generator).squeeze(-1)  # (B,)",
+            OTHER_DRAWS[scheme],
+        ),
+    )
     r = grade(folder, tasks=("sample", "generate"), diagnose=False)
     assert [(i, key) for i, _status, key, _error in lost(r)] == [("sample.same_seed", "fail.lm_multinomial")]
 
@@ -295,8 +464,14 @@ def test_a_sealed_worker_gives_the_reference_full_marks():
 
 @pytest.mark.parametrize("seed", [1, 2, 3])
 def test_the_statistical_test_passes_the_reference_for_other_seeds(seed):
-    r = api.check(path=str(REFERENCE), assignment="decoder_lm", profile="quick", tasks=("sample",),
-                  only=("sample.distribution",), seed=seed)
+    r = api.check(
+        path=str(REFERENCE),
+        assignment="decoder_lm",
+        profile="quick",
+        tasks=("sample",),
+        only=("sample.distribution",),
+        seed=seed,
+    )
     assert r.score == r.max_score, lost(r)
 
 
@@ -322,7 +497,7 @@ def test_every_failure_key_has_a_sentence_in_both_languages():
 
 
 ALT_SOURCES = {
-    "sampling.py": '''
+    "sampling.py": """
 import torch
 import torch.nn.functional as F
 
@@ -373,8 +548,8 @@ def generate(model, prompt, max_new_tokens, temperature=1.0, top_k=None, top_p=N
             pos += 1
     model.train(was_training)
     return out.clone()
-''',
-    "optim.py": '''
+""",
+    "optim.py": """
 import math
 
 import numpy as np
@@ -440,8 +615,8 @@ def clip_grad_norm_(parameters, max_norm):
         for g in grads:
             g.mul_(coef)
     return total
-''',
-    "training.py": '''
+""",
+    "training.py": """
 import torch
 
 from .optim import clip_grad_norm_
@@ -471,10 +646,10 @@ def count_parameters(vocab_size, dim, num_layers, num_heads, hidden_dim, num_kv_
     kv = num_heads if num_kv_heads is None else num_kv_heads
     hd = dim // num_heads
     return vocab_size * dim + dim + num_layers * (2 * dim + 2 * dim * dim + 2 * dim * kv * hd + 3 * dim * hidden_dim)
-''',
+""",
 }
 
-ADAMW_LOOP = '''class AdamW(torch.optim.Optimizer):
+ADAMW_LOOP = """class AdamW(torch.optim.Optimizer):
     def __init__(self, params, lr=1e-3, betas=(0.9, 0.999), eps=1e-8, weight_decay=1e-2):
         super().__init__(params, {"lr": lr, "betas": betas, "eps": eps, "weight_decay": weight_decay})
 
@@ -496,7 +671,7 @@ ADAMW_LOOP = '''class AdamW(torch.optim.Optimizer):
                 new = p.detach() * (1 - group["lr"] * group["weight_decay"])
                 new = new - group["lr"] * m_hat / (torch.sqrt(v_hat) + group["eps"])
                 p.data.copy_(new)
-        return loss'''
+        return loss"""
 
 
 class _Names:
@@ -517,18 +692,33 @@ def test_the_optimiser_probes_on_the_reference_match_pytorch():
     from assignments.decoder_lm.reference.optim import AdamW, clip_grad_norm_
 
     has_grad = [[s % 2 == 1 or i != 1 for i in range(3)] for s in range(5)]
-    args = dict(shapes=[[3, 4], [5], [2, 2, 2]], defaults={"lr": 0.05}, grad_scales=[1.0, 1e-3, 10.0],
-                has_grad=has_grad, groups=[{"params": [0, 2], "lr": 0.03, "weight_decay": 0.5},
-                                           {"params": [1], "weight_decay": 0.0, "betas": (0.8, 0.95), "eps": 1e-3}],
-                lr_changes={"3": [0.01, 0.2]}, closure_steps=[2], seed=5)
+    args = dict(
+        shapes=[[3, 4], [5], [2, 2, 2]],
+        defaults={"lr": 0.05},
+        grad_scales=[1.0, 1e-3, 10.0],
+        has_grad=has_grad,
+        groups=[
+            {"params": [0, 2], "lr": 0.03, "weight_decay": 0.5},
+            {"params": [1], "weight_decay": 0.0, "betas": (0.8, 0.95), "eps": 1e-3},
+        ],
+        lr_changes={"3": [0.01, 0.2]},
+        closure_steps=[2],
+        seed=5,
+    )
     ours = probes.lm_adamw(_Names(AdamW=AdamW), **args)
     theirs = probes.lm_adamw(_Names(AdamW=torch.optim.AdamW), **args)
     assert [r["is_closure_value"] for r in ours["returned"]] == [True] * 5
     for a, b in zip(ours["history"], theirs["history"]):
         for x, y in zip(a, b):
             torch.testing.assert_close(x, y, rtol=1e-12, atol=1e-14)
-    clip = dict(shapes=[[4, 3], [6], [5]], scales=[1e-4, 2e-4, 3e-4], has_grad=[True, False, True], max_norm=1e-4,
-                as_generator=True, seed=3)
+    clip = dict(
+        shapes=[[4, 3], [6], [5]],
+        scales=[1e-4, 2e-4, 3e-4],
+        has_grad=[True, False, True],
+        max_norm=1e-4,
+        as_generator=True,
+        seed=3,
+    )
     ours = probes.lm_clip(_Names(clip_grad_norm_=clip_grad_norm_), **clip)
     theirs = probes.lm_clip(_Names(clip_grad_norm_=torch.nn.utils.clip_grad_norm_), **clip)
     torch.testing.assert_close(ours["out"], theirs["out"], rtol=1e-12, atol=0.0)

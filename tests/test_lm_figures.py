@@ -29,10 +29,14 @@ from grader.views import html
 LM = load("decoder_lm")
 CATALOGUE = Catalogue(LM)
 FIGURES = ("fig-attention", "fig-rope_scores", "fig-rope_angles")
-ROPE_RAISES = ("        L, Dh = x.shape[-2], x.shape[-1]\n",
-               "        L, Dh = x.shape[-2], x.shape[-1]\n        raise RuntimeError('rope <b>broke</b>')\n")
-ATTENTION_RAISES = ("    B, H, Lq, Dh = q.shape\n",
-                    "    B, H, Lq, Dh = q.shape\n    raise ValueError('no attention')\n")
+ROPE_RAISES = (
+    "        L, Dh = x.shape[-2], x.shape[-1]\n",
+    "        L, Dh = x.shape[-2], x.shape[-1]\n        raise RuntimeError('rope <b>broke</b>')\n",
+)
+ATTENTION_RAISES = (
+    "    B, H, Lq, Dh = q.shape\n",
+    "    B, H, Lq, Dh = q.shape\n    raise ValueError('no attention')\n",
+)
 
 
 def _copy(folder, **edits):
@@ -57,8 +61,11 @@ def ref():
 @pytest.fixture(scope="module")
 def folders():
     root = Path(tempfile.mkdtemp(prefix="gradekit-lm-figures-"))
-    out = {bug.id: CATALOGUE.write_mutant(bug, root / bug.id) for bug in CATALOGUE.bugs
-           if bug.id in ("rope.interleaved", "rope.offset_ignored", "rope.rotates_backwards", "gqa.fill_zero")}
+    out = {
+        bug.id: CATALOGUE.write_mutant(bug, root / bug.id)
+        for bug in CATALOGUE.bugs
+        if bug.id in ("rope.interleaved", "rope.offset_ignored", "rope.rotates_backwards", "gqa.fill_zero")
+    }
     out["rope_raises"] = _copy(root / "rope_raises", **{"rope.py": ROPE_RAISES})
     out["both_raise"] = _copy(root / "both_raise", **{"rope.py": ROPE_RAISES, "attention.py": ATTENTION_RAISES})
     yield out
@@ -79,8 +86,9 @@ def shown(key, lang="en", **params):
 
 
 def page_of(data, lang="en"):
-    result = GradeResult(submission="sub", score=0, max_score=0, seed=None, profile="quick", duration_s=1.0,
-                         tasks=[], figures=data)
+    result = GradeResult(
+        submission="sub", score=0, max_score=0, seed=None, profile="quick", duration_s=1.0, tasks=[], figures=data
+    )
     return html.render(result, lang=lang)
 
 
@@ -107,7 +115,7 @@ def toeplitz_spread(rows):
 
 def figure_html(page, fig_id):
     start = page.index(f'id="{fig_id}"')
-    return page[start:page.index("</figure>", start)]
+    return page[start : page.index("</figure>", start)]
 
 
 # -- the reference ---------------------------------------------------------------------------------------------------
@@ -115,7 +123,8 @@ def test_the_references_pictures_are_plain_data(ref):
     data = figures.collect(sub=ref, ref=ref)
     json.dumps(data, allow_nan=False)  # lists of numbers, strings and booleans: what crosses from a worker
     assert [f["id"] for f in data["heatmaps"]] == ["attention", "rope_scores", "rope_angles"] and set(data) == {
-        "heatmaps"}  # the kit's generic figures only
+        "heatmaps"
+    }  # the kit's generic figures only
     att = by_id(data)["attention"]
     chars = att["characters"]
     assert chars == figures.poem_line() and "".join(chars).endswith("。")
@@ -156,7 +165,7 @@ def test_the_references_pictures_are_drawn_in_both_languages(ref):
         assert f'<span class="quote" lang="zh-CN">{"".join(figures.poem_line())}</span>' in attention
         assert "白 白" not in attention  # a character labels once
         assert attention.count("<title>") == 2 * len(figures.poem_line()) ** 2
-        assert figure_html(page, "fig-rope_scores").count("<title>") == 2 * figures.ROPE_LEN ** 2
+        assert figure_html(page, "fig-rope_scores").count("<title>") == 2 * figures.ROPE_LEN**2
         assert figure_html(page, "fig-rope_angles").count("<title>") == 2 * len(figures.ANGLE_POSITIONS) * 8
 
 
@@ -234,8 +243,9 @@ def test_a_broken_runner_is_an_error_not_a_crash(ref):
             raise RuntimeError("the worker is gone")
 
     data = figures.collect(sub=Broken(), ref=ref)
-    assert len(data["heatmaps"]) == 3 and all("the worker is gone" in f["error"]["params"]["detail"]
-                                              for f in data["heatmaps"])
+    assert len(data["heatmaps"]) == 3 and all(
+        "the worker is gone" in f["error"]["params"]["detail"] for f in data["heatmaps"]
+    )
     data = figures.collect(sub=ref, ref=Broken())  # no reference: the submission's pictures alone
     att = by_id(data)["attention"]
     assert panel_values(att, "lm.fig.attention_yours") and att["max_abs_diff"] is None
@@ -245,8 +255,15 @@ def test_a_broken_runner_is_an_error_not_a_crash(ref):
 
 def test_in_a_sealed_worker(folders):
     """``--sealed``: the probes run in the worker, only data comes back, and the errors are the same."""
-    result = api.check(path=folders["both_raise"], assignment="decoder_lm", profile="quick", tasks=("rope",),
-                       figures=True, sealed=True, diagnose=False)
+    result = api.check(
+        path=folders["both_raise"],
+        assignment="decoder_lm",
+        profile="quick",
+        tasks=("rope",),
+        figures=True,
+        sealed=True,
+        diagnose=False,
+    )
     json.dumps(result.figures, allow_nan=False)
     assert "no attention" in by_id(result.figures)["attention"]["error"]["params"]["detail"]
     assert all("rope <b>broke</b>" in f["error"]["params"]["detail"] for f in rope_figures(result.figures))
@@ -264,8 +281,10 @@ def test_the_pictures_fit_the_screen(browser, ref, folders, tmp_path, width):
     assert page.console_errors == [] and page.requests == [path.as_uri()]
     assert page.evaluate("document.documentElement.scrollWidth <= window.innerWidth + 1")
     for fig_id in FIGURES:
-        boxes = page.evaluate(f"Array.from(document.querySelectorAll('#{fig_id} svg')).map(s => {{ "
-                              f"const r = s.getBoundingClientRect(); return [r.left, r.right, r.width, r.height]; }})")
+        boxes = page.evaluate(
+            f"Array.from(document.querySelectorAll('#{fig_id} svg')).map(s => {{ "
+            f"const r = s.getBoundingClientRect(); return [r.left, r.right, r.width, r.height]; }})"
+        )
         assert len(boxes) == 2 and all(b[0] >= 0 and b[1] <= width + 0.5 and b[2] > 100 and b[3] > 100 for b in boxes)
 
 
@@ -273,13 +292,20 @@ def test_the_loss_curve_has_its_sentences_without_the_transformer():
     """The kit draws the loss curve of any check that leaves one (the LM's overfit check does): its sentences are
     the kit's, not the Transformer's, so a report of the LM alone reads them (a fresh process: no other assignment
     loaded)."""
-    code = ("from grader.assignment import load\nload('decoder_lm')\n"
-            "from grader.results import CheckResult, GradeResult, TaskResult\nfrom grader.views import html\n"
-            "c = CheckResult(id='overfit.learns', task='overfit', status='passed', score=1, "
-            "max_score=1, artifacts={'loss_curve': [5.0, 1.0, 0.1], 'loss_target': 0.2, 'loss_steps': 3})\n"
-            "r = GradeResult(submission='s', score=1, max_score=1, seed=None, profile='quick', duration_s=1.0, "
-            "tasks=[TaskResult(id='overfit', score=1, max_score=1, checks=[c])])\n"
-            "print(html.render(r, lang='zh'))\n")
-    page = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True,
-                          cwd=Path(__file__).resolve().parent.parent).stdout
+    code = (
+        "from grader.assignment import load\nload('decoder_lm')\n"
+        "from grader.results import CheckResult, GradeResult, TaskResult\nfrom grader.views import html\n"
+        "c = CheckResult(id='overfit.learns', task='overfit', status='passed', score=1, "
+        "max_score=1, artifacts={'loss_curve': [5.0, 1.0, 0.1], 'loss_target': 0.2, 'loss_steps': 3})\n"
+        "r = GradeResult(submission='s', score=1, max_score=1, seed=None, profile='quick', duration_s=1.0, "
+        "tasks=[TaskResult(id='overfit', score=1, max_score=1, checks=[c])])\n"
+        "print(html.render(r, lang='zh'))\n"
+    )
+    page = subprocess.run(
+        [sys.executable, "-c", code],
+        capture_output=True,
+        text=True,
+        check=True,
+        cwd=Path(__file__).resolve().parent.parent,
+    ).stdout
     assert 'id="fig-loss"' in page and "report.loss" not in page

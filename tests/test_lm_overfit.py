@@ -65,16 +65,19 @@ def test_correct_submissions_written_elsewhere_pass(folder):
     assert c.status == "passed", c.message
 
 
-@pytest.mark.parametrize("bug, key, beneath, mended", [
-    # AdamW with the decay through the gradient (Adam + L2): no longer learns in time
-    ("adamw.l2_not_decoupled", "fail.lm_overfit_loss", "adamw", False),
-    # targets not shifted: the model learns to copy its input, a near-zero loss that recites nothing; graded with
-    # the task beneath, overfit runs again over the reference's parts beneath train_step (which passes over the
-    # reference's loss) and keeps its points: the defect is charged in loss alone
-    ("loss.not_shifted", "fail.lm_overfit_recite", "loss", True),
-    # a schedule a million times too steep: the loss overflows, and the step where it did is named
-    (("optim.py", STEEP), "fail.lm_overfit_nonfinite", "schedule", False),
-])
+@pytest.mark.parametrize(
+    "bug, key, beneath, mended",
+    [
+        # AdamW with the decay through the gradient (Adam + L2): no longer learns in time
+        ("adamw.l2_not_decoupled", "fail.lm_overfit_loss", "adamw", False),
+        # targets not shifted: the model learns to copy its input, a near-zero loss that recites nothing; graded with
+        # the task beneath, overfit runs again over the reference's parts beneath train_step (which passes over the
+        # reference's loss) and keeps its points: the defect is charged in loss alone
+        ("loss.not_shifted", "fail.lm_overfit_recite", "loss", True),
+        # a schedule a million times too steep: the loss overflows, and the step where it did is named
+        (("optim.py", STEEP), "fail.lm_overfit_nonfinite", "schedule", False),
+    ],
+)
 def test_a_mistake_that_keeps_the_whole_from_learning_fails_with_its_reason(bug, key, beneath, mended, tmp_path):
     folder = edited(tmp_path, bug)
     _, c = overfit(folder)

@@ -122,8 +122,10 @@ def test_batches_visit_every_poem_once_per_epoch_and_are_seeded():
     pad_sorted = sum(int((b == corpus.PAD).sum()) for b in epoch)
     rng = random.Random(0)
     shuffled = rng.sample(TASK.texts, per_epoch * size)
-    pad_random = sum(int((corpus.make_batch(shuffled[i:i + size], TASK.vocab) == corpus.PAD).sum())
-                     for i in range(0, len(shuffled), size))
+    pad_random = sum(
+        int((corpus.make_batch(shuffled[i : i + size], TASK.vocab) == corpus.PAD).sum())
+        for i in range(0, len(shuffled), size)
+    )
     assert pad_sorted < pad_random / 2
     tiny = corpus.build_task(POEMS[:3])
     assert next(corpus.batches(tiny, 8)).shape[0] == 3
@@ -132,6 +134,7 @@ def test_batches_visit_every_poem_once_per_epoch_and_are_seeded():
 
 
 # -- the demo --------------------------------------------------------------------------------------------------
+
 
 def test_short_demo_run_learns_and_samples_poem_characters():
     from assignments.decoder_lm.demo import STARTS, run_demo
@@ -205,6 +208,7 @@ def test_default_demo_learns_the_poems():
 
 # -- drills --------------------------------------------------------------------------------------------------
 
+
 def test_a_drill_per_task_but_the_ids_the_first_assignment_shares():
     assert set(A.task_ids) & set(T.task_ids) == SHARED_TASK_IDS | {WHOLE}
     assert {d.id for d in DRILLS if not d.is_set} == set(A.task_ids) - SHARED_TASK_IDS - {WHOLE}
@@ -266,8 +270,10 @@ def test_both_assignments_load_together_in_either_order():
     """One catalogue for all loaded assignments: a key this one shares with the first must have the same text
     (``MessageClash`` otherwise), whichever is loaded first."""
     for first, second in (("transformer", "decoder_lm"), ("decoder_lm", "transformer")):
-        code = (f"from grader.assignment import load\nload({first!r}); load({second!r})\n"
-                "from grader.messages import text\nprint(text('practice.title.rope', 'zh'))")
+        code = (
+            f"from grader.assignment import load\nload({first!r}); load({second!r})\n"
+            "from grader.messages import text\nprint(text('practice.title.rope', 'zh'))"
+        )
         done = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, timeout=120)
         assert done.returncode == 0, done.stderr
         assert done.stdout.strip() == "旋转位置编码（前后半配对）"
@@ -284,8 +290,7 @@ def test_drill_texts_come_in_chinese(tmp_path, capsys, drill):
     from assignments.decoder_lm.practice import TASK_TEXTS
 
     ws = tmp_path / drill
-    code, out, _ = gradekit(capsys, "practice", drill, "--assignment", "decoder_lm", "--lang", "zh",
-                            "--dir", str(ws))
+    code, out, _ = gradekit(capsys, "practice", drill, "--assignment", "decoder_lm", "--lang", "zh", "--dir", str(ws))
     assert code == 0
     for t in workspace.task_texts(drills.get(A, drill).tasks, A):
         english, chinese = t.doc.splitlines()[0], TASK_TEXTS["zh"][t.name].splitlines()[0]
@@ -298,8 +303,9 @@ def test_drill_texts_come_in_chinese(tmp_path, capsys, drill):
 
 def test_practice_session_start_check_and_solve(tmp_path, capsys):
     ws = tmp_path / "ws"
-    code, out, _ = gradekit(capsys, "practice", "rmsnorm", "--assignment", "decoder_lm", "--minutes", "8",
-                            "--dir", str(ws))
+    code, out, _ = gradekit(
+        capsys, "practice", "rmsnorm", "--assignment", "decoder_lm", "--minutes", "8", "--dir", str(ws)
+    )
     assert code == 0 and "class RMSNorm(dim, eps=1e-06)" in out and "Clock: 08:00" in out
     code, out, _ = gradekit(capsys, "practice", "--check", "--dir", str(ws))
     assert code == 1 and text("ui.not_implemented", "en") in out
@@ -313,6 +319,7 @@ def test_practice_session_start_check_and_solve(tmp_path, capsys):
 
 
 # -- the quiz ------------------------------------------------------------------------------------------------
+
 
 def test_questions_are_well_formed_and_named_apart_from_the_first_assignments():
     assert len(QUESTIONS) >= 25 and len(BY_ID) == len(QUESTIONS)
@@ -338,8 +345,9 @@ def _built_lm_params(p):
     from assignments.decoder_lm.reference.model import DecoderLM
 
     with torch.device("meta"):
-        model = DecoderLM(p["vocab_size"], p["dim"], p["num_layers"], p["num_heads"], p["hidden_dim"],
-                          num_kv_heads=p["num_kv_heads"])
+        model = DecoderLM(
+            p["vocab_size"], p["dim"], p["num_layers"], p["num_heads"], p["hidden_dim"], num_kv_heads=p["num_kv_heads"]
+        )
     return sum(t.numel() for t in model.parameters())
 
 
@@ -352,8 +360,16 @@ def expected(qid, p):
     the total parameter count a model built here and counted."""
     D, H = p.get("dim"), p.get("num_heads")
     return {
-        "lm_kv_cache_mib": lambda: 2 * p["num_layers"] * p["batch"] * p["num_kv_heads"] * p["seq_len"] * (D // H)
-        * {"float32": 4, "float16": 2, "bfloat16": 2}[p["dtype"]] / 2**20,
+        "lm_kv_cache_mib": lambda: (
+            2
+            * p["num_layers"]
+            * p["batch"]
+            * p["num_kv_heads"]
+            * p["seq_len"]
+            * (D // H)
+            * {"float32": 4, "float16": 2, "bfloat16": 2}[p["dtype"]]
+            / 2**20
+        ),
         "lm_gqa_saving": lambda: H / p["num_kv_heads"],
         "lm_params_attention": lambda: 2 * D * D + 2 * D * p["num_kv_heads"] * (D // H),
         "lm_rope_theta": lambda: p["base"] ** (-2 * p["i"] / p["head_dim"]),
@@ -363,14 +379,19 @@ def expected(qid, p):
         "lm_params_swiglu": lambda: 3 * D * p["hidden_dim"],
         "lm_tied_saving": lambda: p["vocab_size"] * D,
         "lm_warmup_lr": lambda: p["max_lr"] * (p["step"] + 1) / p["warmup_steps"],
-        "lm_cosine_lr": lambda: p["min_lr"] + 0.5 * (p["max_lr"] - p["min_lr"]) * (
-            1 + math.cos(math.pi * (p["step"] - p["warmup_steps"]) / (p["total_steps"] - p["warmup_steps"]))),
+        "lm_cosine_lr": lambda: (
+            p["min_lr"]
+            + 0.5
+            * (p["max_lr"] - p["min_lr"])
+            * (1 + math.cos(math.pi * (p["step"] - p["warmup_steps"]) / (p["total_steps"] - p["warmup_steps"])))
+        ),
         "lm_top_p_kept": lambda: sum(1 for j in range(len(p["probs"])) if sum(p["probs"][:j]) < p["p"]),
         "lm_top_k_kept": lambda: sum(1 for x in p["logits"] if x >= sorted(p["logits"], reverse=True)[p["k"] - 1]),
         "lm_decay_tensors": lambda: 1 + 7 * p["num_layers"],
         "lm_no_decay_numel": lambda: (2 * p["num_layers"] + 1) * D,
-        "lm_clip_value": lambda: p["c"] * min(1.0, p["max_norm"] / (math.sqrt(p["a"] ** 2 + p["b"] ** 2
-                                                                              + p["c"] ** 2) + 1e-6)),
+        "lm_clip_value": lambda: (
+            p["c"] * min(1.0, p["max_norm"] / (math.sqrt(p["a"] ** 2 + p["b"] ** 2 + p["c"] ** 2) + 1e-6))
+        ),
         "lm_loss_targets": lambda: _targets(p["length"], (p["pad1"], p["pad2"])),
         "lm_uniform_loss": lambda: math.log(p["vocab_size"]),
         "lm_cache_after_generate": lambda: p["prompt_len"] + p["max_new_tokens"] - 1,
@@ -422,8 +443,9 @@ def test_a_reference_with_a_classic_mistake_gives_answers_the_closed_forms_rejec
         return logits.masked_fill(~keep, float("-inf"))
 
     def lm_loss_unshifted(logits, tokens, pad_id=None):
-        return F.cross_entropy(logits.reshape(-1, logits.size(-1)), tokens.reshape(-1),
-                               ignore_index=-100 if pad_id is None else pad_id)
+        return F.cross_entropy(
+            logits.reshape(-1, logits.size(-1)), tokens.reshape(-1), ignore_index=-100 if pad_id is None else pad_id
+        )
 
     def cosine_no_plus_one(step, max_lr, min_lr, warmup_steps, total_steps):
         if step < warmup_steps:
@@ -434,8 +456,11 @@ def test_a_reference_with_a_classic_mistake_gives_answers_the_closed_forms_rejec
         ("lm_gqa_saving", dict(dim=1024, num_heads=16, num_kv_heads=4, seq_len=8), {"KVCache": RepeatedCache}),
         ("lm_top_p_kept", dict(probs=[0.5, 0.2, 0.15, 0.1, 0.05], p=0.78), {"top_p_filter": top_p_one_early}),
         ("lm_loss_targets", dict(length=8, pad1=1, pad2=3), {"lm_loss": lm_loss_unshifted}),
-        ("lm_warmup_lr", dict(step=9, max_lr=1e-3, warmup_steps=100, total_steps=1000),
-         {"cosine_lr": cosine_no_plus_one}),
+        (
+            "lm_warmup_lr",
+            dict(step=9, max_lr=1e-3, warmup_steps=100, total_steps=1000),
+            {"cosine_lr": cosine_no_plus_one},
+        ),
     ]
     for qid, params, replace in cases:
         q = BY_ID[qid]
@@ -449,8 +474,9 @@ def test_a_reference_with_a_classic_mistake_gives_answers_the_closed_forms_rejec
 def test_quiz_command_with_answers_all_right(capsys, lang):
     _, asked = quiz.draw(A, n=8, seed=11)
     answers = ",".join(quiz.show_answer(a) for a in asked)
-    code, out, _ = gradekit(capsys, "quiz", "--assignment", "decoder_lm", "--n", "8", "--seed", "11",
-                            "--answers", answers, "--lang", lang)
+    code, out, _ = gradekit(
+        capsys, "quiz", "--assignment", "decoder_lm", "--n", "8", "--seed", "11", "--answers", answers, "--lang", lang
+    )
     assert code == 0, out
     assert ("Score: 8 / 8" if lang == "en" else "得分：8 / 8") in out
     assert out.count("✓") == 8
@@ -464,8 +490,7 @@ def test_quiz_command_by_topic_from_stdin(capsys, monkeypatch):
     assert {a.question.topic for a in asked} == {"cache"} and len(asked) == 5
     replies = [quiz.show_answer(a) for a in asked[:-1]] + [""]
     monkeypatch.setattr("sys.stdin", io.StringIO("\n".join(replies) + "\n"))
-    code, out, _ = gradekit(capsys, "quiz", "--assignment", "decoder_lm", "--n", "0", "--seed", "5",
-                            "--topic", "cache")
+    code, out, _ = gradekit(capsys, "quiz", "--assignment", "decoder_lm", "--n", "0", "--seed", "5", "--topic", "cache")
     assert code == 1 and "Score: 4 / 5" in out and "No answer" in out
     code, _, err = gradekit(capsys, "quiz", "--assignment", "decoder_lm", "--topic", "masks")
     assert code == 2 and "unknown topic(s) masks" in err and "cache" in err

@@ -1,10 +1,11 @@
 """Every message exists in every language, with the same ``{placeholders}``.
 
 Checked: the kit's own catalogue (``grader/messages/``, read on disk: what other tests register at run time,
-such as made-up assignments, is theirs), and each assignment's own sentences found on disk: ``assignments/<name>/messages/`` with the same layout as
-``grader/messages/`` (``<lang>.py`` and ``<part>_<lang>.py`` modules, each with a ``MESSAGES`` dict). A key
-missing in one language falls back to English at run time, so nothing crashes; the Chinese reader just
-gets English (and a placeholder missing in one language silently loses a number).
+such as made-up assignments, is theirs), and each assignment's own sentences found on disk:
+``assignments/<name>/messages/`` with the same layout as ``grader/messages/`` (``<lang>.py`` and
+``<part>_<lang>.py`` modules, each with a ``MESSAGES`` dict). A key missing in one language falls back to English
+at run time, so nothing crashes; the Chinese reader just gets English (and a placeholder missing in one language
+silently loses a number).
 """
 
 import importlib.util
@@ -21,8 +22,9 @@ _MODULE = re.compile(r"^(?:(?P<part>\w+)_)?(?P<lang>en|zh)$")
 
 def placeholders(template):
     """The field names of a ``str.format`` template (``{what}``, ``{value:.3g}`` -> ``what``, ``value``)."""
-    return {field.split(".")[0].split("[")[0] for _, field, _, _ in string.Formatter().parse(template)
-            if field is not None}
+    return {
+        field.split(".")[0].split("[")[0] for _, field, _, _ in string.Formatter().parse(template) if field is not None
+    }
 
 
 def problems(catalogues, where=None):
@@ -51,8 +53,9 @@ def problems(catalogues, where=None):
                 break
         else:
             if len({frozenset(f) for f in fields.values()}) > 1:
-                found.append(f"{key}: placeholders differ: "
-                             + "; ".join(f"{lang} {sorted(fields[lang])}" for lang in LANGS))
+                found.append(
+                    f"{key}: placeholders differ: " + "; ".join(f"{lang} {sorted(fields[lang])}" for lang in LANGS)
+                )
     return found
 
 
@@ -93,8 +96,7 @@ def test_kit_catalogue_is_complete_in_every_language():
     assert not found, f"{len(found)} message(s) not the same in {' and '.join(LANGS)}:\n  " + "\n  ".join(found)
 
 
-@pytest.mark.parametrize("folder", _assignment_message_folders(),
-                         ids=lambda p: p.relative_to(ROOT).as_posix())
+@pytest.mark.parametrize("folder", _assignment_message_folders(), ids=lambda p: p.relative_to(ROOT).as_posix())
 def test_assignment_messages_are_complete_in_every_language(folder):
     catalogues, where = catalogues_on_disk(folder)
     assert any(catalogues.values()), f"{folder} holds no <lang>.py or <part>_<lang>.py module with MESSAGES"
@@ -104,9 +106,15 @@ def test_assignment_messages_are_complete_in_every_language(folder):
 
 def test_problems_names_missing_keys_and_placeholders():
     """The comparison itself, on a made-up catalogue."""
-    found = problems({"en": {"a": "{x} and {y:.2f}", "b": "only en", "c": "{n}"},
-                      "zh": {"a": "{y:.3g} 和 {x}", "c": "{m}", "d": "只有中文"}},
-                     {("en", "b"): "grader/messages/b_en.py"})
-    assert found == ["b: missing in zh (defined in grader/messages/b_en.py)",
-                     "c: placeholders differ: en ['n']; zh ['m']",
-                     "d: missing in en"]
+    found = problems(
+        {
+            "en": {"a": "{x} and {y:.2f}", "b": "only en", "c": "{n}"},
+            "zh": {"a": "{y:.3g} 和 {x}", "c": "{m}", "d": "只有中文"},
+        },
+        {("en", "b"): "grader/messages/b_en.py"},
+    )
+    assert found == [
+        "b: missing in zh (defined in grader/messages/b_en.py)",
+        "c: placeholders differ: en ['n']; zh ['m']",
+        "d: missing in en",
+    ]

@@ -83,16 +83,19 @@ def _top_names(source):
 
 # -- conversion ------------------------------------------------------------------------------------------------
 def test_magics_shell_lines_and_demo_code_are_left_out(tmp_path):
-    nb = _notebook(tmp_path / "nb.ipynb", [
-        "!pip install gradekit\n%load_ext autoreload\nimport torch\nimport os",
-        "%%bash\ndef padding_mask(tokens, pad_idx):\n    return 'from a bash cell'",
-        "PAD = 0\nUNUSED = 1\n\n"
-        "def padding_mask(tokens, pad_idx=PAD):\n    return torch.ne(tokens, pad_idx)[:, None, None]",
-        "print(padding_mask(torch.tensor([[1, 0]])))\nfor i in range(3):\n    os.remove('x')\nraise SystemExit(1)",
-        # Lines starting with ! or % that are Python: an expression going on, a string.
-        'def target_mask(tgt, pad_idx):\n    """Keep 100\n% of it\n!important"""\n    keep = (tgt\n'
-        '            != pad_idx)\n    if keep.any():\n        %time keep.sum()\n    return keep\n%who',
-    ])
+    nb = _notebook(
+        tmp_path / "nb.ipynb",
+        [
+            "!pip install gradekit\n%load_ext autoreload\nimport torch\nimport os",
+            "%%bash\ndef padding_mask(tokens, pad_idx):\n    return 'from a bash cell'",
+            "PAD = 0\nUNUSED = 1\n\n"
+            "def padding_mask(tokens, pad_idx=PAD):\n    return torch.ne(tokens, pad_idx)[:, None, None]",
+            "print(padding_mask(torch.tensor([[1, 0]])))\nfor i in range(3):\n    os.remove('x')\nraise SystemExit(1)",
+            # Lines starting with ! or % that are Python: an expression going on, a string.
+            'def target_mask(tgt, pad_idx):\n    """Keep 100\n% of it\n!important"""\n    keep = (tgt\n'
+            "            != pad_idx)\n    if keep.any():\n        %time keep.sum()\n    return keep\n%who",
+        ],
+    )
     cellmap = convert(nb, tmp_path / "out", TRANSFORMER)
     masks = _module(tmp_path / "out", "masks.py")
     assert _top_names(masks) == ["import torch", "PAD = 0", "padding_mask", "target_mask"]
@@ -138,16 +141,19 @@ def test_a_name_defined_twice_takes_the_last_definition(tmp_path):
 
 
 def test_helpers_constants_and_imports_go_to_the_files_that_use_them(tmp_path):
-    nb = _notebook(tmp_path / "nb.ipynb", [
-        "import math\nimport torch\nfrom torch import nn",
-        "SCALE_EPS = 1e-9\n\ndef _scale(x):\n    return x / math.sqrt(x.size(-1) + SCALE_EPS)\n\n"
-        "def _scores(q, k):\n    return _scale(q @ k.transpose(-2, -1))",
-        "def scaled_dot_product_attention(query, key, value, mask=None, dropout=None):\n"
-        "    w = _scores(query, key).softmax(-1)\n    return w @ value, w",
-        "class EncoderLayer(nn.Module):\n    def forward(self, x, mask=None):\n"
-        "        return _scores(x, x) @ x + MultiHeadAttention(4, 2)(x, x, x) + FeedForward(4, 8)(x)",
-        "class LayerNorm(nn.Module):\n    pass\n\nclass MultiHeadAttention(nn.Module):\n    pass",
-    ])
+    nb = _notebook(
+        tmp_path / "nb.ipynb",
+        [
+            "import math\nimport torch\nfrom torch import nn",
+            "SCALE_EPS = 1e-9\n\ndef _scale(x):\n    return x / math.sqrt(x.size(-1) + SCALE_EPS)\n\n"
+            "def _scores(q, k):\n    return _scale(q @ k.transpose(-2, -1))",
+            "def scaled_dot_product_attention(query, key, value, mask=None, dropout=None):\n"
+            "    w = _scores(query, key).softmax(-1)\n    return w @ value, w",
+            "class EncoderLayer(nn.Module):\n    def forward(self, x, mask=None):\n"
+            "        return _scores(x, x) @ x + MultiHeadAttention(4, 2)(x, x, x) + FeedForward(4, 8)(x)",
+            "class LayerNorm(nn.Module):\n    pass\n\nclass MultiHeadAttention(nn.Module):\n    pass",
+        ],
+    )
     convert(nb, tmp_path / "out", TRANSFORMER)
     attention = _module(tmp_path / "out", "attention.py")
     layers = _module(tmp_path / "out", "layers.py")
@@ -177,10 +183,13 @@ def test_cell_numbers_are_execution_counts_when_every_cell_ran_else_positions(tm
 
 
 def test_a_cell_that_does_not_parse_is_left_out_and_said(tmp_path):
-    nb = _notebook(tmp_path / "nb.ipynb", [
-        "import torch\ndef padding_mask(tokens, pad_idx):\n    return tokens != pad_idx",
-        "def causal_mask(size, device=None)\n    return None",
-    ])
+    nb = _notebook(
+        tmp_path / "nb.ipynb",
+        [
+            "import torch\ndef padding_mask(tokens, pad_idx):\n    return tokens != pad_idx",
+            "def causal_mask(size, device=None)\n    return None",
+        ],
+    )
     cellmap = convert(nb, tmp_path / "out", TRANSFORMER)
     assert "padding_mask" in _module(tmp_path / "out", "masks.py")
     assert [(s["cell"], s["line"]) for s in cellmap.skipped] == [(2, 1)]
@@ -228,8 +237,9 @@ def test_a_bug_in_a_cell_is_pointed_at_that_cell(tmp_path):
     cells = _solution_cells(edit=("attention", "return scores.softmax(-1)", "return scores.softmax(-2)"))
     (tmp_path / "hw").mkdir()
     nb = _notebook(tmp_path / "hw" / "transformer.ipynb", cells, counts=range(1, len(cells) + 1))
-    result = api.check(path=tmp_path / "hw", profile="quick", allow_banned=True, tasks=["sdpa", "masks"],
-                       sealed=True)  # a folder holding the notebook, graded in a worker
+    result = api.check(
+        path=tmp_path / "hw", profile="quick", allow_banned=True, tasks=["sdpa", "masks"], sealed=True
+    )  # a folder holding the notebook, graded in a worker
     assert nb.is_file()
     attention_cell = 1 + ORDER.index("attention") + 1
     sdpa = next(t for t in result.tasks if t.id == "sdpa")
@@ -246,8 +256,13 @@ def test_a_bug_in_a_cell_is_pointed_at_that_cell(tmp_path):
 
 
 def test_an_error_raised_in_a_cell_is_located_in_that_cell(tmp_path):
-    cells = _solution_cells(edit=("masks", "return tokens.ne(pad_idx)[:, None, None]",
-                                  "width = tokens.size(1)\n    return tokens.ne(pad_idx)[:, None, None, width]"))
+    cells = _solution_cells(
+        edit=(
+            "masks",
+            "return tokens.ne(pad_idx)[:, None, None]",
+            "width = tokens.size(1)\n    return tokens.ne(pad_idx)[:, None, None, width]",
+        )
+    )
     nb = _notebook(tmp_path / "transformer.ipynb", cells)  # never run: cells numbered by position
     cellmap = convert(nb, tmp_path / "sub", TRANSFORMER)
     result = relocate(api.check(path=tmp_path / "sub", profile="quick", tasks=["masks"], diagnose=False), cellmap)
@@ -266,8 +281,13 @@ def test_the_sentences_a_student_reads_name_the_cell_not_a_generated_file(tmp_pa
     """The error's own sentence ("your code raised ... (file:line: code)", "... raised in float16 ... (file:line)")
     names the cell and its line, as the notes and the traceback do: the student has no ``masks.py``. Found trying
     the starter notebook as a new user: every other location said the cell, that sentence said ``masks.py:6``."""
-    cells = _solution_cells(edit=("masks", "return tokens.ne(pad_idx)[:, None, None]",
-                                  "width = tokens.size(1)\n    return tokens.ne(pad_idx)[:, None, None, width]"))
+    cells = _solution_cells(
+        edit=(
+            "masks",
+            "return tokens.ne(pad_idx)[:, None, None]",
+            "width = tokens.size(1)\n    return tokens.ne(pad_idx)[:, None, None, width]",
+        )
+    )
     nb = _notebook(tmp_path / "transformer.ipynb", cells)
     result = api.check(path=nb, profile="quick", tasks=["masks"], diagnose=False)
     masks_cell = 1 + ORDER.index("masks") + 1
@@ -301,13 +321,20 @@ def test_check_in_a_running_kernel_shows_the_html_report(tmp_path):
 
     good = _cell_code("masks")
     bad = good.replace(".tril_()", ".triu_()")
-    nb = new_notebook(cells=[new_code_cell(src, id=f"k{i}") for i, src in enumerate([
-        f"import sys\nsys.path.insert(0, {str(ROOT)!r})",
-        "%pip --version\n" + good,
-        "from grader import notebook as gk\ngk.check('masks')",
-        bad,
-        "gk.check('masks', lang='zh')",
-    ])])
+    nb = new_notebook(
+        cells=[
+            new_code_cell(src, id=f"k{i}")
+            for i, src in enumerate(
+                [
+                    f"import sys\nsys.path.insert(0, {str(ROOT)!r})",
+                    "%pip --version\n" + good,
+                    "from grader import notebook as gk\ngk.check('masks')",
+                    bad,
+                    "gk.check('masks', lang='zh')",
+                ]
+            )
+        ]
+    )
     NotebookClient(nb, timeout=300, kernel_name="python3", resources={"metadata": {"path": str(tmp_path)}}).execute()
     passed, failed = nb.cells[2].outputs[0]["data"], nb.cells[4].outputs[0]["data"]
     assert "<iframe" in passed["text/html"] and text("ui.all_passed") in _page(passed["text/html"])
@@ -329,7 +356,8 @@ def _page(frame):
 def test_the_starter_notebook_is_generated_from_the_skeleton(tmp_path):
     build(TRANSFORMER.skeleton, tmp_path / "starter.ipynb")
     assert (tmp_path / "starter.ipynb").read_bytes() == STARTER.read_bytes(), (
-        "notebooks/starter.ipynb drifted from skeleton/: run python -m grader.notebook_starter")
+        "notebooks/starter.ipynb drifted from skeleton/: run python -m grader.notebook_starter"
+    )
 
 
 def test_the_starter_notebook_follows_a_skeleton_change(tmp_path):
@@ -375,11 +403,28 @@ def test_a_class_of_notebooks_is_graded_like_folders(tmp_path):
     cls.mkdir()
     _notebook(cls / "李雷.ipynb", _solution_cells())
     with zipfile.ZipFile(cls / "wang.zip", "w") as zf:
-        zf.write(_notebook(tmp_path / "hw.ipynb", _solution_cells(edit=(
-            "masks", "dtype=torch.bool, device=device).tril_()", "dtype=torch.bool, device=device).triu_()"))),
-            "hw1/hw.ipynb")
-    result = runner.batch(submissions=cls, out=tmp_path / "out", jobs=1, tasks=["masks"], profile="quick",
-                          call_timeout=10, total_timeout=30)
+        zf.write(
+            _notebook(
+                tmp_path / "hw.ipynb",
+                _solution_cells(
+                    edit=(
+                        "masks",
+                        "dtype=torch.bool, device=device).tril_()",
+                        "dtype=torch.bool, device=device).triu_()",
+                    )
+                ),
+            ),
+            "hw1/hw.ipynb",
+        )
+    result = runner.batch(
+        submissions=cls,
+        out=tmp_path / "out",
+        jobs=1,
+        tasks=["masks"],
+        profile="quick",
+        call_timeout=10,
+        total_timeout=30,
+    )
     rows = {r["student"]: r for r in result.records}
     assert set(rows) == {"李雷", "wang"}
     assert rows["李雷"]["score"] == rows["李雷"]["max_score"] > 0 and rows["李雷"]["status"] == "ok"
@@ -394,8 +439,9 @@ def test_the_report_in_a_cell_is_drawn_by_a_real_browser(tmp_path, browser):
     folder.mkdir()
     (folder / "masks.py").write_text((ALT / "masks.py").read_text(encoding="utf-8"), encoding="utf-8")
     page_file = tmp_path / "cell.html"
-    page_file.write_text(Report(api.check(path=folder, tasks=["masks"], profile="quick"))._repr_html_(),
-                         encoding="utf-8")
+    page_file.write_text(
+        Report(api.check(path=folder, tasks=["masks"], profile="quick"))._repr_html_(), encoding="utf-8"
+    )
     page = browser.open(page_file.as_uri(), width=900, height=900)
     shown = page.evaluate("document.querySelector('iframe').contentDocument?.body?.innerText || ''")
     assert "gradekit report" in shown and "masks" in shown

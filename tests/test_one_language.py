@@ -28,28 +28,55 @@ from grader.messages import CATALOGUES
 from grader.views import gradescope, html, json_view, junit, terminal
 
 TRANSFORMER, LM = load("transformer"), load("decoder_lm")
-MUTANTS = {"transformer": ("sdpa.fill_zero", "layernorm.wrong_axis", "decoder_layer.cross_uses_target_mask"),
-           "decoder_lm": ("block.ffn_reads_block_input", "rope.interleaved", "generate.reads_first_position")}
+MUTANTS = {
+    "transformer": ("sdpa.fill_zero", "layernorm.wrong_axis", "decoder_layer.cross_uses_target_mask"),
+    "decoder_lm": ("block.ffn_reads_block_input", "rope.interleaved", "generate.reads_first_position"),
+}
 """Mistakes whose failures name what differs in words (an output, the weights, a call of a module...)."""
 LOSS = ("training.py", "return loss.item()", "return loss")
-EDITS = {"transformer": {"sdpa.returns_none": ("attention.py", "return weights @ value, weights",
-                                              "return None", ("sdpa",)),
-                         "train_step.returns_tensor": (*LOSS, ("training",)),
-                         "sdpa.returns_list": ("attention.py", "return weights @ value, weights",
-                                               "return [weights @ value, weights]", ("sdpa",))},
-         "decoder_lm": {"train_step.returns_tensor": (*LOSS, ("train_step",)),
-                        "param_groups.returns_none": ("optim.py", "    return [", "    return None and [",
-                                                     ("decay_groups",))}}
+EDITS = {
+    "transformer": {
+        "sdpa.returns_none": ("attention.py", "return weights @ value, weights", "return None", ("sdpa",)),
+        "train_step.returns_tensor": (*LOSS, ("training",)),
+        "sdpa.returns_list": (
+            "attention.py",
+            "return weights @ value, weights",
+            "return [weights @ value, weights]",
+            ("sdpa",),
+        ),
+    },
+    "decoder_lm": {
+        "train_step.returns_tensor": (*LOSS, ("train_step",)),
+        "param_groups.returns_none": ("optim.py", "    return [", "    return None and [", ("decay_groups",)),
+    },
+}
 """Submissions that the kit's own error sentences grade (a probe's bad-output error: ``errors.said``): ``(file, old
 text, new text, the tasks graded)``, made from the reference."""
-RETURNS = {"transformer": {"causal_mask.returns_list": ("masks.py", "return keep.unsqueeze(0).unsqueeze(0)",
-                                                          "return keep.tolist()", ("masks",))},
-           "decoder_lm": {"causal_attention.returns_tuple": ("attention.py", "    return weights @ v  #",
-                                                             "    return weights @ v, weights  #", ("gqa",))}}
+RETURNS = {
+    "transformer": {
+        "causal_mask.returns_list": (
+            "masks.py",
+            "return keep.unsqueeze(0).unsqueeze(0)",
+            "return keep.tolist()",
+            ("masks",),
+        )
+    },
+    "decoder_lm": {
+        "causal_attention.returns_tuple": (
+            "attention.py",
+            "    return weights @ v  #",
+            "    return weights @ v, weights  #",
+            ("gqa",),
+        )
+    },
+}
 """Edits whose failure names what the code returned where a tensor was expected (``probes.returned``: a phrase,
 never "a tuple" in a Chinese sentence), as ``EDITS``."""
-SUBMISSIONS = [(a, which) for a in (TRANSFORMER, LM) for which in ("solution", "skeleton", *MUTANTS[a.name],
-                                                                   *EDITS[a.name], *RETURNS[a.name])]
+SUBMISSIONS = [
+    (a, which)
+    for a in (TRANSFORMER, LM)
+    for which in ("solution", "skeleton", *MUTANTS[a.name], *EDITS[a.name], *RETURNS[a.name])
+]
 VIEWS = ("terminal", "html", "gradescope", "junit", "json")
 CJK = re.compile("[\u3000-\u303f\u3400-\u9fff\uff00-\uffef]")
 WORD = re.compile(r"\.?[A-Za-z][A-Za-z0-9_.'\-]*")
@@ -57,8 +84,35 @@ WORD = re.compile(r"\.?[A-Za-z][A-Za-z0-9_.'\-]*")
 CODE = re.compile(r"[_./\\\d=\[\](){}<>:`@#+*-]|[a-z][A-Z]|^[A-Z]{2,}|^[A-Z][a-z]+[A-Z]")
 """A word that is code: an identifier or expression, a CamelCase class name, an acronym."""
 QUOTED = re.compile(r"`[^`]*`|'[^']*'|\"[^\"]*\"|“[^”]*”|‘[^’]*’")
-ENGLISH = {"a", "an", "the", "of", "in", "on", "is", "to", "by", "no", "and", "or", "after", "first", "one", "new",
-           "only", "up", "down", "named", "with", "output", "weights", "steps", "step", "call", "returned"}
+ENGLISH = {
+    "a",
+    "an",
+    "the",
+    "of",
+    "in",
+    "on",
+    "is",
+    "to",
+    "by",
+    "no",
+    "and",
+    "or",
+    "after",
+    "first",
+    "one",
+    "new",
+    "only",
+    "up",
+    "down",
+    "named",
+    "with",
+    "output",
+    "weights",
+    "steps",
+    "step",
+    "call",
+    "returned",
+}
 """Words that are English prose wherever they stand, even where a Chinese sentence quotes them as code."""
 
 
@@ -158,8 +212,9 @@ def english_in_chinese(text, data, terms):
             continue
         line = _without(line, data)
         line = QUOTED.sub(" ", line)
-        words = [w for w in WORD.findall(line)
-                 if w.lower() in ENGLISH or not (CODE.search(w) or w in terms or len(w) < 2)]
+        words = [
+            w for w in WORD.findall(line) if w.lower() in ENGLISH or not (CODE.search(w) or w in terms or len(w) < 2)
+        ]
         words = [w for w in words if not (CODE.search(w) and w.lower() not in ENGLISH)]
         if words:
             found.append((words, line.strip()))
@@ -171,8 +226,11 @@ def _without(line, data):
     only where it stands as a word of its own (an input named ``x`` is not the x of ``xor``)."""
     for datum in data:
         if datum in line:
-            line = line.replace(datum, " ") if len(datum) > 3 else \
-                re.sub(rf"(?<![A-Za-z0-9_]){re.escape(datum)}(?![A-Za-z0-9_])", " ", line)
+            line = (
+                line.replace(datum, " ")
+                if len(datum) > 3
+                else re.sub(rf"(?<![A-Za-z0-9_]){re.escape(datum)}(?![A-Za-z0-9_])", " ", line)
+            )
     return line
 
 
@@ -211,7 +269,8 @@ def test_chinese_report_says_no_english_word(graded, assignment, which, view):
     result, data = graded[(assignment, which)]
     found = english_in_chinese(_render(view, result, "zh"), data, _latin_terms())
     assert not found, f"{len(found)} Chinese line(s) with English words:\n  " + "\n  ".join(
-        f"{words}: {line}" for words, line in found[:10])
+        f"{words}: {line}" for words, line in found[:10]
+    )
 
 
 @pytest.mark.parametrize("assignment, which, view", CASES)

@@ -16,13 +16,22 @@ from grader import api
 BASE = Path(__file__).resolve().parent / "blind" / "correct" / "internal_attention"
 
 SHARED_HELPER = [
-    ("attention.py", "def scaled_dot_product_attention(query, key, value, mask=None, dropout=None):",
-     "def _blocked(scores, mask):\n    return scores.masked_fill(~mask.bool(), 0.0)\n\n\n"
-     "def scaled_dot_product_attention(query, key, value, mask=None, dropout=None):"),
-    ("attention.py", '        scores = scores.masked_fill(~mask, float("-inf"))',
-     "        scores = _blocked(scores, mask)"),
-    ("attention.py", '            scores = scores.masked_fill(mask == False, float("-inf"))  # noqa: E712',
-     "            scores = _blocked(scores, mask)"),
+    (
+        "attention.py",
+        "def scaled_dot_product_attention(query, key, value, mask=None, dropout=None):",
+        "def _blocked(scores, mask):\n    return scores.masked_fill(~mask.bool(), 0.0)\n\n\n"
+        "def scaled_dot_product_attention(query, key, value, mask=None, dropout=None):",
+    ),
+    (
+        "attention.py",
+        '        scores = scores.masked_fill(~mask, float("-inf"))',
+        "        scores = _blocked(scores, mask)",
+    ),
+    (
+        "attention.py",
+        '            scores = scores.masked_fill(mask == False, float("-inf"))  # noqa: E712',
+        "            scores = _blocked(scores, mask)",
+    ),
 ]
 NO_STEP = [("training.py", "    optimizer.step()\n", "")]
 

@@ -30,12 +30,25 @@ TINY = Path(__file__).resolve().parent / "data" / "tiny_assignment"
 
 # -- records and files ------------------------------------------------------------------------------
 def _record(student=WANG, **changes):
-    record = {"student": student, "folder": "s1", "hash": "abc", "status": "ok", "reason": "", "problems": [],
-              "score": 8.0, "max_score": 10.0, "raw_score": 8.0, "tasks": {"sdpa": 5.0, "mha": 3.0},
-              "raw_tasks": {"sdpa": 5.0, "mha": 3.0}, "task_max": {"sdpa": 5.0, "mha": 5.0},
-              "checks": {"sdpa.shape": "passed"}, "diagnoses": [],
-              "flags": {"copy_of_reference": {"copy": False, "score": 0.2, "matches": []}}, "refused": [],
-              "duration_s": 1.5}
+    record = {
+        "student": student,
+        "folder": "s1",
+        "hash": "abc",
+        "status": "ok",
+        "reason": "",
+        "problems": [],
+        "score": 8.0,
+        "max_score": 10.0,
+        "raw_score": 8.0,
+        "tasks": {"sdpa": 5.0, "mha": 3.0},
+        "raw_tasks": {"sdpa": 5.0, "mha": 3.0},
+        "task_max": {"sdpa": 5.0, "mha": 5.0},
+        "checks": {"sdpa.shape": "passed"},
+        "diagnoses": [],
+        "flags": {"copy_of_reference": {"copy": False, "score": 0.2, "matches": []}},
+        "refused": [],
+        "duration_s": 1.5,
+    }
     record.update(changes)
     return record
 
@@ -46,11 +59,16 @@ def _copy_record(policy, *, timeout=True):
     if timeout:
         problems.append({"status": "timeout", "reason": TIMEOUT_REASON})
     zero = policy == "zero"
-    return _record(status="copy", reason="; ".join(p["reason"] for p in problems), problems=problems,
-                   score=0.0 if zero else 9.0, raw_score=9.0,
-                   tasks={"sdpa": 0.0, "mha": 0.0} if zero else {"sdpa": 5.0, "mha": 4.0},
-                   raw_tasks={"sdpa": 5.0, "mha": 4.0},
-                   flags={"copy_of_reference": {"copy": True, "score": 0.97, "matches": ["sdpa"]}})
+    return _record(
+        status="copy",
+        reason="; ".join(p["reason"] for p in problems),
+        problems=problems,
+        score=0.0 if zero else 9.0,
+        raw_score=9.0,
+        tasks={"sdpa": 0.0, "mha": 0.0} if zero else {"sdpa": 5.0, "mha": 4.0},
+        raw_tasks={"sdpa": 5.0, "mha": 4.0},
+        flags={"copy_of_reference": {"copy": True, "score": 0.97, "matches": ["sdpa"]}},
+    )
 
 
 def _override(**fields):
@@ -62,11 +80,18 @@ def _override(**fields):
 
 
 def _result(score=8.0):
-    check = CheckResult(id="sdpa.values", task="sdpa", status="failed", score=score, max_score=10.0,
-                        message=Message("fail.mismatch", {"what": "output"}))
+    check = CheckResult(
+        id="sdpa.values",
+        task="sdpa",
+        status="failed",
+        score=score,
+        max_score=10.0,
+        message=Message("fail.mismatch", {"what": "output"}),
+    )
     task = TaskResult(id="sdpa", score=score, max_score=10.0, checks=[check])
-    return GradeResult(submission=WANG, score=score, max_score=10.0, seed=1, profile="quick", duration_s=1.0,
-                       tasks=[task])
+    return GradeResult(
+        submission=WANG, score=score, max_score=10.0, seed=1, profile="quick", duration_s=1.0, tasks=[task]
+    )
 
 
 def _judge_files(folder, record):
@@ -78,11 +103,18 @@ def _views(record, lang="en", output_format="md"):
     """What the views alone render of ``record``'s grading, without a review: ``{file name: bytes}``."""
     result = _result(record["raw_score"])
     data = json_view.to_data(result, lang=lang)
-    data.update(student=record["student"], status=record["status"], reason=record["reason"], flags=record["flags"],
-                gradebook_score=record["score"])
-    return {"results.json": (json.dumps(data, ensure_ascii=False, indent=2) + "\n").encode(),
-            "report.html": html.render(result, lang=lang).encode(),
-            "gradescope.json": gradescope.render(result, lang=lang, output_format=output_format).encode()}
+    data.update(
+        student=record["student"],
+        status=record["status"],
+        reason=record["reason"],
+        flags=record["flags"],
+        gradebook_score=record["score"],
+    )
+    return {
+        "results.json": (json.dumps(data, ensure_ascii=False, indent=2) + "\n").encode(),
+        "report.html": html.render(result, lang=lang).encode(),
+        "gradescope.json": gradescope.render(result, lang=lang, output_format=output_format).encode(),
+    }
 
 
 def _files(folder):
@@ -120,19 +152,26 @@ why = "two days late"
 note = "asked for feedback"
 """
 
-CSV = ("student,points,copy,late_penalty,late_percent,note,by,why\r\n"
-       "Wang Fang (王芳),2,,,,task 3 regraded by hand,Prof. Li,the check missed an equivalent formula\r\n"
-       "\"O'Brien, Seán\",,cleared,,,,TA Zhang,\"written in class, reviewed\"\r\n"
-       "王芳,,,1.5,10,,Prof. Li,two days late\r\n"
-       "Anne Marie,,,,,asked for feedback,,\r\n"
-       ",,,,,,,\r\n")
+CSV = (
+    "student,points,copy,late_penalty,late_percent,note,by,why\r\n"
+    "Wang Fang (王芳),2,,,,task 3 regraded by hand,Prof. Li,the check missed an equivalent formula\r\n"
+    '"O\'Brien, Seán",,cleared,,,,TA Zhang,"written in class, reviewed"\r\n'
+    "王芳,,,1.5,10,,Prof. Li,two days late\r\n"
+    "Anne Marie,,,,,asked for feedback,,\r\n"
+    ",,,,,,,\r\n"
+)
 
 
 # -- load: both formats -----------------------------------------------------------------------------
 def _check_parsed(found):
     assert set(found) == {WANG, OBRIEN, "王芳", "Anne Marie"}
-    assert found[WANG] == Override(student=WANG, points=2.0, note="task 3 regraded by hand", by="Prof. Li",
-                                   why="the check missed an equivalent formula")
+    assert found[WANG] == Override(
+        student=WANG,
+        points=2.0,
+        note="task 3 regraded by hand",
+        by="Prof. Li",
+        why="the check missed an equivalent formula",
+    )
     assert found[OBRIEN].copy == "cleared" and found[OBRIEN].why == "written in class, reviewed"
     assert (found["王芳"].late_penalty, found["王芳"].late_percent, found["王芳"].points) == (1.5, 10.0, 0.0)
     assert found["Anne Marie"].note == "asked for feedback" and not found["Anne Marie"].by
@@ -154,7 +193,7 @@ def test_csv_entries_with_or_without_a_bom(tmp_path, bom):
 
 
 def test_csv_headers_in_any_order_and_case_with_columns_left_out(tmp_path):
-    path = _write(tmp_path, "overrides.csv", "Note, Student ,Points,By,Why\nok,\"O'Brien, Seán\",-1.5,Li,typo\n")
+    path = _write(tmp_path, "overrides.csv", 'Note, Student ,Points,By,Why\nok,"O\'Brien, Seán",-1.5,Li,typo\n')
     found = overrides.load(path)
     assert found[OBRIEN].points == -1.5 and found[OBRIEN].note == "ok"
 
@@ -163,8 +202,7 @@ def test_a_name_is_matched_as_the_gradebook_shows_it(tmp_path):
     # NFD (as macOS names files) for NFC, spaces around, and the gradebook's quote before a formula sign.
     nfd = unicodedata.normalize("NFD", OBRIEN)
     assert nfd != OBRIEN
-    toml = (f'[students."{nfd}"]\nnote = "a"\n[students."  Anne Marie "]\nnote = "b"\n'
-            f'[students."\'-dash"]\nnote = "c"\n')
+    toml = f'[students."{nfd}"]\nnote = "a"\n[students."  Anne Marie "]\nnote = "b"\n[students."\'-dash"]\nnote = "c"\n'
     found = overrides.load(_write(tmp_path, "overrides.toml", toml), students=CLASS)
     assert found.unknown == []
     assert [found.for_student(s).note for s in (OBRIEN, "Anne Marie", "-dash")] == ["a", "b", "c"]
@@ -187,12 +225,18 @@ def test_without_a_class_list_nothing_is_reported(tmp_path):
 
 BAD = [
     # (file name, content, fragments the message must hold)
-    ("o.toml", '[students."A"]\npoints = 1\nby = "x"\nwhy = "y"\nbonus = 2\n',
-     ['[students."A"]', "'bonus'", "points, copy, late_penalty, late_percent, note, by, why"]),
+    (
+        "o.toml",
+        '[students."A"]\npoints = 1\nby = "x"\nwhy = "y"\nbonus = 2\n',
+        ['[students."A"]', "'bonus'", "points, copy, late_penalty, late_percent, note, by, why"],
+    ),
     ("o.toml", '[students."A"]\npoints = "two"\nby = "x"\nwhy = "y"\n', ['[students."A"]', "points", "'two'"]),
     ("o.toml", '[students."A"]\npoints = true\nby = "x"\nwhy = "y"\n', ['[students."A"]', "points", "True"]),
-    ("o.toml", '[students."A"]\ncopy = "maybe"\nby = "x"\nwhy = "y"\n',
-     ['[students."A"]', '"cleared" or "confirmed"', "'maybe'"]),
+    (
+        "o.toml",
+        '[students."A"]\ncopy = "maybe"\nby = "x"\nwhy = "y"\n',
+        ['[students."A"]', '"cleared" or "confirmed"', "'maybe'"],
+    ),
     ("o.toml", '[students."A"]\npoints = 3\n', ['[students."A"]', "'by'", "'why'"]),
     ("o.toml", '[students."A"]\ncopy = "confirmed"\nby = "x"\n', ['[students."A"]', "'why'"]),
     ("o.toml", '[students."A"]\nlate_percent = 120\nby = "x"\nwhy = "y"\n', ['[students."A"]', "0 and 100", "120"]),
@@ -200,21 +244,21 @@ BAD = [
     ("o.toml", '[students."A"]\npoints = inf\nby = "x"\nwhy = "y"\n', ['[students."A"]', "points", "inf"]),
     ("o.toml", '[students."A"]\nnote = 5\n', ['[students."A"]', "note", "5"]),
     ("o.toml", '[student."A"]\nnote = "x"\n', ["'student'", 'students."NAME"']),
-    ("o.toml", 'students = 3\n', ["students", "3"]),
-    ("o.toml", '[students]\nA = 3\n', ['students."A"', "3"]),
+    ("o.toml", "students = 3\n", ["students", "3"]),
+    ("o.toml", "[students]\nA = 3\n", ['students."A"', "3"]),
     ("o.toml", '[students."A"\n', ["o.toml", "TOML"]),
     ("o.csv", "student,points,bonus\nA,1,2\n", ["o.csv", "line 1", "'bonus'", "student, points, copy"]),
     ("o.csv", "name,points\nA,1\n", ["o.csv", "line 1", "'name'", "student, points, copy"]),
     ("o.csv", "points,note\n1,x\n", ["o.csv", "line 1", "'student'"]),
     ("o.csv", "student,points,points\nA,1,2\n", ["o.csv", "line 1", "'points'"]),
     ("o.csv", "student,points,by,why\nA,two,x,y\n", ["o.csv", "line 2", "points", "'two'"]),
-    ("o.csv", "student,points,by,why\nA,\"2,5\",x,y\n", ["o.csv", "line 2", "points", "'2,5'"]),
+    ("o.csv", 'student,points,by,why\nA,"2,5",x,y\n', ["o.csv", "line 2", "points", "'2,5'"]),
     ("o.csv", "student,copy,by,why\nA,maybe,x,y\n", ["o.csv", "line 2", "'maybe'"]),
     ("o.csv", "student,points,by,why\nA,1,,\n", ["o.csv", "line 2", "'by'", "'why'"]),
     ("o.csv", "student,points\n,1\n", ["o.csv", "line 2", "student"]),
     ("o.csv", "student,note\nA,x\nB,y\n A ,z\n", ["o.csv", "line 4", "line 2", "A"]),
     ("o.csv", "student,note\nA,x,extra\n", ["o.csv", "line 2", "3", "2"]),
-    ("o.csv", "student,note\n\"A\nB\",x\n\"C\",\n\"D\",a,b\n", ["o.csv", "line 5"]),
+    ("o.csv", 'student,note\n"A\nB",x\n"C",\n"D",a,b\n', ["o.csv", "line 5"]),
     ("o.csv", "student,note\nWang Fang,王芳\n".encode("gbk"), ["o.csv", "UTF-8"]),
     ("o.txt", "student\n", ["o.txt", ".toml", ".csv"]),
 ]
@@ -264,8 +308,16 @@ def test_a_cleared_copy_gets_its_raw_points_back_and_the_next_problem(policy):
     assert final["score"] == 9.0 and final["tasks"] == {"sdpa": 5.0, "mha": 4.0}
     assert final["status"] == "timeout" and final["reason"] == TIMEOUT_REASON
     assert final["problems"] == [{"status": "timeout", "reason": TIMEOUT_REASON}]
-    assert final["review"] == {"points": 0.0, "copy": "cleared", "late": 0.0, "note": "", "by": "Prof. Li",
-                               "why": "regrade request", "before": record["score"], "after": 9.0}
+    assert final["review"] == {
+        "points": 0.0,
+        "copy": "cleared",
+        "late": 0.0,
+        "note": "",
+        "by": "Prof. Li",
+        "why": "regrade request",
+        "before": record["score"],
+        "after": 9.0,
+    }
 
 
 def test_a_cleared_copy_without_other_problems_is_ok():
@@ -286,8 +338,12 @@ def test_a_confirmed_copy_scores_zero_whatever_the_policy(policy):
 def test_a_copy_the_detector_missed_can_be_confirmed():
     final = overrides.apply(_record(), _override(copy="confirmed"), copy_policy="flag")
     assert (final["status"], final["score"]) == ("copy", 0.0)
-    assert final["reason"] == overrides.apply(_copy_record("flag", timeout=False), _override(copy="confirmed"),
-                                              copy_policy="flag")["reason"]
+    assert (
+        final["reason"]
+        == overrides.apply(_copy_record("flag", timeout=False), _override(copy="confirmed"), copy_policy="flag")[
+            "reason"
+        ]
+    )
 
 
 def test_clearing_a_flag_the_record_does_not_have_changes_nothing_but_the_review():
@@ -310,8 +366,9 @@ def test_the_total_never_goes_below_zero():
     # the late penalty takes at most what was earned; the adjustment then counts in full
     late = overrides.apply(low, _override(late_penalty=5, points=1), copy_policy="zero")
     assert late["score"] == 1 and late["review"]["late"] == 2
-    confirmed = overrides.apply(_copy_record("flag"), _override(copy="confirmed", late_percent=50, points=-1),
-                                copy_policy="flag")
+    confirmed = overrides.apply(
+        _copy_record("flag"), _override(copy="confirmed", late_percent=50, points=-1), copy_policy="flag"
+    )
     assert confirmed["score"] == 0 and confirmed["review"]["late"] == 0
 
 
@@ -326,9 +383,22 @@ def test_a_note_alone_keeps_the_score():
 
 
 def test_a_record_that_could_not_be_graded_keeps_its_status():
-    record = {"student": WANG, "folder": "s1", "hash": "", "status": "error", "reason": "could not be graded: x",
-              "score": 0.0, "max_score": 0.0, "raw_score": 0.0, "tasks": {}, "task_max": {}, "checks": {},
-              "diagnoses": [], "flags": {}, "duration_s": 0.0}
+    record = {
+        "student": WANG,
+        "folder": "s1",
+        "hash": "",
+        "status": "error",
+        "reason": "could not be graded: x",
+        "score": 0.0,
+        "max_score": 0.0,
+        "raw_score": 0.0,
+        "tasks": {},
+        "task_max": {},
+        "checks": {},
+        "diagnoses": [],
+        "flags": {},
+        "duration_s": 0.0,
+    }
     final = overrides.apply(record, _override(copy="cleared", points=4), copy_policy="zero")
     assert (final["status"], final["reason"], final["score"]) == ("error", record["reason"], 4.0)
 
@@ -374,11 +444,13 @@ def test_without_a_review_the_files_are_the_views_but_for_the_gradescope_score(t
     judged = _views(record)
     after = _run(folder, record, None)
     assert {k: v for k, v in after.items() if k in ("results.json", "report.html")} == {
-        k: v for k, v in judged.items() if k != "gradescope.json"}
+        k: v for k, v in judged.items() if k != "gradescope.json"
+    }
     gs_before, gs_after = json.loads(judged["gradescope.json"]), json.loads(after["gradescope.json"])
     assert gs_before["score"] == 9 and gs_after["score"] == 0  # the gradebook's score, after the copy policy
     assert {k: v for k, v in gs_after.items() if k not in ("score", "output")} == {
-        k: v for k, v in gs_before.items() if k not in ("score", "output")}
+        k: v for k, v in gs_before.items() if k not in ("score", "output")
+    }
     # The output opens with the score that counts, then says what the judge's view says
     said, judged_said = gs_after["output"].split("\n", 1), gs_before["output"].split("\n", 1)
     assert said[0].startswith("Score: 0 / 10") and judged_said[0].startswith("Score: 9 / 10")
@@ -391,8 +463,9 @@ def test_without_a_review_the_files_are_the_views_but_for_the_gradescope_score(t
 
 def test_the_review_shows_in_every_file(tmp_path):
     record = _copy_record("zero")
-    override = _override(copy="cleared", late_penalty=1, points=0.5, note="<script>alert(1)</script> & co",
-                         by="Prof. <b>Li</b>")
+    override = _override(
+        copy="cleared", late_penalty=1, points=0.5, note="<script>alert(1)</script> & co", by="Prof. <b>Li</b>"
+    )
     files = _run(_judged(tmp_path, "s", record), record, override)
     report = files["report.html"].decode()
     box = report.split("<!-- gradekit:review -->")[1].split("<!-- /gradekit:review -->")[0]
@@ -422,15 +495,23 @@ def test_the_review_in_chinese(tmp_path):
     assert "教师复核" in json.loads(files["gradescope.json"])["output"]
 
 
-@pytest.mark.parametrize("output_format, shown", [("html", "&lt;img src=x onerror=alert(1)&gt;"),
-                                                   ("md", "&lt;img src=x onerror=alert(1)&gt;"),
-                                                   ("text", "<img src=x onerror=alert(1)>")])
+@pytest.mark.parametrize(
+    "output_format, shown",
+    [
+        ("html", "&lt;img src=x onerror=alert(1)&gt;"),
+        ("md", "&lt;img src=x onerror=alert(1)&gt;"),
+        ("text", "<img src=x onerror=alert(1)>"),
+    ],
+)
 def test_gradescope_output_follows_its_format(tmp_path, output_format, shown):
     record = _record()
     folder = _judged(tmp_path, "s", record)
     judged = _views(record, output_format=output_format)["gradescope.json"]
-    output = json.loads(_run(folder, record, _override(note="<img src=x onerror=alert(1)>"),
-                             output_format=output_format)["gradescope.json"])["output"]
+    output = json.loads(
+        _run(folder, record, _override(note="<img src=x onerror=alert(1)>"), output_format=output_format)[
+            "gradescope.json"
+        ]
+    )["output"]
     assert shown in output
     assert ("<img" in output) == (output_format == "text")  # text is shown as written, never as markup
     assert _run(folder, record, None, output_format=output_format)["gradescope.json"] == judged
@@ -446,11 +527,13 @@ def test_a_folder_without_a_grading_gets_no_files(tmp_path):
 
 # -- the gradebook ----------------------------------------------------------------------------------
 def _class_records():
-    return [overrides.apply(_copy_record("zero"), _override(copy="cleared", note='said "hi", =1+1'),
-                            copy_policy="zero"),
-            _record(student="王芳, Li", score=7.25, raw_score=7.25),
-            overrides.apply(_record(student="-dash"), _override(student="-dash", late_percent=5, points=-0.5),
-                            copy_policy="zero")]
+    return [
+        overrides.apply(_copy_record("zero"), _override(copy="cleared", note='said "hi", =1+1'), copy_policy="zero"),
+        _record(student="王芳, Li", score=7.25, raw_score=7.25),
+        overrides.apply(
+            _record(student="-dash"), _override(student="-dash", late_percent=5, points=-0.5), copy_policy="zero"
+        ),
+    ]
 
 
 def test_gradebook_task_columns_use_the_course_names():
@@ -466,10 +549,11 @@ def test_gradebook_review_columns_exact_bytes(tmp_path):
     assert (tmp_path / "gradebook.csv").read_bytes() == (
         "\ufeffstudent_id,total,max,status,Q3 masks,reason,before_review,adjustment,late,copy_review,review_note,"
         "reviewed_by,review_why\r\n"
-        f"{WANG},9,10,timeout,5,{TIMEOUT_REASON},0,0,0,cleared,\"said \"\"hi\"\", '=1+1\",Prof. Li,"
+        f'{WANG},9,10,timeout,5,{TIMEOUT_REASON},0,0,0,cleared,"said ""hi"", \'=1+1",Prof. Li,'
         "regrade request\r\n"
-        "\"王芳, Li\",7.25,10,ok,5,,,,,,,,\r\n"
-        "'-dash,7,10,ok,5,,8,-0.5,0.5,,,Prof. Li,regrade request\r\n").encode()
+        '"王芳, Li",7.25,10,ok,5,,,,,,,,\r\n'
+        "'-dash,7,10,ok,5,,8,-0.5,0.5,,,Prof. Li,regrade request\r\n"
+    ).encode()
 
 
 def test_gradebook_review_columns_stay_when_asked_even_without_reviews():
@@ -482,16 +566,30 @@ def test_gradebook_review_columns_stay_when_asked_even_without_reviews():
 
 # -- the LMS export ---------------------------------------------------------------------------------
 def test_lms_csv_exact_bytes(tmp_path):
-    ungraded = {"student": "Zed", "folder": "Zed", "hash": "", "status": "error", "reason": "could not be graded",
-                "score": 0.0, "max_score": 0.0, "raw_score": 0.0, "tasks": {}, "task_max": {}}
+    ungraded = {
+        "student": "Zed",
+        "folder": "Zed",
+        "hash": "",
+        "status": "error",
+        "reason": "could not be graded",
+        "score": 0.0,
+        "max_score": 0.0,
+        "raw_score": 0.0,
+        "tasks": {},
+        "task_max": {},
+    }
     path = exports.write_lms(_class_records() + [ungraded], tmp_path, title="HW2, Transformer", lang="en")
     assert path == tmp_path / "lms.csv"
-    assert path.read_bytes() == (
-        "\ufeffStudent,ID,SIS User ID,SIS Login ID,Section,\"HW2, Transformer\"\r\n"
-        f"{WANG},,,{WANG},,9\r\n"
-        "\"王芳, Li\",,,\"王芳, Li\",,7.25\r\n"
-        "'-dash,,,'-dash,,7\r\n"
-        "Zed,,,Zed,,\r\n").encode()
+    assert (
+        path.read_bytes()
+        == (
+            '\ufeffStudent,ID,SIS User ID,SIS Login ID,Section,"HW2, Transformer"\r\n'
+            f"{WANG},,,{WANG},,9\r\n"
+            '"王芳, Li",,,"王芳, Li",,7.25\r\n'
+            "'-dash,,,'-dash,,7\r\n"
+            "Zed,,,Zed,,\r\n"
+        ).encode()
+    )
 
 
 def test_lms_title_falls_back_to_the_assignments_title_in_the_language(tmp_path):

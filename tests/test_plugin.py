@@ -35,8 +35,14 @@ def _graded_once_before_any_run():
 
 def run_pytest(*args):
     env = dict(os.environ, PYTEST_DISABLE_PLUGIN_AUTOLOAD="1")
-    return subprocess.run([sys.executable, "-m", "pytest", "-p", "grader.plugin", "-p", "no:cacheprovider", *args],
-                          capture_output=True, text=True, cwd=ROOT, env=env, timeout=600)
+    return subprocess.run(
+        [sys.executable, "-m", "pytest", "-p", "grader.plugin", "-p", "no:cacheprovider", *args],
+        capture_output=True,
+        text=True,
+        cwd=ROOT,
+        env=env,
+        timeout=600,
+    )
 
 
 def test_solution_passes_as_pytest_items():
@@ -80,7 +86,7 @@ def under(output, check_id):
     lines = output.splitlines()
     start = next(i for i, line in enumerate(lines) if re.match(rf"\s+\S+\s+{re.escape(check_id)}\s+\(", line))
     block = []
-    for line in lines[start + 1:]:
+    for line in lines[start + 1 :]:
         if not line.startswith(" " * 12):
             break
         block.append(line.strip())
@@ -186,7 +192,7 @@ def test_the_summary_gives_points_per_task_and_the_total(pytester, capsys):
     edited_copy(pytester.path / "good")
     cli_lines = cli_output(capsys, sub, "--tasks", "masks,param_count").splitlines()
     out = pytester.runpytest("--submission", "sub", *QUICK, "-m", "masks or param_count").stdout.str()
-    section = out[out.index("gradekit"):]
+    section = out[out.index("gradekit") :]
     for task_line in (line for line in cli_lines if line.startswith(("✓", "✗"))):
         assert task_line.rstrip() in section.splitlines(), (task_line, section)
     score = next(line for line in cli_lines if line.startswith("Score: ")).split("(")[0].rstrip()
@@ -219,7 +225,7 @@ def test_node_ids_run_as_printed(pytester):
     # the rerun line under a failure is a command that runs from here, as printed
     command = shlex.split(rerun_commands(first.stdout.str())[0])
     assert command[-2:] == ["-v", "sub::masks.causal"]  # -v kept: it shows the traceback
-    again = pytester.runpytest(*command[command.index("--submission"):])
+    again = pytester.runpytest(*command[command.index("--submission") :])
     again.assert_outcomes(failed=1)
     assert "sub::masks.causal FAILED" in again.stdout.str()
 
@@ -273,7 +279,10 @@ def test_the_course_configuration_applies_as_in_the_cli(pytester, capsys):
     pytester.path.joinpath("gradekit.toml").write_text(course)
     listed = pytester.runpytest("--submission", "sub", *QUICK, "-m", "masks", "--collect-only", "-q").stdout.lines
     assert [line for line in listed if line.startswith("sub::")] == [
-        "sub::masks.padding", "sub::masks.causal", "sub::masks.target"]
+        "sub::masks.padding",
+        "sub::masks.causal",
+        "sub::masks.target",
+    ]
     cli_lines = [line.rstrip() for line in cli_output(capsys, sub, "--tasks", "masks").splitlines()]
     lines = [line.rstrip() for line in pytester.runpytest("--submission", "sub", *QUICK, "-m", "masks").stdout.lines]
     said = [line for line in cli_lines if line.startswith(("✓ masks", "All public checks passed (1 hidden"))]
@@ -284,10 +293,16 @@ def test_the_course_configuration_applies_as_in_the_cli(pytester, capsys):
 
 @pytest.mark.parametrize("lang", ["en", "zh"])
 def test_code_not_written_yet_is_reported_to_do_as_in_the_cli_and_still_fails_the_run(pytester, lang):
-    edited_copy(pytester.path / "sub", {"masks.py": (
-        "    keep = torch.ones(size, size, dtype=torch.bool, device=device).tril()  # [L, L]\n"
-        "    return keep.unsqueeze(0).unsqueeze(0)  # [1, 1, L, L]\n",
-        "    raise NotImplementedError\n")})
+    edited_copy(
+        pytester.path / "sub",
+        {
+            "masks.py": (
+                "    keep = torch.ones(size, size, dtype=torch.bool, device=device).tril()  # [L, L]\n"
+                "    return keep.unsqueeze(0).unsqueeze(0)  # [1, 1, L, L]\n",
+                "    raise NotImplementedError\n",
+            )
+        },
+    )
     result = pytester.runpytest("--submission", "sub", *QUICK, "-m", "masks", "-v", "--gradekit-lang", lang)
     out = result.stdout.str()
     word = text("ui.todo_word", lang)

@@ -32,7 +32,7 @@ DRILLS = drills.of(A)
 def definitions(source):
     """Top-level name -> its source text."""
     lines = source.splitlines(keepends=True)
-    return {name: "".join(lines[a - 1:b]) for name, (a, b) in workspace._top_level(source).items()}
+    return {name: "".join(lines[a - 1 : b]) for name, (a, b) in workspace._top_level(source).items()}
 
 
 def solve(root, tasks, assignment=None):
@@ -44,6 +44,7 @@ def solve(root, tasks, assignment=None):
 
 
 # -- drills and workspaces -----------------------------------------------------------------------------------------
+
 
 def test_every_task_but_overfit_is_a_drill_and_sets_are_well_formed():
     assert {d.id for d in DRILLS if not d.is_set} == set(A.task_ids) - {"overfit"}
@@ -80,11 +81,13 @@ def test_workspace_has_stubs_for_the_drill_only(tmp_path, drill):
 def test_task_text_is_the_skeletons_docstring_and_signature():
     import skeleton.attention
     import skeleton.decoding
+
     texts = {t.name: t for t in workspace.task_texts(["mha", "greedy"], A)}
     assert texts["MultiHeadAttention"].signature == "class MultiHeadAttention(d_model, num_heads, dropout=0.1)"
     assert texts["greedy_decode"].signature.startswith("def greedy_decode(model, src, *, max_len")
     assert texts["MultiHeadAttention"].doc == ast.get_docstring(
-        ast.parse(open(skeleton.attention.__file__).read()).body[-1])
+        ast.parse(open(skeleton.attention.__file__).read()).body[-1]
+    )
     assert texts["greedy_decode"].file == "decoding.py"
     assert "Hints:" in texts["greedy_decode"].doc
 
@@ -130,6 +133,7 @@ def test_start_in_the_data_folder_and_random(tmp_path, monkeypatch, capsys, home
 
 
 # -- whole sessions --------------------------------------------------------------------------------------------
+
 
 def test_session_stub_then_hints_then_correct_answer_is_recorded_as_passed(tmp_path, monkeypatch, capsys, home):
     ws = tmp_path / "ws"
@@ -209,6 +213,7 @@ def test_wrong_answer_is_diagnosed_but_withheld_in_no_hints_mode_until_time_is_u
 
 # -- history -------------------------------------------------------------------------------------------------
 
+
 def test_history_location_follows_the_environment(tmp_path, monkeypatch):
     assert default_path() == tmp_path / "home" / "history.sqlite"
     monkeypatch.delenv("GRADEKIT_HOME")
@@ -220,8 +225,9 @@ def test_history_location_follows_the_environment(tmp_path, monkeypatch):
 
 
 def test_personal_bests_and_chart(tmp_path):
-    common = dict(tasks=["sdpa"], workspace=tmp_path, limit_s=600, max_score=10, hints=0, no_hints=False,
-                  profile="quick")
+    common = dict(
+        tasks=["sdpa"], workspace=tmp_path, limit_s=600, max_score=10, hints=0, no_hints=False, profile="quick"
+    )
     with History() as h:
         h.record(drill="sdpa", started=0, finished=500, passed=True, score=10, **common)
         first = h.record(drill="sdpa", started=1000, finished=1300, passed=False, score=4, **common)
@@ -240,24 +246,38 @@ def test_personal_bests_and_chart(tmp_path):
     assert render.bar(600, 600) == "█" * render.BAR_WIDTH
     assert render.bar(900, 600) == "█" * render.BAR_WIDTH + "░" * (render.BAR_WIDTH // 2)
     assert render.bar(300, 600) == "█" * (render.BAR_WIDTH // 2)
-    assert render.history_view(session.Past([], {}, [], {}), "zh") == text("practice.history.empty", "zh",
-                                                                          **session.commands(lang="zh"))
+    assert render.history_view(session.Past([], {}, [], {}), "zh") == text(
+        "practice.history.empty", "zh", **session.commands(lang="zh")
+    )
     columns = [r[1] for r in sqlite3.connect(default_path()).execute("PRAGMA table_info(attempts)")]
     assert {"drill", "started", "finished", "seconds", "limit_s", "passed", "score", "max_score", "hints"} <= set(
-        columns)
+        columns
+    )
 
 
 def test_drills_of_two_assignments_with_one_id_are_kept_apart(tmp_path):
     """Both assignments have a drill ``model``: a fast pass of one is not the other's personal best, and the
     history names each with its assignment."""
-    common = dict(drill="model", tasks=["model"], workspace=tmp_path, limit_s=1800, max_score=10, hints=0,
-                  no_hints=False, profile="quick", passed=True, score=10)
+    common = dict(
+        drill="model",
+        tasks=["model"],
+        workspace=tmp_path,
+        limit_s=1800,
+        max_score=10,
+        hints=0,
+        no_hints=False,
+        profile="quick",
+        passed=True,
+        score=10,
+    )
     with History() as h:
         h.record(assignment="assignments.transformer", started=0, finished=1500, **common)
         h.record(assignment="assignments.decoder_lm", started=2000, finished=2100, **common)
         bests = h.bests()
-        assert {k: b.seconds for k, b in bests.items()} == {("assignments.transformer", "model"): 1500,
-                                                            ("assignments.decoder_lm", "model"): 100}
+        assert {k: b.seconds for k, b in bests.items()} == {
+            ("assignments.transformer", "model"): 1500,
+            ("assignments.decoder_lm", "model"): 100,
+        }
         assert [a.seconds for a in h.attempts("model")] == [1500]
         assert [a.seconds for a in h.attempts("model", assignment="assignments.decoder_lm")] == [100]
         view = render.history_view(session.Past(h.attempts(), bests, [], {}), "en")
@@ -271,9 +291,21 @@ def test_a_check_compares_with_the_best_of_its_own_assignment(tmp_path):
     """The first pass of the LM's drill ``rmsnorm`` is a personal best even after a faster pass of a drill of that id
     in another assignment (recorded here as the Transformer's)."""
     with History() as h:
-        h.record(assignment="assignments.transformer", drill="rmsnorm", tasks=["rmsnorm"], workspace=tmp_path,
-                 started=0, finished=1, limit_s=1800, passed=True, score=10, max_score=10, hints=0, no_hints=False,
-                 profile="quick")
+        h.record(
+            assignment="assignments.transformer",
+            drill="rmsnorm",
+            tasks=["rmsnorm"],
+            workspace=tmp_path,
+            started=0,
+            finished=1,
+            limit_s=1800,
+            passed=True,
+            score=10,
+            max_score=10,
+            hints=0,
+            no_hints=False,
+            profile="quick",
+        )
     started = session.start(drill="rmsnorm", assignment="decoder_lm", dest=tmp_path / "ws", now=1000.0)
     solve(started.root, list(started.drill.tasks), assignment="decoder_lm")
     checked = session.check(path=started.root, now=1500.0)
@@ -286,17 +318,22 @@ def test_an_older_history_file_gains_the_assignment_of_each_attempt(tmp_path):
     file names, or the default one where the workspace is gone; its rows and quizzes stay."""
     path = tmp_path / "old.sqlite"
     db = sqlite3.connect(path)
-    old_schema = history_module.SCHEMA.replace("    assignment TEXT NOT NULL DEFAULT 'assignments.transformer',\n",
-                                               "")
+    old_schema = history_module.SCHEMA.replace("    assignment TEXT NOT NULL DEFAULT 'assignments.transformer',\n", "")
     assert "assignment TEXT NOT NULL DEFAULT" not in old_schema.split("CREATE TABLE IF NOT EXISTS quizzes")[0]
     db.executescript(old_schema)
     db.execute("PRAGMA user_version = 2")
     lm_ws, gone = tmp_path / "lm_ws", tmp_path / "gone"
     lm_ws.mkdir()
-    (lm_ws / STATE_FILE).write_text(json.dumps({"drill": "model", "tasks": ["model"], "started": 0, "minutes": 30,
-                                                "assignment": "assignments.decoder_lm"}), encoding="utf-8")
-    row = "(drill, tasks, workspace, started, finished, seconds, limit_s, passed, score, max_score, hints, checks, " \
-          "no_hints, profile) VALUES (?, ?, ?, 0, 60, 60, 1800, 1, 10, 10, 0, 1, 0, 'quick')"
+    (lm_ws / STATE_FILE).write_text(
+        json.dumps(
+            {"drill": "model", "tasks": ["model"], "started": 0, "minutes": 30, "assignment": "assignments.decoder_lm"}
+        ),
+        encoding="utf-8",
+    )
+    row = (
+        "(drill, tasks, workspace, started, finished, seconds, limit_s, passed, score, max_score, hints, checks, "
+        "no_hints, profile) VALUES (?, ?, ?, 0, 60, 60, 1800, 1, 10, 10, 0, 1, 0, 'quick')"
+    )
     db.execute(f"INSERT INTO attempts {row}", ("model", "model", str(lm_ws)))
     db.execute(f"INSERT INTO attempts {row}", ("model", "model", str(gone)))
     db.commit()
@@ -309,8 +346,10 @@ def test_an_older_history_file_gains_the_assignment_of_each_attempt(tmp_path):
 
 # -- messages ----------------------------------------------------------------------------------------------------
 
+
 def test_every_task_has_two_hint_levels_in_both_languages():
     from grader.messages import CATALOGUES
+
     for lang in ("en", "zh"):
         for d in DRILLS:
             if not d.is_set:
@@ -344,13 +383,14 @@ def test_without_hints_keeps_every_other_section():
     assert workspace.without_hints(doc) == "Summary.\n\nArgs:\n    x: one.\n\nReturns:\n    y."
     assert workspace.without_hints("概要。\n\n提示：\n    这样做。") == "概要。"
     assert workspace.without_hints("Summary.\n\nArgs:\n    hints: a name, not a section.") == (
-        "Summary.\n\nArgs:\n    hints: a name, not a section.")
+        "Summary.\n\nArgs:\n    hints: a name, not a section."
+    )
 
 
 # -- another assignment --------------------------------------------------------------------------------------------
 
 TOY = {
-    "__init__.py": '''
+    "__init__.py": """
         from pathlib import Path
 
         from grader.assignment import Assignment, Task
@@ -360,20 +400,20 @@ TOY = {
                                 tasks=(Task("add", "arith.py", ("add",)), Task("mul", "arith.py", ("mul",))),
                                 reference=HERE / "ref", skeleton=HERE / "stubs",
                                 practice=f"{__name__}.practice", messages=f"{__name__}.messages")
-    ''',
-    "practice.py": '''
+    """,
+    "practice.py": """
         from grader.practice.drills import Drill
         from grader.practice.quiz import Question
 
         DRILLS = (Drill("add", ("add",), 3, "easy"), Drill("arith5", ("add", "mul"), 5, "medium"))
         QUESTIONS = (Question("toy_sum", "arith", lambda ref, a, b: ref.get("add")(a, b),
                               lambda rng: dict(a=rng.randint(1, 9), b=rng.randint(1, 9))),)
-    ''',
+    """,
     "messages/__init__.py": "",
-    "messages/practice_en.py": '''
+    "messages/practice_en.py": """
         MESSAGES = {"practice.title.add": "Addition", "practice.title.arith5": "Both operations",
                     "quiz.toy_sum.q": "{a} + {b}?", "quiz.toy_sum.why": "It is {answer}.", "quiz.topic.arith": "sums"}
-    ''',
+    """,
     "ref/arith.py": '''
         def add(a, b):
             """Return a + b."""
@@ -416,19 +456,23 @@ def test_another_assignment_has_its_own_drills_and_quiz(tmp_path, capsys):
     assert sorted(p.name for p in ws.glob("*.py")) == ["arith.py"]
     assert definitions((ws / "arith.py").read_text()) == {
         "add": definitions((folder / "stubs" / "arith.py").read_text())["add"],
-        "mul": definitions((folder / "ref" / "arith.py").read_text())["mul"]}
+        "mul": definitions((folder / "ref" / "arith.py").read_text())["mul"],
+    }
     assert load(workspace.read_state(ws).assignment).name == "toy"
     code, _, err = gradekit(capsys, "practice", "masks", "--assignment", toy, "--dir", str(tmp_path / "other"))
     assert code == 2 and "unknown drill 'masks'" in err and "arith5" in err
     # No hints: the section goes, closing quotes and all, and the TODO keeps only its task id; no translation
     # exists, so the Chinese drill keeps the skeleton's text.
-    code, out, _ = gradekit(capsys, "practice", "add", "--assignment", toy, "--dir", str(tmp_path / "bare"),
-                            "--no-hints", "--lang", "zh")
+    code, out, _ = gradekit(
+        capsys, "practice", "add", "--assignment", toy, "--dir", str(tmp_path / "bare"), "--no-hints", "--lang", "zh"
+    )
     bare = (tmp_path / "bare" / "arith.py").read_text()
     assert code == 0 and "Hints:" not in out + bare and "≥" not in out + bare and "+ operator" not in bare
     assert definitions(bare)["add"] == (
-        'def add(a, b):\n    """Return a + b."""\n    # TODO(add): ' + text("practice.todo", "zh")
-        + "\n    raise NotImplementedError\n")
+        'def add(a, b):\n    """Return a + b."""\n    # TODO(add): '
+        + text("practice.todo", "zh")
+        + "\n    raise NotImplementedError\n"
+    )
     assert definitions(bare)["mul"] == definitions((folder / "ref" / "arith.py").read_text())["mul"]
 
     # The quiz computes the answer from this assignment's reference.
@@ -441,6 +485,7 @@ def test_another_assignment_has_its_own_drills_and_quiz(tmp_path, capsys):
 
 
 # -- issue 14: no hint leaks, honest history, saved quizzes, Chinese task text, workspaces outside the clone -----
+
 
 def gradekit_line(capsys, line):
     """Run a printed command line (``gradekit ...``) through the whole CLI; ``(exit code, stdout, stderr)``."""
@@ -467,8 +512,7 @@ def write_bug(ws, bug_id="masks.padding_inverted"):
     return text("bug." + bug.id, "en")
 
 
-def test_no_hints_mode_leaks_no_hint_through_the_task_text_the_files_or_the_rerun_line(tmp_path, capsys,
-                                                                                      monkeypatch):
+def test_no_hints_mode_leaks_no_hint_through_the_task_text_the_files_or_the_rerun_line(tmp_path, capsys, monkeypatch):
     monkeypatch.setenv("GRADEKIT_PROG", "gradekit")  # as if started by that name: the rerun lines begin with it
     ws = tmp_path / "ws"
     code, out, _ = gradekit(capsys, "practice", "masks", "--no-hints", "--minutes", "5", "--dir", str(ws))
@@ -527,8 +571,10 @@ def _shift(ws, seconds):
     workspace.write_state(ws, state)
     with History() as h:
         with h.db:
-            h.db.execute("UPDATE attempts SET started = started - ?, finished = finished - ? WHERE workspace = ?",
-                         (seconds, seconds, str(ws.resolve())))
+            h.db.execute(
+                "UPDATE attempts SET started = started - ?, finished = finished - ? WHERE workspace = ?",
+                (seconds, seconds, str(ws.resolve())),
+            )
 
 
 def test_history_tells_in_progress_and_abandoned_attempts_from_failed_ones(tmp_path, capsys):
@@ -634,8 +680,11 @@ def test_the_repository_ignores_what_practice_may_leave_in_a_clone():
     if shutil.which("git") is None:
         pytest.skip("git is not installed")
     root = Path(__file__).resolve().parent.parent
-    for path in ("practice-mha-20240101-120000/attention.py", "sub/practice-masks-20240101-120000/masks.py",
-                 "my-drill/.gradekit-practice.json"):
+    for path in (
+        "practice-mha-20240101-120000/attention.py",
+        "sub/practice-masks-20240101-120000/masks.py",
+        "my-drill/.gradekit-practice.json",
+    ):
         got = subprocess.run(["git", "check-ignore", "--no-index", "-q", path], cwd=root)
         assert got.returncode == 0, path
     for path in ("practice_notes.md", "grader/practice/session.py"):

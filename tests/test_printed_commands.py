@@ -54,8 +54,9 @@ def as_printed(line, home, stdin=""):
     path = [d for d in os.environ.get("PATH", "").split(os.pathsep) if d and not (Path(d) / "gradekit").exists()]
     env = {k: v for k, v in os.environ.items() if k != "GRADEKIT_PROG"}
     env.update(PATH=os.pathsep.join(path), GRADEKIT_HOME=str(home))
-    run = subprocess.run(["bash", "-c", line], cwd=ROOT, env=env, input=stdin, capture_output=True, text=True,
-                         timeout=600)
+    run = subprocess.run(
+        ["bash", "-c", line], cwd=ROOT, env=env, input=stdin, capture_output=True, text=True, timeout=600
+    )
     return run.returncode, run.stdout + run.stderr
 
 
@@ -139,8 +140,19 @@ def test_quiz_prints_commands_that_run_as_printed(lang, capsys, home):
     assert all(" --seed 5" in line for line in commands(out, lang, least=2))  # each quiz's replay
 
     _, asked = quiz.draw(load("decoder_lm"), n=2, seed=1)
-    code, out = run(capsys, "quiz", "--assignment", "decoder_lm", "--n", "2", "--seed", "1", "--answers",
-                    ",".join(quiz.show_answer(a) for a in asked), *opts)
+    code, out = run(
+        capsys,
+        "quiz",
+        "--assignment",
+        "decoder_lm",
+        "--n",
+        "2",
+        "--seed",
+        "1",
+        "--answers",
+        ",".join(quiz.show_answer(a) for a in asked),
+        *opts,
+    )
     assert code == 0
     [replay, _] = commands(out, lang, least=2)
     assert "--assignment decoder_lm" in replay
@@ -150,8 +162,15 @@ def test_a_quiz_saved_by_an_older_gradekit_is_replayed_as_the_user_runs_it_now(c
     from grader.practice.history import History
 
     with History() as h:  # an older history kept the command, bare ``gradekit`` and all
-        h.record_quiz(taken=0.0, assignment="assignments.transformer", seed=21, topics=(), lang="en",
-                      replay="gradekit quiz --n 4 --seed 21", answers=[("q", "masks", "a", True)])
+        h.record_quiz(
+            taken=0.0,
+            assignment="assignments.transformer",
+            seed=21,
+            topics=(),
+            lang="en",
+            replay="gradekit quiz --n 4 --seed 21",
+            answers=[("q", "masks", "a", True)],
+        )
     code, out = run(capsys, "practice", "--history", "--lang", "zh")
     assert code == 0
     assert commands(out, "zh") == [f"{invoked_as()} quiz --n 4 --seed 21 --lang zh"]

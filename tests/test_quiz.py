@@ -57,12 +57,28 @@ def expected(qid, p):
     """The answers worked out independently: from built reference modules and from the formulas."""
     from solution.model import Transformer
     from solution.training import count_parameters, noam_lr
+
     if qid == "params_total":
-        model = Transformer(p["src_vocab"], p["tgt_vocab"], p["d_model"], p["num_heads"], p["d_ff"], p["num_layers"],
-                            max_len=16, norm_first=p["norm_first"])
+        model = Transformer(
+            p["src_vocab"],
+            p["tgt_vocab"],
+            p["d_model"],
+            p["num_heads"],
+            p["d_ff"],
+            p["num_layers"],
+            max_len=16,
+            norm_first=p["norm_first"],
+        )
         built = sum(t.numel() for t in model.parameters())
-        assert built == count_parameters(p["src_vocab"], p["tgt_vocab"], p["d_model"], p["num_heads"], p["d_ff"],
-                                         p["num_layers"], norm_first=p["norm_first"])
+        assert built == count_parameters(
+            p["src_vocab"],
+            p["tgt_vocab"],
+            p["d_model"],
+            p["num_heads"],
+            p["d_ff"],
+            p["num_layers"],
+            norm_first=p["norm_first"],
+        )
         return built
     D = p.get("d_model")
     return {
@@ -100,7 +116,7 @@ def test_computed_answers_match_the_reference(seed):
 def test_noam_value_follows_the_formula_not_a_typed_number(ref):
     a = quiz.ask(BY_ID["noam_value"], random.Random(0), ref)
     s, d, w = a.params["step"], a.params["d_model"], a.params["warmup"]
-    assert a.answer == pytest.approx(d ** -0.5 * min(s ** -0.5, s * w ** -1.5))
+    assert a.answer == pytest.approx(d**-0.5 * min(s**-0.5, s * w**-1.5))
 
 
 def test_marking_right_wrong_and_unreadable(ref):
@@ -187,8 +203,9 @@ def test_answers_option_of_the_wrong_type_is_refused_before_asking(capsys):
     _, asked = quiz.draw(A, n=3, seed=8)
     answers = [quiz.show_answer(a) for a in asked]
     wrong = {"choice": "e", "whole": "b", "number": "b"}[quiz.expects(asked[1])]
-    code, out, err = gradekit(capsys, "quiz", "--n", "3", "--seed", "8", "--answers",
-                              ",".join([answers[0], wrong, answers[2]]))
+    code, out, err = gradekit(
+        capsys, "quiz", "--n", "3", "--seed", "8", "--answers", ",".join([answers[0], wrong, answers[2]])
+    )
     assert code == 2 and out == ""
     assert text(f"quiz.error.answer_{quiz.expects(asked[1])}", "en", i=2, reply=wrong) in err
     code, _, err = gradekit(capsys, "quiz", "--n", "3", "--seed", "8", "--answers", ",".join(answers + ["a"]))

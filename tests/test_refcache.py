@@ -39,12 +39,15 @@ def test_the_same_question_is_computed_once_and_a_changed_answer_does_not_leak()
     assert cached.root == "somewhere"  # everything else is the runner's
 
 
-@pytest.mark.parametrize("other", [
-    lambda x: x.to(torch.float32),  # another dtype
-    lambda x: x.t().contiguous().t(),  # the same elements with other strides
-    lambda x: torch.nextafter(x, torch.full_like(x, 100.0)),  # one ulp up
-    lambda x: x.requires_grad_(True),
-])
+@pytest.mark.parametrize(
+    "other",
+    [
+        lambda x: x.to(torch.float32),  # another dtype
+        lambda x: x.t().contiguous().t(),  # the same elements with other strides
+        lambda x: torch.nextafter(x, torch.full_like(x, 100.0)),  # one ulp up
+        lambda x: x.requires_grad_(True),
+    ],
+)
 def test_any_difference_in_the_question_is_another_question(other):
     runner = Counting()
     cache = ReferenceCache()
@@ -83,8 +86,19 @@ def test_the_least_recently_used_answers_go_first_past_the_size_limit():
 
 
 def _verdicts(result):
-    return [(c.id, c.variant, c.status, c.score, c.message.key if c.message else None, repr(c.example),
-             [d.id for d in c.diagnoses]) for t in result.tasks for c in t.checks]
+    return [
+        (
+            c.id,
+            c.variant,
+            c.status,
+            c.score,
+            c.message.key if c.message else None,
+            repr(c.example),
+            [d.id for d in c.diagnoses],
+        )
+        for t in result.tasks
+        for c in t.checks
+    ]
 
 
 @pytest.fixture
@@ -95,8 +109,9 @@ def fresh_cache(monkeypatch):
 
 def test_sealed_grades_are_the_same_with_remembered_answers(fresh_cache, make_submission):
     """A correct submission after a buggy one, and a buggy one after a correct one, are graded as with no cache."""
-    buggy = make_submission({"attention.py": ("masked_fill(~mask, float(\"-inf\"))", "masked_fill(~mask, 0.0)")},
-                            name="buggy")
+    buggy = make_submission(
+        {"attention.py": ('masked_fill(~mask, float("-inf"))', "masked_fill(~mask, 0.0)")}, name="buggy"
+    )
     tasks, cold = ["sdpa", "mha"], {}
     for name, path in (("buggy", buggy), ("solution", SOLUTION_ROOT)):
         refcache._SHARED.clear()

@@ -115,10 +115,12 @@ def copy_decoder_layer(ours, theirs):
 def torch_encoder(ours, num_heads, d_ff, norm_first, activation):
     """nn.TransformerEncoder holding the weights of our Encoder's layers (and final norm)."""
     D = ours.embed.embed.embedding_dim
-    layer = nn.TransformerEncoderLayer(D, num_heads, d_ff, dropout=0.0, activation=activation,
-                                       batch_first=True, norm_first=norm_first)
-    theirs = nn.TransformerEncoder(layer, len(ours.layers), norm=nn.LayerNorm(D) if norm_first else None,
-                                   enable_nested_tensor=False)
+    layer = nn.TransformerEncoderLayer(
+        D, num_heads, d_ff, dropout=0.0, activation=activation, batch_first=True, norm_first=norm_first
+    )
+    theirs = nn.TransformerEncoder(
+        layer, len(ours.layers), norm=nn.LayerNorm(D) if norm_first else None, enable_nested_tensor=False
+    )
     copy_encoder(ours, theirs)
     return theirs.eval()
 
@@ -134,8 +136,9 @@ def copy_encoder(ours, theirs):
 
 def torch_decoder(ours, num_heads, d_ff, norm_first, activation):
     D = ours.embed.embed.embedding_dim
-    layer = nn.TransformerDecoderLayer(D, num_heads, d_ff, dropout=0.0, activation=activation,
-                                       batch_first=True, norm_first=norm_first)
+    layer = nn.TransformerDecoderLayer(
+        D, num_heads, d_ff, dropout=0.0, activation=activation, batch_first=True, norm_first=norm_first
+    )
     theirs = nn.TransformerDecoder(layer, len(ours.layers), norm=nn.LayerNorm(D) if norm_first else None)
     copy_decoder(ours, theirs)
     return theirs.eval()
@@ -277,8 +280,9 @@ def test_encoder_layer_matches_torch(kind, norm_first, activation):
     g = gen(4)
     B, L, D, H, d_ff = 3, 6, 16, 4, 24
     ours = randomise_(EncoderLayer(D, H, d_ff, dropout=0.2, norm_first=norm_first, activation=activation), g).eval()
-    theirs = nn.TransformerEncoderLayer(D, H, d_ff, dropout=0.0, activation=activation, batch_first=True,
-                                        norm_first=norm_first).eval()
+    theirs = nn.TransformerEncoderLayer(
+        D, H, d_ff, dropout=0.0, activation=activation, batch_first=True, norm_first=norm_first
+    ).eval()
     copy_encoder_layer(ours, theirs)
     x = randn(g, B, L, D)
     m = make_masks(kind, B, H, L, L, g)
@@ -305,14 +309,21 @@ def test_decoder_layer_matches_torch(tgt_kind, memory_kind, norm_first, activati
     g = gen(5)
     B, Lt, Ls, D, H, d_ff = 3, 5, 7, 16, 2, 20
     ours = randomise_(DecoderLayer(D, H, d_ff, dropout=0.2, norm_first=norm_first, activation=activation), g).eval()
-    theirs = nn.TransformerDecoderLayer(D, H, d_ff, dropout=0.0, activation=activation, batch_first=True,
-                                        norm_first=norm_first).eval()
+    theirs = nn.TransformerDecoderLayer(
+        D, H, d_ff, dropout=0.0, activation=activation, batch_first=True, norm_first=norm_first
+    ).eval()
     copy_decoder_layer(ours, theirs)
     x, memory = randn(g, B, Lt, D), randn(g, B, Ls, D)
     tm, mm = make_masks(tgt_kind, B, H, Lt, Lt, g), make_masks(memory_kind, B, H, Lt, Ls, g)
 
-    expected = theirs(x, memory, tgt_mask=tm.attn, memory_mask=mm.attn,
-                      tgt_key_padding_mask=tm.key_padding, memory_key_padding_mask=mm.key_padding)
+    expected = theirs(
+        x,
+        memory,
+        tgt_mask=tm.attn,
+        memory_mask=mm.attn,
+        tgt_key_padding_mask=tm.key_padding,
+        memory_key_padding_mask=mm.key_padding,
+    )
 
     assert_close(ours(x, memory, tm.keep, mm.keep), expected)
 
@@ -324,8 +335,9 @@ def test_decoder_layer_matches_torch(tgt_kind, memory_kind, norm_first, activati
 def test_encoder_stack_matches_torch(num_layers, kind, norm_first, activation):
     g = gen(6)
     B, L, D, H, d_ff, V = 3, 6, 8, 2, 16, 11
-    ours = randomise_(Encoder(V, D, H, d_ff, num_layers, max_len=16, dropout=0.3, norm_first=norm_first,
-                              activation=activation), g).eval()
+    ours = randomise_(
+        Encoder(V, D, H, d_ff, num_layers, max_len=16, dropout=0.3, norm_first=norm_first, activation=activation), g
+    ).eval()
     theirs = torch_encoder(ours, H, d_ff, norm_first, activation)
     src = padded_tokens(B, L, V, g)
     m = make_masks(kind, B, H, L, L, g)
@@ -337,20 +349,28 @@ def test_encoder_stack_matches_torch(num_layers, kind, norm_first, activation):
 
 @ACTIVATION
 @NORM_FIRST
-@pytest.mark.parametrize(("tgt_kind", "memory_kind"), [("none", "none"), ("causal", "padding"),
-                                                       ("combined", "padding")])
+@pytest.mark.parametrize(
+    ("tgt_kind", "memory_kind"), [("none", "none"), ("causal", "padding"), ("combined", "padding")]
+)
 @pytest.mark.parametrize("num_layers", [2, 3])
 def test_decoder_stack_matches_torch(num_layers, tgt_kind, memory_kind, norm_first, activation):
     g = gen(7)
     B, Lt, Ls, D, H, d_ff, V = 3, 5, 6, 8, 2, 16, 9
-    ours = randomise_(Decoder(V, D, H, d_ff, num_layers, max_len=16, dropout=0.3, norm_first=norm_first,
-                              activation=activation), g).eval()
+    ours = randomise_(
+        Decoder(V, D, H, d_ff, num_layers, max_len=16, dropout=0.3, norm_first=norm_first, activation=activation), g
+    ).eval()
     theirs = torch_decoder(ours, H, d_ff, norm_first, activation)
     tgt, memory = padded_tokens(B, Lt, V, g), randn(g, B, Ls, D)
     tm, mm = make_masks(tgt_kind, B, H, Lt, Lt, g), make_masks(memory_kind, B, H, Lt, Ls, g)
 
-    expected = theirs(ours.pos_enc(ours.embed(tgt)), memory, tgt_mask=tm.attn, memory_mask=mm.attn,
-                      tgt_key_padding_mask=tm.key_padding, memory_key_padding_mask=mm.key_padding)
+    expected = theirs(
+        ours.pos_enc(ours.embed(tgt)),
+        memory,
+        tgt_mask=tm.attn,
+        memory_mask=mm.attn,
+        tgt_key_padding_mask=tm.key_padding,
+        memory_key_padding_mask=mm.key_padding,
+    )
 
     assert_close(ours(tgt, memory, tm.keep, mm.keep), expected)
 
@@ -361,20 +381,44 @@ def test_transformer_matches_torch(norm_first, activation):
     """Transformer.forward: src padding mask for the encoder and as the decoder's memory mask."""
     g = gen(8)
     B, Ls, Lt, D, H, d_ff, V_src, V_tgt = 3, 6, 5, 8, 2, 16, 10, 12
-    ours = randomise_(Transformer(V_src, V_tgt, D, H, d_ff, num_layers=2, max_len=16, dropout=0.3,
-                                  norm_first=norm_first, activation=activation), g).eval()
-    theirs = nn.Transformer(D, H, dim_feedforward=d_ff, dropout=0.0, batch_first=True,
-                            custom_encoder=torch_encoder(ours.encoder, H, d_ff, norm_first, activation),
-                            custom_decoder=torch_decoder(ours.decoder, H, d_ff, norm_first, activation)).eval()
+    ours = randomise_(
+        Transformer(
+            V_src,
+            V_tgt,
+            D,
+            H,
+            d_ff,
+            num_layers=2,
+            max_len=16,
+            dropout=0.3,
+            norm_first=norm_first,
+            activation=activation,
+        ),
+        g,
+    ).eval()
+    theirs = nn.Transformer(
+        D,
+        H,
+        dim_feedforward=d_ff,
+        dropout=0.0,
+        batch_first=True,
+        custom_encoder=torch_encoder(ours.encoder, H, d_ff, norm_first, activation),
+        custom_decoder=torch_decoder(ours.decoder, H, d_ff, norm_first, activation),
+    ).eval()
     copy_encoder(ours.encoder, theirs.encoder)  # again: nn.Transformer re-initialised the custom stacks
     copy_decoder(ours.decoder, theirs.decoder)
     src, tgt = padded_tokens(B, Ls, V_src, g), padded_tokens(B, Lt, V_tgt, g)
     src_pad, tgt_pad = src == PAD, tgt == PAD
     future = torch.ones(Lt, Lt, dtype=torch.bool).triu(1)
 
-    hidden = theirs(ours.encoder.pos_enc(ours.encoder.embed(src)), ours.decoder.pos_enc(ours.decoder.embed(tgt)),
-                    tgt_mask=future, src_key_padding_mask=src_pad, tgt_key_padding_mask=tgt_pad,
-                    memory_key_padding_mask=src_pad)
+    hidden = theirs(
+        ours.encoder.pos_enc(ours.encoder.embed(src)),
+        ours.decoder.pos_enc(ours.decoder.embed(tgt)),
+        tgt_mask=future,
+        src_key_padding_mask=src_pad,
+        tgt_key_padding_mask=tgt_pad,
+        memory_key_padding_mask=src_pad,
+    )
 
     src_keep = ~src_pad[:, None, None, :]
     tgt_keep = ~tgt_pad[:, None, None, :] & ~future
@@ -508,10 +552,13 @@ def test_sequence_loss_matches_cross_entropy(label_smoothing, pad):
 
     assert loss.dim() == 0
     assert_close(loss, by_hand)
-    assert_close(loss, F.cross_entropy(logits.transpose(1, 2), targets, ignore_index=pad,
-                                       label_smoothing=label_smoothing))
-    assert_close(loss, F.cross_entropy(logits.reshape(-1, V), targets.reshape(-1), ignore_index=pad,
-                                       label_smoothing=label_smoothing))
+    assert_close(
+        loss, F.cross_entropy(logits.transpose(1, 2), targets, ignore_index=pad, label_smoothing=label_smoothing)
+    )
+    assert_close(
+        loss,
+        F.cross_entropy(logits.reshape(-1, V), targets.reshape(-1), ignore_index=pad, label_smoothing=label_smoothing),
+    )
     scrambled = logits.masked_fill(~keep.unsqueeze(-1), 50.0)  # what sits at padded positions is ignored
     assert_close(sequence_loss(scrambled, targets, pad, label_smoothing), loss)
 
@@ -519,7 +566,7 @@ def test_sequence_loss_matches_cross_entropy(label_smoothing, pad):
 @pytest.mark.parametrize(("d_model", "warmup", "factor"), [(8, 4, 1.0), (512, 4000, 2.0), (16, 10, 0.5)])
 def test_noam_lr(d_model, warmup, factor):
     def formula(step):
-        return factor * d_model ** -0.5 * min(step ** -0.5, step * warmup ** -1.5)
+        return factor * d_model**-0.5 * min(step**-0.5, step * warmup**-1.5)
 
     for step in [1, 2, 3, warmup - 1, warmup, warmup + 1, 3 * warmup, 100_000]:
         lr = noam_lr(step, d_model, warmup, factor)
@@ -536,8 +583,9 @@ def test_noam_lr(d_model, warmup, factor):
 def test_count_parameters_matches_model(num_layers, norm_first):
     for src_vocab, tgt_vocab in [(5, 7), (11, 11), (3, 20)]:
         for d_model, num_heads, d_ff in [(8, 2, 8), (8, 4, 24), (12, 3, 16)]:
-            model = Transformer(src_vocab, tgt_vocab, d_model, num_heads, d_ff, num_layers, max_len=8,
-                                norm_first=norm_first)
+            model = Transformer(
+                src_vocab, tgt_vocab, d_model, num_heads, d_ff, num_layers, max_len=8, norm_first=norm_first
+            )
             expected = sum(p.numel() for p in model.parameters())
             count = count_parameters(src_vocab, tgt_vocab, d_model, num_heads, d_ff, num_layers, norm_first)
             assert type(count) is int
@@ -588,8 +636,7 @@ def plain_greedy(model, src, max_len):
 def test_greedy_decode_matches_plain_loop(seed, norm_first):
     g = gen(100 + seed)
     torch.manual_seed(seed)
-    model = Transformer(9, 5, d_model=8, num_heads=2, d_ff=16, num_layers=2, max_len=16,
-                        norm_first=norm_first).eval()
+    model = Transformer(9, 5, d_model=8, num_heads=2, d_ff=16, num_layers=2, max_len=16, norm_first=norm_first).eval()
     src = padded_tokens(4, 6, 9, g)
     out = greedy_decode(model, src, max_len=7, bos_idx=BOS, eos_idx=EOS, pad_idx=PAD)
     assert out.dtype == torch.long
@@ -645,12 +692,14 @@ def test_greedy_decode_rows_finish_at_different_steps():
 
     out = greedy_decode(model, src, max_len=6, bos_idx=BOS, eos_idx=EOS, pad_idx=PAD)
 
-    expected = torch.tensor([
-        [BOS, EOS, PAD, PAD, PAD],
-        [BOS, 4, 5, 6, EOS],
-        [BOS, 6, EOS, PAD, PAD],
-        [BOS, 7, 3, EOS, PAD],
-    ])
+    expected = torch.tensor(
+        [
+            [BOS, EOS, PAD, PAD, PAD],
+            [BOS, 4, 5, 6, EOS],
+            [BOS, 6, EOS, PAD, PAD],
+            [BOS, 7, 3, EOS, PAD],
+        ]
+    )
     assert out.dtype == torch.long
     assert torch.equal(out, expected)  # T = 4 < max_len: stopped once every row had EOS
     assert len(model.encode_calls) == 1
@@ -675,8 +724,14 @@ def test_greedy_decode_stops_at_max_len(max_len):
 
 def test_greedy_decode_all_rows_end_at_once():
     scripts = {30: [EOS, 4, 4], 31: [EOS, 5, 5], 32: [EOS, 6, 6]}
-    out = greedy_decode(ScriptedModel(scripts, 8), scripted_src([30, 31, 32], [1, 2, 3]), max_len=3,
-                        bos_idx=BOS, eos_idx=EOS, pad_idx=PAD)
+    out = greedy_decode(
+        ScriptedModel(scripts, 8),
+        scripted_src([30, 31, 32], [1, 2, 3]),
+        max_len=3,
+        bos_idx=BOS,
+        eos_idx=EOS,
+        pad_idx=PAD,
+    )
     assert torch.equal(out, torch.tensor([[BOS, EOS]] * 3))
 
 
@@ -694,7 +749,7 @@ def manual_train_step(model, src, tgt, lr, label_smoothing, max_grad_norm):
     loss = F.cross_entropy(logits.transpose(1, 2), target, ignore_index=PAD, label_smoothing=label_smoothing)
     params = list(model.parameters())
     grads = torch.autograd.grad(loss, params)
-    total_norm = torch.sqrt(sum((grad ** 2).sum() for grad in grads)).item()
+    total_norm = torch.sqrt(sum((grad**2).sum() for grad in grads)).item()
     scale = 1.0 if max_grad_norm is None else min(1.0, max_grad_norm / (total_norm + 1e-6))
     with torch.no_grad():
         for p, grad in zip(params, grads):
@@ -719,8 +774,9 @@ def training_batches(g, steps, B=3, Ls=6, Lt=6, V_src=9, V_tgt=8):
 def test_train_step_matches_manual_step(label_smoothing, max_grad_norm, norm_first):
     lr, steps = 0.1, 4
     torch.manual_seed(0)
-    model = Transformer(9, 8, d_model=8, num_heads=2, d_ff=16, num_layers=2, max_len=16, dropout=0.0,
-                        norm_first=norm_first)
+    model = Transformer(
+        9, 8, d_model=8, num_heads=2, d_ff=16, num_layers=2, max_len=16, dropout=0.0, norm_first=norm_first
+    )
     twin = copy.deepcopy(model)
     for p in model.parameters():  # stale gradients that train_step must clear
         p.grad = torch.ones_like(p)
@@ -728,8 +784,9 @@ def test_train_step_matches_manual_step(label_smoothing, max_grad_norm, norm_fir
 
     norms = []
     for src, tgt in training_batches(gen(14), steps):
-        loss = train_step(model, src, tgt, optimizer, pad_idx=PAD, label_smoothing=label_smoothing,
-                          max_grad_norm=max_grad_norm)
+        loss = train_step(
+            model, src, tgt, optimizer, pad_idx=PAD, label_smoothing=label_smoothing, max_grad_norm=max_grad_norm
+        )
         expected, total_norm = manual_train_step(twin, src, tgt, lr, label_smoothing, max_grad_norm)
         norms.append(total_norm)
         assert isinstance(loss, float)

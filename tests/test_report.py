@@ -43,7 +43,7 @@ def causal_mask(size, device=None):
 def target_mask(tgt, pad_idx):
     raise ValueError("{SCRIPT}")
 '''
-HOSTILE_PE = ('        super().__init__()\n        raise RuntimeError("<img src=x onerror=alert(3)>")\n')
+HOSTILE_PE = '        super().__init__()\n        raise RuntimeError("<img src=x onerror=alert(3)>")\n'
 
 
 def esc(s):
@@ -110,8 +110,7 @@ def reports(tmp_path_factory, solution, skeleton, buggy, hostile):
     """name -> (result, path of its English HTML report)."""
     out = tmp_path_factory.mktemp("reports")
     written = {}
-    for name, result in (("solution", solution), ("skeleton", skeleton), ("buggy", buggy),
-                         ("hostile", hostile)):
+    for name, result in (("solution", solution), ("skeleton", skeleton), ("buggy", buggy), ("hostile", hostile)):
         path = out / f"{name}.html"
         html.write(result, path, lang="en")
         written[name] = (result, path)
@@ -140,8 +139,14 @@ def test_html_shows_the_run_and_the_score(reports):
     result, path = reports["buggy"]
     page = path.read_text(encoding="utf-8")
     env = result.environment
-    for value in (env["when"], env["torch"], env["python"], result.profile, text("ui.derandomized"),
-                  f"{result.score:g} / {result.max_score:g}"):
+    for value in (
+        env["when"],
+        env["torch"],
+        env["python"],
+        result.profile,
+        text("ui.derandomized"),
+        f"{result.score:g} / {result.max_score:g}",
+    ):
         assert str(value) in page
     for task in result.tasks:
         assert f'data-task="{task.id}"' in page
@@ -230,7 +235,7 @@ def test_html_draws_the_transformers_pictures(reports):
         assert esc(text("transformer.fig.attention_note")) in att
         assert f'<span class="quote italic">{" ".join(data["tokens"])}</span>' in att
         assert f'<span class="quote" lang="zh-CN">{"".join(data["characters"])}</span>' in att
-        label = f'{data["tokens"][1]} {data["characters"][1]}'  # each syllable with its character
+        label = f"{data['tokens'][1]} {data['characters'][1]}"  # each syllable with its character
         assert f">{label}</text>" in att and esc(text("transformer.fig.axis_key")) in att
         panels = 2 if panel(data, YOURS) else 1
         assert att.count("<svg") == panels and att.count(esc(text("transformer.fig.attention_blocked"))) == panels
@@ -337,9 +342,26 @@ def test_cli_writes_every_report(hostile_path, tmp_path, capsys):
     parser = argparse.ArgumentParser(prog="gradekit")
     cli._check_parser(parser.add_subparsers(dest="command", required=True)).set_defaults(func=cli.cmd_check)
     out = {kind: tmp_path / f"report.{kind}" for kind in ("html", "junit", "gradescope", "json")}
-    args = parser.parse_args(["check", str(hostile_path), "--tasks", "masks", "--profile", "quick", "--lang", "zh",
-                              "--html", str(out["html"]), "--junit", str(out["junit"]),
-                              "--gradescope", str(out["gradescope"]), "--json", str(out["json"])])
+    args = parser.parse_args(
+        [
+            "check",
+            str(hostile_path),
+            "--tasks",
+            "masks",
+            "--profile",
+            "quick",
+            "--lang",
+            "zh",
+            "--html",
+            str(out["html"]),
+            "--junit",
+            str(out["junit"]),
+            "--gradescope",
+            str(out["gradescope"]),
+            "--json",
+            str(out["json"]),
+        ]
+    )
     assert args.func(args) == 1
     said = capsys.readouterr().out
     assert "masks" in said
@@ -351,13 +373,26 @@ def test_cli_writes_every_report(hostile_path, tmp_path, capsys):
     assert json.loads(out["gradescope"].read_text(encoding="utf-8"))["score"] == 0
 
 
-def test_a_report_that_cannot_be_written_says_where_and_why_and_the_others_are_still_written(hostile_path, tmp_path,
-                                                                                            capsys):
+def test_a_report_that_cannot_be_written_says_where_and_why_and_the_others_are_still_written(
+    hostile_path, tmp_path, capsys
+):
     parser = argparse.ArgumentParser(prog="gradekit")
     cli._check_parser(parser.add_subparsers(dest="command", required=True)).set_defaults(func=cli.cmd_check)
     missing = tmp_path / "no such folder" / "report.html"
-    args = parser.parse_args(["check", str(hostile_path), "--tasks", "masks", "--profile", "quick",
-                              "--html", str(missing), "--json", str(tmp_path / "r.json")])
+    args = parser.parse_args(
+        [
+            "check",
+            str(hostile_path),
+            "--tasks",
+            "masks",
+            "--profile",
+            "quick",
+            "--html",
+            str(missing),
+            "--json",
+            str(tmp_path / "r.json"),
+        ]
+    )
     assert args.func(args) == 2
     said = capsys.readouterr()
     assert f"the HTML report could not be written to {missing}: No such file or directory" in said.err
@@ -402,8 +437,10 @@ def test_report_in_chromium(browser, reports, name, device):
     assert svgs and all(s["w"] > 0 and s["h"] > 0 for s in svgs)
     att = figure(result.figures, "attention")
     tokens = len(att["tokens"])
-    cells = page.evaluate("Array.from(document.querySelectorAll('#fig-attention svg rect'))"
-                          ".filter(r => r.getBBox().width > 0 && r.getBBox().height > 0).length")
+    cells = page.evaluate(
+        "Array.from(document.querySelectorAll('#fig-attention svg rect'))"
+        ".filter(r => r.getBBox().width > 0 && r.getBBox().height > 0).length"
+    )
     panels = 2 if panel(att, YOURS) else 1
     assert cells >= panels * tokens * tokens
     assert page.evaluate("document.querySelectorAll('#fig-positional svg rect').length") >= 50 * 32

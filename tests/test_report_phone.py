@@ -36,10 +36,16 @@ STEP_LINE = "    loss = sequence_loss(logits, tgt_out, pad_idx, label_smoothing)
 def _loss_turns(value, at):
     """An edit of training.py: train_step's loss becomes ``value`` (a float) from its ``at``-th call on the same
     optimizer on (counted in the optimizer's own parameter group, so every check starts afresh)."""
-    return ("training.py", (STEP_LINE, STEP_LINE + f"    group = optimizer.param_groups[0]\n"
-                                                   f"    group['calls'] = group.get('calls', 0) + 1\n"
-                                                   f"    if group['calls'] >= {at}:\n"
-                                                   f"        loss = loss * float('{value}')\n"))
+    return (
+        "training.py",
+        (
+            STEP_LINE,
+            STEP_LINE + f"    group = optimizer.param_groups[0]\n"
+            f"    group['calls'] = group.get('calls', 0) + 1\n"
+            f"    if group['calls'] >= {at}:\n"
+            f"        loss = loss * float('{value}')\n",
+        ),
+    )
 
 
 # -- graded submissions (each once) ---------------------------------------------------------------------
@@ -53,8 +59,9 @@ def wrong(tmp_path_factory):
     """A causal mask that shows the future (boolean mismatch maps, and an attention picture that must show it)
     and heads split without a transpose (mismatch maps 12 columns wide)."""
     cat = catalogue.Catalogue(TRANSFORMER)
-    dest = catalogue.write_mutant(cat.by_id["masks.causal_shows_future"], tmp_path_factory.mktemp("wrong") / "sub",
-                                  TRANSFORMER)
+    dest = catalogue.write_mutant(
+        cat.by_id["masks.causal_shows_future"], tmp_path_factory.mktemp("wrong") / "sub", TRANSFORMER
+    )
     bug = cat.by_id["mha.split_without_transpose"]
     path = dest / bug.file
     path.write_text(catalogue.apply(bug, path.read_text(encoding="utf-8")), encoding="utf-8")
@@ -91,8 +98,15 @@ def test_a_nan_loss_is_named_with_its_step(nan_loss):
     fig = re.search(r'<figure class="fig" id="fig-loss">.*?</figure>', page, re.S).group(0)
     assert text("report.loss_nonfinite", value="NaN", step=2) in fig
     assert ">" + text("report.loss_stop", value="NaN", step=2) + "<" in fig
-    assert text("report.loss_summary", first=overfit.artifacts["loss_curve"][0],
-                last=overfit.artifacts["loss_curve"][0], steps=1) in fig
+    assert (
+        text(
+            "report.loss_summary",
+            first=overfit.artifacts["loss_curve"][0],
+            last=overfit.artifacts["loss_curve"][0],
+            steps=1,
+        )
+        in fig
+    )
 
 
 def test_an_infinite_loss_is_named_inf(tmp_path):
@@ -118,15 +132,30 @@ def test_the_solution_still_learns(solution):
 
 # -- the loss picture (hand-built results) ----------------------------------------------------------------
 def _loss_result(curve):
-    c = CheckResult(id="overfit.ten_samples", task="overfit", status="failed", score=0, max_score=10,
-                    message=Message("fail.overfit_nonfinite", {"value": "NaN", "step": 1, "steps": 100}),
-                    artifacts={"loss_curve": curve, "loss_target": 0.05, "loss_steps": 100})
-    return GradeResult(submission="sub", score=0, max_score=10, seed=None, profile="quick", duration_s=1.0,
-                       tasks=[TaskResult(id="overfit", score=0, max_score=10, checks=[c])])
+    c = CheckResult(
+        id="overfit.ten_samples",
+        task="overfit",
+        status="failed",
+        score=0,
+        max_score=10,
+        message=Message("fail.overfit_nonfinite", {"value": "NaN", "step": 1, "steps": 100}),
+        artifacts={"loss_curve": curve, "loss_target": 0.05, "loss_steps": 100},
+    )
+    return GradeResult(
+        submission="sub",
+        score=0,
+        max_score=10,
+        seed=None,
+        profile="quick",
+        duration_s=1.0,
+        tasks=[TaskResult(id="overfit", score=0, max_score=10, checks=[c])],
+    )
 
 
-@pytest.mark.parametrize("curve, value, step", [([float("nan")], "NaN", 1), ([4.0, 3.0, float("inf")], "inf", 3),
-                                                ([4.0, float("-inf")], "-inf", 2)])
+@pytest.mark.parametrize(
+    "curve, value, step",
+    [([float("nan")], "NaN", 1), ([4.0, 3.0, float("inf")], "inf", 3), ([4.0, float("-inf")], "-inf", 2)],
+)
 def test_the_loss_picture_names_the_value_and_the_step(curve, value, step):
     loss = html.context(_loss_result(curve), lang="en")["figures"]["loss"]
     assert loss["nonfinite"] == text("report.loss_nonfinite", value=value, step=step)
@@ -145,10 +174,24 @@ def test_a_finite_loss_picture_has_no_stop_mark():
 
 # -- legends of mismatch maps -------------------------------------------------------------------------------
 def _mismatch_svg(key, grid):
-    c = CheckResult(id="masks.causal", task="masks", status="failed", score=0, max_score=3,
-                    message=Message(key, {"what": "causal_mask"}), artifacts={"mismatch": grid})
-    result = GradeResult(submission="sub", score=0, max_score=3, seed=None, profile="quick", duration_s=1.0,
-                         tasks=[TaskResult(id="masks", score=0, max_score=3, checks=[c])])
+    c = CheckResult(
+        id="masks.causal",
+        task="masks",
+        status="failed",
+        score=0,
+        max_score=3,
+        message=Message(key, {"what": "causal_mask"}),
+        artifacts={"mismatch": grid},
+    )
+    result = GradeResult(
+        submission="sub",
+        score=0,
+        max_score=3,
+        seed=None,
+        profile="quick",
+        duration_s=1.0,
+        tasks=[TaskResult(id="masks", score=0, max_score=3, checks=[c])],
+    )
     return html.context(result, lang="en")["tasks"][0]["failing"][0]["mismatch"]["svg"]
 
 
@@ -230,8 +273,16 @@ YOURS, REFERENCE = "transformer.fig.attention_yours", "transformer.fig.attention
 
 def _view(fig, lang="en"):
     """The HTML view of one heat-map figure, as the report draws it."""
-    result = GradeResult(submission="sub", score=0, max_score=0, seed=None, profile="quick", duration_s=1.0,
-                         tasks=[], figures={"heatmaps": [fig]})
+    result = GradeResult(
+        submission="sub",
+        score=0,
+        max_score=0,
+        seed=None,
+        profile="quick",
+        duration_s=1.0,
+        tasks=[],
+        figures={"heatmaps": [fig]},
+    )
     (view,) = html.context(result, lang=lang)["figures"]["heatmaps"]
     return view
 
@@ -257,8 +308,9 @@ def test_the_attention_picture_uses_the_submissions_causal_mask():
     json.dumps(att, allow_nan=False)
     # The report hatches each side's blocked cells and says the masks differ.
     view = _view(att)
-    yours, reference = (re.search(r'<path d="([^"]+)" stroke="#[0-9a-f]{3}" stroke-opacity', p["svg"]).group(1)
-                        for p in view["panels"])
+    yours, reference = (
+        re.search(r'<path d="([^"]+)" stroke="#[0-9a-f]{3}" stroke-opacity', p["svg"]).group(1) for p in view["panels"]
+    )
     assert yours != reference
     assert text("transformer.fig.attention_mask_differs", size=L, count=L * L - L, total=L * L) in view["comparison"]
     assert text("transformer.fig.attention_blocked") in view["panels"][0]["svg"]
@@ -273,14 +325,21 @@ def test_a_right_mask_draws_the_same_hatching_as_the_reference():
     assert yours == reference and view["comparison"] == text("transformer.fig.attention_same")
 
 
-@pytest.mark.parametrize("mask, key", [
-    (SubmissionError(kind="not_implemented", detail="NotImplementedError: Task masks"),
-     "transformer.fig.mask_not_implemented"),
-    (SubmissionError(kind="exception", detail="ValueError: no", file="masks.py", line=3),
-     "transformer.fig.mask_failed"),
-    (lambda L: torch.ones(L, L).tril(), "transformer.fig.mask_failed"),  # float, not bool
-    (lambda L: torch.ones(2, 1, L, L, dtype=torch.bool), "transformer.fig.mask_failed"),  # a batch of masks
-])
+@pytest.mark.parametrize(
+    "mask, key",
+    [
+        (
+            SubmissionError(kind="not_implemented", detail="NotImplementedError: Task masks"),
+            "transformer.fig.mask_not_implemented",
+        ),
+        (
+            SubmissionError(kind="exception", detail="ValueError: no", file="masks.py", line=3),
+            "transformer.fig.mask_failed",
+        ),
+        (lambda L: torch.ones(L, L).tril(), "transformer.fig.mask_failed"),  # float, not bool
+        (lambda L: torch.ones(2, 1, L, L, dtype=torch.bool), "transformer.fig.mask_failed"),  # a batch of masks
+    ],
+)
 def test_an_unusable_mask_falls_back_to_the_references_and_says_why(mask, key):
     sub = MaskRunner(mask)
     att = figures.attention(sub=sub, ref=MaskRunner(lambda L: figures.causal(L)))
@@ -361,12 +420,16 @@ def test_every_picture_and_its_legend_fit_the_phone(phone_pages, name):
     # A heat map's legend is on the screen too (the loss curve labels its one line in place).
     legends = [p["legend"] for p in pictures if p["heatmap"]]
     assert legends and all(x and x[2] > 0 and x[0] >= 0 and x[1] <= width + 0.5 for x in legends), pictures
-    for box in page.evaluate("Array.from(document.querySelectorAll('figure')).map(f => { "
-                             "const r = f.getBoundingClientRect(); return [r.left, r.right]; })"):
+    for box in page.evaluate(
+        "Array.from(document.querySelectorAll('figure')).map(f => { "
+        "const r = f.getBoundingClientRect(); return [r.left, r.right]; })"
+    ):
         assert box[0] >= 0 and box[1] <= width + 0.5
     # Every cell of the positional table (50 positions x 32 dimensions) is on the screen.
-    cells = page.evaluate("Array.from(document.querySelectorAll('#fig-positional svg rect'))"
-                          ".filter(r => r.querySelector('title')).map(r => r.getBoundingClientRect().right)")
+    cells = page.evaluate(
+        "Array.from(document.querySelectorAll('#fig-positional svg rect'))"
+        ".filter(r => r.querySelector('title')).map(r => r.getBoundingClientRect().right)"
+    )
     assert len(cells) == 50 * 32 and max(cells) <= width + 0.5
 
 
@@ -378,8 +441,10 @@ def test_twelve_column_maps_are_readable_on_the_phone(phone_pages):
     for c in wide:
         label = text("report.mismatch_title", what=c.message.params["what"])
         assert pictures[label]["smallestPx"] >= LEGIBLE_PX  # every label and value legible ...
-        written = page.evaluate(f"Array.from(document.getElementById({json.dumps('check-' + c.id)})"
-                                f".querySelectorAll('svg text[font-size]')).map(t => t.textContent)")
+        written = page.evaluate(
+            f"Array.from(document.getElementById({json.dumps('check-' + c.id)})"
+            f".querySelectorAll('svg text[font-size]')).map(t => t.textContent)"
+        )
         grid = c.artifacts["mismatch"]
         assert sorted(written) == sorted(svg.label_number(v) for row in grid for v in row)  # ... every value
 
@@ -395,9 +460,11 @@ def test_reproduce_commands_can_be_read_and_copied_whole(phone_pages, name):
         assert c["scrollWidth"] <= c["clientWidth"] and c["right"] <= width + 0.5, c  # nothing hidden
         assert c["shown"] == c["copied"]
     # Wrapped between words: a word that fits a line ("--only", "--profile") is never split over two.
-    words = page.evaluate("Array.from(document.querySelectorAll('.repro code > span')).map(w => "
-                          "[w.textContent, w.getBoundingClientRect().width, w.getBoundingClientRect().height, "
-                          "w.parentElement.clientWidth])")
+    words = page.evaluate(
+        "Array.from(document.querySelectorAll('.repro code > span')).map(w => "
+        "[w.textContent, w.getBoundingClientRect().width, w.getBoundingClientRect().height, "
+        "w.parentElement.clientWidth])"
+    )
     assert words
     one_line = min(h for _, _, h, _ in words)
     assert any(w == "--only" for w, _, _, _ in words)

@@ -26,22 +26,50 @@ BOX = re.compile(re.escape(overrides.BEGIN) + "(.*?)" + re.escape(overrides.END)
 
 
 def _result(score=GRADED):
-    checks = [CheckResult(id="sdpa.values", task="sdpa", status="failed", score=score / 2, max_score=70.0,
-                          message=Message("fail.mismatch", {"what": "output"})),
-              CheckResult(id="mha.values", task="mha", status="failed", score=score / 2, max_score=70.0,
-                          message=Message("fail.mismatch", {"what": "output"}))]
+    checks = [
+        CheckResult(
+            id="sdpa.values",
+            task="sdpa",
+            status="failed",
+            score=score / 2,
+            max_score=70.0,
+            message=Message("fail.mismatch", {"what": "output"}),
+        ),
+        CheckResult(
+            id="mha.values",
+            task="mha",
+            status="failed",
+            score=score / 2,
+            max_score=70.0,
+            message=Message("fail.mismatch", {"what": "output"}),
+        ),
+    ]
     tasks = [TaskResult(id=c.task, score=c.score, max_score=c.max_score, checks=[c]) for c in checks]
-    return GradeResult(submission=STUDENT, score=score, max_score=MAXIMUM, seed=1, profile="quick", duration_s=1.0,
-                       tasks=tasks)
+    return GradeResult(
+        submission=STUDENT, score=score, max_score=MAXIMUM, seed=1, profile="quick", duration_s=1.0, tasks=tasks
+    )
 
 
 def _record(**changes):
-    record = {"student": STUDENT, "folder": "s1", "hash": "abc", "status": "ok", "reason": "", "problems": [],
-              "score": GRADED, "max_score": MAXIMUM, "raw_score": GRADED, "tasks": {"sdpa": 16.0, "mha": 16.0},
-              "raw_tasks": {"sdpa": 16.0, "mha": 16.0}, "task_max": {"sdpa": 70.0, "mha": 70.0},
-              "checks": {"sdpa.values": "failed", "mha.values": "failed"}, "diagnoses": [],
-              "flags": {"copy_of_reference": {"copy": False, "score": 0.2, "matches": []}}, "refused": [],
-              "duration_s": 1.5}
+    record = {
+        "student": STUDENT,
+        "folder": "s1",
+        "hash": "abc",
+        "status": "ok",
+        "reason": "",
+        "problems": [],
+        "score": GRADED,
+        "max_score": MAXIMUM,
+        "raw_score": GRADED,
+        "tasks": {"sdpa": 16.0, "mha": 16.0},
+        "raw_tasks": {"sdpa": 16.0, "mha": 16.0},
+        "task_max": {"sdpa": 70.0, "mha": 70.0},
+        "checks": {"sdpa.values": "failed", "mha.values": "failed"},
+        "diagnoses": [],
+        "flags": {"copy_of_reference": {"copy": False, "score": 0.2, "matches": []}},
+        "refused": [],
+        "duration_s": 1.5,
+    }
     record.update(changes)
     return record
 

@@ -48,12 +48,17 @@ def test_in_process_is_neither():
 
 def _records(jailed):
     base = {"max_score": 10, "score": 10, "status": "ok", "checks": {}, "tasks": {"masks": 10}}
-    return [dict(base, student="ada", jailed=jailed[0]), dict(base, student="bo", jailed=jailed[1]),
-            dict(base, student="cy")]  # a record from before the field: says nothing either way
+    return [
+        dict(base, student="ada", jailed=jailed[0]),
+        dict(base, student="bo", jailed=jailed[1]),
+        dict(base, student="cy"),
+    ]  # a record from before the field: says nothing either way
 
 
-@pytest.mark.parametrize("lang, words", [("en", "2 submissions were graded in a worker that was not jailed"),
-                                         ("zh", "有 2 份提交的子进程不在隔离环境中")])
+@pytest.mark.parametrize(
+    "lang, words",
+    [("en", "2 submissions were graded in a worker that was not jailed"), ("zh", "有 2 份提交的子进程不在隔离环境中")],
+)
 def test_the_class_page_counts_the_unjailed_gradings(lang, words):
     assert words in summary.render(_records((False, False)), lang=lang)
     page = summary.render(_records((True, True)), lang=lang)

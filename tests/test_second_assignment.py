@@ -20,7 +20,7 @@ ROOT = Path(__file__).resolve().parents[1]
 TINY = ROOT / "tests" / "data" / "tiny_assignment"
 SPEC = str(TINY)
 
-ALT_STYLE = '''
+ALT_STYLE = """
 import torch
 from torch import nn
 
@@ -40,9 +40,9 @@ class Attend(nn.Module):
         q = self.proj(x)
         scores = torch.einsum("...id,...jd->...ij", q, x)
         return torch.einsum("...ij,...jd->...id", stable_softmax(scores), x)
-'''
+"""
 
-BANNED_SOFTMAX = '''
+BANNED_SOFTMAX = """
 import torch
 import torch.nn.functional as F
 from torch import nn
@@ -59,7 +59,7 @@ class Attend(nn.Module):
 
     def forward(self, x):
         return stable_softmax(self.proj(x) @ x.transpose(-2, -1)) @ x
-'''
+"""
 
 BANNED_METHOD = BANNED_SOFTMAX.replace("return F.softmax(x, dim=-1)", "return x.softmax(dim=-1)")
 
@@ -127,16 +127,34 @@ def test_banned_api_withholds_that_tasks_points(source, tmp_path):
 def test_sealed_worker_gives_reference_full_marks():
     r = grade(TINY / "reference", sealed=True)
     assert r.sealed
-    assert full_marks(r), [(c.id, c.status, c.message, c.error) for t in r.tasks for c in t.checks
-                           if c.score < c.max_score]
+    assert full_marks(r), [
+        (c.id, c.status, c.message, c.error) for t in r.tasks for c in t.checks if c.score < c.max_score
+    ]
 
 
 def test_cli_grades_reference_and_skeleton(tmp_path):
     def run(folder):
         out = tmp_path / f"{folder.name}.json"
-        proc = subprocess.run([sys.executable, "-m", "grader", "check", str(folder), "--assignment", SPEC,
-                               "--profile", "quick", "--quiet", "--json", str(out)],
-                              cwd=ROOT, capture_output=True, text=True, timeout=120)
+        proc = subprocess.run(
+            [
+                sys.executable,
+                "-m",
+                "grader",
+                "check",
+                str(folder),
+                "--assignment",
+                SPEC,
+                "--profile",
+                "quick",
+                "--quiet",
+                "--json",
+                str(out),
+            ],
+            cwd=ROOT,
+            capture_output=True,
+            text=True,
+            timeout=120,
+        )
         return proc, out
 
     proc, out = run(TINY / "reference")
@@ -157,8 +175,13 @@ def test_loading_it_leaves_the_transformer_alone():
     after = checks_of(load("transformer"))
     assert {s.id for s in after} == before
     assert not {s.fn.__module__ for s in after} & {m for m, _ in tiny_specs}
-    assert {i for _, i in tiny_specs} == {"softmax.equivalence", "softmax.rows_sum_to_one", "softmax.shift_invariant",
-                                          "attend.parameters", "attend.equivalence"}
+    assert {i for _, i in tiny_specs} == {
+        "softmax.equivalence",
+        "softmax.rows_sum_to_one",
+        "softmax.shift_invariant",
+        "attend.parameters",
+        "attend.equivalence",
+    }
 
 
 def test_its_messages_are_complete_in_both_languages():

@@ -57,15 +57,29 @@ def test_two_judges_only_where_workers_are_forked():
 
 
 def _verdicts(result):
-    return [(c.id, c.variant, c.status, c.score, c.message.key if c.message else None,
-             json.dumps(c.message.params, sort_keys=True, default=str) if c.message else None,
-             [d.id for d in c.diagnoses], [n.key for n in c.notes], json.dumps(c.example, sort_keys=True, default=str))
-            for t in result.tasks for c in t.checks]
+    return [
+        (
+            c.id,
+            c.variant,
+            c.status,
+            c.score,
+            c.message.key if c.message else None,
+            json.dumps(c.message.params, sort_keys=True, default=str) if c.message else None,
+            [d.id for d in c.diagnoses],
+            [n.key for n in c.notes],
+            json.dumps(c.example, sort_keys=True, default=str),
+        )
+        for t in result.tasks
+        for c in t.checks
+    ]
 
 
 CASES = {
-    "transformer": (TRANSFORMER, "mha.scale_d_model", ["sdpa", "mha", "layernorm", "feedforward", "encoder_layer",
-                                                       "decoder_layer"]),
+    "transformer": (
+        TRANSFORMER,
+        "mha.scale_d_model",
+        ["sdpa", "mha", "layernorm", "feedforward", "encoder_layer", "decoder_layer"],
+    ),
     "decoder_lm": (LM, "rmsnorm.no_weight", ["rmsnorm", "rope", "swiglu", "gqa", "attention", "block"]),
 }
 
@@ -74,8 +88,10 @@ CASES = {
 def test_two_judges_grade_as_one(tmp_path, case):
     assignment, bug, tasks = CASES[case]  # a bug in a task that others build on: isolated checks, notes, names
     root = Catalogue(assignment).write_mutant(Catalogue(assignment).by_id[bug], tmp_path / "sub")
-    results = [api.check(path=root, assignment=assignment.name, tasks=tasks, profile="quick", sealed=True,
-                         shards=n) for n in (1, 2)]
+    results = [
+        api.check(path=root, assignment=assignment.name, tasks=tasks, profile="quick", sealed=True, shards=n)
+        for n in (1, 2)
+    ]
     assert _verdicts(results[0]) == _verdicts(results[1])
     assert results[0].score < results[0].max_score  # a case with failures, diagnoses and notes to compare
     assert any(c.variant == "isolated" for t in results[1].tasks for c in t.checks)

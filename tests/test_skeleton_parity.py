@@ -18,7 +18,6 @@ ROOT = Path(__file__).resolve().parents[1]
 MODULES = sorted(path.stem for path in (ROOT / "solution").glob("*.py"))
 
 
-
 def contract_table(page="CONTRACT.md"):
     """(module, public name) -> task id, read from a contract page's task table (``| `id` | `Name` | file.py |``,
     the students' source of truth): an assignment's task list is checked against it, not restated here."""

@@ -97,9 +97,11 @@ def test_a_state_unchanged_since_the_last_call_crosses_as_a_number_and_any_chang
     first = link.sizes[-1]
     assert torch.equal(theirs(x), mine(x))
     assert link.sizes[-1] < first / 3  # the parameters went as their slots
-    changes = [lambda m: m.norm1.weight.data.mul_(3),  # no version counter moves
-               lambda m: setattr(m.ffn.linear1.weight, "data", m.ffn.linear1.weight.data * 2),
-               lambda m: m.self_attn.w_q.weight.data.copy_(m.self_attn.w_q.weight.data.double().float() + 1)]
+    changes = [
+        lambda m: m.norm1.weight.data.mul_(3),  # no version counter moves
+        lambda m: setattr(m.ffn.linear1.weight, "data", m.ffn.linear1.weight.data * 2),
+        lambda m: m.self_attn.w_q.weight.data.copy_(m.self_attn.w_q.weight.data.double().float() + 1),
+    ]
     for change in changes:
         with torch.no_grad():
             change(theirs)
@@ -139,10 +141,21 @@ def test_a_host_refuses_a_cached_tensor_it_never_got_and_more_than_a_worker_may_
     sdpa_parts = parts(TRANSFORMER, "encoder_layer")
     host = sdpa_parts.standins.link.host
     layouts = {0: [["weight", "bias"], [], [], [], []]}
-    body = {"self": ("S", 0, 1, "LayerNorm", 0, True, [0, 1], [], [], []), "method": "forward",
-            "args": ("U", [("T", 2)]), "kwargs": ("D", {}), "objects": 1, "env": {}}
-    host.answer({"op": "new", "table": [], "body": {"cls": "LayerNorm", "args": ("U", [4]), "kwargs": ("D", {}),
-                                                     "objects": 0, "env": {}}})
+    body = {
+        "self": ("S", 0, 1, "LayerNorm", 0, True, [0, 1], [], [], []),
+        "method": "forward",
+        "args": ("U", [("T", 2)]),
+        "kwargs": ("D", {}),
+        "objects": 1,
+        "env": {},
+    }
+    host.answer(
+        {
+            "op": "new",
+            "table": [],
+            "body": {"cls": "LayerNorm", "args": ("U", [4]), "kwargs": ("D", {}), "objects": 0, "env": {}},
+        }
+    )
     table = [[None, 3, None, 424242], [None, 3, None, 424243], [torch.randn(4), 0, None]]
     reply = ask(host, {"op": "call", "table": table, "body": body, "layouts": layouts})
     assert reply["error"]["type"] == "StandInError" and "does not hold" in reply["error"]["message"]
@@ -274,8 +287,14 @@ def test_copies_devices_dtypes_and_meta_work_as_on_a_module():
     with torch.device("meta"):
         meta = MHA(8, 2)
     assert all(p.device.type == "meta" for p in meta.parameters())
-    assert meta(torch.empty(1, 3, 8, device="meta"), torch.empty(1, 3, 8, device="meta"),
-                torch.empty(1, 3, 8, device="meta")).device.type == "meta"
+    assert (
+        meta(
+            torch.empty(1, 3, 8, device="meta"),
+            torch.empty(1, 3, 8, device="meta"),
+            torch.empty(1, 3, 8, device="meta"),
+        ).device.type
+        == "meta"
+    )
 
 
 def test_objects_built_by_the_reference_methods_properties_and_generators():
@@ -319,8 +338,9 @@ def test_a_reference_function_that_changes_gradients_in_place():
 
 
 # -- nothing of the reference's code in what the worker holds ---------------------------------------------------
-@pytest.mark.parametrize("assignment, task", [(a, t.id) for a in (TRANSFORMER, LM) for t in a.tasks
-                                              if t.names and a.all_deps(t.id)])
+@pytest.mark.parametrize(
+    "assignment, task", [(a, t.id) for a in (TRANSFORMER, LM) for t in a.tasks if t.names and a.all_deps(t.id)]
+)
 def test_the_worker_side_holds_names_only(assignment, task):
     host = host_for(assignment, task)
     assert wire.decode(wire.encode(host.surface)) == host.surface  # plain data
@@ -344,8 +364,11 @@ def test_the_worker_side_holds_names_only(assignment, task):
     standins = StandIns(Loopback(host), host.surface)
     for name in standins.names():
         obj = standins.get(name)
-        functions = [obj] if isinstance(obj, types.FunctionType) else \
-            [v for v in vars(obj).values() if isinstance(v, types.FunctionType)]
+        functions = (
+            [obj]
+            if isinstance(obj, types.FunctionType)
+            else [v for v in vars(obj).values() if isinstance(v, types.FunctionType)]
+        )
         for fn in functions:
             assert fn.__code__.co_filename.endswith("grader/submission/standin.py"), (name, fn)
             cells = [c.cell_contents for c in fn.__closure__ or ()]
@@ -362,11 +385,17 @@ def test_a_host_builds_only_the_parts_of_its_variant():
     standins = parts(TRANSFORMER, "encoder_layer").standins
     host = standins.link.host
     for forged in ("EncoderLayer", "DecoderLayer", "Transformer", "greedy_decode", "_init_weights", "__import__"):
-        message = {"op": "new", "table": [], "body": {"cls": forged, "args": ("U", []), "kwargs": ("D", {}),
-                                                        "objects": 0, "env": {}}}
+        message = {
+            "op": "new",
+            "table": [],
+            "body": {"cls": forged, "args": ("U", []), "kwargs": ("D", {}), "objects": 0, "env": {}},
+        }
         assert ask(host, message)["error"]["type"] == "StandInError"
-        message = {"op": "call", "table": [], "body": {"fn": forged, "args": ("U", []), "kwargs": ("D", {}),
-                                                         "objects": 0, "env": {}}}
+        message = {
+            "op": "call",
+            "table": [],
+            "body": {"fn": forged, "args": ("U", []), "kwargs": ("D", {}), "objects": 0, "env": {}},
+        }
         assert ask(host, message)["error"]["type"] == "StandInError"
     with pytest.raises(KeyError):
         standins.get("EncoderLayer")
@@ -379,13 +408,26 @@ def test_a_host_calls_no_private_method_and_survives_any_message():
     for method in ("_split", "__reduce__", "__init__", "__class__", "_apply", "register_forward_hook"):
         with pytest.raises(StandInError):
             lm.standins.call({"self": attention, "method": method}, (), {})
-    junk = [None, 3, "x", [], {"op": "call"}, {"op": "call", "table": 5, "body": {}},
-            {"op": "call", "table": [[1, 2, 3]], "body": {"fn": "causal_attention", "args": ("U", [("T", 0)]),
-                                                           "objects": 0}},
-            {"op": "call", "table": [], "body": {"self": ("S", 0, 99999, "RMSNorm", 0, True, [], [], [], []),
-                                                  "method": "forward", "objects": 1}},
-            {"op": "vjp", "table": [], "body": {"fn": "causal_attention", "objects": 0, "wrt": [7]}},
-            {"op": "get", "table": [], "body": {"self": ("O", 4), "method": "length", "objects": 0}}]
+    junk = [
+        None,
+        3,
+        "x",
+        [],
+        {"op": "call"},
+        {"op": "call", "table": 5, "body": {}},
+        {
+            "op": "call",
+            "table": [[1, 2, 3]],
+            "body": {"fn": "causal_attention", "args": ("U", [("T", 0)]), "objects": 0},
+        },
+        {
+            "op": "call",
+            "table": [],
+            "body": {"self": ("S", 0, 99999, "RMSNorm", 0, True, [], [], [], []), "method": "forward", "objects": 1},
+        },
+        {"op": "vjp", "table": [], "body": {"fn": "causal_attention", "objects": 0, "wrt": [7]}},
+        {"op": "get", "table": [], "body": {"self": ("O", 4), "method": "length", "objects": 0}},
+    ]
     for message in junk:
         assert "error" in ask(host, message), message
     assert attention(torch.randn(1, 3, 8)).shape == (1, 3, 8)  # and it still answers properly
@@ -398,8 +440,9 @@ def test_errors_come_back_as_their_type_with_a_bounded_message_and_no_traceback(
     assert info.value.__traceback__ is not None
     assert len(str(info.value)) <= MESSAGE_CHARS + 10
     assert "reference-parts" not in str(info.value) and "File " not in str(info.value)
-    assert all("nonexistent-gradekit" not in f.filename for f in __import__("traceback").extract_tb(
-        info.value.__traceback__))
+    assert all(
+        "nonexistent-gradekit" not in f.filename for f in __import__("traceback").extract_tb(info.value.__traceback__)
+    )
 
 
 def test_a_part_too_large_for_grading_is_refused_before_it_is_built():
@@ -429,8 +472,9 @@ def test_stand_in_parts_give_modules_by_file():
     assert isinstance(p, StandInParts)
     layers = p.module("layers.py")
     assert {"EncoderLayer", "DecoderLayer"} <= set(vars(layers))
-    assert "model.py" not in {f for f in TRANSFORMER.contract_files if any(
-        TRANSFORMER.name_to_file[n] == f for n in p.standins.names())}
+    assert "model.py" not in {
+        f for f in TRANSFORMER.contract_files if any(TRANSFORMER.name_to_file[n] == f for n in p.standins.names())
+    }
 
 
 def test_inference_mode_crosses():
@@ -453,8 +497,9 @@ def test_inference_mode_crosses():
 STYLES = Path(__file__).resolve().parent / "standin_styles"
 
 
-@pytest.mark.parametrize("style", sorted(f"{a.name}/{p.name}" for a in (TRANSFORMER, LM)
-                                         for p in (STYLES / a.name).iterdir() if p.is_dir()))
+@pytest.mark.parametrize(
+    "style", sorted(f"{a.name}/{p.name}" for a in (TRANSFORMER, LM) for p in (STYLES / a.name).iterdir() if p.is_dir())
+)
 def test_correct_styles_keep_full_marks_over_stand_ins(style):
     """Submissions written from the contract alone that lean on the parts they are given (copies, ``apply``,
     ``state_dict`` round trips, direct ``forward`` calls, keyword calls, ``inference_mode``, generators of
@@ -464,6 +509,10 @@ def test_correct_styles_keep_full_marks_over_stand_ins(style):
     tasks = [t.id for t in assignment.tasks if t.names and assignment.all_deps(t.id)]
     result = api.check(path=STYLES / style, assignment=assignment, profile="quick", tasks=tasks, stand_ins=True)
     lost = {c.id: c.message for t in result.tasks for c in t.checks if c.status != "passed"}
-    fallen = {c.id: [n.params for n in c.notes] for t in result.tasks for c in t.checks
-              if any(n.key in ("note.not_isolated", "note.partly_isolated") for n in c.notes)}
+    fallen = {
+        c.id: [n.params for n in c.notes]
+        for t in result.tasks
+        for c in t.checks
+        if any(n.key in ("note.not_isolated", "note.partly_isolated") for n in c.notes)
+    }
     assert not lost and not fallen, (lost, fallen)

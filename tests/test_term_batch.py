@@ -35,8 +35,12 @@ copy = "cleared"
 by = "Prof. Zhang"
 why = "written with the TA in office hours"
 """
-NAMES = {"李雷": "alt_functional", "Wang Fang (王芳)": "alt_loops", "_canary": "alt_annotated",
-         "O'Brien, Pat 🎉": "alt_einsum"}
+NAMES = {
+    "李雷": "alt_functional",
+    "Wang Fang (王芳)": "alt_loops",
+    "_canary": "alt_annotated",
+    "O'Brien, Pat 🎉": "alt_einsum",
+}
 
 
 def _copy(src, dest):
@@ -56,8 +60,14 @@ def _lms(out):
 
 
 def _run(base, **kw):
-    return runner.batch(submissions=base / "class", out=base / "out", jobs=2, profile="quick",
-                        config=base / "course" / "gradekit.toml", **kw)
+    return runner.batch(
+        submissions=base / "class",
+        out=base / "out",
+        jobs=2,
+        profile="quick",
+        config=base / "course" / "gradekit.toml",
+        **kw,
+    )
 
 
 @pytest.fixture(scope="module")

@@ -54,8 +54,9 @@ def failing(tmp_path_factory):
     masks = dest / "masks.py"
     line = "    return tokens.ne(pad_idx).reshape(b, 1, 1, length)\n"
     assert masks.read_text(encoding="utf-8").count(line) == 1
-    masks.write_text(masks.read_text(encoding="utf-8").replace(line, f"    raise ValueError({HOSTILE!r})\n"),
-                     encoding="utf-8")
+    masks.write_text(
+        masks.read_text(encoding="utf-8").replace(line, f"    raise ValueError({HOSTILE!r})\n"), encoding="utf-8"
+    )
     return dest
 
 
@@ -82,8 +83,7 @@ def _tests(data):
 
 def _visible(data):
     """Everything of ``data`` a student can see: the whole document less the hidden tests."""
-    return json.dumps({**data, "tests": [t for t in data["tests"] if t["visibility"] != "hidden"]},
-                      ensure_ascii=False)
+    return json.dumps({**data, "tests": [t for t in data["tests"] if t["visibility"] != "hidden"]}, ensure_ascii=False)
 
 
 def _rerun(check_id, lang="en"):
@@ -197,14 +197,28 @@ def test_markdown_output_keeps_the_students_text_inside_code_blocks(md_en):
 def _hand_built(path):
     """A result with a refused file of the student's named ``path`` and a check whose error text is markup."""
     nasty = "<script>x</script> ````"
-    check = CheckResult(id="masks.padding", task="masks", status="error", score=0, max_score=3,
-                        message=Message("error.exception", {"detail": nasty, "file": "masks.py", "line": 3,
-                                                            "code": "raise ValueError(...)"}),
-                        error={"kind": "exception", "detail": nasty, "file": "masks.py", "line": 3, "trace": ""},
-                        reproduce="gradekit check /tmp/gradekit-check-x/submission --only masks.padding --sealed")
-    return GradeResult(submission="/autograder/submission", score=0, max_score=3, seed=None, profile="full",
-                       duration_s=0.5, tasks=[TaskResult(id="masks", score=0, max_score=3, checks=[check])],
-                       refused=[{"path": path, "kind": "symlink", "size": 0, "limit": 0}])
+    check = CheckResult(
+        id="masks.padding",
+        task="masks",
+        status="error",
+        score=0,
+        max_score=3,
+        message=Message(
+            "error.exception", {"detail": nasty, "file": "masks.py", "line": 3, "code": "raise ValueError(...)"}
+        ),
+        error={"kind": "exception", "detail": nasty, "file": "masks.py", "line": 3, "trace": ""},
+        reproduce="gradekit check /tmp/gradekit-check-x/submission --only masks.padding --sealed",
+    )
+    return GradeResult(
+        submission="/autograder/submission",
+        score=0,
+        max_score=3,
+        seed=None,
+        profile="full",
+        duration_s=0.5,
+        tasks=[TaskResult(id="masks", score=0, max_score=3, checks=[check])],
+        refused=[{"path": path, "kind": "symlink", "size": 0, "limit": 0}],
+    )
 
 
 @pytest.mark.parametrize("output_format", ["text", "md", "html"])
@@ -254,22 +268,34 @@ def _records(n=4, long_names=False, lang="en"):
     records = []
     for i in range(n):
         name = ("x" * 70 + str(i)) if long_names and i % 3 == 0 else f"<b>student {i}</b>"
-        records.append({
-            "student": name, "folder": f"s{i}", "hash": "h", "status": ("ok", "banned-api", "copy", "timeout")[i % 4],
-            "reason": text(("", "batch.reason.banned", "batch.reason.copy", "batch.reason.timeout")[i % 4], lang)
-            if i % 4 else "",
-            "score": (i * 37) % 141, "max_score": 140, "duration_s": 1.5 * i,
-            "checks": {cid: "passed" if i % 4 < passed else "failed" for cid, passed in CHECKS.items()},
-            "diagnoses": ["sdpa.no_scale"] if i % 2 else [],
-        })
+        records.append(
+            {
+                "student": name,
+                "folder": f"s{i}",
+                "hash": "h",
+                "status": ("ok", "banned-api", "copy", "timeout")[i % 4],
+                "reason": text(("", "batch.reason.banned", "batch.reason.copy", "batch.reason.timeout")[i % 4], lang)
+                if i % 4
+                else "",
+                "score": (i * 37) % 141,
+                "max_score": 140,
+                "duration_s": 1.5 * i,
+                "checks": {cid: "passed" if i % 4 < passed else "failed" for cid, passed in CHECKS.items()},
+                "diagnoses": ["sdpa.no_scale"] if i % 2 else [],
+            }
+        )
     return records
 
 
 def test_pass_rates_are_worst_first_with_their_task():
     rates = summary.context(_records())["pass_rates"]
     assert [(c["id"], c["task"], c["rate"]) for c in rates] == [
-        ("masks.padding", "masks", 25), ("mha.shapes", "mha", 25), ("masks.causal", "masks", 50),
-        ("sdpa.equivalence", "sdpa", 75), ("layernorm.contract", "layernorm", 100)]
+        ("masks.padding", "masks", 25),
+        ("mha.shapes", "mha", 25),
+        ("masks.causal", "masks", 50),
+        ("sdpa.equivalence", "sdpa", 75),
+        ("layernorm.contract", "layernorm", 100),
+    ]
     page = summary.render(_records())
     section = page.split(text("batch.page.pass_rates"), 1)[1].split("</table>", 1)[0]
     assert re.findall(r"<code>([^<]+)</code>", section.replace("<wbr>", "")) == [c["id"] for c in rates[:-1]]
@@ -289,8 +315,12 @@ def test_similar_submissions_and_skipped_entries_are_shown_only_when_there_are_s
 
 
 def test_the_chinese_page_says_every_word_in_chinese():
-    page = summary.render(_records(lang="zh"), lang="zh", skipped=[{"name": "n", "why": "w"}],
-                          similar=[{"members": ["a", "b"], "score": 0.9, "link": "x.html"}])
+    page = summary.render(
+        _records(lang="zh"),
+        lang="zh",
+        skipped=[{"name": "n", "why": "w"}],
+        similar=[{"members": ["a", "b"], "score": 0.9, "link": "x.html"}],
+    )
     shown = re.sub(r"<[^>]+>|<style>.*?</style>", " ", page.split("<body>", 1)[1], flags=re.S)
     for word in ("banned-api", "timeout", "copy", "Students", "Score", "Pass rate", "Similar"):
         assert word not in shown, word
@@ -326,13 +356,19 @@ HISTOGRAM = """(() => {
   });
   return {left: r.left, right: r.right, labels: labels};
 })()"""
-TABLES = ("Array.from(document.querySelectorAll('table')).map(t => { const b = t.parentElement.getBoundingClientRect();"
-          " return [b.left, b.right]; })")
+TABLES = (
+    "Array.from(document.querySelectorAll('table')).map(t => { const b = t.parentElement.getBoundingClientRect();"
+    " return [b.left, b.right]; })"
+)
 
 
 def _overlap(a, b):
-    return a["left"] < b["right"] - 0.5 and b["left"] < a["right"] - 0.5 and a["top"] < b["bottom"] - 0.5 \
+    return (
+        a["left"] < b["right"] - 0.5
+        and b["left"] < a["right"] - 0.5
+        and a["top"] < b["bottom"] - 0.5
         and b["top"] < a["bottom"] - 0.5
+    )
 
 
 @pytest.mark.parametrize("lang", ["en", "zh"])
@@ -352,7 +388,7 @@ def test_the_summary_page_fits_a_phone_and_a_desktop(browser, tmp_path, lang, wi
     labels = histogram["labels"]
     assert len(labels) >= 10 and all(lb["left"] >= 0 and lb["right"] <= width + 0.5 for lb in labels)
     assert min(lb["px"] for lb in labels) >= LEGIBLE_PX
-    clashes = [(a["text"], b["text"]) for i, a in enumerate(labels) for b in labels[i + 1:] if _overlap(a, b)]
+    clashes = [(a["text"], b["text"]) for i, a in enumerate(labels) for b in labels[i + 1 :] if _overlap(a, b)]
     assert clashes == []
     assert all(left >= 0 and right <= width + 0.5 for left, right in page.evaluate(TABLES))
     assert page.console_errors == [] and page.requests == [path.as_uri()]

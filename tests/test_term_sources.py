@@ -50,8 +50,11 @@ def test_discover_lists_what_it_skips_and_why(tmp_path):
     skipped = []
     found = sources.discover(cls, skipped)
     assert [s.student for s in found] == ["_canary", "alice", "李雷"]
-    assert sorted((s.name, s.why) for s in skipped) == [(".git", "hidden"), ("__MACOSX", "system"),
-                                                         ("roster.csv", "file")]
+    assert sorted((s.name, s.why) for s in skipped) == [
+        (".git", "hidden"),
+        ("__MACOSX", "system"),
+        ("roster.csv", "file"),
+    ]
 
 
 @pytest.mark.parametrize("layout", ["folder", "nested folder", "zip", "zip with a top folder"])
@@ -97,8 +100,9 @@ def test_a_submission_with_code_is_not_empty(tmp_path):
 
 def test_a_self_check_says_empty_once_and_unwraps_a_wrapper(tmp_path):
     (tmp_path / "empty").mkdir()
-    with pytest.raises(api.UsageError, match="is an empty submission: it holds no .py file; expected a folder "
-                                             "holding attention.py"):
+    with pytest.raises(
+        api.UsageError, match="is an empty submission: it holds no .py file; expected a folder holding attention.py"
+    ):
         api.check(path=tmp_path / "empty", tasks=["masks"], profile="quick")
     _copy(GOOD, tmp_path / "wrapper" / "inner")
     result = api.check(path=tmp_path / "wrapper", only=("masks",), profile="quick")
@@ -114,8 +118,13 @@ def test_only_takes_a_task_id_and_refuses_an_unknown_id(tmp_path):
 
 def _result(*, load=None, banned=(), refused=(), kinds=()):
     checks = [SimpleNamespace(error={"kind": k, "detail": ""}) for k in kinds]
-    return SimpleNamespace(tasks=[SimpleNamespace(id="sdpa", checks=checks)], load_errors=load or {},
-                           banned_api=list(banned), allow_banned=False, refused=list(refused))
+    return SimpleNamespace(
+        tasks=[SimpleNamespace(id="sdpa", checks=checks)],
+        load_errors=load or {},
+        banned_api=list(banned),
+        allow_banned=False,
+        refused=list(refused),
+    )
 
 
 def test_a_copy_does_not_hide_the_other_problems():
@@ -130,18 +139,30 @@ def test_the_copy_reason_says_what_the_policy_did():
     from grader.messages import text
 
     assert "scored 0" in text("batch.reason.copy_zeroed", "en") and "review before" not in text(
-        "batch.reason.copy_zeroed", "en")
+        "batch.reason.copy_zeroed", "en"
+    )
     assert "review before releasing" in text("batch.reason.copy", "en")
 
 
 def test_the_last_line_names_every_submission_not_graded(tmp_path):
-    records = [{"student": "alice", "status": "ok", "max_score": 10.0, "reason": ""},
-               {"student": "frank", "status": "error", "max_score": 10.0, "reason": "could not be imported: masks.py"},
-               {"student": "Wang Fang (王芳)", "status": "error", "max_score": 0.0, "reason": "x",
-                "detail": "empty submission (no .py file)"},
-               {"student": "carol\x1b[2J", "status": "error", "max_score": 0.0, "reason": "grading did not complete"}]
-    result = runner.BatchResult(out=tmp_path, records=records, graded=4,
-                                skipped=[sources.Skipped(".git", "hidden"), sources.Skipped("roster.csv", "file")])
+    records = [
+        {"student": "alice", "status": "ok", "max_score": 10.0, "reason": ""},
+        {"student": "frank", "status": "error", "max_score": 10.0, "reason": "could not be imported: masks.py"},
+        {
+            "student": "Wang Fang (王芳)",
+            "status": "error",
+            "max_score": 0.0,
+            "reason": "x",
+            "detail": "empty submission (no .py file)",
+        },
+        {"student": "carol\x1b[2J", "status": "error", "max_score": 0.0, "reason": "grading did not complete"},
+    ]
+    result = runner.BatchResult(
+        out=tmp_path,
+        records=records,
+        graded=4,
+        skipped=[sources.Skipped(".git", "hidden"), sources.Skipped("roster.csv", "file")],
+    )
     lines = cli.closing_lines(result, "en")
     assert lines[0] == "skipped 2 entries that are not submissions: .git (hidden); roster.csv (not a folder or .zip)"
     assert lines[-1].startswith("2 could not be graded: Wang Fang (王芳): empty submission (no .py file); carol")
@@ -157,8 +178,9 @@ def _gradescope(tmp_path, files, **settings):
 
     root = tmp_path / "autograder"
     (root / "source").mkdir(parents=True)
-    (root / "source" / "settings.json").write_text(json.dumps(
-        {"assignment": "assignments.transformer", "call_timeout": 10, "total_timeout": 30, **settings}))
+    (root / "source" / "settings.json").write_text(
+        json.dumps({"assignment": "assignments.transformer", "call_timeout": 10, "total_timeout": 30, **settings})
+    )
     for rel, content in files.items():
         (root / "submission" / rel).parent.mkdir(parents=True, exist_ok=True)
         (root / "submission" / rel).write_text(content, encoding="utf-8")
@@ -181,5 +203,8 @@ def test_gradescope_grades_a_notebook_in_a_folder(tmp_path):
     nb.cells = [nbformat.v4.new_code_cell("!pip install torch"), nbformat.v4.new_code_cell(code)]
     data = _gradescope(tmp_path, {"hw1/homework.ipynb": nbformat.writes(nb)}, tasks=["masks"], profile="quick")
     masks = [t for t in data["tests"] if t["name"].startswith("masks.")]
-    assert masks and all(t["status"] == "passed" for t in masks) and data["score"] == sum(
-        t["max_score"] for t in masks) > 0
+    assert (
+        masks
+        and all(t["status"] == "passed" for t in masks)
+        and data["score"] == sum(t["max_score"] for t in masks) > 0
+    )

@@ -38,15 +38,18 @@ def test_the_rerun_line_runs_as_printed_and_keeps_the_options_given(make_submiss
     only = first[first.index("--only") + 1]
     assert again.returncode == 1 and only in again.stdout and "1 of 1 checks did not pass." in again.stdout
     zh = _run([sys.executable, "-m", "grader", "check", str(sub), "--tasks", "sdpa", "--lang", "zh"])
-    assert all("--lang zh" in line and "--profile" not in line
-               for line in (ln.split(": ", 1)[1] for ln in zh.stdout.splitlines() if "复现命令" in ln))
+    assert all(
+        "--lang zh" in line and "--profile" not in line
+        for line in (ln.split(": ", 1)[1] for ln in zh.stdout.splitlines() if "复现命令" in ln)
+    )
 
 
 def test_without_the_wrapper_the_rerun_line_names_this_interpreter(make_submission):
     sub = make_submission(FILL_ZERO)
     env = {k: v for k, v in os.environ.items() if k != "GRADEKIT_PROG"}
-    done = _run([sys.executable, "-m", "grader", "check", str(sub), "--only", "sdpa.weights", "--profile", "quick"],
-                env)
+    done = _run(
+        [sys.executable, "-m", "grader", "check", str(sub), "--only", "sdpa.weights", "--profile", "quick"], env
+    )
     line = _rerun_lines(done.stdout)[0]
     words = shlex.split(line)
     assert os.path.realpath(os.path.join(ROOT, words[0])) == os.path.realpath(sys.executable)

@@ -29,6 +29,8 @@ VIEWS = Path(html.__file__).resolve().parent
 def kit_catalogue(lang):
     """The kit's own sentences in ``lang``, read on disk (``grader/messages``; no assignment's)."""
     return catalogues_on_disk(ROOT / "grader" / "messages")[0][lang]
+
+
 NASTY = "<b>bold</b> \x00\x1b[31m & 'q\""
 TINY = Path(__file__).resolve().parent / "data" / "tiny_assignment"
 """A second assignment: two tasks, no pictures."""
@@ -39,61 +41,160 @@ def _result():
     message, one passing but with a banned API (points withheld), and an overfit curve that turns NaN."""
     sdpa = [
         CheckResult(id="sdpa.equivalence", task="sdpa", status="passed", score=5, max_score=5),
-        CheckResult(id="sdpa.weights", task="sdpa", status="failed", score=0, max_score=2,
-                    message=Message("fail.mismatch", {"what": "weights", "index": [0, 1], "count": 3, "total": 4,
-                                                      "max_abs": "0.5", "max_rel": "1"}),
-                    example={"config": {"scale": 0.5}, "shapes": {"query": [1, 2, 4]}, "first_index": [0, 1],
-                             "max_abs_error": 0.5, "extra_field": None},
-                    diagnoses=[Diagnosis("sdpa.no_scale"),
-                               Diagnosis("hint.constant_factor", kind="hint", params={"factor": "2", "note": ""})],
-                    reproduce="gradekit check sub --only sdpa.weights", visibility="hidden",
-                    artifacts={"mismatch": [[0.0, float("nan")], [0.25, 0.5]]}),
+        CheckResult(
+            id="sdpa.weights",
+            task="sdpa",
+            status="failed",
+            score=0,
+            max_score=2,
+            message=Message(
+                "fail.mismatch",
+                {"what": "weights", "index": [0, 1], "count": 3, "total": 4, "max_abs": "0.5", "max_rel": "1"},
+            ),
+            example={
+                "config": {"scale": 0.5},
+                "shapes": {"query": [1, 2, 4]},
+                "first_index": [0, 1],
+                "max_abs_error": 0.5,
+                "extra_field": None,
+            },
+            diagnoses=[
+                Diagnosis("sdpa.no_scale"),
+                Diagnosis("hint.constant_factor", kind="hint", params={"factor": "2", "note": ""}),
+            ],
+            reproduce="gradekit check sub --only sdpa.weights",
+            visibility="hidden",
+            artifacts={"mismatch": [[0.0, float("nan")], [0.25, 0.5]]},
+        ),
     ]
-    masks = [CheckResult(id="masks.padding", task="masks", status="error", score=0, max_score=3,
-                         message=Message("error.exception", {"detail": NASTY, "file": "masks.py", "line": 3,
-                                                             "code": "raise ValueError(...)"}),
-                         error={"kind": "exception", "detail": NASTY, "file": "masks.py", "line": 3,
-                                "code": "raise ValueError(...)", "trace": "  File masks.py, line 3\n", "data": {}})]
+    masks = [
+        CheckResult(
+            id="masks.padding",
+            task="masks",
+            status="error",
+            score=0,
+            max_score=3,
+            message=Message(
+                "error.exception", {"detail": NASTY, "file": "masks.py", "line": 3, "code": "raise ValueError(...)"}
+            ),
+            error={
+                "kind": "exception",
+                "detail": NASTY,
+                "file": "masks.py",
+                "line": 3,
+                "code": "raise ValueError(...)",
+                "trace": "  File masks.py, line 3\n",
+                "data": {},
+            },
+        )
+    ]
     norm = [CheckResult(id="layernorm.contract", task="layernorm", status="passed", score=4, max_score=4)]
     curve = [3.0, 1.0, 0.3, float("nan"), float("nan")]
-    overfit = [CheckResult(id="overfit.ten_samples", task="overfit", status="failed", score=0, max_score=10,
-                           message=Message("fail.overfit_loss", {"steps": 5, "last": "nan", "target": 0.05}),
-                           artifacts={"loss_curve": curve})]
-    finding = {"name": "torch.nn.LayerNorm", "file": "norm.py", "line": 7, "code": "nn.LayerNorm(d)  # <i>",
-               "task": "layernorm"}
-    tasks = [TaskResult(id="sdpa", score=5, max_score=7, checks=sdpa),
-             TaskResult(id="masks", score=0, max_score=3, checks=masks),
-             TaskResult(id="layernorm", score=0, max_score=4, checks=norm, banned=[finding]),
-             TaskResult(id="overfit", score=0, max_score=10, checks=overfit, blocked_by=["masks"])]
-    return GradeResult(submission="sub", score=5, max_score=24, seed=7, profile="quick", duration_s=1.25,
-                       tasks=tasks, banned_api=[finding],
-                       load_errors={"model.py": {"kind": "import_error", "detail": "SyntaxError: <x>",
-                                                 "file": "model.py", "line": 2, "code": "def (", "trace": ""}},
-                       environment={"python": "3.11", "torch": "2", "devices": ["cpu"], "gradekit": "0.1.0",
-                                    "when": "2026-01-01T00:00:00+00:00"},
-                       figures={"heatmaps": [
-                           {"id": "weights", "title": "transformer.fig.attention_title", "note": None,
-                            "quote": [{"text": "ni hao", "italic": True}, {"text": "你好", "lang": "zh-CN"},
-                                      {"text": NASTY, "lang": '"><script>'}],
-                            "panels": [{"title": "transformer.fig.attention_reference",
-                                        "values": [[1.0, 0.0], [0.4, 0.6]], "decimals": 2,
-                                        "blocked": [[False, True], [False, False]],
-                                        "blocked_label": "transformer.fig.attention_blocked"}],
-                            "error": {"key": "report.figure_failed", "params": {"detail": NASTY},
-                                      "kind": "exception"}},
-                           {"id": "table", "title": "transformer.fig.pe_title",
-                            "panels": [{"values": [[0.0, 1.0], [0.84, 0.54]], "scale": "diverging",
-                                        "note": "transformer.fig.pe_reference_note"}]}]})
+    overfit = [
+        CheckResult(
+            id="overfit.ten_samples",
+            task="overfit",
+            status="failed",
+            score=0,
+            max_score=10,
+            message=Message("fail.overfit_loss", {"steps": 5, "last": "nan", "target": 0.05}),
+            artifacts={"loss_curve": curve},
+        )
+    ]
+    finding = {
+        "name": "torch.nn.LayerNorm",
+        "file": "norm.py",
+        "line": 7,
+        "code": "nn.LayerNorm(d)  # <i>",
+        "task": "layernorm",
+    }
+    tasks = [
+        TaskResult(id="sdpa", score=5, max_score=7, checks=sdpa),
+        TaskResult(id="masks", score=0, max_score=3, checks=masks),
+        TaskResult(id="layernorm", score=0, max_score=4, checks=norm, banned=[finding]),
+        TaskResult(id="overfit", score=0, max_score=10, checks=overfit, blocked_by=["masks"]),
+    ]
+    return GradeResult(
+        submission="sub",
+        score=5,
+        max_score=24,
+        seed=7,
+        profile="quick",
+        duration_s=1.25,
+        tasks=tasks,
+        banned_api=[finding],
+        load_errors={
+            "model.py": {
+                "kind": "import_error",
+                "detail": "SyntaxError: <x>",
+                "file": "model.py",
+                "line": 2,
+                "code": "def (",
+                "trace": "",
+            }
+        },
+        environment={
+            "python": "3.11",
+            "torch": "2",
+            "devices": ["cpu"],
+            "gradekit": "0.1.0",
+            "when": "2026-01-01T00:00:00+00:00",
+        },
+        figures={
+            "heatmaps": [
+                {
+                    "id": "weights",
+                    "title": "transformer.fig.attention_title",
+                    "note": None,
+                    "quote": [
+                        {"text": "ni hao", "italic": True},
+                        {"text": "你好", "lang": "zh-CN"},
+                        {"text": NASTY, "lang": '"><script>'},
+                    ],
+                    "panels": [
+                        {
+                            "title": "transformer.fig.attention_reference",
+                            "values": [[1.0, 0.0], [0.4, 0.6]],
+                            "decimals": 2,
+                            "blocked": [[False, True], [False, False]],
+                            "blocked_label": "transformer.fig.attention_blocked",
+                        }
+                    ],
+                    "error": {"key": "report.figure_failed", "params": {"detail": NASTY}, "kind": "exception"},
+                },
+                {
+                    "id": "table",
+                    "title": "transformer.fig.pe_title",
+                    "panels": [
+                        {
+                            "values": [[0.0, 1.0], [0.84, 0.54]],
+                            "scale": "diverging",
+                            "note": "transformer.fig.pe_reference_note",
+                        }
+                    ],
+                },
+            ]
+        },
+    )
 
 
 # -- svg ---------------------------------------------------------------------------------------------
 def test_svg_is_well_formed_and_escapes_labels():
-    picture = svg.heatmap([[0.1, 0.2]], row_labels=["<script>"], col_labels=["a&b", '"q"'], x_label="<x>",
-                          y_label="y", legend="<l>", label="<t>")
+    picture = svg.heatmap(
+        [[0.1, 0.2]],
+        row_labels=["<script>"],
+        col_labels=["a&b", '"q"'],
+        x_label="<x>",
+        y_label="y",
+        legend="<l>",
+        label="<t>",
+    )
     ET.fromstring(picture)
     assert "<script>" not in picture and "&lt;script&gt;" in picture and "a&amp;b" in picture
-    for chart in (svg.line_chart([1.0, 0.5], x_label="<s>", y_label="<l>", reference_line=0.1,
-                                 reference_label="<r>"), svg.bar(3, 4, label="<b>")):
+    for chart in (
+        svg.line_chart([1.0, 0.5], x_label="<s>", y_label="<l>", reference_line=0.1, reference_label="<r>"),
+        svg.bar(3, 4, label="<b>"),
+    ):
         ET.fromstring(chart)
         assert "&lt;" in chart and not any(raw in chart for raw in ("<s>", "<l>", "<r>", "<b>"))
 
@@ -140,7 +241,9 @@ def test_html_of_a_hand_built_result():
     assert text("report.visibility.hidden") in page
     assert text("bug.hint.constant_factor", factor="2", note="") in page
     assert text("bughint.sdpa.no_scale") in page
-    assert text("report.loss_nonfinite", value="NaN", step=4) in page and text("report.loss_target", target=0.05) in page
+    assert (
+        text("report.loss_nonfinite", value="NaN", step=4) in page and text("report.loss_target", target=0.05) in page
+    )
     assert text("ui.banned_cost") in page and "norm.py:7" in page
     assert text("ui.load_error", file="model.py", detail="SyntaxError: &lt;x&gt;") in page
     assert 'class="mismatch"' in page and text("report.example.extra_field") not in page and "extra_field" in page
@@ -163,8 +266,12 @@ def test_html_draws_what_a_heatmap_figure_carries():
     table = re.search(r'<figure class="fig" id="fig-table">.*?</figure>', page, re.S).group(0)
     assert f'<p class="fig-note">{escape(text("transformer.fig.pe_reference_note"))}</p>' in table
     view = html.context(_result())["figures"]["heatmaps"][1]["panels"][0]["svg"]
-    assert view == svg.heatmap([[0.0, 1.0], [0.84, 0.54]], scale="diverging", label=text("transformer.fig.pe_title"),
-                               missing_label=text("report.legend_nonfinite"))
+    assert view == svg.heatmap(
+        [[0.0, 1.0], [0.84, 0.54]],
+        scale="diverging",
+        label=text("transformer.fig.pe_title"),
+        missing_label=text("report.legend_nonfinite"),
+    )
 
 
 def test_html_csp_allows_exactly_the_print_script():
@@ -183,26 +290,44 @@ def test_every_interface_key_the_views_use_exists_in_both_languages():
     assert len(used) > 40
     for lang in ("en", "zh"):
         assert sorted(used - set(kit_catalogue(lang))) == []
-    assert sorted(k for k in CATALOGUES["en"] if k.startswith("report.")) == \
-        sorted(k for k in CATALOGUES["zh"] if k.startswith("report."))
+    assert sorted(k for k in CATALOGUES["en"] if k.startswith("report.")) == sorted(
+        k for k in CATALOGUES["zh"] if k.startswith("report.")
+    )
 
 
 def test_a_result_without_pictures_renders_cleanly():
     """A second assignment's result: other task ids, no ``figures``, no loss curve; every view renders it."""
     tiny = load(TINY)
-    checks = [CheckResult(id="softmax.equivalence", task="softmax", status="passed", score=2, max_score=2),
-              CheckResult(id="attend.equivalence", task="attend", status="failed", score=0, max_score=3,
-                          variant="isolated", message=Message("fail.mismatch", {"what": "Attend"}))]
-    result = GradeResult(submission="sub", score=2, max_score=5, seed=None, profile="quick", duration_s=0.5,
-                         tasks=[TaskResult(id=c.task, score=c.score, max_score=c.max_score, checks=[c])
-                                for c in checks], assignment=tiny.name)
+    checks = [
+        CheckResult(id="softmax.equivalence", task="softmax", status="passed", score=2, max_score=2),
+        CheckResult(
+            id="attend.equivalence",
+            task="attend",
+            status="failed",
+            score=0,
+            max_score=3,
+            variant="isolated",
+            message=Message("fail.mismatch", {"what": "Attend"}),
+        ),
+    ]
+    result = GradeResult(
+        submission="sub",
+        score=2,
+        max_score=5,
+        seed=None,
+        profile="quick",
+        duration_s=0.5,
+        tasks=[TaskResult(id=c.task, score=c.score, max_score=c.max_score, checks=[c]) for c in checks],
+        assignment=tiny.name,
+    )
     assert [t.id for t in result.tasks] == list(tiny.task_ids)
     page = html.render(result, lang="en")
     assert 'id="figures"' not in page and "<svg" in page  # score bars, no pictures
     for block in re.findall(r"<svg\b.*?</svg>", page, re.S):
         ET.fromstring(block)
     assert {'data-task="softmax"', 'data-task="attend"', 'id="check-attend.equivalence"'} <= set(
-        re.findall(r'(?:data-task|id)="[^"]*"', page))
+        re.findall(r'(?:data-task|id)="[^"]*"', page)
+    )
     data = json.loads(json_view.render(result))
     assert [c["variant"] for t in data["tasks"] for c in t["checks"]] == ["integrated", "isolated"]
     ET.fromstring(junit.render(result).encode("utf-8"))
@@ -215,10 +340,16 @@ def test_the_views_run_no_student_code():
     figure-gathering, no corpus, not even torch. The pictures are plain data, gathered by ``api.check``."""
     views = ", ".join(f"grader.views.{m}" for m in ("html", "terminal", "junit", "json_view", "gradescope"))
     code = f"import sys, {views}; print('\\n'.join(sorted(sys.modules)))"
-    loaded = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True,
-                            check=True).stdout.split()
-    forbidden = [m for m in loaded if m == "torch" or m.startswith(("assignments", "grader.probes", "grader.checks"))
-                 or m in ("grader.submission.inprocess", "grader.submission.worker", "grader.submission.loader")]
+    loaded = subprocess.run(
+        [sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, check=True
+    ).stdout.split()
+    forbidden = [
+        m
+        for m in loaded
+        if m == "torch"
+        or m.startswith(("assignments", "grader.probes", "grader.checks"))
+        or m in ("grader.submission.inprocess", "grader.submission.worker", "grader.submission.loader")
+    ]
     assert forbidden == []
 
 
@@ -270,12 +401,17 @@ def _good_params(args):
 
 def test_figures_record_errors_instead_of_raising():
     good = FakeRunner(_good_sdpa, _good_params)
-    bad = FakeRunner(SubmissionError(kind="exception", detail="ValueError: no", file="attention.py", line=3),
-                     RuntimeError("grader bug"))
+    bad = FakeRunner(
+        SubmissionError(kind="exception", detail="ValueError: no", file="attention.py", line=3),
+        RuntimeError("grader bug"),
+    )
     data = figures.collect(sub=bad, ref=good)
     att, pe = figure(data, "attention"), figure(data, "positional")
-    assert att["error"] == {"key": "report.figure_failed", "kind": "exception",
-                            "params": {"detail": "ValueError: no (attention.py:3)"}}
+    assert att["error"] == {
+        "key": "report.figure_failed",
+        "kind": "exception",
+        "params": {"detail": "ValueError: no (attention.py:3)"},
+    }
     assert [p["title"] for p in att["panels"]] == ["transformer.fig.attention_reference"]
     assert pe["source"] == "reference" and pe["panels"][0]["note"] == "transformer.fig.pe_reference_note"
     assert "grader bug" in pe["error"]["params"]["detail"]
@@ -307,9 +443,11 @@ def test_the_chinese_status_words_keep_the_check_ids_in_one_column():
     starts = {}
     for line in said.splitlines():
         for check in ("sdpa.equivalence", "sdpa.weights", "masks.padding"):
-            if line.lstrip().startswith(tuple(text(f"ui.{s}", "zh") for s in ("passed", "failed", "error"))) \
-                    and check in line:
-                starts[check] = columns(line[:line.index(check)])
+            if (
+                line.lstrip().startswith(tuple(text(f"ui.{s}", "zh") for s in ("passed", "failed", "error")))
+                and check in line
+            ):
+                starts[check] = columns(line[: line.index(check)])
     assert len(starts) >= 2 and len(set(starts.values())) == 1, starts
 
 
@@ -318,17 +456,26 @@ def test_where_an_import_failed_is_said_once_and_a_missing_file_has_no_line():
 
     syntax = "SyntaxError: expected ':' (attention.py, line 17)"
     assert located(syntax, "attention.py", 17) == syntax
-    assert located("NameError: name 'x' is not defined", "masks.py", 3) == \
-        "NameError: name 'x' is not defined (masks.py:3)"
+    assert (
+        located("NameError: name 'x' is not defined", "masks.py", 3)
+        == "NameError: name 'x' is not defined (masks.py:3)"
+    )
     assert located("no file decoding.py in sub", "decoding.py", 0) == "no file decoding.py in sub"
-    assert located("ImportError: cannot import name 'f'", "model.py", 0) == \
-        "ImportError: cannot import name 'f' (model.py)"
+    assert (
+        located("ImportError: cannot import name 'f'", "model.py", 0)
+        == "ImportError: cannot import name 'f' (model.py)"
+    )
     assert located("boom", None, None) == "boom"
     result = _result()
-    result.load_errors = {"attention.py": {"kind": "import_error", "detail": syntax, "file": "attention.py",
-                                           "line": 17},
-                          "decoding.py": {"kind": "missing_file", "detail": "no file decoding.py in sub",
-                                          "file": "decoding.py", "line": 0}}
+    result.load_errors = {
+        "attention.py": {"kind": "import_error", "detail": syntax, "file": "attention.py", "line": 17},
+        "decoding.py": {
+            "kind": "missing_file",
+            "detail": "no file decoding.py in sub",
+            "file": "decoding.py",
+            "line": 0,
+        },
+    }
     for lang in ("en", "zh"):
         said = terminal.summary(result, lang=lang, color=False)
         assert said.count("attention.py, line 17") == 1 and "attention.py:17" not in said and ":0" not in said

@@ -50,8 +50,12 @@ def test_the_folder_is_looked_at_by_size_and_time(tmp_path):
 def watched(make_submission):
     sub = make_submission()
     screens = []
-    watch = Watch(str(sub), options=CheckOptions(profile="quick", tasks=("sdpa", "mha", "masks")), out=io.StringIO(),
-                  drawn=screens.append)
+    watch = Watch(
+        str(sub),
+        options=CheckOptions(profile="quick", tasks=("sdpa", "mha", "masks")),
+        out=io.StringIO(),
+        drawn=screens.append,
+    )
     watch.draw(busy=watch.task_ids)
     watch.grade(watch.task_ids)
     watch.draw()
@@ -90,8 +94,9 @@ def test_a_file_that_cannot_be_imported_is_said_and_watching_goes_on(watched):
 
 
 def test_the_screen_comes_in_chinese(make_submission):
-    watch = Watch(str(make_submission()), options=CheckOptions(profile="quick", tasks=("masks",)), lang="zh",
-                  out=io.StringIO())
+    watch = Watch(
+        str(make_submission()), options=CheckOptions(profile="quick", tasks=("masks",)), lang="zh", out=io.StringIO()
+    )
     watch.grade(watch.task_ids)
     screen = watch.screen()
     assert "全部检查通过" in screen and "保存即重新评分" in screen
@@ -99,6 +104,7 @@ def test_the_screen_comes_in_chinese(make_submission):
 
 @pytest.mark.parametrize("args, says", [(["nowhere"], "does not exist"), (["solution", "--tasks", "nope"], "nope")])
 def test_bad_input_is_a_usage_error(args, says):
-    done = subprocess.run([sys.executable, "-m", "grader", "watch", *args], capture_output=True, text=True, cwd=ROOT,
-                          timeout=120)
+    done = subprocess.run(
+        [sys.executable, "-m", "grader", "watch", *args], capture_output=True, text=True, cwd=ROOT, timeout=120
+    )
     assert done.returncode == 2 and says in done.stderr

@@ -42,11 +42,25 @@ def test_every_dtype_round_trips(dtype):
 
 def test_plain_data_round_trips():
     value = {
-        "none": None, "t": True, "f": False, "int": -(1 << 62), "big": 1 << 100, "float": -0.0,
-        "inf": float("inf"), "nan": float("nan"), "str": "多头注意力 \u2603", "bytes": b"\x00\xff",
-        "list": [1, [2, (3, "x")]], "tuple": (), 7: "int key", (1, "a"): "tuple key", None: "none key",
-        "device": torch.device("meta"), "dtype": torch.bfloat16,
-        "meta": torch.empty(2, 3, device="meta"), "grad": torch.ones(2, requires_grad=True),
+        "none": None,
+        "t": True,
+        "f": False,
+        "int": -(1 << 62),
+        "big": 1 << 100,
+        "float": -0.0,
+        "inf": float("inf"),
+        "nan": float("nan"),
+        "str": "多头注意力 \u2603",
+        "bytes": b"\x00\xff",
+        "list": [1, [2, (3, "x")]],
+        "tuple": (),
+        7: "int key",
+        (1, "a"): "tuple key",
+        None: "none key",
+        "device": torch.device("meta"),
+        "dtype": torch.bfloat16,
+        "meta": torch.empty(2, 3, device="meta"),
+        "grad": torch.ones(2, requires_grad=True),
         "neg": torch.tensor([1.0, 2.0])._neg_view(),
         "conj": torch.tensor([1 + 2j])._conj(),
     }
@@ -60,8 +74,15 @@ def test_objects_that_are_not_plain_data_are_not_written():
     class Sub(torch.Tensor):
         pass
 
-    for bad in (object(), {1, 2}, torch.nn.Linear(2, 2), torch.zeros(3).to_sparse(), {"k": [lambda: 0]},
-                {frozenset(): 1}, torch.zeros(2, dtype=torch.uint16) if hasattr(torch, "uint16") else object()):
+    for bad in (
+        object(),
+        {1, 2},
+        torch.nn.Linear(2, 2),
+        torch.zeros(3).to_sparse(),
+        {"k": [lambda: 0]},
+        {frozenset(): 1},
+        torch.zeros(2, dtype=torch.uint16) if hasattr(torch, "uint16") else object(),
+    ):
         with pytest.raises(WireError):
             encode(bad)
     assert type(decode(encode(torch.zeros(2).as_subclass(Sub)))) is torch.Tensor  # written as a plain tensor
@@ -84,27 +105,30 @@ def tensor_blob(code=0, flags=0, device=b"cpu", shape=(2,), nbytes=16, data=None
     return head + (bytes(nbytes) if data is None else data)
 
 
-@pytest.mark.parametrize("blob, what", [
-    (b"", "ends early"),
-    (b"Z", "unknown tag"),
-    (b"NN", "left over"),
-    (b"i\x01\x02", "malformed"),
-    (b"s\xff\xff\xff\x7fabc", "runs past the end"),
-    (b"s\x02\x00\x00\x00\xff\xfe", "malformed"),
-    (b"l\xff\xff\xff\xff", "count of"),
-    (b"d\x01\x00\x00\x00l\x00\x00\x00\x00N", "dict key"),
-    (b"I\x03\x00\x00\x001e9", "integer written"),
-    (tensor_blob(code=200), "dtype code"),
-    (tensor_blob(device=b"cuda:0; rm -rf /"), "unknown device"),
-    (tensor_blob(device=b"\xff"), "malformed"),
-    (tensor_blob(shape=(2,), nbytes=8), "bytes of data"),
-    (tensor_blob(shape=(1 << 40, 1 << 40), nbytes=0), "bytes of data"),
-    (tensor_blob(shape=(-2,), nbytes=0), "negative dimension"),
-    (tensor_blob(shape=(1,) * 40, nbytes=8), "dimensions"),
-    (tensor_blob(shape=(4,), nbytes=32, data=bytes(8)), "runs past the end"),
-    (tensor_blob(device=b"meta", nbytes=16), "meta tensor with data"),
-    (tensor_blob(code=wire.DTYPES.index(torch.int64), flags=1), "requires_grad"),
-])
+@pytest.mark.parametrize(
+    "blob, what",
+    [
+        (b"", "ends early"),
+        (b"Z", "unknown tag"),
+        (b"NN", "left over"),
+        (b"i\x01\x02", "malformed"),
+        (b"s\xff\xff\xff\x7fabc", "runs past the end"),
+        (b"s\x02\x00\x00\x00\xff\xfe", "malformed"),
+        (b"l\xff\xff\xff\xff", "count of"),
+        (b"d\x01\x00\x00\x00l\x00\x00\x00\x00N", "dict key"),
+        (b"I\x03\x00\x00\x001e9", "integer written"),
+        (tensor_blob(code=200), "dtype code"),
+        (tensor_blob(device=b"cuda:0; rm -rf /"), "unknown device"),
+        (tensor_blob(device=b"\xff"), "malformed"),
+        (tensor_blob(shape=(2,), nbytes=8), "bytes of data"),
+        (tensor_blob(shape=(1 << 40, 1 << 40), nbytes=0), "bytes of data"),
+        (tensor_blob(shape=(-2,), nbytes=0), "negative dimension"),
+        (tensor_blob(shape=(1,) * 40, nbytes=8), "dimensions"),
+        (tensor_blob(shape=(4,), nbytes=32, data=bytes(8)), "runs past the end"),
+        (tensor_blob(device=b"meta", nbytes=16), "meta tensor with data"),
+        (tensor_blob(code=wire.DTYPES.index(torch.int64), flags=1), "requires_grad"),
+    ],
+)
 def test_malformed_messages_are_refused(blob, what):
     with pytest.raises(WireError, match=what):
         decode(blob)
@@ -160,11 +184,21 @@ def test_poll_briefly_returns_when_a_message_is_there_and_gives_up_on_time():
 def _plain_values():
     from hypothesis import strategies as st
 
-    leaves = (st.none() | st.booleans() | st.integers() | st.floats(allow_nan=False) | st.text() | st.binary()
-              | st.sampled_from([torch.float32, torch.int64, torch.device("cpu")]))
+    leaves = (
+        st.none()
+        | st.booleans()
+        | st.integers()
+        | st.floats(allow_nan=False)
+        | st.text()
+        | st.binary()
+        | st.sampled_from([torch.float32, torch.int64, torch.device("cpu")])
+    )
     keys = st.none() | st.booleans() | st.integers() | st.text() | st.binary()
-    return st.recursive(leaves, lambda inner: st.lists(inner, max_size=5) | st.tuples(inner, inner)
-                        | st.dictionaries(keys, inner, max_size=4), max_leaves=30)
+    return st.recursive(
+        leaves,
+        lambda inner: st.lists(inner, max_size=5) | st.tuples(inner, inner) | st.dictionaries(keys, inner, max_size=4),
+        max_leaves=30,
+    )
 
 
 def test_any_plain_value_round_trips_and_any_damage_is_refused_or_read_as_plain_data():

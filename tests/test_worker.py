@@ -25,11 +25,24 @@ from grader.submission.worker import WorkerRunner
 ASSIGNMENT = load()
 REFERENCE = ASSIGNMENT.reference
 
-MODES = {2: "loop", 3: "exit", 4: "raise", 5: "print", 6: "subclass", 7: "poison", 9: "spawn",
-         10: "memory", 11: "banned", 12: "env", 13: "peek", 14: "identity", 15: "trespass"}
+MODES = {
+    2: "loop",
+    3: "exit",
+    4: "raise",
+    5: "print",
+    6: "subclass",
+    7: "poison",
+    9: "spawn",
+    10: "memory",
+    11: "banned",
+    12: "env",
+    13: "peek",
+    14: "identity",
+    15: "trespass",
+}
 D_OF = {mode: d for d, mode in MODES.items()}
 
-HOSTILE = '''
+HOSTILE = """
 
 # ---- hostile additions (tests/test_worker.py) ----
 import builtins as _builtins
@@ -127,7 +140,7 @@ def _hostile_forward(self, query, key, value, mask=None):
 
 
 MultiHeadAttention.forward = _hostile_forward
-'''
+"""
 
 
 # -- helpers --------------------------------------------------------------------------------------
@@ -140,8 +153,12 @@ def mha_args(d_model=8, num_heads=2, seed=0, mask=True):
     q = torch.randn(2, 5, d_model, dtype=torch.float64)
     kv = torch.randn(2, 4, d_model, dtype=torch.float64)
     m = torch.tensor([[True, True, True, False], [True, True, False, False]]).view(2, 1, 1, 4)
-    return {"name": "MultiHeadAttention", "kwargs": {"d_model": d_model, "num_heads": num_heads, "dropout": 0.0},
-            "state": state, "inputs": [q, kv, kv] + ([m] if mask else [])}
+    return {
+        "name": "MultiHeadAttention",
+        "kwargs": {"d_model": d_model, "num_heads": num_heads, "dropout": 0.0},
+        "state": state,
+        "inputs": [q, kv, kv] + ([m] if mask else []),
+    }
 
 
 def hostile_args(mode):
@@ -315,8 +332,9 @@ def test_banned_call_seen_at_runtime(hostile):
     runner.run("forward", **hostile_args("banned"))
     found = runner.banned_runtime()
     assert all(isinstance(f, Finding) for f in found)
-    assert any(f.name == "torch.nn.functional.scaled_dot_product_attention" and f.file == "attention.py"
-               for f in found), found
+    assert any(
+        f.name == "torch.nn.functional.scaled_dot_product_attention" and f.file == "attention.py" for f in found
+    ), found
 
 
 def test_unbounded_memory_is_contained(hostile):
@@ -324,14 +342,14 @@ def test_unbounded_memory_is_contained(hostile):
     with pytest.raises(SubmissionError) as info:
         runner.run("forward", **hostile_args("memory"))
     assert info.value.kind in ("exception", "crashed"), info.value
-    assert runner.run("call", name="padding_mask", args=[torch.tensor([[1, 0]]), 0])["out"].tolist() \
-        == [[[[True, False]]]]
+    assert runner.run("call", name="padding_mask", args=[torch.tensor([[1, 0]]), 0])["out"].tolist() == [
+        [[[True, False]]]
+    ]
 
 
 def test_judge_never_imports_the_submission(hostile):
     _, root, _ = hostile
-    assert not [name for name, m in list(sys.modules.items())
-                if str(root) in str(getattr(m, "__file__", "") or "")]
+    assert not [name for name, m in list(sys.modules.items()) if str(root) in str(getattr(m, "__file__", "") or "")]
 
 
 def warm(runner):
@@ -350,7 +368,6 @@ def test_endless_loop_times_out_and_next_run_works(hostile):
     assert time.monotonic() - t0 < 3 + 1.5
     result = runner.run("call", name="padding_mask", args=[torch.tensor([[4, 0]]), 0])
     assert result["out"].tolist() == [[[[True, False]]]] and runner.starts == starts + 1
-
 
 
 @pytest.mark.parametrize("spin", [0.0, 0.05])
@@ -380,6 +397,7 @@ def test_workers_poll_only_where_there_is_a_core_for_each_side(monkeypatch):
     assert worker.default_spin() == 0.0
     monkeypatch.setattr(worker.os, "sched_getaffinity", lambda pid: {0, 1}, raising=False)
     assert worker.default_spin() == wire.SPIN_S > 0
+
 
 def test_os_exit_is_a_crash(runners):
     runner = runners["exiter"]
@@ -524,8 +542,16 @@ def test_a_killed_fork_server_is_started_again(hostile_root):
 BOTH_TASKS = ["sdpa", "mha", "positional", "masks", "greedy", "training", "param_count"]
 
 
-@pytest.mark.parametrize("case", ["alt_einsum", "training.gradients_not_zeroed", "greedy.no_early_stop",
-                                  "positional.sin_cos_swapped", "param_count.no_biases"])
+@pytest.mark.parametrize(
+    "case",
+    [
+        "alt_einsum",
+        "training.gradients_not_zeroed",
+        "greedy.no_early_stop",
+        "positional.sin_cos_swapped",
+        "param_count.no_biases",
+    ],
+)
 def test_sealed_and_in_process_verdicts_agree(tmp_path, case):
     from grader import api
     from grader.bugs.catalogue import Catalogue

@@ -41,8 +41,24 @@ DRAWS = 4  # candidates per kept sentence
 
 # --- the word list ---------------------------------------------------------------
 
-PEOPLE = ["我", "你", "他", "我们", "你们", "他们", "老师", "妈妈", "爸爸", "朋友", "同学", "哥哥", "姐姐", "弟弟",
-          "妹妹", "学生"]
+PEOPLE = [
+    "我",
+    "你",
+    "他",
+    "我们",
+    "你们",
+    "他们",
+    "老师",
+    "妈妈",
+    "爸爸",
+    "朋友",
+    "同学",
+    "哥哥",
+    "姐姐",
+    "弟弟",
+    "妹妹",
+    "学生",
+]
 KIN = ["妈妈", "爸爸", "哥哥", "姐姐", "弟弟", "妹妹", "朋友", "老师"]
 ROLES = ["老师", "学生", "医生", "中国人", "好人", "我的朋友", "他的哥哥"]
 FOODS = ["苹果", "米饭", "面条", "饺子", "鸡蛋", "水果", "西瓜", "面包", "包子", "鱼"]
@@ -57,12 +73,38 @@ SKILLS = ["说中文", "说英语", "做饭", "开车", "游泳", "唱歌", "跳
 ACTIVITIES = ["做饭", "做作业", "唱歌", "跳舞", "游泳", "看书", "睡觉", "工作", "画画", "休息", "上课", "打球"]
 TRANSPORT = ["车", "飞机", "火车", "公交车", "地铁"]
 NUMS = ["一", "两", "三", "四", "五", "六", "七", "八", "九", "十"]
-MEASURED = {"个": ["苹果", "鸡蛋", "包子", "饺子", "朋友", "学生", "西瓜"], "本": ["书"], "杯": ["水", "茶", "咖啡", "牛奶"],
-            "张": ["报纸", "桌子"], "只": ["猫", "狗", "鸟"]}
+MEASURED = {
+    "个": ["苹果", "鸡蛋", "包子", "饺子", "朋友", "学生", "西瓜"],
+    "本": ["书"],
+    "杯": ["水", "茶", "咖啡", "牛奶"],
+    "张": ["报纸", "桌子"],
+    "只": ["猫", "狗", "鸟"],
+}
 ANIMALS = ["猫", "狗", "鸟"]
 MANNER = [("跑", "快"), ("说", "好"), ("写", "好"), ("唱", "好"), ("走", "慢"), ("吃", "多"), ("睡", "晚")]
-FIXED = ["你好", "谢谢", "再见", "对不起", "没关系", "早上好", "晚上好", "不客气", "明天见", "你好吗", "我很好", "谢谢你",
-         "欢迎你", "请坐", "请喝茶", "没事", "我有事", "我没事", "好久不见", "请再说一遍", "我爱你"]
+FIXED = [
+    "你好",
+    "谢谢",
+    "再见",
+    "对不起",
+    "没关系",
+    "早上好",
+    "晚上好",
+    "不客气",
+    "明天见",
+    "你好吗",
+    "我很好",
+    "谢谢你",
+    "欢迎你",
+    "请坐",
+    "请喝茶",
+    "没事",
+    "我有事",
+    "我没事",
+    "好久不见",
+    "请再说一遍",
+    "我爱你",
+]
 
 
 def _verb_object(rng: random.Random) -> str:
@@ -109,7 +151,9 @@ def _sentence(rng: random.Random) -> str:
         verb = rng.choice(["有", "买", "要"]) if meas != "只" else rng.choice(["有", "喜欢"])
         return s + verb + rng.choice(NUMS) + meas + rng.choice(MEASURED[meas])
     if t == 9:
-        return rng.choice(["我的", "你的", "他的"]) + rng.choice(KIN) + rng.choice(["是", "不是"]) + rng.choice(ROLES[:4])
+        return (
+            rng.choice(["我的", "你的", "他的"]) + rng.choice(KIN) + rng.choice(["是", "不是"]) + rng.choice(ROLES[:4])
+        )
     if t == 10:
         return s + _verb_object(rng) + "吗"
     if t == 11:
@@ -118,7 +162,13 @@ def _sentence(rng: random.Random) -> str:
         verb, adj = rng.choice(MANNER)
         return s + verb + "得" + rng.choice(["很", "不", "非常"]) + adj
     if t == 13:
-        return s + rng.choice(["坐", "不坐", "想坐"]) + rng.choice(TRANSPORT) + rng.choice(["去", "回"]) + rng.choice(GO_PLACES)
+        return (
+            s
+            + rng.choice(["坐", "不坐", "想坐"])
+            + rng.choice(TRANSPORT)
+            + rng.choice(["去", "回"])
+            + rng.choice(GO_PLACES)
+        )
     if t == 14:
         return s + rng.choice(["回家", "回学校", "再来", "明天再来", "在家", "不在家", "回中国"])
     return rng.choice(FIXED)
@@ -179,14 +229,16 @@ def summary(pairs: list[tuple[str, str]]) -> str:
             spoken[ch].add(s)
     heteronyms = {ch: sorted(v) for ch, v in spoken.items() if len(v) > 1}
     lengths = Counter(len(c) for _, c in pairs)
-    return "\n".join([
-        f"pairs: {len(pairs)}",
-        f"characters: {len(chars)} (rarest: {chars.most_common()[-5:]})",
-        f"syllables: {len(sylls)}",
-        f"lengths: {dict(sorted(lengths.items()))}",
-        f"homophones ({len(homophones)} syllables): {homophones}",
-        f"characters with several readings: {heteronyms}",
-    ])
+    return "\n".join(
+        [
+            f"pairs: {len(pairs)}",
+            f"characters: {len(chars)} (rarest: {chars.most_common()[-5:]})",
+            f"syllables: {len(sylls)}",
+            f"lengths: {dict(sorted(lengths.items()))}",
+            f"homophones ({len(homophones)} syllables): {homophones}",
+            f"characters with several readings: {heteronyms}",
+        ]
+    )
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -178,10 +178,10 @@ def batches(task: PoemTask, batch_size: int, *, seed: int = 0, pool: int = 8) ->
     while True:
         order = list(range(len(texts)))
         rng.shuffle(order)
-        order = order[:len(order) - len(order) % size]
+        order = order[: len(order) - len(order) % size]
         for start in range(0, len(order), pool * size):
-            chunk = sorted(order[start:start + pool * size], key=lambda i: len(texts[i]))
-            groups = [chunk[j:j + size] for j in range(0, len(chunk), size)]
+            chunk = sorted(order[start : start + pool * size], key=lambda i: len(texts[i]))
+            groups = [chunk[j : j + size] for j in range(0, len(chunk), size)]
             rng.shuffle(groups)
             for group in groups:
                 yield make_batch([texts[i] for i in group], task.vocab)

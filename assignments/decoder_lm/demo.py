@@ -36,12 +36,21 @@ PIECES = ("DecoderLM", "param_groups", "AdamW", "cosine_lr", "train_step", "gene
 """The contract names the demo runs: the model, the optimiser and its groups, the schedule, the training step and
 the sampling. The reference's by default; a student's with ``gradekit demo --submission``."""
 
-__getattr__ = demo.lazy_reference(__name__, {
-    name: f"assignments.decoder_lm.reference.{module}" for name, module in (
-        ("DecoderLM", "model"), ("param_groups", "optim"), ("AdamW", "optim"), ("cosine_lr", "optim"),
-        ("train_step", "training"), ("generate", "sampling"))})
+__getattr__ = demo.lazy_reference(
+    __name__,
+    {
+        name: f"assignments.decoder_lm.reference.{module}"
+        for name, module in (
+            ("DecoderLM", "model"),
+            ("param_groups", "optim"),
+            ("AdamW", "optim"),
+            ("cosine_lr", "optim"),
+            ("train_step", "training"),
+            ("generate", "sampling"),
+        )
+    },
+)
 """The reference's ``PIECES``, imported on first use: importing this module loads no reference code."""
-
 
 
 @dataclass
@@ -67,9 +76,18 @@ class DemoResult:
     losses: list[tuple[int, float]] = field(default_factory=list)
 
 
-def sample_poems(model: torch.nn.Module | None, task: PoemTask, starts: str = STARTS, *,
-                 max_chars: int | None = None, temperature: float = 0.8, top_k: int | None = 20,
-                 top_p: float | None = 0.9, seed: int = 0, generate: Callable[..., Any] | None = None) -> list[str]:
+def sample_poems(
+    model: torch.nn.Module | None,
+    task: PoemTask,
+    starts: str = STARTS,
+    *,
+    max_chars: int | None = None,
+    temperature: float = 0.8,
+    top_k: int | None = 20,
+    top_p: float | None = 0.9,
+    seed: int = 0,
+    generate: Callable[..., Any] | None = None,
+) -> list[str]:
     """One poem per character of ``starts``: ``generate`` from ``NEWLINE`` and that character, all rows in one
     batch, drawn with ``torch.Generator().manual_seed(seed)``; each is cut at the first newline it writes.
 
@@ -86,16 +104,32 @@ def sample_poems(model: torch.nn.Module | None, task: PoemTask, starts: str = ST
     max_chars = task.max_row - 2 if max_chars is None else max_chars
     prompt = torch.tensor([[NEWLINE, *task.vocab.encode(ch)] for ch in starts], dtype=torch.long)  # (S, 2)
     generator = torch.Generator().manual_seed(seed)
-    out = sample(model, prompt, max_chars, temperature=temperature, top_k=top_k, top_p=top_p,
-                 generator=generator)  # (S, 2 + max_chars)
+    out = sample(
+        model, prompt, max_chars, temperature=temperature, top_k=top_k, top_p=top_p, generator=generator
+    )  # (S, 2 + max_chars)
     return [first_line(task.vocab.decode(row[1:])) for row in out]
 
 
-def run_demo(*, steps: int = 250, seed: int = 0, dim: int = 96, num_layers: int = 2, num_heads: int = 4,
-             num_kv_heads: int = 2, hidden_dim: int = 256, batch_size: int = 32, max_lr: float = 3e-3,
-             min_lr: float = 3e-4, warmup: int = 40, weight_decay: float = 0.1, max_grad_norm: float = 1.0,
-             log_every: int = 50, starts: str = STARTS,
-             log: Callable[[str], object] | None = print, pieces: Mapping[str, Any] | None = None) -> DemoResult:
+def run_demo(
+    *,
+    steps: int = 250,
+    seed: int = 0,
+    dim: int = 96,
+    num_layers: int = 2,
+    num_heads: int = 4,
+    num_kv_heads: int = 2,
+    hidden_dim: int = 256,
+    batch_size: int = 32,
+    max_lr: float = 3e-3,
+    min_lr: float = 3e-4,
+    warmup: int = 40,
+    weight_decay: float = 0.1,
+    max_grad_norm: float = 1.0,
+    log_every: int = 50,
+    starts: str = STARTS,
+    log: Callable[[str], object] | None = print,
+    pieces: Mapping[str, Any] | None = None,
+) -> DemoResult:
     """Train a small decoder-only LM on the poems, then sample one poem per character of ``starts``.
 
     The defaults (width 96, two layers, four query heads sharing two key/value heads, 250 steps of 32 poems)
@@ -132,10 +166,14 @@ def run_demo(*, steps: int = 250, seed: int = 0, dim: int = 96, num_layers: int 
     model = use["DecoderLM"](len(task.vocab), dim, num_layers, num_heads, hidden_dim, num_kv_heads=num_kv_heads)
     optimizer = use["AdamW"](use["param_groups"](model, weight_decay), lr=max_lr, betas=(0.9, 0.95))
     n_params = sum(p.numel() for p in model.parameters())
-    emit(f"classical poems, one character per token: {len(task.poems)} poems, vocabulary {len(task.vocab)} "
-         f"(ln V = {math.log(len(task.vocab)):.2f})")
-    emit(f"DecoderLM dim={dim} layers={num_layers} heads={num_heads} kv_heads={num_kv_heads} "
-         f"hidden={hidden_dim}, {n_params:,} parameters; {steps} steps of {batch_size} poems")
+    emit(
+        f"classical poems, one character per token: {len(task.poems)} poems, vocabulary {len(task.vocab)} "
+        f"(ln V = {math.log(len(task.vocab)):.2f})"
+    )
+    emit(
+        f"DecoderLM dim={dim} layers={num_layers} heads={num_heads} kv_heads={num_kv_heads} "
+        f"hidden={hidden_dim}, {n_params:,} parameters; {steps} steps of {batch_size} poems"
+    )
 
     data = batches(task, batch_size, seed=seed)
     warm = min(warmup, steps // 5)  # a short run still spends most of its steps after the warm-up
@@ -145,8 +183,7 @@ def run_demo(*, steps: int = 250, seed: int = 0, dim: int = 96, num_layers: int 
     model.train()
     for step in range(steps):
         lr = float(use["cosine_lr"](step, max_lr, min_lr, warm, steps))
-        loss = float(use["train_step"](model, next(data), optimizer, pad_id=PAD, max_grad_norm=max_grad_norm,
-                                       lr=lr))
+        loss = float(use["train_step"](model, next(data), optimizer, pad_id=PAD, max_grad_norm=max_grad_norm, lr=lr))
         if step == 0:
             first_loss = loss
         window.append(loss)
@@ -165,8 +202,15 @@ def run_demo(*, steps: int = 250, seed: int = 0, dim: int = 96, num_layers: int 
         emit(f"  {sample}")
     emit("")
     emit(f"loss {first_loss:.2f} -> {final_loss:.2f} in {seconds:.1f}s")
-    return DemoResult(first_loss=first_loss, final_loss=final_loss, seconds=seconds, n_params=n_params,
-                      vocab_size=len(task.vocab), samples=samples, losses=losses)
+    return DemoResult(
+        first_loss=first_loss,
+        final_loss=final_loss,
+        seconds=seconds,
+        n_params=n_params,
+        vocab_size=len(task.vocab),
+        samples=samples,
+        losses=losses,
+    )
 
 
 def side_by_side(reference: DemoResult, yours: DemoResult, *, lang: str = "en") -> list[str]:
@@ -180,19 +224,32 @@ def side_by_side(reference: DemoResult, yours: DemoResult, *, lang: str = "en") 
     for i, ref in enumerate(reference.samples):
         lines.append(f"  {pad(label_ref, width)} {ref}")
         lines.append(f"  {pad(label_yours, width)} {mine[i] if i < len(mine) else ''}")
-    lines += ["", text("demo.poems.first_loss", lang, yours=f"{float(yours.first_loss):.2f}",
-                       reference=f"{reference.first_loss:.2f}", ln_v=f"{math.log(reference.vocab_size):.2f}")]
+    lines += [
+        "",
+        text(
+            "demo.poems.first_loss",
+            lang,
+            yours=f"{float(yours.first_loss):.2f}",
+            reference=f"{reference.first_loss:.2f}",
+            ln_v=f"{math.log(reference.vocab_size):.2f}",
+        ),
+    ]
     return lines
 
 
 def main(argv: list[str] | None = None) -> int:
     """``gradekit demo --assignment decoder_lm [--steps N] [--seed S] [--quiet] [--submission PATH [--lang zh]]``;
     returns the exit status."""
-    return demo.main(argv, prog="gradekit demo --assignment decoder_lm", assignment=__package__,
-                     description="Train the reference decoder-only LM on classical Chinese poems and sample a few.",
-                     steps=250, quiet_help="print only the samples and the loss line", run_demo=run_demo,
-                     quiet_lines=lambda r: [*r.samples, f"loss {r.first_loss:.2f} -> {r.final_loss:.2f} in "
-                                                        f"{r.seconds:.1f}s"])
+    return demo.main(
+        argv,
+        prog="gradekit demo --assignment decoder_lm",
+        assignment=__package__,
+        description="Train the reference decoder-only LM on classical Chinese poems and sample a few.",
+        steps=250,
+        quiet_help="print only the samples and the loss line",
+        run_demo=run_demo,
+        quiet_lines=lambda r: [*r.samples, f"loss {r.first_loss:.2f} -> {r.final_loss:.2f} in {r.seconds:.1f}s"],
+    )
 
 
 if __name__ == "__main__":

@@ -39,7 +39,7 @@ ROPE_LEN = 24
 ROPE_CHUNK = 8
 """The keys are rotated 8 at a time, at offsets 0, 8 and 16: a RoPE that ignores ``offset`` repeats itself."""
 ANGLE_RUN = 16
-ANGLE_POSITIONS = tuple(range(ANGLE_RUN)) + tuple(2 ** k for k in range(5, 13))
+ANGLE_POSITIONS = tuple(range(ANGLE_RUN)) + tuple(2**k for k in range(5, 13))
 """The rows of the angle picture: positions 0 … 15, then 32, 64, … 4096, where the slow pairs have turned too
 (and angles computed in half precision would be off)."""
 SEED = 0
@@ -105,22 +105,47 @@ def attention(*, sub, ref):
     panels, comparison = [], []
     for title, weights in (("lm.fig.attention_yours", sub_w), ("lm.fig.attention_reference", ref_w)):
         if weights is not None:
-            panels.append({"title": title, "values": weights, "row_labels": chars, "col_labels": chars,
-                           "x_label": "lm.fig.axis_key", "y_label": "lm.fig.axis_query", "scale": "sequential",
-                           "vmin": 0.0, "vmax": 1.0, "legend": "lm.fig.attention_legend", "decimals": 2,
-                           "blocked": blocked, "blocked_label": "lm.fig.attention_blocked"})
+            panels.append(
+                {
+                    "title": title,
+                    "values": weights,
+                    "row_labels": chars,
+                    "col_labels": chars,
+                    "x_label": "lm.fig.axis_key",
+                    "y_label": "lm.fig.axis_query",
+                    "scale": "sequential",
+                    "vmin": 0.0,
+                    "vmax": 1.0,
+                    "legend": "lm.fig.attention_legend",
+                    "decimals": 2,
+                    "blocked": blocked,
+                    "blocked_label": "lm.fig.attention_blocked",
+                }
+            )
     leaks = 0
     if sub_w is not None:
         leaks = sum(1 for i, row in enumerate(sub_w) for j, w in enumerate(row) if j > i and (w is None or w != 0))
         if leaks:
             comparison.append({"key": "lm.fig.attention_leaks", "params": {"count": leaks, "total": L * (L - 1) // 2}})
     if diff is not None:
-        comparison.append({"key": "lm.fig.attention_same"} if diff <= 1e-6 else
-                          {"key": "lm.fig.attention_differs", "params": {"diff": diff}})
-    return {"id": "attention", "title": "lm.fig.attention_title", "note": "lm.fig.attention_note",
-            "quote": [{"text": "".join(chars), "lang": "zh-CN"}], "error": sub_error, "panels": panels,
-            "comparison": comparison, "characters": chars, "max_abs_diff": diff, "leaks": leaks,
-            "reference_error": ref_error}
+        comparison.append(
+            {"key": "lm.fig.attention_same"}
+            if diff <= 1e-6
+            else {"key": "lm.fig.attention_differs", "params": {"diff": diff}}
+        )
+    return {
+        "id": "attention",
+        "title": "lm.fig.attention_title",
+        "note": "lm.fig.attention_note",
+        "quote": [{"text": "".join(chars), "lang": "zh-CN"}],
+        "error": sub_error,
+        "panels": panels,
+        "comparison": comparison,
+        "characters": chars,
+        "max_abs_diff": diff,
+        "leaks": leaks,
+        "reference_error": ref_error,
+    }
 
 
 def _weights(runner, q, k, v, L):
@@ -129,11 +154,12 @@ def _weights(runner, q, k, v, L):
         got = runner.run("call", "integrated", name="causal_attention", args=[q, k, v])
         out = got.get("out")
         if out is None:
-            return None, {"key": "lm.fig.not_tensor", "params": {
-                "what": "causal_attention", "got": returned(got)}}
+            return None, {"key": "lm.fig.not_tensor", "params": {"what": "causal_attention", "got": returned(got)}}
         if list(out.shape) != [1, 1, L, L]:
-            return None, {"key": "report.figure_shape", "params": {"what": "causal_attention(q, k, v)",
-                                                                    "got": list(out.shape), "expected": [1, 1, L, L]}}
+            return None, {
+                "key": "report.figure_shape",
+                "params": {"what": "causal_attention(q, k, v)", "got": list(out.shape), "expected": [1, 1, L, L]},
+            }
         return rows(out.reshape(L, L)), None
     except SubmissionError as err:
         return None, failure(err)
@@ -154,12 +180,17 @@ def _rotate(runner, x, offset=None):
     """``RotaryEmbedding(ROPE_DIM)(x, offset)`` on ``runner`` (``offset`` left out when ``None``): a tensor, or a
     ``SubmissionError`` / any exception raised through."""
     inputs = [x] if offset is None else [x, offset]
-    got = runner.run("forward", "integrated", name="RotaryEmbedding", kwargs={"head_dim": ROPE_DIM}, state={},
-                     inputs=inputs)
+    got = runner.run(
+        "forward", "integrated", name="RotaryEmbedding", kwargs={"head_dim": ROPE_DIM}, state={}, inputs=inputs
+    )
     out = got["out"]
     if list(out.shape) != list(x.shape):
-        raise _Unusable({"key": "report.figure_shape", "params": {"what": "RotaryEmbedding output",
-                                                                  "got": list(out.shape), "expected": list(x.shape)}})
+        raise _Unusable(
+            {
+                "key": "report.figure_shape",
+                "params": {"what": "RotaryEmbedding output", "got": list(out.shape), "expected": list(x.shape)},
+            }
+        )
     return out.to(dtype=torch.float64, device="cpu")
 
 
@@ -184,8 +215,12 @@ def score_matrix(runner, L=ROPE_LEN, chunk=ROPE_CHUNK):
     0 … L-1, ``offset`` left out), the keys in chunks of ``chunk`` rows with ``offset`` 0, chunk, 2·chunk, …"""
     q, k = rope_vectors()
     queries = _rotate(runner, q.expand(1, 1, L, ROPE_DIM).clone())[0, 0]  # [L, Dh]
-    keys = torch.cat([_rotate(runner, k.expand(1, 1, min(chunk, L - start), ROPE_DIM).clone(), start)[0, 0]
-                      for start in range(0, L, chunk)])  # [L, Dh]
+    keys = torch.cat(
+        [
+            _rotate(runner, k.expand(1, 1, min(chunk, L - start), ROPE_DIM).clone(), start)[0, 0]
+            for start in range(0, L, chunk)
+        ]
+    )  # [L, Dh]
     return queries @ keys.T
 
 
@@ -213,11 +248,21 @@ def rope_scores(*, sub, ref):
     panels, comparison = [], []
     for title, s in (("lm.fig.rope_yours", sub_s), ("lm.fig.rope_reference", ref_s)):
         if s is not None:
-            panels.append({"title": title, "values": rows(s), "row_labels": labels, "col_labels": labels,
-                           "x_label": "lm.fig.rope_axis_key", "y_label": "lm.fig.rope_axis_query",
-                           "scale": "sequential", "vmin": lo, "vmax": hi,
-                           "legend": "lm.fig.rope_legend",
-                           "show_values": False})
+            panels.append(
+                {
+                    "title": title,
+                    "values": rows(s),
+                    "row_labels": labels,
+                    "col_labels": labels,
+                    "x_label": "lm.fig.rope_axis_key",
+                    "y_label": "lm.fig.rope_axis_query",
+                    "scale": "sequential",
+                    "vmin": lo,
+                    "vmax": hi,
+                    "legend": "lm.fig.rope_legend",
+                    "show_values": False,
+                }
+            )
     spread = diff = None
     if sub_s is not None:
         spread = diagonal_spread(sub_s)
@@ -229,15 +274,31 @@ def rope_scores(*, sub, ref):
             comparison.append({"key": "lm.fig.rope_nonfinite"})
         if ref_s is not None and math.isfinite(spread):
             diff = float((sub_s - ref_s).abs().max())
-            comparison.append({"key": "lm.fig.rope_same"} if diff <= 1e-6 else
-                              {"key": "lm.fig.rope_differs", "params": {"diff": float(f"{diff:.3g}")}})
+            comparison.append(
+                {"key": "lm.fig.rope_same"}
+                if diff <= 1e-6
+                else {"key": "lm.fig.rope_differs", "params": {"diff": float(f"{diff:.3g}")}}
+            )
         spread = spread if math.isfinite(spread) else None
-    return {"id": "rope_scores", "title": "lm.fig.rope_scores_title",
-            "note": {"key": "lm.fig.rope_scores_note", "params": {
-                "head_dim": ROPE_DIM, "last": L - 1, "chunk": ROPE_CHUNK,
-                "offsets": ", ".join(str(start) for start in range(0, L, ROPE_CHUNK))}},
-            "error": sub_error, "reference_error": ref_error, "panels": panels, "comparison": comparison,
-            "diagonal_spread": spread, "max_abs_diff": diff}
+    return {
+        "id": "rope_scores",
+        "title": "lm.fig.rope_scores_title",
+        "note": {
+            "key": "lm.fig.rope_scores_note",
+            "params": {
+                "head_dim": ROPE_DIM,
+                "last": L - 1,
+                "chunk": ROPE_CHUNK,
+                "offsets": ", ".join(str(start) for start in range(0, L, ROPE_CHUNK)),
+            },
+        },
+        "error": sub_error,
+        "reference_error": ref_error,
+        "panels": panels,
+        "comparison": comparison,
+        "diagonal_spread": spread,
+        "max_abs_diff": diff,
+    }
 
 
 def pair_angles(runner, positions=ANGLE_POSITIONS):
@@ -258,7 +319,7 @@ def pair_angles(runner, positions=ANGLE_POSITIONS):
     b = y[idx, :, idx + half].T  # coordinate i + Dh/2
     angles = torch.rad2deg(torch.atan2(b, a))
     total = y.norm(dim=-1).T
-    off = ~(torch.sqrt(a ** 2 + b ** 2) >= 0.99 * total) | (total < 1e-9)
+    off = ~(torch.sqrt(a**2 + b**2) >= 0.99 * total) | (total < 1e-9)
     return rows(angles), [[bool(v) for v in row] for row in off.tolist()]
 
 
@@ -272,35 +333,68 @@ def rope_angles(*, sub, ref):
     panels, comparison = [], []
     for title, got in (("lm.fig.rope_yours", sub_a), ("lm.fig.rope_reference", ref_a)):
         if got is not None:
-            panels.append({"title": title, "values": got[0], "row_labels": rows, "col_labels": cols,
-                           "x_label": {"key": "lm.fig.rope_axis_pair", "params": {"half": half}},
-                           "y_label": "lm.fig.axis_position", "scale": "cyclic", "vmin": -180.0, "vmax": 180.0,
-                           "legend": "lm.fig.rope_angle_legend",
-                           "blocked": got[1] if any(any(row) for row in got[1]) else None,
-                           "blocked_label": {"key": "lm.fig.rope_off_plane", "params": {"half": half}},
-                           "show_values": False})
+            panels.append(
+                {
+                    "title": title,
+                    "values": got[0],
+                    "row_labels": rows,
+                    "col_labels": cols,
+                    "x_label": {"key": "lm.fig.rope_axis_pair", "params": {"half": half}},
+                    "y_label": "lm.fig.axis_position",
+                    "scale": "cyclic",
+                    "vmin": -180.0,
+                    "vmax": 180.0,
+                    "legend": "lm.fig.rope_angle_legend",
+                    "blocked": got[1] if any(any(row) for row in got[1]) else None,
+                    "blocked_label": {"key": "lm.fig.rope_off_plane", "params": {"half": half}},
+                    "show_values": False,
+                }
+            )
     off = diff = None
     if sub_a is not None:
         off = sum(v for row in sub_a[1] for v in row)
         if off:
-            comparison.append({"key": "lm.fig.rope_angles_off_plane", "params": {"count": off,
-                                                                                 "total": len(rows) * half,
-                                                                                 "half": half}})
+            comparison.append(
+                {
+                    "key": "lm.fig.rope_angles_off_plane",
+                    "params": {"count": off, "total": len(rows) * half, "half": half},
+                }
+            )
         if ref_a is not None:
-            gaps = [abs((a - b + 180.0) % 360.0 - 180.0) for ra, rb in zip(sub_a[0], ref_a[0]) for a, b in zip(ra, rb)
-                    if a is not None and b is not None]
+            gaps = [
+                abs((a - b + 180.0) % 360.0 - 180.0)
+                for ra, rb in zip(sub_a[0], ref_a[0])
+                for a, b in zip(ra, rb)
+                if a is not None and b is not None
+            ]
             missing = any((a is None) != (b is None) for ra, rb in zip(sub_a[0], ref_a[0]) for a, b in zip(ra, rb))
             if not missing:
                 diff = max(gaps, default=0.0)
                 if not off:
-                    comparison.append({"key": "lm.fig.rope_angles_same"} if diff <= 1e-4 else
-                                      {"key": "lm.fig.rope_angles_differ", "params": {"diff": float(f"{diff:.3g}")}})
-    return {"id": "rope_angles", "title": "lm.fig.rope_angles_title",
-            "note": {"key": "lm.fig.rope_angles_note", "params": {
-                "head_dim": ROPE_DIM, "half": half, "run": ANGLE_RUN - 1,
-                "far": ", ".join(str(p) for p in ANGLE_POSITIONS[ANGLE_RUN:])}},
-            "error": sub_error, "reference_error": ref_error, "panels": panels, "comparison": comparison,
-            "off_plane": off, "max_angle_diff": diff}
+                    comparison.append(
+                        {"key": "lm.fig.rope_angles_same"}
+                        if diff <= 1e-4
+                        else {"key": "lm.fig.rope_angles_differ", "params": {"diff": float(f"{diff:.3g}")}}
+                    )
+    return {
+        "id": "rope_angles",
+        "title": "lm.fig.rope_angles_title",
+        "note": {
+            "key": "lm.fig.rope_angles_note",
+            "params": {
+                "head_dim": ROPE_DIM,
+                "half": half,
+                "run": ANGLE_RUN - 1,
+                "far": ", ".join(str(p) for p in ANGLE_POSITIONS[ANGLE_RUN:]),
+            },
+        },
+        "error": sub_error,
+        "reference_error": ref_error,
+        "panels": panels,
+        "comparison": comparison,
+        "off_plane": off,
+        "max_angle_diff": diff,
+    }
 
 
 def _round_out(lo, hi):

@@ -70,6 +70,7 @@ TASK_TEXTS = {"zh": practice_tasks.ZH}
 
 # -- numeric answers, computed from the reference -----------------------------------------------------------
 
+
 def _numel(module):
     return sum(p.numel() for p in module.parameters())
 
@@ -222,7 +223,7 @@ def ans_loss_targets(ref, length, pad1, pad2):
     tokens = torch.ones(len(pads), length, dtype=torch.long)
     for b, n in enumerate(pads):
         if n:
-            tokens[b, length - n:] = pad_id
+            tokens[b, length - n :] = pad_id
     logits = torch.zeros(len(pads), length, vocab, dtype=torch.float64, requires_grad=True)
     ref.get("lm_loss")(logits, tokens, pad_id).backward()
     return int((logits.grad.abs().sum(dim=-1) > 0).sum())
@@ -253,38 +254,65 @@ def ans_cache_after_generate(ref, prompt_len, max_new_tokens):
 
 # -- drawn values ---------------------------------------------------------------------------------------------
 
+
 def _cache_config(rng):
     dim, heads = rng.choice(((2048, 16), (2048, 32), (4096, 32), (5120, 40)))
-    return dict(num_layers=rng.choice((16, 24, 32)), dim=dim, num_heads=heads,
-                num_kv_heads=rng.choice([h for h in (1, 4, 8, heads) if heads % h == 0]),
-                seq_len=rng.choice((1024, 2048, 4096)), batch=rng.choice((1, 2, 8)),
-                dtype=rng.choice(("float16", "bfloat16", "float32")))
+    return dict(
+        num_layers=rng.choice((16, 24, 32)),
+        dim=dim,
+        num_heads=heads,
+        num_kv_heads=rng.choice([h for h in (1, 4, 8, heads) if heads % h == 0]),
+        seq_len=rng.choice((1024, 2048, 4096)),
+        batch=rng.choice((1, 2, 8)),
+        dtype=rng.choice(("float16", "bfloat16", "float32")),
+    )
 
 
 def _gqa(rng):
     dim, heads = rng.choice(((1024, 16), (2048, 32), (4096, 32), (4096, 64)))
-    return dict(dim=dim, num_heads=heads, num_kv_heads=rng.choice([h for h in (1, 2, 4, 8) if heads % h == 0]),
-                seq_len=rng.choice((8, 16)))
+    return dict(
+        dim=dim,
+        num_heads=heads,
+        num_kv_heads=rng.choice([h for h in (1, 2, 4, 8) if heads % h == 0]),
+        seq_len=rng.choice((8, 16)),
+    )
 
 
 def _lm_config(rng):
     dim, heads = rng.choice(((256, 4), (512, 8), (768, 12), (1024, 16)))
-    return dict(vocab_size=rng.choice((1000, 32000, 50257)), dim=dim, num_layers=rng.choice((2, 4, 6, 12)),
-                num_heads=heads, hidden_dim=rng.choice((2, 3, 4)) * dim,
-                num_kv_heads=rng.choice([h for h in (1, 2, 4, heads) if heads % h == 0]))
+    return dict(
+        vocab_size=rng.choice((1000, 32000, 50257)),
+        dim=dim,
+        num_layers=rng.choice((2, 4, 6, 12)),
+        num_heads=heads,
+        hidden_dim=rng.choice((2, 3, 4)) * dim,
+        num_kv_heads=rng.choice([h for h in (1, 2, 4, heads) if heads % h == 0]),
+    )
 
 
 def _top_p(rng):
-    probs = rng.choice(((0.5, 0.2, 0.15, 0.1, 0.05), (0.4, 0.3, 0.2, 0.06, 0.04), (0.35, 0.25, 0.2, 0.12, 0.08),
-                        (0.6, 0.25, 0.1, 0.05)))
+    probs = rng.choice(
+        (
+            (0.5, 0.2, 0.15, 0.1, 0.05),
+            (0.4, 0.3, 0.2, 0.06, 0.04),
+            (0.35, 0.25, 0.2, 0.12, 0.08),
+            (0.6, 0.25, 0.1, 0.05),
+        )
+    )
     partial = [sum(probs[:n]) for n in range(1, len(probs) + 1)]
     p = rng.choice([q for q in (0.3, 0.55, 0.7, 0.78, 0.85, 0.92, 0.97) if min(abs(q - s) for s in partial) > 0.01])
     return dict(probs=list(probs), p=p)
 
 
 def _top_k(rng):
-    logits = rng.choice(((3.0, 1.0, 2.0, 2.0, 0.0), (1.5, 4.0, 1.5, 0.5, 1.5, 3.0), (2.0, 2.0, 2.0, 1.0, 5.0),
-                         (0.0, 7.0, 3.0, 3.0, 3.0, 1.0)))
+    logits = rng.choice(
+        (
+            (3.0, 1.0, 2.0, 2.0, 0.0),
+            (1.5, 4.0, 1.5, 0.5, 1.5, 3.0),
+            (2.0, 2.0, 2.0, 1.0, 5.0),
+            (0.0, 7.0, 3.0, 3.0, 3.0, 1.0),
+        )
+    )
     return dict(logits=list(logits), k=rng.choice((1, 2, 3, 4)))
 
 
@@ -295,15 +323,24 @@ def _rope(rng):
 
 def _warmup(rng):
     warmup = rng.choice((100, 500, 2000))
-    return dict(step=rng.choice((0, 9, 49, 99)), max_lr=rng.choice((3e-4, 6e-4, 1e-3)), warmup_steps=warmup,
-                total_steps=warmup * 10)
+    return dict(
+        step=rng.choice((0, 9, 49, 99)),
+        max_lr=rng.choice((3e-4, 6e-4, 1e-3)),
+        warmup_steps=warmup,
+        total_steps=warmup * 10,
+    )
 
 
 def _cosine(rng):
     warmup, total = rng.choice(((100, 1100), (200, 2200), (500, 10500)))
     frac = rng.choice((0.25, 0.5, 0.75))
-    return dict(step=warmup + int(frac * (total - warmup)), max_lr=rng.choice((3e-4, 1e-3)),
-                min_lr=rng.choice((0.0, 3e-5)), warmup_steps=warmup, total_steps=total)
+    return dict(
+        step=warmup + int(frac * (total - warmup)),
+        max_lr=rng.choice((3e-4, 1e-3)),
+        min_lr=rng.choice((0.0, 3e-5)),
+        warmup_steps=warmup,
+        total_steps=total,
+    )
 
 
 def _clip(rng):
@@ -317,18 +354,35 @@ QUESTIONS = (
     Question("lm_causal_offset", "attention", "d"),
     Question("lm_mqa_cost", "attention", "a"),
     Question("lm_gqa_saving", "attention", ans_gqa_saving, _gqa),
-    Question("lm_params_attention", "attention", ans_params_attention,
-             lambda r: dict(zip(("dim", "num_heads", "num_kv_heads"),
-                                r.choice(((512, 8, 2), (1024, 16, 4), (2048, 16, 8), (4096, 32, 8)))))),
+    Question(
+        "lm_params_attention",
+        "attention",
+        ans_params_attention,
+        lambda r: dict(
+            zip(
+                ("dim", "num_heads", "num_kv_heads"),
+                r.choice(((512, 8, 2), (1024, 16, 4), (2048, 16, 8), (4096, 32, 8))),
+            )
+        ),
+    ),
     # -- positions ---------------------------------------------------------------------------------------------
     Question("lm_rope_relative", "positions", "c"),
     Question("lm_rope_qk_only", "positions", "a"),
     Question("lm_rope_pairing", "positions", "d"),
     Question("lm_rope_theta", "positions", ans_rope_theta, _rope, rel_tol=0.01),
-    Question("lm_rope_wavelength", "positions", ans_rope_wavelength,
-             lambda r: dict(head_dim=r.choice((64, 128)), base=r.choice((10000, 500000))), rel_tol=0.01),
-    Question("lm_rope_partner", "positions", ans_rope_partner,
-             lambda r: dict(head_dim=r.choice((8, 64, 128)), i=r.choice((0, 1, 3)))),
+    Question(
+        "lm_rope_wavelength",
+        "positions",
+        ans_rope_wavelength,
+        lambda r: dict(head_dim=r.choice((64, 128)), base=r.choice((10000, 500000))),
+        rel_tol=0.01,
+    ),
+    Question(
+        "lm_rope_partner",
+        "positions",
+        ans_rope_partner,
+        lambda r: dict(head_dim=r.choice((8, 64, 128)), i=r.choice((0, 1, 3))),
+    ),
     # -- norm --------------------------------------------------------------------------------------------------
     Question("lm_rmsnorm_drop", "norm", "b"),
     Question("lm_prenorm", "norm", "c"),
@@ -337,8 +391,12 @@ QUESTIONS = (
     Question("lm_cache_offset", "cache", "b"),
     Question("lm_decode_bound", "cache", "c"),
     Question("lm_kv_cache_mib", "cache", ans_kv_cache_mib, _cache_config, rel_tol=0.01),
-    Question("lm_cache_after_generate", "cache", ans_cache_after_generate,
-             lambda r: dict(prompt_len=r.choice((3, 5, 8)), max_new_tokens=r.choice((4, 10, 16)))),
+    Question(
+        "lm_cache_after_generate",
+        "cache",
+        ans_cache_after_generate,
+        lambda r: dict(prompt_len=r.choice((3, 5, 8)), max_new_tokens=r.choice((4, 10, 16))),
+    ),
     # -- sampling ----------------------------------------------------------------------------------------------
     Question("lm_temperature", "sampling", "d"),
     Question("lm_top_p_adapts", "sampling", "a"),
@@ -350,23 +408,43 @@ QUESTIONS = (
     Question("lm_no_decay", "training", "d"),
     Question("lm_clip_global", "training", "a"),
     Question("lm_warmup_adam", "training", "c"),
-    Question("lm_decay_tensors", "training", ans_decay_tensors,
-             lambda r: dict(num_layers=r.choice((1, 2, 4, 12)))),
-    Question("lm_no_decay_numel", "training", ans_no_decay_numel,
-             lambda r: dict(dim=r.choice((64, 512, 768)), num_layers=r.choice((2, 6, 12)))),
+    Question("lm_decay_tensors", "training", ans_decay_tensors, lambda r: dict(num_layers=r.choice((1, 2, 4, 12)))),
+    Question(
+        "lm_no_decay_numel",
+        "training",
+        ans_no_decay_numel,
+        lambda r: dict(dim=r.choice((64, 512, 768)), num_layers=r.choice((2, 6, 12))),
+    ),
     Question("lm_warmup_lr", "training", ans_warmup_lr, _warmup, rel_tol=0.01),
     Question("lm_cosine_lr", "training", ans_cosine_lr, _cosine, rel_tol=0.01),
     Question("lm_clip_value", "training", ans_clip_value, _clip, rel_tol=0.01),
-    Question("lm_loss_targets", "training", ans_loss_targets,
-             lambda r: dict(length=r.choice((6, 8, 10)), pad1=r.choice((0, 1, 2)), pad2=r.choice((2, 3)))),
-    Question("lm_uniform_loss", "training", ans_uniform_loss,
-             lambda r: dict(vocab_size=r.choice((1334, 32000, 50257, 128256))), rel_tol=0.01),
+    Question(
+        "lm_loss_targets",
+        "training",
+        ans_loss_targets,
+        lambda r: dict(length=r.choice((6, 8, 10)), pad1=r.choice((0, 1, 2)), pad2=r.choice((2, 3))),
+    ),
+    Question(
+        "lm_uniform_loss",
+        "training",
+        ans_uniform_loss,
+        lambda r: dict(vocab_size=r.choice((1334, 32000, 50257, 128256))),
+        rel_tol=0.01,
+    ),
     # -- sizes -------------------------------------------------------------------------------------------------
     Question("lm_swiglu_hidden", "sizes", "d"),
     Question("lm_tied_why", "sizes", "b"),
     Question("lm_params_total", "sizes", ans_params_total, _lm_config),
-    Question("lm_params_swiglu", "sizes", ans_params_swiglu,
-             lambda r: dict(dim=(d := r.choice((512, 768, 4096))), hidden_dim=r.choice((2, 3, 4)) * d)),
-    Question("lm_tied_saving", "sizes", ans_tied_saving,
-             lambda r: dict(vocab_size=r.choice((32000, 50257, 128256)), dim=r.choice((512, 2048, 4096)))),
+    Question(
+        "lm_params_swiglu",
+        "sizes",
+        ans_params_swiglu,
+        lambda r: dict(dim=(d := r.choice((512, 768, 4096))), hidden_dim=r.choice((2, 3, 4)) * d),
+    ),
+    Question(
+        "lm_tied_saving",
+        "sizes",
+        ans_tied_saving,
+        lambda r: dict(vocab_size=r.choice((32000, 50257, 128256)), dim=r.choice((512, 2048, 4096))),
+    ),
 )

@@ -29,8 +29,9 @@ def _length(cache, what):
     value = cache.length
     if isinstance(value, bool) or not isinstance(value, int):
         error = said("say.length_not_int", what=what, type=type_name(value))
-        raise SubmissionError(kind="bad_output", detail=error["detail"],
-                              data={**error["data"], "type": type_name(value)})
+        raise SubmissionError(
+            kind="bad_output", detail=error["detail"], data={**error["data"], "type": type_name(value)}
+        )
     return int.__int__(value)
 
 
@@ -79,8 +80,14 @@ def lm_cache_ops(ns, *, updates, device="cpu", dtype=None):
     cache = ns.get("KVCache")()
     updates = [[to_device(k, device, dt), to_device(v, device, dt)] for k, v in updates]
     before = [snapshot_inputs(u) for u in updates]
-    result = {"empty": {"keys_none": cache.keys is None, "values_none": cache.values is None,
-                        "length": _length(cache, "KVCache")}, "steps": []}
+    result = {
+        "empty": {
+            "keys_none": cache.keys is None,
+            "values_none": cache.values is None,
+            "length": _length(cache, "KVCache"),
+        },
+        "steps": [],
+    }
     for k, v in updates:
         returned = _pair(cache.update(k, v), "KVCache.update")
         held = _held(cache, "KVCache")
@@ -106,8 +113,7 @@ def lm_steps(ns, *, name, kwargs, state, chunks, dtype="float64", device="cpu"):
             outs.append(as_tensor(module(x, cache), f"{name}.forward"))
             lengths.append(_length(cache, "KVCache"))
     keys, values = _held(cache, "KVCache")
-    return {"outs": outs, "lengths": lengths, "keys": keys, "values": values,
-            "modified": was_modified(chunks, before)}
+    return {"outs": outs, "lengths": lengths, "keys": keys, "values": values, "modified": was_modified(chunks, before)}
 
 
 TIED = ("lm_head.weight", "embed.weight")
@@ -128,11 +134,18 @@ def load_model_state(module, state):
     if found != expected:
         error = said("say.params_mismatch", what="DecoderLM")
         raise SubmissionError(
-            kind="contract", detail=error["detail"],
-            data={**error["data"], "expected": sorted(expected.items()), "found": sorted(found.items()),
-                  "missing": sorted(set(expected) - set(found)), "unexpected": sorted(set(found) - set(expected)),
-                  "wrong_shape": sorted(k for k in set(found) & set(expected) if found[k] != expected[k]),
-                  "shared": []})
+            kind="contract",
+            detail=error["detail"],
+            data={
+                **error["data"],
+                "expected": sorted(expected.items()),
+                "found": sorted(found.items()),
+                "missing": sorted(set(expected) - set(found)),
+                "unexpected": sorted(set(found) - set(expected)),
+                "wrong_shape": sorted(k for k in set(found) & set(expected) if found[k] != expected[k]),
+                "shared": [],
+            },
+        )
     with torch.no_grad():
         for n, v in state.items():
             params[n].copy_(v.to(device=params[n].device, dtype=params[n].dtype))
@@ -153,8 +166,19 @@ def _logits(out):
 
 
 @probe
-def lm_model(ns, *, name="DecoderLM", kwargs, state, tokens, dtype="float64", device="cpu", prompt=None,
-             grad_upto=None, watch=False):
+def lm_model(
+    ns,
+    *,
+    name="DecoderLM",
+    kwargs,
+    state,
+    tokens,
+    dtype="float64",
+    device="cpu",
+    prompt=None,
+    grad_upto=None,
+    watch=False,
+):
     """Run ``DecoderLM`` on ``tokens [B, L]``.
 
     Always: ``out``, the logits of one forward without caches. ``prompt``: also decode with caches (one forward
@@ -163,7 +187,8 @@ def lm_model(ns, *, name="DecoderLM", kwargs, state, tokens, dtype="float64", de
     ``new_cache()`` empty), and with ``watch`` the shapes of the inputs every layer received during each
     call (``layer_inputs``; empty where the layers were called without ``__call__``). ``grad_upto``: the
     gradient of ``out[:, :grad_upto].sum()`` with respect to the embedded tokens (``grad``; ``None`` where it
-    cannot be taken: see ``_embed_grad``). ``watch``: also ``embedded``, the first layer's input in the full forward, and ``table``, the embedding rows of the tokens."""
+    cannot be taken: see ``_embed_grad``). ``watch``: also ``embedded``, the first layer's input in the full
+    forward, and ``table``, the embedding rows of the tokens."""
     del name  # names the task for the banned-API guard
     model = _build_model(ns, kwargs, state, dtype, device)
     tokens = to_device(tokens, device)
@@ -175,8 +200,11 @@ def lm_model(ns, *, name="DecoderLM", kwargs, state, tokens, dtype="float64", de
     if watch:
         layers = getattr(model, "layers", None)
         for i, layer in enumerate(layers if isinstance(layers, torch.nn.ModuleList) else []):
-            handles.append(layer.register_forward_pre_hook(
-                lambda _m, args, kwargs, i=i: seen.append((i, _first_tensor(args, kwargs))), with_kwargs=True))
+            handles.append(
+                layer.register_forward_pre_hook(
+                    lambda _m, args, kwargs, i=i: seen.append((i, _first_tensor(args, kwargs))), with_kwargs=True
+                )
+            )
     try:
         if grad_upto is None:
             with torch.no_grad():
@@ -254,10 +282,10 @@ def _cached(model, tokens, prompt, seen, watch):
     caches = model.new_cache()
     if not isinstance(caches, list):
         error = said("say.not_cache_list", what="DecoderLM.new_cache()", type=type_name(caches))
-        raise SubmissionError(kind="bad_output", detail=error["detail"],
-                              data={**error["data"], "type": type_name(caches)})
-    fresh = [_length(c, "new_cache()[i]") == 0 and all(h is None for h in _held(c, "new_cache()[i]"))
-             for c in caches]
+        raise SubmissionError(
+            kind="bad_output", detail=error["detail"], data={**error["data"], "type": type_name(caches)}
+        )
+    fresh = [_length(c, "new_cache()[i]") == 0 and all(h is None for h in _held(c, "new_cache()[i]")) for c in caches]
     steps, lengths, inputs = [], [], []
     L = tokens.shape[1]
     cuts = [(0, prompt)] + [(t, t + 1) for t in range(prompt, L)]

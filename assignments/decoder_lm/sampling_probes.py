@@ -36,8 +36,13 @@ class _Multinomials(TorchFunctionMode):
         kwargs = kwargs or {}
         if getattr(func, "__name__", "") == "multinomial" and args and isinstance(args[0], torch.Tensor):
             n = args[1] if len(args) > 1 else kwargs.get("num_samples")
-            self.calls.append({"shape": list(args[0].shape), "num_samples": n if isinstance(n, int) else -1,
-                               "dtype": str(args[0].dtype).replace("torch.", "")})
+            self.calls.append(
+                {
+                    "shape": list(args[0].shape),
+                    "num_samples": n if isinstance(n, int) else -1,
+                    "dtype": str(args[0].dtype).replace("torch.", ""),
+                }
+            )
             if self.keep_probs:  # as a distribution: multinomial normalises each row itself
                 probs = plain(args[0]).to(torch.float64)
                 self.calls[-1]["probs"] = probs / probs.sum(dim=-1, keepdim=True)
@@ -65,8 +70,9 @@ def lm_filter(ns, *, name, logits, arg, dtype="float64"):
 
 
 @probe
-def lm_sample_draw(ns, *, logits, temperature=1.0, top_k=None, top_p=None, seed=0, use_generator=True,
-                   dtype="float32", omit=()):
+def lm_sample_draw(
+    ns, *, logits, temperature=1.0, top_k=None, top_p=None, seed=0, use_generator=True, dtype="float32", omit=()
+):
     """Call ``sample_next`` once with a ``torch.Generator`` seeded with ``seed`` (or ``generator=None``).
 
     Returns ``out``, the ``torch.multinomial`` calls it made (``multinomial``), whether the generator it was
@@ -84,10 +90,13 @@ def lm_sample_draw(ns, *, logits, temperature=1.0, top_k=None, top_p=None, seed=
         kwargs["generator"] = g
     with _Multinomials(keep_probs=True) as mode:
         out = fn(x, **passed(kwargs, omit))
-    return {"out": as_tensor(out, "sample_next"), "multinomial": mode.calls,
-            "generator_used": not _state_equal(g.get_state(), g_state),
-            "global_used": not _state_equal(torch.default_generator.get_state(), global_state),
-            "modified": [] if torch.equal(x, before) else [0]}
+    return {
+        "out": as_tensor(out, "sample_next"),
+        "multinomial": mode.calls,
+        "generator_used": not _state_equal(g.get_state(), g_state),
+        "global_used": not _state_equal(torch.default_generator.get_state(), global_state),
+        "modified": [] if torch.equal(x, before) else [0],
+    }
 
 
 @probe
@@ -126,8 +135,14 @@ class _Recorder:
                 length = int(caches[0].length)
             except Exception:  # noqa: BLE001 - a cache of the student's own that cannot say its length
                 length = -1
-        self.calls.append({"shape": list(tokens.shape) if isinstance(tokens, torch.Tensor) else [],
-                           "cached": caches is not None, "length": length, "grad": torch.is_grad_enabled()})
+        self.calls.append(
+            {
+                "shape": list(tokens.shape) if isinstance(tokens, torch.Tensor) else [],
+                "cached": caches is not None,
+                "length": length,
+                "grad": torch.is_grad_enabled(),
+            }
+        )
         return self.inner(tokens, caches, *args, **kwargs)
 
 
@@ -139,18 +154,24 @@ def build_lm(ns, kwargs, state, *, dtype="float64", device="cpu", train=False):
     with default_dtype(dt):
         model = cls(**kwargs)
     if not isinstance(model, torch.nn.Module):
-        raise SubmissionError(kind="bad_output", **said("say.not_module", call="DecoderLM(...)",
-                                                        type=type(model).__name__))
+        raise SubmissionError(
+            kind="bad_output", **said("say.not_module", call="DecoderLM(...)", type=type(model).__name__)
+        )
     params = dict(model.named_parameters())
     found = {k: list(v.shape) for k, v in params.items()}
     expected = {k: list(v.shape) for k, v in state.items()}
     if found != expected:
         error = said("say.params_mismatch", what="DecoderLM")
-        raise SubmissionError(kind="contract", detail=error["detail"],
-                              data={**error["data"], "missing": sorted(set(expected) - set(found)),
-                                    "unexpected": sorted(set(found) - set(expected)),
-                                    "wrong_shape": sorted(k for k in set(found) & set(expected)
-                                                          if found[k] != expected[k])})
+        raise SubmissionError(
+            kind="contract",
+            detail=error["detail"],
+            data={
+                **error["data"],
+                "missing": sorted(set(expected) - set(found)),
+                "unexpected": sorted(set(found) - set(expected)),
+                "wrong_shape": sorted(k for k in set(found) & set(expected) if found[k] != expected[k]),
+            },
+        )
     with torch.no_grad():
         for k, v in state.items():
             params[k].copy_(v.to(dtype=params[k].dtype))
@@ -160,8 +181,20 @@ def build_lm(ns, kwargs, state, *, dtype="float64", device="cpu", train=False):
 
 
 @probe
-def lm_generate(ns, *, model, prompt, max_new_tokens, temperature=1.0, top_k=None, top_p=None, seed=0,
-                train=False, device="cpu", omit=()):
+def lm_generate(
+    ns,
+    *,
+    model,
+    prompt,
+    max_new_tokens,
+    temperature=1.0,
+    top_k=None,
+    top_p=None,
+    seed=0,
+    train=False,
+    device="cpu",
+    omit=(),
+):
     """Run ``generate`` on the namespace's ``DecoderLM`` (``model``: ``{"kwargs", "state"}``) with a generator
     seeded with ``seed``; record every forward (``calls``), the ``training`` flag after, whether the output
     carries gradients. ``omit``: keyword arguments not passed."""
@@ -172,13 +205,22 @@ def lm_generate(ns, *, model, prompt, max_new_tokens, temperature=1.0, top_k=Non
     before = p.clone()
     g = torch.Generator(device=device).manual_seed(seed)
     seed_rng(seed + 1)
-    out = fn(net, p, max_new_tokens, **passed({"temperature": temperature, "top_k": top_k, "top_p": top_p,
-                                               "generator": g}, omit))
+    out = fn(
+        net,
+        p,
+        max_new_tokens,
+        **passed({"temperature": temperature, "top_k": top_k, "top_p": top_p, "generator": g}, omit),
+    )
     requires_grad = isinstance(out, torch.Tensor) and out.requires_grad
     tokens = as_tensor(out, "generate")
-    return {"out": tokens.cpu(), "device": tokens.device.type, "calls": recorder.calls,
-            "training_after": bool(net.training), "requires_grad": requires_grad,
-            "modified": [] if torch.equal(p, before) else [1]}
+    return {
+        "out": tokens.cpu(),
+        "device": tokens.device.type,
+        "calls": recorder.calls,
+        "training_after": bool(net.training),
+        "requires_grad": requires_grad,
+        "modified": [] if torch.equal(p, before) else [1],
+    }
 
 
 # -- the optimiser ----------------------------------------------------------------------------------------------
@@ -226,14 +268,19 @@ def lm_param_groups(ns, *, parts, tied, weight_decay):
     groups = []
     for group in out:
         if not isinstance(group, dict):
-            raise SubmissionError(kind="bad_output", **said("say.group_not_dict", what="param_groups",
-                                                            type=type_name(group)))
+            raise SubmissionError(
+                kind="bad_output", **said("say.group_not_dict", what="param_groups", type=type_name(group))
+            )
         params = group.get("params")
         params = list(params) if params is not None and not isinstance(params, torch.Tensor) else []
         wd = group.get("weight_decay")
-        groups.append({"keys": sorted(str(k) for k in group),
-                       "names": [names.get(id(p), "?") for p in params],
-                       "weight_decay": float(wd) if isinstance(wd, (int, float)) else None})
+        groups.append(
+            {
+                "keys": sorted(str(k) for k in group),
+                "names": [names.get(id(p), "?") for p in params],
+                "weight_decay": float(wd) if isinstance(wd, (int, float)) else None,
+            }
+        )
     return {"groups": groups, "type": type(out).__name__}
 
 
@@ -242,8 +289,9 @@ def _seeded(shape, g, scale=1.0):
 
 
 @probe
-def lm_adamw(ns, *, shapes, groups, defaults, grad_scales, has_grad, lr_changes=None, closure_steps=(), seed=0,
-             plain_list=False):
+def lm_adamw(
+    ns, *, shapes, groups, defaults, grad_scales, has_grad, lr_changes=None, closure_steps=(), seed=0, plain_list=False
+):
     """Run the namespace's ``AdamW`` for ``len(has_grad)`` steps on float64 parameters of ``shapes``.
 
     ``groups``: one dict per group, ``{"params": [indices], **options}``, or with ``plain_list`` the parameters
@@ -303,8 +351,10 @@ def lm_clip(ns, *, shapes, scales, has_grad, max_norm, as_generator=False, seed=
     fn = ns.get("clip_grad_norm_")
     out = fn((p for p in params) if as_generator else list(params), max_norm)
     # relative to each gradient's scale: tiny gradients (where the 1e-6 shows) compare at their own size
-    result = {"grads": [None if p.grad is None else plain(p.grad) / scale for p, scale in zip(params, scales)],
-              "replaced": [i for i, (p, b) in enumerate(zip(params, before)) if p.grad is not b]}
+    result = {
+        "grads": [None if p.grad is None else plain(p.grad) / scale for p, scale in zip(params, scales)],
+        "replaced": [i for i, (p, b) in enumerate(zip(params, before)) if p.grad is not b],
+    }
     if isinstance(out, torch.Tensor):
         result["out"] = plain(out) / scales[0]
     else:
@@ -314,8 +364,21 @@ def lm_clip(ns, *, shapes, scales, has_grad, max_norm, as_generator=False, seed=
 
 # -- training --------------------------------------------------------------------------------------------------
 @probe
-def lm_train_steps(ns, *, model, tokens, steps, pad_id=None, max_grad_norm=None, lrs=None, group_lrs=(0.2, 0.05),
-                   momentum=0.0, stale_grads=True, seed=0, omit=()):
+def lm_train_steps(
+    ns,
+    *,
+    model,
+    tokens,
+    steps,
+    pad_id=None,
+    max_grad_norm=None,
+    lrs=None,
+    group_lrs=(0.2, 0.05),
+    momentum=0.0,
+    stale_grads=True,
+    seed=0,
+    omit=(),
+):
     """Run the namespace's ``train_step`` ``steps`` times on its ``DecoderLM`` with ``torch.optim.SGD`` over two
     parameter groups (matrices, then the rest, with learning rates ``group_lrs``), ``lr=lrs[s]`` at step ``s``
     (``None``: not passed). With ``stale_grads`` every parameter starts with a random gradient left over. Returns
@@ -325,8 +388,11 @@ def lm_train_steps(ns, *, model, tokens, steps, pad_id=None, max_grad_norm=None,
     named = list(net.named_parameters())
     matrices = [p for _, p in named if p.dim() >= 2]
     rest = [p for _, p in named if p.dim() < 2]
-    opt = torch.optim.SGD([{"params": matrices, "lr": group_lrs[0]}, {"params": rest, "lr": group_lrs[1]}],
-                          lr=group_lrs[0], momentum=momentum)
+    opt = torch.optim.SGD(
+        [{"params": matrices, "lr": group_lrs[0]}, {"params": rest, "lr": group_lrs[1]}],
+        lr=group_lrs[0],
+        momentum=momentum,
+    )
     if stale_grads:
         g = torch.Generator().manual_seed(seed + 1)
         for _, p in named:
@@ -341,16 +407,16 @@ def lm_train_steps(ns, *, model, tokens, steps, pad_id=None, max_grad_norm=None,
         if isinstance(loss, torch.Tensor):
             raise SubmissionError(kind="bad_output", **said("say.loss_tensor", name="train_step"))
         if not isinstance(loss, float):
-            raise SubmissionError(kind="bad_output", **said("say.loss_not_float", name="train_step",
-                                                            type=type_name(loss)))
+            raise SubmissionError(
+                kind="bad_output", **said("say.loss_not_float", name="train_step", type=type_name(loss))
+            )
         losses.append(float(loss))
         lr_seen.append([float(grp["lr"]) for grp in opt.param_groups])
     return {"losses": losses, "lrs": lr_seen, "state": {n: plain(p).clone() for n, p in named}}
 
 
 @probe
-def lm_overfit(ns, *, model, tokens, pad_id, steps, max_lr, min_lr, warmup, weight_decay, betas, max_grad_norm,
-               prompt):
+def lm_overfit(ns, *, model, tokens, pad_id, steps, max_lr, min_lr, warmup, weight_decay, betas, max_grad_norm, prompt):
     """Train the namespace's ``DecoderLM`` (float32) with its own ``param_groups``, ``AdamW``, ``cosine_lr`` and
     ``train_step`` on ``tokens`` for ``steps`` steps (stopping at a loss that is not finite), then greedy
     ``generate`` from each row's first ``prompt`` tokens to the rows' length. Returns the losses and ``out``."""
@@ -360,8 +426,14 @@ def lm_overfit(ns, *, model, tokens, pad_id, steps, max_lr, min_lr, warmup, weig
     seed_rng(0)
     losses = []
     for s in range(steps):
-        loss = step_fn(net, tokens, opt, pad_id=pad_id, max_grad_norm=max_grad_norm,
-                       lr=float(schedule(s, max_lr, min_lr, warmup, steps)))
+        loss = step_fn(
+            net,
+            tokens,
+            opt,
+            pad_id=pad_id,
+            max_grad_norm=max_grad_norm,
+            lr=float(schedule(s, max_lr, min_lr, warmup, steps)),
+        )
         # a tensor is charged in train_step's own checks; here only its value counts
         losses.append(float(loss.detach() if isinstance(loss, torch.Tensor) else loss))
         if not math.isfinite(losses[-1]):

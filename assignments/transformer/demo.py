@@ -32,10 +32,10 @@ PIECES = ("Transformer", "train_step", "greedy_decode")
 """The contract names the demo runs: the model, its training step, its decoding. The reference's by default; a
 student's with ``gradekit demo --submission``."""
 
-__getattr__ = demo.lazy_reference(__name__, {"Transformer": "solution.model", "train_step": "solution.training",
-                                             "greedy_decode": "solution.decoding"})
+__getattr__ = demo.lazy_reference(
+    __name__, {"Transformer": "solution.model", "train_step": "solution.training", "greedy_decode": "solution.decoding"}
+)
 """The reference's ``PIECES``, imported on first use: importing this module loads no reference code."""
-
 
 
 @dataclass
@@ -64,26 +64,47 @@ class DemoResult:
         return sum(expected == predicted for _, expected, predicted in self.examples)
 
 
-def _decode_all(model: torch.nn.Module, task: PinyinTask, pairs: list[tuple[str, str]],
-                batch_size: int = 256, *, greedy_decode: Callable[..., Any] | None = None) -> list[str]:
+def _decode_all(
+    model: torch.nn.Module,
+    task: PinyinTask,
+    pairs: list[tuple[str, str]],
+    batch_size: int = 256,
+    *,
+    greedy_decode: Callable[..., Any] | None = None,
+) -> list[str]:
     """Greedy-decode the pinyin of ``pairs`` into character strings (with ``greedy_decode``, default the
     reference's)."""
     decode = greedy_decode if greedy_decode is not None else demo.pieces_of(__name__, PIECES)["greedy_decode"]
     model.eval()
     out: list[str] = []
     for start in range(0, len(pairs), batch_size):
-        chunk = pairs[start:start + batch_size]
+        chunk = pairs[start : start + batch_size]
         src, _ = make_batch(chunk, task.src_vocab, task.tgt_vocab)
         ys = decode(model, src, max_len=src.size(1) + 2, bos_idx=BOS, eos_idx=EOS, pad_idx=PAD)
         out.extend("".join(task.tgt_vocab.decode(row)) for row in ys)
     return out
 
 
-def run_demo(*, steps: int = 500, seed: int = 0, d_model: int = 64, num_heads: int = 4, d_ff: int = 128,
-             num_layers: int = 1, dropout: float = 0.1, norm_first: bool = True, batch_size: int = 64,
-             lr: float = 5e-3, warmup: int = 50, label_smoothing: float = 0.1, max_grad_norm: float | None = 1.0,
-             holdout: float = 0.1, log_every: int = 100,
-             log: Callable[[str], object] | None = print, pieces: Mapping[str, Any] | None = None) -> DemoResult:
+def run_demo(
+    *,
+    steps: int = 500,
+    seed: int = 0,
+    d_model: int = 64,
+    num_heads: int = 4,
+    d_ff: int = 128,
+    num_layers: int = 1,
+    dropout: float = 0.1,
+    norm_first: bool = True,
+    batch_size: int = 64,
+    lr: float = 5e-3,
+    warmup: int = 50,
+    label_smoothing: float = 0.1,
+    max_grad_norm: float | None = 1.0,
+    holdout: float = 0.1,
+    log_every: int = 100,
+    log: Callable[[str], object] | None = print,
+    pieces: Mapping[str, Any] | None = None,
+) -> DemoResult:
     """Train a small Transformer on the pinyin corpus and score it on held-out phrases.
 
     The defaults (Pre-LN, one encoder and one decoder layer of width 64, 500 steps
@@ -116,9 +137,17 @@ def run_demo(*, steps: int = 500, seed: int = 0, d_model: int = 64, num_heads: i
     rng = random.Random(seed)
     task = build_task(holdout=holdout, seed=seed)
     max_len = 2 + max(len(c) for _, c in task.train + task.test)
-    model = use["Transformer"](len(task.src_vocab), len(task.tgt_vocab), d_model=d_model, num_heads=num_heads,
-                               d_ff=d_ff, num_layers=num_layers, max_len=max(max_len, 64), dropout=dropout,
-                               norm_first=norm_first)
+    model = use["Transformer"](
+        len(task.src_vocab),
+        len(task.tgt_vocab),
+        d_model=d_model,
+        num_heads=num_heads,
+        d_ff=d_ff,
+        num_layers=num_layers,
+        max_len=max(max_len, 64),
+        dropout=dropout,
+        norm_first=norm_first,
+    )
     optimizer = torch.optim.Adam(model.parameters(), lr=lr, betas=(0.9, 0.98), eps=1e-9)
 
     def lr_at(step: int) -> float:  # step counts from 1
@@ -128,10 +157,14 @@ def run_demo(*, steps: int = 500, seed: int = 0, d_model: int = 64, num_heads: i
         return lr * (1.0 - 0.9 * frac)
 
     n_params = sum(p.numel() for p in model.parameters())
-    emit(f"pinyin -> characters: {len(task.train)} training / {len(task.test)} held-out phrases, "
-         f"vocab {len(task.src_vocab)} syllables / {len(task.tgt_vocab)} characters")
-    emit(f"Transformer d_model={d_model} heads={num_heads} d_ff={d_ff} layers={num_layers} "
-         f"{'Pre-LN' if norm_first else 'Post-LN'}, {n_params:,} parameters; {steps} steps of {batch_size}")
+    emit(
+        f"pinyin -> characters: {len(task.train)} training / {len(task.test)} held-out phrases, "
+        f"vocab {len(task.src_vocab)} syllables / {len(task.tgt_vocab)} characters"
+    )
+    emit(
+        f"Transformer d_model={d_model} heads={num_heads} d_ff={d_ff} layers={num_layers} "
+        f"{'Pre-LN' if norm_first else 'Post-LN'}, {n_params:,} parameters; {steps} steps of {batch_size}"
+    )
 
     order: list[int] = []
     window: list[float] = []
@@ -145,13 +178,23 @@ def run_demo(*, steps: int = 500, seed: int = 0, d_model: int = 64, num_heads: i
         src, tgt = make_batch(batch, task.src_vocab, task.tgt_vocab)
         for group in optimizer.param_groups:
             group["lr"] = lr_at(step)
-        window.append(float(use["train_step"](model, src, tgt, optimizer, pad_idx=PAD,
-                                              label_smoothing=label_smoothing, max_grad_norm=max_grad_norm)))
+        window.append(
+            float(
+                use["train_step"](
+                    model,
+                    src,
+                    tgt,
+                    optimizer,
+                    pad_idx=PAD,
+                    label_smoothing=label_smoothing,
+                    max_grad_norm=max_grad_norm,
+                )
+            )
+        )
         if step % log_every == 0 or step == steps:
             final_loss = sum(window) / len(window)
             losses.append((step, final_loss))
-            emit(f"  step {step:4d}  loss {final_loss:.3f}  lr {lr_at(step):.2e}  "
-                 f"{time.perf_counter() - start:5.1f}s")
+            emit(f"  step {step:4d}  loss {final_loss:.3f}  lr {lr_at(step):.2e}  {time.perf_counter() - start:5.1f}s")
             window = []
 
     predicted = _decode_all(model, task, task.test, greedy_decode=use["greedy_decode"]) if task.test else []
@@ -159,8 +202,14 @@ def run_demo(*, steps: int = 500, seed: int = 0, d_model: int = 64, num_heads: i
     seconds = time.perf_counter() - start
     n_correct = sum(c == pred for _, c, pred in examples)
     accuracy = n_correct / len(examples) if examples else 0.0
-    result = DemoResult(accuracy=accuracy, n_test=len(examples), seconds=seconds, final_loss=final_loss,
-                        examples=examples, losses=losses)
+    result = DemoResult(
+        accuracy=accuracy,
+        n_test=len(examples),
+        seconds=seconds,
+        final_loss=final_loss,
+        examples=examples,
+        losses=losses,
+    )
 
     if examples:
         width = max(len(p) for p, _, _ in examples)
@@ -170,8 +219,10 @@ def run_demo(*, steps: int = 500, seed: int = 0, d_model: int = 64, num_heads: i
             mark = "✓" if pred == c else "✗"
             emit(f"  {p:<{width}}  {_pad_wide(c, 8)}  {_pad_wide(pred, 8)}  {mark}")
         emit("")
-    emit(f"exact match on {len(examples)} held-out phrases: {n_correct}/{len(examples)} "
-         f"({100 * accuracy:.1f}%) in {seconds:.1f}s")
+    emit(
+        f"exact match on {len(examples)} held-out phrases: {n_correct}/{len(examples)} "
+        f"({100 * accuracy:.1f}%) in {seconds:.1f}s"
+    )
     return result
 
 
@@ -187,8 +238,12 @@ def side_by_side(reference: DemoResult, yours: DemoResult, *, lang: str = "en") 
     of it is made safe for the terminal."""
     yours_by_pinyin = {str(p): for_terminal(pred) for p, _, pred in yours.examples}
     rows = [(str(p), str(c), str(ref), yours_by_pinyin.get(str(p), "")) for p, c, ref in reference.examples]
-    heads = [text("demo.pinyin.col_pinyin", lang), text("demo.pinyin.col_expected", lang),
-             text("demo.reference", lang), text("demo.yours", lang)]
+    heads = [
+        text("demo.pinyin.col_pinyin", lang),
+        text("demo.pinyin.col_expected", lang),
+        text("demo.reference", lang),
+        text("demo.yours", lang),
+    ]
     widths = [max([columns(h)] + [columns(row[i]) + (2 if i >= 2 else 0) for row in rows]) for i, h in enumerate(heads)]
     lines = ["  " + "  ".join(pad(h, w) for h, w in zip(heads, widths)).rstrip()]
     for p, c, ref, mine in rows:
@@ -196,21 +251,37 @@ def side_by_side(reference: DemoResult, yours: DemoResult, *, lang: str = "en") 
         lines.append("  " + "  ".join(pad(cell, w) for cell, w in zip(cells, widths)).rstrip())
     n = reference.n_test
     n_yours = sum(str(c) == str(pred) for _, c, pred in yours.examples)
-    lines += ["", text("demo.pinyin.exact", lang, n=n, yours=n_yours, reference=reference.n_correct,
-                       yours_pct=f"{100 * n_yours / n:.1f}" if n else "0.0",
-                       reference_pct=f"{100 * reference.accuracy:.1f}")]
+    lines += [
+        "",
+        text(
+            "demo.pinyin.exact",
+            lang,
+            n=n,
+            yours=n_yours,
+            reference=reference.n_correct,
+            yours_pct=f"{100 * n_yours / n:.1f}" if n else "0.0",
+            reference_pct=f"{100 * reference.accuracy:.1f}",
+        ),
+    ]
     return lines
 
 
 def main(argv: list[str] | None = None) -> int:
     """``gradekit demo [--steps N] [--seed S] [--quiet] [--submission PATH [--lang zh]]``; returns the exit
     status."""
-    return demo.main(argv, prog="gradekit demo", assignment=__package__,
-                     description="Train the reference Transformer on pinyin -> characters and decode held-out "
-                                 "phrases.",
-                     steps=500, quiet_help="print only the accuracy line", run_demo=run_demo,
-                     quiet_lines=lambda r: [f"exact match on {r.n_test} held-out phrases: {r.n_correct}/{r.n_test} "
-                                            f"({100 * r.accuracy:.1f}%) in {r.seconds:.1f}s"])
+    return demo.main(
+        argv,
+        prog="gradekit demo",
+        assignment=__package__,
+        description="Train the reference Transformer on pinyin -> characters and decode held-out phrases.",
+        steps=500,
+        quiet_help="print only the accuracy line",
+        run_demo=run_demo,
+        quiet_lines=lambda r: [
+            f"exact match on {r.n_test} held-out phrases: {r.n_correct}/{r.n_test} "
+            f"({100 * r.accuracy:.1f}%) in {r.seconds:.1f}s"
+        ],
+    )
 
 
 if __name__ == "__main__":

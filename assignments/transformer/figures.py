@@ -95,29 +95,60 @@ def attention(*, sub, ref):
     # Each syllable with its character ("xue 学"): source and target have one token per character.
     labels = [f"{s} {c}" for s, c in zip(syllables, chars)] if len(chars) == L else list(syllables)
     panels = []
-    for title, weights, mask in (("transformer.fig.attention_yours", sub_w, sub_mask),
-                                 ("transformer.fig.attention_reference", ref_w, ref_mask)):
+    for title, weights, mask in (
+        ("transformer.fig.attention_yours", sub_w, sub_mask),
+        ("transformer.fig.attention_reference", ref_w, ref_mask),
+    ):
         if weights is not None:
-            panels.append({"title": title, "values": weights, "row_labels": labels, "col_labels": labels,
-                           "x_label": "transformer.fig.axis_key", "y_label": "transformer.fig.axis_query",
-                           "scale": "sequential", "vmin": 0.0, "vmax": 1.0,
-                           "legend": "transformer.fig.attention_legend", "decimals": 2, "blocked": (~mask).tolist(),
-                           "blocked_label": "transformer.fig.attention_blocked"})
+            panels.append(
+                {
+                    "title": title,
+                    "values": weights,
+                    "row_labels": labels,
+                    "col_labels": labels,
+                    "x_label": "transformer.fig.axis_key",
+                    "y_label": "transformer.fig.axis_query",
+                    "scale": "sequential",
+                    "vmin": 0.0,
+                    "vmax": 1.0,
+                    "legend": "transformer.fig.attention_legend",
+                    "decimals": 2,
+                    "blocked": (~mask).tolist(),
+                    "blocked_label": "transformer.fig.attention_blocked",
+                }
+            )
     comparison = []
     if sub_w is not None:  # the masks explain the submission's picture, when there is one
         if mask_error:
             comparison.append({"key": mask_error["key"], "params": mask_error["params"]})
         elif mask_differs:
-            comparison.append({"key": "transformer.fig.attention_mask_differs",
-                               "params": {"size": L, "count": mask_differs, "total": L * L}})
+            comparison.append(
+                {
+                    "key": "transformer.fig.attention_mask_differs",
+                    "params": {"size": L, "count": mask_differs, "total": L * L},
+                }
+            )
     if diff is not None:
-        comparison.append({"key": "transformer.fig.attention_same"} if diff <= 1e-6 else
-                          {"key": "transformer.fig.attention_differs", "params": {"diff": diff}})
-    return {"id": "attention", "title": "transformer.fig.attention_title", "note": "transformer.fig.attention_note",
-            "quote": [{"text": " ".join(syllables), "italic": True}, {"text": "".join(chars), "lang": "zh-CN"}],
-            "error": sub_error, "panels": panels, "comparison": comparison,
-            "tokens": syllables, "characters": chars, "max_abs_diff": diff, "mask_differs": mask_differs,
-            "mask_error": mask_error, "reference_error": ref_error}
+        comparison.append(
+            {"key": "transformer.fig.attention_same"}
+            if diff <= 1e-6
+            else {"key": "transformer.fig.attention_differs", "params": {"diff": diff}}
+        )
+    return {
+        "id": "attention",
+        "title": "transformer.fig.attention_title",
+        "note": "transformer.fig.attention_note",
+        "quote": [{"text": " ".join(syllables), "italic": True}, {"text": "".join(chars), "lang": "zh-CN"}],
+        "error": sub_error,
+        "panels": panels,
+        "comparison": comparison,
+        "tokens": syllables,
+        "characters": chars,
+        "max_abs_diff": diff,
+        "mask_differs": mask_differs,
+        "mask_error": mask_error,
+        "reference_error": ref_error,
+    }
 
 
 def _causal_mask(runner, L):
@@ -151,8 +182,10 @@ def _weights(runner, args, L):
         got = runner.run("sdpa", "integrated", **args)
         weights = got["weights"]
         if list(weights.shape) not in ([1, L, L], [L, L]):
-            return None, {"key": "report.figure_shape", "params": {"what": "weights", "got": list(weights.shape),
-                                                                    "expected": [1, L, L]}}
+            return None, {
+                "key": "report.figure_shape",
+                "params": {"what": "weights", "got": list(weights.shape), "expected": [1, L, L]},
+            }
         return rows(weights.reshape(L, L)), None
     except SubmissionError as err:
         return None, failure(err)
@@ -174,15 +207,33 @@ def positional(*, sub, ref):
     if table is not None:
         # Drawn as the table is indexed, pe[position, dimension]: a position per row, so that the picture is tall
         # rather than wide and fits a phone's width whole.
-        panels.append({"values": table, "x_label": "transformer.fig.axis_dimension",
-                       "y_label": "transformer.fig.axis_position", "scale": "diverging", "vmin": -1.0, "vmax": 1.0,
-                       "legend": "transformer.fig.pe_legend", "show_values": False,
-                       "note": "transformer.fig.pe_reference_note" if source == "reference" else None})
-    return {"id": "positional", "title": "transformer.fig.pe_title",
-            "note": {"key": "transformer.fig.pe_caption", "params": dict(d_model=PE_KWARGS["d_model"],
-                                                                          max_len=PE_KWARGS["max_len"])},
-            "error": error, "panels": panels, "comparison": [], "source": source,
-            "d_model": PE_KWARGS["d_model"], "max_len": PE_KWARGS["max_len"]}
+        panels.append(
+            {
+                "values": table,
+                "x_label": "transformer.fig.axis_dimension",
+                "y_label": "transformer.fig.axis_position",
+                "scale": "diverging",
+                "vmin": -1.0,
+                "vmax": 1.0,
+                "legend": "transformer.fig.pe_legend",
+                "show_values": False,
+                "note": "transformer.fig.pe_reference_note" if source == "reference" else None,
+            }
+        )
+    return {
+        "id": "positional",
+        "title": "transformer.fig.pe_title",
+        "note": {
+            "key": "transformer.fig.pe_caption",
+            "params": dict(d_model=PE_KWARGS["d_model"], max_len=PE_KWARGS["max_len"]),
+        },
+        "error": error,
+        "panels": panels,
+        "comparison": [],
+        "source": source,
+        "d_model": PE_KWARGS["d_model"],
+        "max_len": PE_KWARGS["max_len"],
+    }
 
 
 def _pe_table(runner):
@@ -190,12 +241,13 @@ def _pe_table(runner):
         got = runner.run("params", "integrated", name="PositionalEncoding", kwargs=dict(PE_KWARGS))
         pe = got["buffer_values"].get("pe")
         if pe is None:
-            return None, {"key": "transformer.fig.no_pe",
-                          "params": {"found": sorted(got["buffer_values"]) or "none"}}
+            return None, {"key": "transformer.fig.no_pe", "params": {"found": sorted(got["buffer_values"]) or "none"}}
         expected = [PE_KWARGS["max_len"], PE_KWARGS["d_model"]]
         if list(pe.shape) not in ([1, *expected], expected):
-            return None, {"key": "report.figure_shape", "params": {"what": "pe", "got": list(pe.shape),
-                                                                    "expected": [1, *expected]}}
+            return None, {
+                "key": "report.figure_shape",
+                "params": {"what": "pe", "got": list(pe.shape), "expected": [1, *expected]},
+            }
         return rows(pe.reshape(expected)), None
     except SubmissionError as err:
         return None, failure(err)

@@ -58,13 +58,15 @@ TASK_TEXTS = {"zh": practice_tasks.ZH}
 
 # -- numeric answers, computed from the reference -----------------------------------------------------------
 
+
 def _numel(module):
     return sum(p.numel() for p in module.parameters())
 
 
 def ans_params_total(ref, src_vocab, tgt_vocab, d_model, num_heads, d_ff, num_layers, norm_first):
-    return ref.get("count_parameters")(src_vocab, tgt_vocab, d_model, num_heads, d_ff, num_layers,
-                                       norm_first=norm_first)
+    return ref.get("count_parameters")(
+        src_vocab, tgt_vocab, d_model, num_heads, d_ff, num_layers, norm_first=norm_first
+    )
 
 
 def ans_params_mha(ref, d_model, num_heads):
@@ -114,7 +116,7 @@ def ans_target_true(ref, length, pads):
     import torch
 
     tgt = torch.ones(1, length, dtype=torch.long)
-    tgt[0, length - pads:] = 0
+    tgt[0, length - pads :] = 0
     return int(ref.get("target_mask")(tgt, 0).sum())
 
 
@@ -141,18 +143,24 @@ def ans_smoothed_true(ref, vocab, eps):
     import torch
 
     logits = torch.zeros(1, 1, vocab, dtype=torch.float64, requires_grad=True)
-    ref.get("sequence_loss")(logits, torch.zeros(1, 1, dtype=torch.long), pad_idx=-1,
-                             label_smoothing=eps).backward()
+    ref.get("sequence_loss")(logits, torch.zeros(1, 1, dtype=torch.long), pad_idx=-1, label_smoothing=eps).backward()
     return 1.0 / vocab - float(logits.grad[0, 0, 0])
 
 
 # -- drawn values ---------------------------------------------------------------------------------------------
 
+
 def _config(rng):
     d = rng.choice((32, 64, 128))
-    return dict(src_vocab=rng.choice((100, 1000, 5000)), tgt_vocab=rng.choice((100, 1000, 5000)), d_model=d,
-                num_heads=rng.choice((2, 4, 8)), d_ff=4 * d, num_layers=rng.choice((1, 2, 3)),
-                norm_first=rng.choice((False, True)))
+    return dict(
+        src_vocab=rng.choice((100, 1000, 5000)),
+        tgt_vocab=rng.choice((100, 1000, 5000)),
+        d_model=d,
+        num_heads=rng.choice((2, 4, 8)),
+        d_ff=4 * d,
+        num_layers=rng.choice((1, 2, 3)),
+        norm_first=rng.choice((False, True)),
+    )
 
 
 def _heads(rng):
@@ -169,10 +177,18 @@ QUESTIONS = (
     Question("cross_attn_qkv", "attention", "b"),
     Question("head_dim", "attention", ans_head_dim, _heads),
     Question("scale_value", "attention", ans_scale, _heads, rel_tol=1e-3),
-    Question("score_entries", "attention", ans_score_entries,
-             lambda r: dict(batch=r.choice((2, 4, 8)), heads=r.choice((4, 8)), length=r.choice((10, 16, 50)))),
-    Question("cross_shape", "attention", ans_cross_shape_last,
-             lambda r: dict(lt=r.choice((5, 7, 12)), ls=r.choice((9, 20, 31)))),
+    Question(
+        "score_entries",
+        "attention",
+        ans_score_entries,
+        lambda r: dict(batch=r.choice((2, 4, 8)), heads=r.choice((4, 8)), length=r.choice((10, 16, 50))),
+    ),
+    Question(
+        "cross_shape",
+        "attention",
+        ans_cross_shape_last,
+        lambda r: dict(lt=r.choice((5, 7, 12)), ls=r.choice((9, 20, 31))),
+    ),
     # -- positions ---------------------------------------------------------------------------------------------
     Question("sincos_why", "positions", "a"),
     Question("no_position", "positions", "c"),
@@ -187,8 +203,9 @@ QUESTIONS = (
     Question("encoder_decoder_masks", "masks", "b"),
     Question("train_infer_masks", "masks", "a"),
     Question("causal_true", "masks", ans_causal_true, lambda r: dict(length=r.choice((4, 5, 6, 8)))),
-    Question("target_true", "masks", ans_target_true,
-             lambda r: dict(length=r.choice((5, 6, 7)), pads=r.choice((1, 2)))),
+    Question(
+        "target_true", "masks", ans_target_true, lambda r: dict(length=r.choice((5, 6, 7)), pads=r.choice((1, 2)))
+    ),
     # -- training ----------------------------------------------------------------------------------------------
     Question("right_shift", "training", "c"),
     Question("label_smoothing_why", "training", "b"),
@@ -196,13 +213,26 @@ QUESTIONS = (
     Question("dropout_where", "training", "c"),
     Question("eval_mode", "training", "a"),
     Question("logits_not_probs", "training", "b"),
-    Question("noam_peak", "training", ans_noam_peak,
-             lambda r: dict(d_model=r.choice((256, 512)), warmup=r.choice((400, 1000, 4000)))),
-    Question("noam_value", "training", ans_noam_value,
-             lambda r: dict(step=r.choice((100, 1000, 8000)), d_model=r.choice((256, 512)),
-                            warmup=r.choice((1000, 4000))), rel_tol=0.01),
-    Question("smoothed_true", "training", ans_smoothed_true,
-             lambda r: dict(vocab=r.choice((4, 5, 10)), eps=r.choice((0.1, 0.2))), rel_tol=0.01),
+    Question(
+        "noam_peak",
+        "training",
+        ans_noam_peak,
+        lambda r: dict(d_model=r.choice((256, 512)), warmup=r.choice((400, 1000, 4000))),
+    ),
+    Question(
+        "noam_value",
+        "training",
+        ans_noam_value,
+        lambda r: dict(step=r.choice((100, 1000, 8000)), d_model=r.choice((256, 512)), warmup=r.choice((1000, 4000))),
+        rel_tol=0.01,
+    ),
+    Question(
+        "smoothed_true",
+        "training",
+        ans_smoothed_true,
+        lambda r: dict(vocab=r.choice((4, 5, 10)), eps=r.choice((0.1, 0.2))),
+        rel_tol=0.01,
+    ),
     # -- decoding ----------------------------------------------------------------------------------------------
     Question("kv_cache", "decoding", "c"),
     Question("greedy_last", "decoding", "a"),
@@ -212,7 +242,8 @@ QUESTIONS = (
     Question("score_growth", "sizes", ans_score_growth, lambda r: dict(length=r.choice((128, 256, 512)))),
     Question("params_total", "sizes", ans_params_total, _config),
     Question("params_mha", "sizes", ans_params_mha, _heads),
-    Question("params_ffn", "sizes", ans_params_ffn,
-             lambda r: dict(d_model=(d := r.choice((256, 512, 768))), d_ff=4 * d)),
+    Question(
+        "params_ffn", "sizes", ans_params_ffn, lambda r: dict(d_model=(d := r.choice((256, 512, 768))), d_ff=4 * d)
+    ),
     Question("params_layernorm", "sizes", ans_params_layernorm, lambda r: dict(d_model=r.choice((256, 512, 768)))),
 )

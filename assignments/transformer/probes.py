@@ -36,8 +36,10 @@ def warm_up():
     re-export it).
     """
     g = torch.Generator().manual_seed(0)
-    for device, dtypes in (("cpu", (torch.float64, torch.float32, torch.float16, torch.bfloat16)),
-                           ("meta", (torch.float64, torch.float32))):
+    for device, dtypes in (
+        ("cpu", (torch.float64, torch.float32, torch.float16, torch.bfloat16)),
+        ("meta", (torch.float64, torch.float32)),
+    ):
         for dt in dtypes:
             x = torch.randn(2, 2, 3, 4, generator=g, dtype=torch.float64).to(device=device, dtype=dt)
             x.requires_grad_(dt != torch.float16 or device == "cpu")
@@ -64,18 +66,19 @@ def warm_up():
     for optimizer in (opt, _adam([*emb.parameters(), *lin.parameters()], 0.1)):  # the overfit check's Adam
         optimizer.zero_grad()
         logits = lin(emb(tokens) * math.sqrt(4))
-        loss = torch.nn.functional.cross_entropy(logits.reshape(-1, 7), tokens.reshape(-1), ignore_index=0,
-                                                 label_smoothing=0.1)
+        loss = torch.nn.functional.cross_entropy(
+            logits.reshape(-1, 7), tokens.reshape(-1), ignore_index=0, label_smoothing=0.1
+        )
         loss = loss + torch.nn.functional.log_softmax(logits, -1).gather(-1, tokens.unsqueeze(-1)).mean()
         loss.backward()
         torch.nn.utils.clip_grad_norm_(emb.parameters(), 1.0)
         optimizer.step()
     pos = torch.arange(0, 6, dtype=torch.float32).unsqueeze(1) * torch.exp(torch.arange(0, 4, 2).float())
-    (tokens != 0).unsqueeze(1).unsqueeze(2) & torch.tril(torch.ones(5, 5, dtype=torch.bool)) \
-        & torch.triu(torch.ones(5, 5, dtype=torch.bool), 1).logical_not()
+    (tokens != 0).unsqueeze(1).unsqueeze(2) & torch.tril(torch.ones(5, 5, dtype=torch.bool)) & torch.triu(
+        torch.ones(5, 5, dtype=torch.bool), 1
+    ).logical_not()
     logits.argmax(-1).masked_fill(tokens == 0, 0).eq(2).all()
     return float(pos.sum())
-
 
 
 @probe
@@ -95,9 +98,11 @@ def sdpa(ns, *, query, key, value, mask=None, dropout_p=None, seed=0, dtype="flo
     if not (isinstance(out, tuple) and len(out) == 2):
         error = said("say.not_output_weights", what="scaled_dot_product_attention", type=type_name(out))
         raise SubmissionError(kind="bad_output", detail=error["detail"], data={**error["data"], "type": type_name(out)})
-    return {"out": as_tensor(out[0], "scaled_dot_product_attention (output)"),
-            "weights": as_tensor(out[1], "scaled_dot_product_attention (weights)"),
-            "modified": was_modified([q, k, v, m], before)}
+    return {
+        "out": as_tensor(out[0], "scaled_dot_product_attention (output)"),
+        "weights": as_tensor(out[1], "scaled_dot_product_attention (weights)"),
+        "modified": was_modified([q, k, v, m], before),
+    }
 
 
 class ScriptedModel(torch.nn.Module):
@@ -164,9 +169,12 @@ class ScriptedModel(torch.nn.Module):
         # padded keys (after a row's EOS) may go either way: they change nothing that is kept.
         dense = self._dense(tgt_mask, (B, 1, L, L)) if tgt_mask is not None else None
         real = (tgt != self.pad).view(B, 1, 1, L).cpu()
-        self._check(dense is not None and not (dense & ~causal).any() and torch.equal(dense | ~(causal & real),
-                                                                                       torch.ones_like(dense)),
-                    "target")
+        self._check(
+            dense is not None
+            and not (dense & ~causal).any()
+            and torch.equal(dense | ~(causal & real), torch.ones_like(dense)),
+            "target",
+        )
         mem = self._dense(memory_mask, self.src_keep.shape)
         self._check(mem is not None and torch.equal(mem, self.src_keep), "source")
         # Position t holds the logits for the token that follows prefix tgt[:, :t+1].
@@ -208,8 +216,22 @@ def greedy(ns, *, src, max_len, bos_idx, eos_idx, pad_idx, model=None, scripted=
 
 
 @probe
-def train_steps(ns, *, model, src, tgt, pad_idx, steps, lr, label_smoothing=0.0, max_grad_norm=None,
-                optimizer="sgd", seed=0, stale_grads=False, omit=()):
+def train_steps(
+    ns,
+    *,
+    model,
+    src,
+    tgt,
+    pad_idx,
+    steps,
+    lr,
+    label_smoothing=0.0,
+    max_grad_norm=None,
+    optimizer="sgd",
+    seed=0,
+    stale_grads=False,
+    omit=(),
+):
     """Run the namespace's ``train_step`` ``steps`` times on its ``Transformer``; return losses and weights.
     ``stale_grads``: every parameter starts with a random gradient left over (from an evaluation, say), which a
     ``train_step`` that zeroes gradients before ``backward`` ignores. ``omit``: keyword arguments not passed."""
@@ -224,13 +246,20 @@ def train_steps(ns, *, model, src, tgt, pad_idx, steps, lr, label_smoothing=0.0,
     seed_rng(seed)
     losses = []
     for _ in range(steps):
-        loss = step_fn(net, src, tgt, opt, pad_idx=pad_idx, **passed(
-            {"label_smoothing": label_smoothing, "max_grad_norm": max_grad_norm}, omit))
+        loss = step_fn(
+            net,
+            src,
+            tgt,
+            opt,
+            pad_idx=pad_idx,
+            **passed({"label_smoothing": label_smoothing, "max_grad_norm": max_grad_norm}, omit),
+        )
         if isinstance(loss, torch.Tensor) and loss.numel() == 1:
             raise SubmissionError(kind="bad_output", **said("say.loss_tensor", name="train_step"))
         if not isinstance(loss, float):
-            raise SubmissionError(kind="bad_output", **said("say.loss_not_float", name="train_step",
-                                                            type=type_name(loss)))
+            raise SubmissionError(
+                kind="bad_output", **said("say.loss_not_float", name="train_step", type=type_name(loss))
+            )
         losses.append(loss)
     return {"losses": losses, "state": {n: plain(p) for n, p in net.named_parameters()}}
 
@@ -261,6 +290,5 @@ def overfit(ns, *, model, src, tgt, pad_idx, bos_idx, eos_idx, steps, lr, max_le
         if not math.isfinite(losses[-1]):
             break
     net.eval()
-    out = ns.get("greedy_decode")(net, src, max_len=max_len, bos_idx=bos_idx, eos_idx=eos_idx,
-                                  pad_idx=pad_idx)
+    out = ns.get("greedy_decode")(net, src, max_len=max_len, bos_idx=bos_idx, eos_idx=eos_idx, pad_idx=pad_idx)
     return {"losses": losses, "decoded": as_tensor(out, "greedy_decode")}

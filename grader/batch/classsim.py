@@ -133,6 +133,7 @@ class ClassReport:
 
 # 1. Tokens.
 
+
 class _Tokens:
     """The normalised token stream of a definition, each token with its line."""
 
@@ -288,9 +289,16 @@ def _units(tree):
         if isinstance(node, ast.ClassDef):
             methods = [n for n in node.body if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef))]
             yield from ([m] for m in methods)
-            yield [ast.ClassDef(name=node.name, bases=node.bases, keywords=node.keywords, decorator_list=
-                                node.decorator_list, body=[n for n in node.body if n not in methods],
-                                lineno=node.lineno)]
+            yield [
+                ast.ClassDef(
+                    name=node.name,
+                    bases=node.bases,
+                    keywords=node.keywords,
+                    decorator_list=node.decorator_list,
+                    body=[n for n in node.body if n not in methods],
+                    lineno=node.lineno,
+                )
+            ]
         elif isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
             yield [node]
         else:
@@ -299,6 +307,7 @@ def _units(tree):
 
 
 # 2. Reading a snapshot.
+
 
 def _python_files(folder, max_bytes):
     """``(relative path, text)`` of every regular ``.py`` file under ``folder`` and ``(relative path, why)`` of
@@ -353,7 +362,7 @@ def _grams(trees, k):
             tokens = stream.out
             hashes, spans = [], []
             for i in range(len(tokens) - k + 1):
-                run = tokens[i:i + k]
+                run = tokens[i : i + k]
                 digest = hashlib.blake2b("\x1f".join(t for t, _ in run).encode(), digest_size=8).digest()
                 hashes.append(int.from_bytes(digest, "big"))
                 lines = [ln for _, ln in run]
@@ -367,7 +376,7 @@ def _winnow(hashes, window):
     """Indices of the kept hashes: the smallest of each window of ``window`` (the rightmost on ties)."""
     kept, last = [], -1
     for start in range(max(1, len(hashes) - window + 1)):
-        chunk = hashes[start:start + window]
+        chunk = hashes[start : start + window]
         low = min(chunk)
         pick = start + len(chunk) - 1 - chunk[::-1].index(low)
         if pick != last:
@@ -385,8 +394,7 @@ def fingerprint(folder, assignment=None, *, k=K, window=WINDOW, max_bytes=MAX_BY
     for hashes, spans in _grams(trees, k):
         for i in _winnow(hashes, window):
             prints[hashes[i]].add(spans[i])
-    return Fingerprints(prints={h: tuple(sorted(s)) for h, s in prints.items()}, files=sorted(trees),
-                        skipped=skipped)
+    return Fingerprints(prints={h: tuple(sorted(s)) for h, s in prints.items()}, files=sorted(trees), skipped=skipped)
 
 
 def base_hashes(folder, *, k=K, max_bytes=MAX_BYTES):
@@ -397,19 +405,48 @@ def base_hashes(folder, *, k=K, max_bytes=MAX_BYTES):
 
 # 3. Comparing the class.
 
-def compare_class(entries, assignment, *, k=K, window=WINDOW, threshold=THRESHOLD, min_shared=MIN_SHARED,
-                  base=True, common_share=COMMON_SHARE, common_min=COMMON_MIN, max_bytes=MAX_BYTES):
+
+def compare_class(
+    entries,
+    assignment,
+    *,
+    k=K,
+    window=WINDOW,
+    threshold=THRESHOLD,
+    min_shared=MIN_SHARED,
+    base=True,
+    common_share=COMMON_SHARE,
+    common_min=COMMON_MIN,
+    max_bytes=MAX_BYTES,
+):
     """The ``ClassReport`` of ``entries`` (``(key, snapshot folder)`` pairs, keys the students' folder names).
     ``base``: leave out the skeleton's code (``assignment.skeleton``)."""
-    prints = {key: fingerprint(folder, assignment, k=k, window=window, max_bytes=max_bytes)
-              for key, folder in entries}
+    prints = {key: fingerprint(folder, assignment, k=k, window=window, max_bytes=max_bytes) for key, folder in entries}
     removed = base_hashes(assignment.skeleton, k=k, max_bytes=max_bytes) if base else set()
-    return compare_fingerprints(prints, removed, k=k, window=window, threshold=threshold, min_shared=min_shared,
-                                common_share=common_share, common_min=common_min)
+    return compare_fingerprints(
+        prints,
+        removed,
+        k=k,
+        window=window,
+        threshold=threshold,
+        min_shared=min_shared,
+        common_share=common_share,
+        common_min=common_min,
+    )
 
 
-def compare_fingerprints(prints, removed=frozenset(), *, k=K, window=WINDOW, threshold=THRESHOLD,
-                         min_shared=MIN_SHARED, common_share=COMMON_SHARE, common_min=COMMON_MIN, near=NEAR):
+def compare_fingerprints(
+    prints,
+    removed=frozenset(),
+    *,
+    k=K,
+    window=WINDOW,
+    threshold=THRESHOLD,
+    min_shared=MIN_SHARED,
+    common_share=COMMON_SHARE,
+    common_min=COMMON_MIN,
+    near=NEAR,
+):
     """The ``ClassReport`` of ``prints`` (key -> ``Fingerprints``), hashes in ``removed`` (base code) left out."""
     keys = sorted(prints)
     index = defaultdict(list)
@@ -438,10 +475,24 @@ def compare_fingerprints(prints, removed=frozenset(), *, k=K, window=WINDOW, thr
         if (i, j) not in pairs:  # a ring of copies: common to the class, yet the same code
             pairs[i, j] = _pair(prints, keys[i], keys[j], jaccard, shared, removed)
     pairs = sorted(pairs.values(), key=lambda p: (-p.score, p.a, p.b))
-    params = {"k": k, "window": window, "threshold": threshold, "min_shared": min_shared,
-              "common_share": common_share, "common_min": common_min, "near": near, "base": bool(removed)}
-    return ClassReport(params=params, sizes=dict(zip(keys, sizes)), pairs=pairs, clusters=_clusters(pairs),
-                       skipped={k_: prints[k_].skipped for k_ in keys if prints[k_].skipped}, common=len(common))
+    params = {
+        "k": k,
+        "window": window,
+        "threshold": threshold,
+        "min_shared": min_shared,
+        "common_share": common_share,
+        "common_min": common_min,
+        "near": near,
+        "base": bool(removed),
+    }
+    return ClassReport(
+        params=params,
+        sizes=dict(zip(keys, sizes)),
+        pairs=pairs,
+        clusters=_clusters(pairs),
+        skipped={k_: prints[k_].skipped for k_ in keys if prints[k_].skipped},
+        common=len(common),
+    )
 
 
 def _near_identical(sets, near, min_shared):
@@ -463,8 +514,9 @@ def _near_identical(sets, near, min_shared):
             signatures[i] = (values[:, None] * mul + add).min(axis=0)  # arithmetic mod 2**64: one hash a permutation
         for band in range(BANDS):
             buckets[band, signatures[i, band * rows : (band + 1) * rows].tobytes()].append(i)
-    candidates = np.array(sorted({pair for members in buckets.values() for pair in combinations(members, 2)}),
-                          dtype=np.int64).reshape(-1, 2)
+    candidates = np.array(
+        sorted({pair for members in buckets.values() for pair in combinations(members, 2)}), dtype=np.int64
+    ).reshape(-1, 2)
     # The share of equal signature values estimates the Jaccard similarity (standard error <= 0.065 with 60):
     # only pairs estimated within 0.2 of ``near`` are measured exactly.
     estimate = (signatures[candidates[:, 0]] == signatures[candidates[:, 1]]).mean(axis=1)
@@ -480,8 +532,14 @@ def _near_identical(sets, near, min_shared):
 
 def _pair(prints, a, b, score, shared, left_out):
     both = (prints[a].prints.keys() & prints[b].prints.keys()) - left_out
-    return Pair(a=a, b=b, score=round(score, 4), shared=shared,
-                ranges_a=_ranges(prints[a].prints, both), ranges_b=_ranges(prints[b].prints, both))
+    return Pair(
+        a=a,
+        b=b,
+        score=round(score, 4),
+        shared=shared,
+        ranges_a=_ranges(prints[a].prints, both),
+        ranges_b=_ranges(prints[b].prints, both),
+    )
 
 
 def _ranges(prints, hashes):
@@ -523,24 +581,41 @@ def _clusters(pairs):
         scores = [p.score for p in members_pairs]
         found.append((-max(scores), members, sum(scores) / len(scores)))
     found.sort()
-    return [Cluster(id=i, members=members, max_score=-top, mean_score=round(mean, 4))
-            for i, (top, members, mean) in enumerate(found, 1)]
+    return [
+        Cluster(id=i, members=members, max_score=-top, mean_score=round(mean, 4))
+        for i, (top, members, mean) in enumerate(found, 1)
+    ]
 
 
 # 4. Output.
 
+
 def to_data(report):
     """The report as plain JSON-able values (``similarity.json``, strings cleaned); keys are the students' folder
     names."""
-    return clean_data({
-        "params": dict(report.params), "sizes": dict(report.sizes), "common": report.common,
-        "skipped": {k: [list(s) for s in v] for k, v in report.skipped.items()},
-        "clusters": [{"id": c.id, "members": list(c.members), "max_score": c.max_score, "mean_score": c.mean_score}
-                     for c in report.clusters],
-        "pairs": [{"a": p.a, "b": p.b, "score": p.score, "shared": p.shared,
-                   "ranges_a": {f: [list(r) for r in rs] for f, rs in p.ranges_a.items()},
-                   "ranges_b": {f: [list(r) for r in rs] for f, rs in p.ranges_b.items()}} for p in report.pairs],
-    })
+    return clean_data(
+        {
+            "params": dict(report.params),
+            "sizes": dict(report.sizes),
+            "common": report.common,
+            "skipped": {k: [list(s) for s in v] for k, v in report.skipped.items()},
+            "clusters": [
+                {"id": c.id, "members": list(c.members), "max_score": c.max_score, "mean_score": c.mean_score}
+                for c in report.clusters
+            ],
+            "pairs": [
+                {
+                    "a": p.a,
+                    "b": p.b,
+                    "score": p.score,
+                    "shared": p.shared,
+                    "ranges_a": {f: [list(r) for r in rs] for f, rs in p.ranges_a.items()},
+                    "ranges_b": {f: [list(r) for r in rs] for f, rs in p.ranges_b.items()},
+                }
+                for p in report.pairs
+            ],
+        }
+    )
 
 
 def _excerpt(source, ranges, context=CONTEXT):
@@ -572,6 +647,7 @@ def _side(key, ranges, names, sources_of):
 def render(report, *, names, sources_of, lang="en", max_details=MAX_DETAILS):
     """The instructor's page ``similarity.html``: clusters, then pairs by score, the first ``max_details`` of them
     with both sides' matched lines (``sources_of(key, file) -> text``); ``names``: key -> display name."""
+
     def t(key, **params):
         return text(key, lang, **params)
 
@@ -579,30 +655,80 @@ def render(report, *, names, sources_of, lang="en", max_details=MAX_DETAILS):
         return names.get(key, key)
 
     p = report.params
-    details = [{"a": _side(x.a, x.ranges_a, names, sources_of), "b": _side(x.b, x.ranges_b, names, sources_of),
-                "score": round(100 * x.score), "shared": x.shared} for x in report.pairs[:max_details]]
-    return environment().get_template("similarity.html.j2").render(
-        lang=lang, frame=frame("similarity", lang),
-        t={k: t(f"classsim.{k}") for k in ("title", "private", "clusters", "pairs", "members", "max", "mean",
-                                           "score", "shared", "none", "unreadable", "skipped", "pair_of")},
-        intro=t("classsim.intro", threshold=round(100 * p["threshold"]), min_shared=p["min_shared"],
-                near=round(100 * p.get("near", NEAR)), n=len(report.sizes)),
-        clusters=[{"id": c.id, "members": [name(m) for m in c.members], "max": round(100 * c.max_score),
-                   "mean": round(100 * c.mean_score), "title": t("classsim.cluster", n=c.id, size=len(c.members))}
-                  for c in report.clusters],
-        pairs=[{"a": name(x.a), "b": name(x.b), "score": round(100 * x.score), "shared": x.shared}
-               for x in report.pairs],
-        details=details,
-        more=t("classsim.more", n=len(report.pairs) - len(details)) if len(report.pairs) > len(details) else "",
-        skipped=[{"name": name(k), "files": ", ".join(f"{display_name(f)} ({t('classsim.why.' + why)})"
-                                                      for f, why in v)} for k, v in report.skipped.items()],
+    details = [
+        {
+            "a": _side(x.a, x.ranges_a, names, sources_of),
+            "b": _side(x.b, x.ranges_b, names, sources_of),
+            "score": round(100 * x.score),
+            "shared": x.shared,
+        }
+        for x in report.pairs[:max_details]
+    ]
+    return (
+        environment()
+        .get_template("similarity.html.j2")
+        .render(
+            lang=lang,
+            frame=frame("similarity", lang),
+            t={
+                k: t(f"classsim.{k}")
+                for k in (
+                    "title",
+                    "private",
+                    "clusters",
+                    "pairs",
+                    "members",
+                    "max",
+                    "mean",
+                    "score",
+                    "shared",
+                    "none",
+                    "unreadable",
+                    "skipped",
+                    "pair_of",
+                )
+            },
+            intro=t(
+                "classsim.intro",
+                threshold=round(100 * p["threshold"]),
+                min_shared=p["min_shared"],
+                near=round(100 * p.get("near", NEAR)),
+                n=len(report.sizes),
+            ),
+            clusters=[
+                {
+                    "id": c.id,
+                    "members": [name(m) for m in c.members],
+                    "max": round(100 * c.max_score),
+                    "mean": round(100 * c.mean_score),
+                    "title": t("classsim.cluster", n=c.id, size=len(c.members)),
+                }
+                for c in report.clusters
+            ],
+            pairs=[
+                {"a": name(x.a), "b": name(x.b), "score": round(100 * x.score), "shared": x.shared}
+                for x in report.pairs
+            ],
+            details=details,
+            more=t("classsim.more", n=len(report.pairs) - len(details)) if len(report.pairs) > len(details) else "",
+            skipped=[
+                {"name": name(k), "files": ", ".join(f"{display_name(f)} ({t('classsim.why.' + why)})" for f, why in v)}
+                for k, v in report.skipped.items()
+            ],
+        )
     )
 
 
 def summary_rows(report, names, lang="en"):
     """One plain row per cluster for the class summary page, linking to its part of ``similarity.html``."""
-    return [{"cluster": c.id, "href": f"similarity.html#cluster-{c.id}",
-             "members": [names.get(m, m) for m in c.members], "size": len(c.members),
-             "top": round(100 * c.max_score),
-             "label": text("classsim.summary.row", lang, n=c.id, size=len(c.members), top=round(100 * c.max_score))}
-            for c in report.clusters]
+    return [
+        {
+            "cluster": c.id,
+            "href": f"similarity.html#cluster-{c.id}",
+            "members": [names.get(m, m) for m in c.members],
+            "size": len(c.members),
+            "top": round(100 * c.max_score),
+            "label": text("classsim.summary.row", lang, n=c.id, size=len(c.members), top=round(100 * c.max_score)),
+        }
+        for c in report.clusters
+    ]

@@ -46,8 +46,12 @@ ALLOWED_FAILURES = 1
 OUTPUTS = SAVED
 """The files a judge saves for a student (its grading), in the order the client writes them: ``record.json`` last,
 so that a student whose record is there has a grading (``runner._complete``)."""
-LOCAL_SETTINGS = {"distributed.admin.tick.interval": "1s", "distributed.admin.system-monitor.interval": "2s",
-                  "distributed.worker.profile.enabled": False, "distributed.scheduler.worker-saturation": 1.0}
+LOCAL_SETTINGS = {
+    "distributed.admin.tick.interval": "1s",
+    "distributed.admin.system-monitor.interval": "2s",
+    "distributed.worker.profile.enabled": False,
+    "distributed.scheduler.worker-saturation": 1.0,
+}
 """Dask settings of a ``local:N`` cluster (docs/CLUSTER.md gives them to a cluster too). Its event loops' watchdog,
 its dashboard's sampling and its profiler took about 4% of a 2-core machine while the judges waited; these take
 under 1%. A worker of one thread is sent its next submission when it finishes one (Dask's default queues two at a
@@ -101,6 +105,7 @@ def connect(scheduler, lang="en"):
         from distributed import Client, LocalCluster
     except ImportError:
         from grader.api import UsageError
+
         raise UsageError(text("dask.missing", lang)) from None
     if kind == "address":
         with Client(value, set_as_default=False) as client:
@@ -108,9 +113,17 @@ def connect(scheduler, lang="en"):
         return
     # memory_limit=0: the judges cap the students' memory themselves; a Dask limit would count the worker only.
     # The workers' nannies pass the settings in force when they start on to the workers, restarted ones too.
-    with dask.config.set(LOCAL_SETTINGS), LocalCluster(n_workers=value, threads_per_worker=1, processes=True,
-                                              memory_limit=0, scheduler_kwargs={"allowed_failures": ALLOWED_FAILURES}
-                                              ) as cluster, Client(cluster, set_as_default=False) as client:
+    with (
+        dask.config.set(LOCAL_SETTINGS),
+        LocalCluster(
+            n_workers=value,
+            threads_per_worker=1,
+            processes=True,
+            memory_limit=0,
+            scheduler_kwargs={"allowed_failures": ALLOWED_FAILURES},
+        ) as cluster,
+        Client(cluster, set_as_default=False) as client,
+    ):
         yield client
 
 
@@ -153,9 +166,19 @@ def run_pool(todo, out, job, scheduler, deadline_s, lang, bar, *, warnings=None)
             bar.note(text("dask.dashboard", lang, link=client.dashboard_link))
         futures = {}
         for sub, digest in todo:
-            futures[client.submit(grade_on_worker, pack(sub.path), sub.folder, _job(sub, digest, job), config,
-                                  deadline_s, key=task_key(sub, digest), pure=False,
-                                  retries=ALLOWED_FAILURES)] = sub
+            futures[
+                client.submit(
+                    grade_on_worker,
+                    pack(sub.path),
+                    sub.folder,
+                    _job(sub, digest, job),
+                    config,
+                    deadline_s,
+                    key=task_key(sub, digest),
+                    pure=False,
+                    retries=ALLOWED_FAILURES,
+                )
+            ] = sub
         for future in as_completed(list(futures), loop=client.loop):
             sub = futures.pop(future)
             if future.status == "finished":
@@ -198,8 +221,16 @@ class Receiver:
                 self.bar.note(self.warnings()[-1])
         record, detail = outcome["record"], outcome["detail"]
         if record is not None and outcome["grader"] != self.fingerprint:
-            record, detail = None, text("dask.detail.other_grader", self.lang, worker=outcome["worker"],
-                                        theirs=outcome["grader"], ours=self.fingerprint)
+            record, detail = (
+                None,
+                text(
+                    "dask.detail.other_grader",
+                    self.lang,
+                    worker=outcome["worker"],
+                    theirs=outcome["grader"],
+                    ours=self.fingerprint,
+                ),
+            )
         if record is None:
             return self._error(sub, detail)
         folder = self.out / sub.folder
@@ -215,8 +246,9 @@ class Receiver:
         except ImportError:  # pragma: no cover - a task ran, so Dask is here
             KilledWorker = ()
         if isinstance(exc, KilledWorker):
-            detail = text("dask.detail.worker_died", self.lang, n=getattr(exc, "allowed_failures",
-                                                                          ALLOWED_FAILURES) + 1)
+            detail = text(
+                "dask.detail.worker_died", self.lang, n=getattr(exc, "allowed_failures", ALLOWED_FAILURES) + 1
+            )
         else:
             detail = text("dask.detail.task", self.lang, error=f"{type(exc).__name__}: {exc}")
         return self._error(sub, detail)
@@ -380,8 +412,9 @@ def grade_on_worker(packed, folder, job, config, deadline_s):
     try:
         archive = work / "snapshot.zip"
         archive.write_bytes(packed)
-        path = intake.extract(archive, work / "snapshot", max_files=snapshot.MAX_FILES,
-                              max_bytes=snapshot.MAX_TOTAL_BYTES)
+        path = intake.extract(
+            archive, work / "snapshot", max_files=snapshot.MAX_FILES, max_bytes=snapshot.MAX_TOTAL_BYTES
+        )
         out = work / "out" / folder
         out.mkdir(parents=True)
         mine = None
@@ -393,8 +426,14 @@ def grade_on_worker(packed, folder, job, config, deadline_s):
         with host.session() as session:
             record, detail = session.grade(job, deadline_s, job.lang)
         files = {name: (out / name).read_bytes() for name in OUTPUTS} if record is not None else {}
-        return {"record": record, "detail": detail, "files": files, "jailed": os.geteuid() == 0,
-                "worker": host.name, "grader": _fingerprint(job.assignment)}
+        return {
+            "record": record,
+            "detail": detail,
+            "files": files,
+            "jailed": os.geteuid() == 0,
+            "worker": host.name,
+            "grader": _fingerprint(job.assignment),
+        }
     finally:
         shutil.rmtree(work, ignore_errors=True)
 

@@ -101,8 +101,17 @@ def _dependencies():
     return found
 
 
-def build(*, out="autograder.zip", config=None, tasks=None, profile="full", call_timeout=None, total_timeout=None,
-          memory_mb=None, assignment=None):
+def build(
+    *,
+    out="autograder.zip",
+    config=None,
+    tasks=None,
+    profile="full",
+    call_timeout=None,
+    total_timeout=None,
+    memory_mb=None,
+    assignment=None,
+):
     """Write the autograder zip to ``out``; its ``Path``. ``assignment``: the ``Assignment`` or its spec (default:
     the course configuration's, else ``grader.assignment.DEFAULT``); the limits: the configuration's, else
     ``grader.options.DEFAULTS``. A ``ValueError`` (``ConfigError``, ``AssignmentError``, ``UsageError``) says what
@@ -112,8 +121,13 @@ def build(*, out="autograder.zip", config=None, tasks=None, profile="full", call
 
     # Validated now, not in the container; the settings are resolved here, once, as every door resolves them.
     course = CourseConfig.load(config, assignment=assignment) if config else None
-    resolved = api.settings(assignment=assignment, config=course, call_timeout=call_timeout,
-                            total_timeout=total_timeout, memory_mb=memory_mb)
+    resolved = api.settings(
+        assignment=assignment,
+        config=course,
+        call_timeout=call_timeout,
+        total_timeout=total_timeout,
+        memory_mb=memory_mb,
+    )
     assignment = resolved.assignment
     if tasks:
         assignment.require_tasks(tasks)
@@ -121,9 +135,15 @@ def build(*, out="autograder.zip", config=None, tasks=None, profile="full", call
     out = Path(out)
     if out.parent != Path(""):
         out.parent.mkdir(parents=True, exist_ok=True)
-    settings = {"assignment": spec, "tasks": list(tasks) if tasks else None, "profile": profile,
-                **resolved.limits, "lang": resolved.options.lang, "output_format": resolved.output_format,
-                "gradekit": grader.__version__}
+    settings = {
+        "assignment": spec,
+        "tasks": list(tasks) if tasks else None,
+        "profile": profile,
+        **resolved.limits,
+        "lang": resolved.options.lang,
+        "output_format": resolved.output_format,
+        "gradekit": grader.__version__,
+    }
     package = Path(grader.__file__).resolve().parent
     with zipfile.ZipFile(out, "w", compression=zipfile.ZIP_DEFLATED) as zf:
         _add(zf, "setup.sh", SETUP_SH, executable=True)
@@ -139,8 +159,11 @@ def build(*, out="autograder.zip", config=None, tasks=None, profile="full", call
 
 def _tree(base, name):
     """``(path, name in the zip)`` of every file under ``base``, caches left out."""
-    return [(path, f"{name}/{path.relative_to(base).as_posix()}") for path in sorted(base.rglob("*"))
-            if path.is_file() and not SKIP_PARTS.intersection(path.parts) and path.suffix != ".pyc"]
+    return [
+        (path, f"{name}/{path.relative_to(base).as_posix()}")
+        for path in sorted(base.rglob("*"))
+        if path.is_file() and not SKIP_PARTS.intersection(path.parts) and path.suffix != ".pyc"
+    ]
 
 
 def _assignment_files(assignment):

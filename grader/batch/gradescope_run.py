@@ -52,8 +52,10 @@ def grade(root, settings, scratch, *, lang="en", output_format="md"):
     assignment = load(source / spec if spec and "/" in spec else spec)
     snap = safe_copy(root / "submission", scratch / "submission")
     if not has_code(snap.root):  # said once, plainly: nothing to grade
-        output = gradescope.render_blocks([gradescope.Block("sentence", text(
-            "gradescope.empty", lang, files=", ".join(assignment.contract_files)))], output_format)
+        output = gradescope.render_blocks(
+            [gradescope.Block("sentence", text("gradescope.empty", lang, files=", ".join(assignment.contract_files)))],
+            output_format,
+        )
         return {"score": 0, "output": output, "output_format": output_format, "tests": []}
     forkserver.shared(assignment=assignment)  # its imports and warm-up run beside this process's own: each
     # variant's worker is forked warm
@@ -65,16 +67,23 @@ def grade(root, settings, scratch, *, lang="en", output_format="md"):
     if (source / "gradekit.toml").is_file():
         config = CourseConfig.load(source / "gradekit.toml", assignment=assignment)
     submission = unwrap(find_submission(snap.root, assignment))  # a notebook in a folder, like a folder of files
-    result = api.check(path=submission, assignment=assignment, tasks=settings.get("tasks"),
-                       profile=settings.get("profile", "full"), sealed=True, config=config,
-                       call_timeout=settings["call_timeout"], total_timeout=settings["total_timeout"],
-                       memory_mb=settings.get("memory_mb"),
-                       snapshot=Snapshot(root=submission, refused=snap.refused), lang=lang)
+    result = api.check(
+        path=submission,
+        assignment=assignment,
+        tasks=settings.get("tasks"),
+        profile=settings.get("profile", "full"),
+        sealed=True,
+        config=config,
+        call_timeout=settings["call_timeout"],
+        total_timeout=settings["total_timeout"],
+        memory_mb=settings.get("memory_mb"),
+        snapshot=Snapshot(root=submission, refused=snap.refused),
+        lang=lang,
+    )
     data = gradescope.to_data(result, lang=lang, output_format=output_format)
     verdict = compare(submission, assignment)
     zeroed = verdict.copy and (config is None or config.copy_policy == "zero")
-    data["tests"].append(gradescope.copy_test(verdict.to_dict(), zeroed=zeroed, lang=lang,
-                                              output_format=output_format))
+    data["tests"].append(gradescope.copy_test(verdict.to_dict(), zeroed=zeroed, lang=lang, output_format=output_format))
     data["extra_data"] = {"gradekit": settings.get("gradekit")}
     if zeroed:
         data["score"] = 0
@@ -111,8 +120,9 @@ def main(argv=None):
         data = grade(root, settings, scratch, lang=lang, output_format=output_format)
     except Exception:  # noqa: BLE001 - Gradescope must get a results.json whatever happened
         traceback.print_exc()  # for the instructor: the autograder's output, hidden from students
-        output = gradescope.render_blocks([gradescope.Block("sentence", text("gradescope.not_graded", lang))],
-                                          output_format)
+        output = gradescope.render_blocks(
+            [gradescope.Block("sentence", text("gradescope.not_graded", lang))], output_format
+        )
         data = {"score": 0, "output": output, "output_format": output_format, "tests": []}
     finally:
         shutil.rmtree(scratch, ignore_errors=True)

@@ -92,8 +92,9 @@ class Job:
         """This batch's job for ``sub`` (a prepared ``sources.Submission``) whose content hashed to ``digest``; where
         it is graded is left to the pool."""
         source = os.path.abspath(sub.source) if sub.source.suffix.lower() != ".zip" else None
-        return dataclasses.replace(self, student=sub.student, hash=digest, source=source,
-                                   refused=tuple(r.to_dict() for r in sub.refused))
+        return dataclasses.replace(
+            self, student=sub.student, hash=digest, source=source, refused=tuple(r.to_dict() for r in sub.refused)
+        )
 
     def to_data(self):
         """The job as plain data (JSON's types: lists for tuples)."""
@@ -123,8 +124,11 @@ def save_grading(folder, result, record):
     folder = Path(folder)
     folder.mkdir(parents=True, exist_ok=True)
     # Plain data: what is not JSON's already (none of the kit's results holds such a value) is saved as its text.
-    atomic_write(folder / GRADING, json.dumps({"result": clean_data(result.to_dict())}, ensure_ascii=False,
-                                              separators=(",", ":"), default=str) + "\n")
+    atomic_write(
+        folder / GRADING,
+        json.dumps({"result": clean_data(result.to_dict())}, ensure_ascii=False, separators=(",", ":"), default=str)
+        + "\n",
+    )
     atomic_write(folder / RECORD, json.dumps(clean_data(record), ensure_ascii=False, indent=2) + "\n")
 
 
@@ -195,17 +199,16 @@ def load_causes(load_errors, lang="en"):
     groups = {}
     for name, error in sorted((load_errors or {}).items()):
         error = error if isinstance(error, dict) else {"detail": str(error)}
-        key = (str(words(error, lang) or error.get("kind") or ""), str(error.get("file") or ""),
-               error.get("line") or 0)
+        key = (str(words(error, lang) or error.get("kind") or ""), str(error.get("file") or ""), error.get("line") or 0)
         groups.setdefault(key, []).append(str(name))
     causes = []
     for (detail, where, line), names in sorted(groups.items(), key=lambda g: (g[0][1] or g[1][0], g[1][0])):
         if where and line:
             own = f" ({where}, line {line})"  # a SyntaxError's message ends with where it is: said once, in lang
-            detail = detail[:-len(own)] if detail.endswith(own) else detail
+            detail = detail[: -len(own)] if detail.endswith(own) else detail
         detail = " ".join(detail.split())
         if len(detail) > CAUSE_CHARS:
-            detail = detail[:CAUSE_CHARS - 1].rstrip() + "…"
+            detail = detail[: CAUSE_CHARS - 1].rstrip() + "…"
         if where and line:
             detail = text("batch.reason.load_where", lang, error=detail, file=where, line=line)
         files = ", ".join(sorted(names, key=lambda n: (n != where, n)))
@@ -233,6 +236,7 @@ def grade(job):
     config = None
     if job.config:
         from grader.config import CourseConfig
+
         config = CourseConfig.load(job.config, assignment=assignment)
     lang = job.lang
     out = Path(job.out)
@@ -242,11 +246,23 @@ def grade(job):
 
     # job.path is the batch's snapshot of the submission (regular files only); the original is never read.
     snapshot = Snapshot(root=Path(job.path), refused=[Refused.from_dict(d) for d in job.refused])
-    result = api.check(path=job.source or job.path, assignment=assignment,
-                       tasks=list(job.tasks) if job.tasks else None, profile=job.profile, sealed=True,
-                       config=config, call_timeout=job.call_timeout, total_timeout=job.total_timeout,
-                       memory_mb=job.memory_mb, figures=job.figures, run_as=slot_user(job.slot), snapshot=snapshot,
-                       spin_s=0.0, shards=1, lang=lang)  # the batch's judges fill the cores: none polls, none forks
+    result = api.check(
+        path=job.source or job.path,
+        assignment=assignment,
+        tasks=list(job.tasks) if job.tasks else None,
+        profile=job.profile,
+        sealed=True,
+        config=config,
+        call_timeout=job.call_timeout,
+        total_timeout=job.total_timeout,
+        memory_mb=job.memory_mb,
+        figures=job.figures,
+        run_as=slot_user(job.slot),
+        snapshot=snapshot,
+        spin_s=0.0,
+        shards=1,
+        lang=lang,
+    )  # the batch's judges fill the cores: none polls, none forks
     verdict = compare(job.path, assignment)
     copy = verdict.copy
     result.submission = job.student  # not the temporary folder a zip was extracted to
@@ -261,12 +277,18 @@ def grade(job):
     causes = load_causes(result.load_errors, lang)
     reasons = [text(key, lang, entries=", ".join(entries), files=causes) for _, key in problems]
     record = {
-        "student": job.student, "folder": out.name, "hash": job.hash, "status": status,
+        "student": job.student,
+        "folder": out.name,
+        "hash": job.hash,
+        "status": status,
         "reason": "; ".join(reasons),
         "problems": [{"status": st, "reason": r} for (st, _), r in zip(problems, reasons)],
-        "score": 0.0 if zeroed else result.score, "max_score": result.max_score,
-        "raw_score": result.score, "tasks": tasks,
-        "raw_tasks": {t.id: t.score for t in result.tasks}, "task_max": {t.id: t.max_score for t in result.tasks},
+        "score": 0.0 if zeroed else result.score,
+        "max_score": result.max_score,
+        "raw_score": result.score,
+        "tasks": tasks,
+        "raw_tasks": {t.id: t.score for t in result.tasks},
+        "task_max": {t.id: t.max_score for t in result.tasks},
         "checks": {c.id: c.status for t in result.tasks for c in t.checks},
         "diagnoses": sorted({d.id for t in result.tasks for c in t.checks for d in c.diagnoses if d.kind == "bug"}),
         "flags": {"copy_of_reference": verdict.to_dict()},

@@ -28,8 +28,13 @@ def render(result, final, *, lang="en", output_format="md"):
     with the review applied: status, reason, the gradebook's score, ``review``); ``output_format``: Gradescope's
     (``text``, ``md`` or ``html``)."""
     data = json_view.to_data(result, lang=lang)
-    data.update(student=final["student"], status=final["status"], reason=final.get("reason", ""),
-                flags=final.get("flags", {}), gradebook_score=final["score"])
+    data.update(
+        student=final["student"],
+        status=final["status"],
+        reason=final.get("reason", ""),
+        flags=final.get("flags", {}),
+        gradebook_score=final["score"],
+    )
     if final.get("review"):
         data["review"] = final["review"]
     # The gradebook's score (after the copy policy and the review), said first and given to Gradescope.

@@ -100,8 +100,9 @@ class Overrides(dict):
 
     def messages(self, lang="en"):
         """One warning per entry naming a student not in the class."""
-        return [text("overrides.warning.unknown", lang, where=o.where(lang), student=repr(o.student))
-                for o in self.unknown]
+        return [
+            text("overrides.warning.unknown", lang, where=o.where(lang), student=repr(o.student)) for o in self.unknown
+        ]
 
 
 def _key(name):
@@ -145,8 +146,13 @@ def load(path, *, students=None, lang="en"):
         entry = _entry(name, fields, place, lang)
         key = _key(entry.student)
         if key in seen:
-            raise _error(lang, "overrides.error.twice", where=entry.where(lang), student=repr(entry.student),
-                         first=seen[key].where(lang))
+            raise _error(
+                lang,
+                "overrides.error.twice",
+                where=entry.where(lang),
+                student=repr(entry.student),
+                first=seen[key].where(lang),
+            )
         seen[key] = entry
         if any(getattr(entry, f) for f in FIELDS):
             entries.append(entry)
@@ -193,8 +199,7 @@ def _csv_rows(content, file, lang):
             continue
         place = (file, line)
         if len(cells) > len(header):
-            raise _error(lang, "overrides.error.cells", where=_where(place, lang), got=len(cells),
-                         expected=len(header))
+            raise _error(lang, "overrides.error.cells", where=_where(place, lang), got=len(cells), expected=len(header))
         fields = {column: cell.strip() for column, cell in zip(header, cells) if cell.strip()}
         name = fields.pop("student", "")
         if not name:
@@ -207,13 +212,11 @@ def _check_header(header, place, lang):
     expected = ", ".join(CSV_COLUMNS)
     for column in header:
         if column not in CSV_COLUMNS:
-            raise _error(lang, "overrides.error.column", where=_where(place, lang), got=repr(column),
-                         expected=expected)
+            raise _error(lang, "overrides.error.column", where=_where(place, lang), got=repr(column), expected=expected)
         if header.count(column) > 1:
             raise _error(lang, "overrides.error.column_twice", where=_where(place, lang), got=repr(column))
     if "student" not in header:
-        raise _error(lang, "overrides.error.header", where=_where(place, lang), got=repr("student"),
-                     expected=expected)
+        raise _error(lang, "overrides.error.header", where=_where(place, lang), got=repr("student"), expected=expected)
 
 
 def _entry(name, fields, place, lang):
@@ -221,12 +224,12 @@ def _entry(name, fields, place, lang):
     where = _where(place, lang)
     for key in fields:
         if key not in FIELDS:
-            raise _error(lang, "overrides.error.unknown_key", where=where, got=repr(key),
-                         expected=", ".join(FIELDS))
+            raise _error(lang, "overrides.error.unknown_key", where=where, got=repr(key), expected=", ".join(FIELDS))
     values = {key: _number(fields[key], key, where, lang) for key in NUMBERS if key in fields}
     if values.get("late_penalty", 0) < 0:
-        raise _error(lang, "overrides.error.negative", where=where, field="late_penalty",
-                     got=repr(fields["late_penalty"]))
+        raise _error(
+            lang, "overrides.error.negative", where=where, field="late_penalty", got=repr(fields["late_penalty"])
+        )
     if not 0 <= values.get("late_percent", 0) <= 100:
         raise _error(lang, "overrides.error.percent", where=where, got=repr(fields["late_percent"]))
     for key in ("copy", "note", "by", "why"):
@@ -279,9 +282,16 @@ def apply(record, override, *, copy_policy, lang="en"):
         score = _decide_copy(final, record, override.copy, copy_policy, lang)
     late = min(score, override.late_penalty + override.late_percent / 100 * float(record.get("max_score") or 0))
     final["score"] = round(max(0.0, score - late + override.points), 4)
-    final["review"] = {"points": override.points, "copy": override.copy, "late": round(late, 4),
-                       "note": override.note, "by": override.by, "why": override.why, "before": before,
-                       "after": final["score"]}
+    final["review"] = {
+        "points": override.points,
+        "copy": override.copy,
+        "late": round(late, 4),
+        "note": override.note,
+        "by": override.by,
+        "why": override.why,
+        "before": before,
+        "after": final["score"],
+    }
     if override.late_penalty or override.late_percent:
         final["review"].update(late_penalty=override.late_penalty, late_percent=override.late_percent)
     return final
@@ -292,8 +302,11 @@ def _decide_copy(final, record, decision, copy_policy, lang):
     if "problems" in record:
         problems = [p for p in record["problems"] if p["status"] != "copy"]
     else:  # a record that could not be graded: its one problem
-        problems = [] if record.get("status", "ok") in ("ok", "copy") else [
-            {"status": record["status"], "reason": record.get("reason", "")}]
+        problems = (
+            []
+            if record.get("status", "ok") in ("ok", "copy")
+            else [{"status": record["status"], "reason": record.get("reason", "")}]
+        )
     if decision == "cleared":
         score = float(record.get("raw_score", record.get("score") or 0))
         final["tasks"] = dict(record.get("raw_tasks", record.get("tasks", {})))
@@ -318,10 +331,13 @@ def shown(final, lang):
         return None
     max_score = final.get("max_score") or 0
     changed = any(review[key] for key in SCORE_CHANGES)
-    return {"title": text("overrides.box.title", lang), "rows": _rows(review, max_score, lang),
-            "score": float(final["score"]) if changed else None,
-            "beside": _beside(review, max_score, lang) if changed else "",
-            "link": text("overrides.headline.link", lang)}
+    return {
+        "title": text("overrides.box.title", lang),
+        "rows": _rows(review, max_score, lang),
+        "score": float(final["score"]) if changed else None,
+        "beside": _beside(review, max_score, lang) if changed else "",
+        "link": text("overrides.headline.link", lang),
+    }
 
 
 def gradescope_output(judged, final, output_format, lang):
@@ -337,14 +353,16 @@ def gradescope_output(judged, final, output_format, lang):
 
 def _rows(review, max_score, lang):
     """``[(label, value)]`` of a review, for the report's box and the Gradescope output."""
-    rows = [(text("overrides.box.score", lang),
-             f"{number_cell(review['before'])} → {number_cell(review['after'])}")] + _changes(review, max_score, lang)
+    rows = [
+        (text("overrides.box.score", lang), f"{number_cell(review['before'])} → {number_cell(review['after'])}")
+    ] + _changes(review, max_score, lang)
     rows += [(text(f"overrides.box.{key}", lang), review[key]) for key in ("note", "by", "why") if review[key]]
     return clean_data(rows)
 
 
 def _changes(review, max_score, lang):
     """``[(label, value)]`` of what changed the score: the copy decision, the late penalty, the adjustment."""
+
     def t(key, **params):
         return text(key, lang, **params)
 
@@ -355,8 +373,9 @@ def _changes(review, max_score, lang):
         rows.append((t("overrides.box.late"), _late(review, max_score, lang)))
     if review["points"]:
         sign = "+" if review["points"] > 0 else "−"
-        rows.append((t("overrides.box.points"),
-                     t("overrides.points.value", points=sign + number_cell(abs(review["points"])))))
+        rows.append(
+            (t("overrides.box.points"), t("overrides.points.value", points=sign + number_cell(abs(review["points"]))))
+        )
     return rows
 
 
@@ -364,6 +383,7 @@ def _late(review, max_score, lang):
     """The late penalty as the student reads it: what the entry asked (a percentage is of the maximum score, not
     of the points earned, so the sentence names the maximum and the points it comes to) and what was taken,
     at most the points earned."""
+
     def t(key, **params):
         return text(key, lang, **params)
 
@@ -374,8 +394,14 @@ def _late(review, max_score, lang):
     share = percent / 100 * max_score
     parts = [t("overrides.late.fixed", points=number_cell(fixed))] if fixed else []
     if percent:
-        parts.append(t("overrides.late.percent_points" if fixed else "overrides.late.percent",
-                       percent=number_cell(percent), max=number_cell(max_score), points=number_cell(share)))
+        parts.append(
+            t(
+                "overrides.late.percent_points" if fixed else "overrides.late.percent",
+                percent=number_cell(percent),
+                max=number_cell(max_score),
+                points=number_cell(share),
+            )
+        )
     rule = " + ".join(parts)
     asked = round(fixed + share, 4)
     if review["late"] + 1e-9 < asked:  # more than was earned: the penalty stops at 0
@@ -388,15 +414,20 @@ def _late(review, max_score, lang):
 
 def _beside(review, max_score, lang):
     """The text beside a reviewed headline: the score before the review, what changed it, and why."""
+
     def t(key, **params):
         return text(key, lang, **params)
 
     sentences = [t("overrides.headline.before", before=number_cell(review["before"]), max=number_cell(max_score))]
-    sentences += [t("overrides.headline.item", label=label, value=value)
-                  for label, value in _changes(review, max_score, lang)]
+    sentences += [
+        t("overrides.headline.item", label=label, value=value) for label, value in _changes(review, max_score, lang)
+    ]
     if review["why"]:
-        sentences.append(t("overrides.headline.why", by=review["by"], why=review["why"]) if review["by"]
-                         else t("overrides.row", label=t("overrides.box.why"), value=review["why"]))
+        sentences.append(
+            t("overrides.headline.why", by=review["by"], why=review["why"])
+            if review["by"]
+            else t("overrides.row", label=t("overrides.box.why"), value=review["why"])
+        )
     elif review["by"]:
         sentences.append(t("overrides.row", label=t("overrides.box.by"), value=review["by"]))
     return clean_data(("" if lang == "zh" else " ").join(sentences))  # Chinese puts no space after 。

@@ -40,10 +40,15 @@ class Progress:
         if self.done:
             elapsed = max(time.monotonic() - self.started, 1e-9)
             rate = self.done / elapsed * 60
-            pace = (text("batch.progress.rate", self.lang, rate=f"{rate:.1f}") + "  " + text(
-                "batch.progress.left", self.lang, time=_clock((self.total - self.done) / rate * 60)))
-        self.stream.write(f"\r[{'#' * filled}{'.' * (self.WIDTH - filled)}] {self.done}/{self.total} {counts}  "
-                          f"{pace}  {for_terminal(last)[:20]:<20}")
+            pace = (
+                text("batch.progress.rate", self.lang, rate=f"{rate:.1f}")
+                + "  "
+                + text("batch.progress.left", self.lang, time=_clock((self.total - self.done) / rate * 60))
+            )
+        self.stream.write(
+            f"\r[{'#' * filled}{'.' * (self.WIDTH - filled)}] {self.done}/{self.total} {counts}  "
+            f"{pace}  {for_terminal(last)[:20]:<20}"
+        )
         self.stream.flush()
 
     def close(self):

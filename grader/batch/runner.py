@@ -73,8 +73,13 @@ CACHES = frozenset({"__pycache__", ".pytest_cache", ".mypy_cache", ".ruff_cache"
 
 def _fingerprinted(base):
     """Every file under ``base`` that makes it what it is, sorted: all but caches (``CACHES``, compiled files)."""
-    return [path for path in sorted(base.rglob("*")) if path.is_file() and path.suffix not in (".pyc", ".pyo")
-            and not CACHES.intersection(path.relative_to(base).parts)]
+    return [
+        path
+        for path in sorted(base.rglob("*"))
+        if path.is_file()
+        and path.suffix not in (".pyc", ".pyo")
+        and not CACHES.intersection(path.relative_to(base).parts)
+    ]
 
 
 def assignment_folders(assignment):
@@ -107,9 +112,26 @@ def grader_fingerprint(assignment):
     return f"{grader.__version__}+{h.hexdigest()[:16]}"
 
 
-def batch(*, submissions, out, jobs=None, tasks=None, profile="full", config=None, lang=None, call_timeout=None,
-          total_timeout=None, memory_mb=None, copy_policy=None, figures=True, force=False, stream=None,
-          assignment=None, overrides=None, pool=None):
+def batch(
+    *,
+    submissions,
+    out,
+    jobs=None,
+    tasks=None,
+    profile="full",
+    config=None,
+    lang=None,
+    call_timeout=None,
+    total_timeout=None,
+    memory_mb=None,
+    copy_policy=None,
+    figures=True,
+    force=False,
+    stream=None,
+    assignment=None,
+    overrides=None,
+    pool=None,
+):
     """Grade every submission in ``submissions`` into ``out``; a ``BatchResult``.
 
     Args:
@@ -142,14 +164,21 @@ def batch(*, submissions, out, jobs=None, tasks=None, profile="full", config=Non
     started = time.perf_counter()
     src = Path(submissions)
     if not src.is_dir():
-        raise UsageError(f"SUBMISSIONS {str(submissions)!r} is not a folder; expected one holding a sub-folder "
-                         f"or .zip per student")
+        raise UsageError(
+            f"SUBMISSIONS {str(submissions)!r} is not a folder; expected one holding a sub-folder or .zip per student"
+        )
     out = Path(out).resolve()
     if out == src.resolve() or src.resolve() in out.parents:
         raise UsageError(f"--out {str(out)!r} is inside SUBMISSIONS; expected a folder outside it")
     course = course_config(config, students=False, assignment=assignment) if config is not None else None
-    settings = api.settings(assignment=assignment, config=course, call_timeout=call_timeout,
-                            total_timeout=total_timeout, memory_mb=memory_mb, lang=lang)
+    settings = api.settings(
+        assignment=assignment,
+        config=course,
+        call_timeout=call_timeout,
+        total_timeout=total_timeout,
+        memory_mb=memory_mb,
+        lang=lang,
+    )
     assignment = settings.assignment
     if tasks:
         try:
@@ -169,10 +198,19 @@ def batch(*, submissions, out, jobs=None, tasks=None, profile="full", config=Non
     out.mkdir(parents=True, exist_ok=True)
     os.chmod(out, 0o755)  # the judge (root) writes here; an unprivileged worker cannot
 
-    options = {"assignment": assignment.package, "tasks": tasks, "profile": profile, "call_timeout": call_timeout,
-               "total_timeout": total_timeout, "memory_mb": memory_mb, "copy_policy": copy_policy,
-               "figures": figures, "lang": lang, "config": course.text if course else None,
-               "grader": grader_fingerprint(assignment)}
+    options = {
+        "assignment": assignment.package,
+        "tasks": tasks,
+        "profile": profile,
+        "call_timeout": call_timeout,
+        "total_timeout": total_timeout,
+        "memory_mb": memory_mb,
+        "copy_policy": copy_policy,
+        "figures": figures,
+        "lang": lang,
+        "config": course.text if course else None,
+        "grader": grader_fingerprint(assignment),
+    }
     salt = json.dumps(options, sort_keys=True)
     # The snapshots: read by this process and the judges (same user) only; each worker gets its own copy.
     scratch = Path(tempfile.mkdtemp(prefix="gradekit-batch-"))
@@ -196,8 +234,7 @@ def batch(*, submissions, out, jobs=None, tasks=None, profile="full", config=Non
             folder = out / sub.folder
             if sub.path is None:
                 known.append(_problem_record(sub, lang))
-                _write_problem(folder, known[-1], display_name(sub.source.name), _problem_detail(sub, lang),
-                               profile)
+                _write_problem(folder, known[-1], display_name(sub.source.name), _problem_detail(sub, lang), profile)
                 continue
             digest = sources.content_hash(sub.path, salt, sub.refused)
             cached = _read_record(folder / RECORD)
@@ -206,13 +243,20 @@ def batch(*, submissions, out, jobs=None, tasks=None, profile="full", config=Non
                 result.cached += 1
                 continue
             todo.append((sub, digest))
-        job = Job(assignment=assignment.package, tasks=tuple(tasks) if tasks else None, profile=profile,
-                  call_timeout=call_timeout, total_timeout=total_timeout, memory_mb=memory_mb,
-                  copy_policy=copy_policy, figures=figures, lang=lang,
-                  config=str(Path(config).resolve()) if config else None)
+        job = Job(
+            assignment=assignment.package,
+            tasks=tuple(tasks) if tasks else None,
+            profile=profile,
+            call_timeout=call_timeout,
+            total_timeout=total_timeout,
+            memory_mb=memory_mb,
+            copy_policy=copy_policy,
+            figures=figures,
+            lang=lang,
+            config=str(Path(config).resolve()) if config else None,
+        )
         deadline_s = total_timeout + 3 * call_timeout + 300.0
-        bar = Progress(len(todo), stream if stream is not None else (sys.stderr if sys.stderr.isatty() else None),
-                       lang)
+        bar = Progress(len(todo), stream if stream is not None else (sys.stderr if sys.stderr.isatty() else None), lang)
         for record in (pool or _run_pool)(todo, out, job, jobs, deadline_s, lang, bar, result.warnings):
             publish(record)  # as each arrives: a stopped batch leaves the finished students' files
             result.graded += 1
@@ -222,13 +266,27 @@ def batch(*, submissions, out, jobs=None, tasks=None, profile="full", config=Non
         result.records = [finals[k] for k in sorted(finals)]
         similar = _similarity(found, out, assignment, lang)
         from grader.batch import exports, gradebook, summary
-        gradebook.write(result.records, out / "gradebook.csv", assignment,
-                        headings=course.columns if course else None, reviews=overrides is not None)
-        summary.write(result.records, out / "index.html", lang=lang,
-                      similar=[{"members": r["members"], "score": r["top"] / 100, "link": r["href"]} for r in similar],
-                      skipped=[{"name": s.name, "why": text(f"batch.skipped.{s.why}", lang)} for s in result.skipped])
-        exports.write_lms(result.records, out, title=(course.title if course else None) or assignment.title
-                          or assignment.name, lang=lang)
+
+        gradebook.write(
+            result.records,
+            out / "gradebook.csv",
+            assignment,
+            headings=course.columns if course else None,
+            reviews=overrides is not None,
+        )
+        summary.write(
+            result.records,
+            out / "index.html",
+            lang=lang,
+            similar=[{"members": r["members"], "score": r["top"] / 100, "link": r["href"]} for r in similar],
+            skipped=[{"name": s.name, "why": text(f"batch.skipped.{s.why}", lang)} for s in result.skipped],
+        )
+        exports.write_lms(
+            result.records,
+            out,
+            title=(course.title if course else None) or assignment.title or assignment.name,
+            lang=lang,
+        )
     finally:
         shutil.rmtree(scratch, ignore_errors=True)
     result.duration_s = round(time.perf_counter() - started, 2)
@@ -298,16 +356,32 @@ def _problem_detail(sub, lang):
 
 def _problem_record(sub, lang):
     detail = _problem_detail(sub, lang)
-    return clean_data({"student": sub.student, "folder": sub.folder, "hash": "", "status": "error",
-                       "reason": text("batch.reason.unpreparable", lang, detail=detail), "detail": detail,
-                       "score": 0.0, "max_score": 0.0, "raw_score": 0.0, "tasks": {}, "task_max": {}, "checks": {},
-                       "diagnoses": [], "flags": {}, "duration_s": 0.0})
+    return clean_data(
+        {
+            "student": sub.student,
+            "folder": sub.folder,
+            "hash": "",
+            "status": "error",
+            "reason": text("batch.reason.unpreparable", lang, detail=detail),
+            "detail": detail,
+            "score": 0.0,
+            "max_score": 0.0,
+            "raw_score": 0.0,
+            "tasks": {},
+            "task_max": {},
+            "checks": {},
+            "diagnoses": [],
+            "flags": {},
+            "duration_s": 0.0,
+        }
+    )
 
 
 def _error_record(sub, detail, lang):
     record = _problem_record(sources.Submission(sub.student, sub.source, folder=sub.folder), lang)
-    record.update(hash="", reason=text("batch.reason.judge", lang, detail=clean_text(detail)),
-                  detail=clean_text(detail))
+    record.update(
+        hash="", reason=text("batch.reason.judge", lang, detail=clean_text(detail)), detail=clean_text(detail)
+    )
     return record
 
 
@@ -317,8 +391,15 @@ def _write_problem(folder, record, name, detail, profile):
     from grader.results import GradeResult
 
     error = {"kind": "error", "detail": clean_text(detail), "file": "", "line": 0, "code": "", "trace": ""}
-    result = GradeResult(submission=record["student"], score=0.0, max_score=0.0, seed=None, profile=profile,
-                         duration_s=0.0, load_errors={clean_text(name): error})
+    result = GradeResult(
+        submission=record["student"],
+        score=0.0,
+        max_score=0.0,
+        seed=None,
+        profile=profile,
+        duration_s=0.0,
+        load_errors={clean_text(name): error},
+    )
     save_grading(folder, result, record)
 
 
@@ -331,9 +412,14 @@ class _Judge:
         root = str(Path(grader.__file__).resolve().parent.parent)
         env["PYTHONPATH"] = os.pathsep.join([root] + [p for p in env.get("PYTHONPATH", "").split(os.pathsep) if p])
         env.setdefault("OMP_NUM_THREADS", "1")
-        self.proc = subprocess.Popen([sys.executable, "-m", "grader.batch.judge", assignment],
-                                     stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
-                                     env=env, start_new_session=True)
+        self.proc = subprocess.Popen(
+            [sys.executable, "-m", "grader.batch.judge", assignment],
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.DEVNULL,
+            env=env,
+            start_new_session=True,
+        )
         self.buf = b""
         self.ready = False
 
@@ -350,7 +436,7 @@ class _Judge:
                 line, self.buf = self.buf.split(b"\n", 1)
                 text_line = line.decode("utf-8", "replace")
                 if text_line.startswith(REPLY_PREFIX):
-                    return json.loads(text_line[len(REPLY_PREFIX):])
+                    return json.loads(text_line[len(REPLY_PREFIX) :])
             left = deadline - time.monotonic()
             if left <= 0:
                 return None
@@ -409,8 +495,9 @@ def _run_pool(todo, out, job, jobs, deadline_s, lang, bar, warnings):
                         _write_problem(out / sub.folder, record, sub.student, detail, job.profile)
                         done.put(record)
                         continue
-                mine = dataclasses.replace(job.for_submission(sub, digest), path=str(sub.path),
-                                           out=str(out / sub.folder), slot=index)
+                mine = dataclasses.replace(
+                    job.for_submission(sub, digest), path=str(sub.path), out=str(out / sub.folder), slot=index
+                )
                 started = time.monotonic()
                 try:
                     judge.send(mine)
@@ -418,8 +505,9 @@ def _run_pool(todo, out, job, jobs, deadline_s, lang, bar, warnings):
                 except OSError:
                     record = None
                 if record is None or "internal_error" in record:
-                    detail = (record or {}).get("internal_error") or text("dask.detail.late", lang,
-                                                                          seconds=f"{deadline_s:g}")
+                    detail = (record or {}).get("internal_error") or text(
+                        "dask.detail.late", lang, seconds=f"{deadline_s:g}"
+                    )
                     judge.stop()
                     judge = None
                     record = _error_record(sub, detail, lang)

@@ -52,8 +52,12 @@ class _Normalise(ast.NodeTransformer):
 
     def _strip_doc(self, node):
         body = node.body
-        if body and isinstance(body[0], ast.Expr) and isinstance(body[0].value, ast.Constant) \
-                and isinstance(body[0].value.value, str):
+        if (
+            body
+            and isinstance(body[0], ast.Expr)
+            and isinstance(body[0].value, ast.Constant)
+            and isinstance(body[0].value.value, str)
+        ):
             node.body = body[1:] or [ast.Pass()]
         return node
 
@@ -106,8 +110,10 @@ def _definitions(folder, assignment):
         except (OSError, SyntaxError, ValueError):
             continue
         for node in tree.body:
-            if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)) \
-                    and assignment.name_to_file.get(node.name) == file:
+            if (
+                isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef))
+                and assignment.name_to_file.get(node.name) == file
+            ):
                 found[node.name] = node
     return found
 

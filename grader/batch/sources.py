@@ -112,11 +112,22 @@ def discover(folder, skipped=None):
             continue
         sub = Submission(student, Path(entry.path), folder=student_folder(stem))
         if not (stat.S_ISDIR(mode) or stat.S_ISREG(mode)):
-            kind = "symlink" if stat.S_ISLNK(mode) else "fifo" if stat.S_ISFIFO(mode) else "socket" \
-                if stat.S_ISSOCK(mode) else "device" if stat.S_ISCHR(mode) or stat.S_ISBLK(mode) else "special"
+            kind = (
+                "symlink"
+                if stat.S_ISLNK(mode)
+                else "fifo"
+                if stat.S_ISFIFO(mode)
+                else "socket"
+                if stat.S_ISSOCK(mode)
+                else "device"
+                if stat.S_ISCHR(mode) or stat.S_ISBLK(mode)
+                else "special"
+            )
             sub.problem = f"{display_name(name)} is a link or special file ({kind}); expected a folder or a .zip"
-            sub.problem_key, sub.problem_params = "batch.reason.student_link", {"name": display_name(name),
-                                                                                "kind": kind}
+            sub.problem_key, sub.problem_params = (
+                "batch.reason.student_link",
+                {"name": display_name(name), "kind": kind},
+            )
         found[student] = sub
     subs = [found[k] for k in sorted(found)]
     seen = {}

@@ -28,11 +28,44 @@ PITCH, BAR, LEFT, BASE, TALLEST = 44, 40, 16, 140, 120
 """The histogram's geometry in SVG units: a bar every ``PITCH`` (``BAR`` wide), the first bin's left edge at
 ``LEFT``, the axis at ``BASE``, the tallest bar ``TALLEST`` high. Its width, ``2 * LEFT + BINS * PITCH``, is
 the viewBox's: the page scales the picture to its own width."""
-WORDS = ("title", "students", "mean", "histogram", "pass_rates", "bugs", "slowest", "all", "student", "score",
-         "status", "check", "bug", "count", "seconds", "none", "rate", "axis",
-         "similar", "similar_note", "members", "likeness", "compare", "colon", "all_note",
-         "tasks", "tasks_note", "task", "points", "task_mean", "task_median", "full", "partial", "zero", "mistake",
-         "no_mistake")
+WORDS = (
+    "title",
+    "students",
+    "mean",
+    "histogram",
+    "pass_rates",
+    "bugs",
+    "slowest",
+    "all",
+    "student",
+    "score",
+    "status",
+    "check",
+    "bug",
+    "count",
+    "seconds",
+    "none",
+    "rate",
+    "axis",
+    "similar",
+    "similar_note",
+    "members",
+    "likeness",
+    "compare",
+    "colon",
+    "all_note",
+    "tasks",
+    "tasks_note",
+    "task",
+    "points",
+    "task_mean",
+    "task_median",
+    "full",
+    "partial",
+    "zero",
+    "mistake",
+    "no_mistake",
+)
 """The page's own words: ``batch.page.<word>``."""
 PAGES = (("index", "index.html", "batch.nav.summary"), ("similarity", "similarity.html", "batch.nav.similarity"))
 """The class pages the header links, side by side in the batch's output folder: (name, file, its words)."""
@@ -41,14 +74,22 @@ PAGES = (("index", "index.html", "batch.nav.summary"), ("similarity", "similarit
 def frame(page, lang="en"):
     """What the shared header of the class pages shows (``templates/frame.html.j2``), so that the summary and
     the similarity page look and read alike and each links the other; ``page``: the one showing it."""
-    return {"label": text("batch.nav.label", lang), "wide": page == "similarity",
-            "links": [{"href": href, "text": text(key, lang), "current": name == page} for name, href, key in PAGES]}
+    return {
+        "label": text("batch.nav.label", lang),
+        "wide": page == "similarity",
+        "links": [{"href": href, "text": text(key, lang), "current": name == page} for name, href, key in PAGES],
+    }
 
 
 @functools.cache
 def environment():
-    return jinja2.Environment(loader=jinja2.FileSystemLoader(TEMPLATES), autoescape=True,
-                              undefined=jinja2.StrictUndefined, trim_blocks=True, lstrip_blocks=True)
+    return jinja2.Environment(
+        loader=jinja2.FileSystemLoader(TEMPLATES),
+        autoescape=True,
+        undefined=jinja2.StrictUndefined,
+        trim_blocks=True,
+        lstrip_blocks=True,
+    )
 
 
 def histogram(records):
@@ -62,10 +103,23 @@ def histogram(records):
             bins[min(BINS - 1, int(frac * BINS))] += 1
     tallest = max(bins) or 1
     step = 100 // BINS
-    return {"width": 2 * LEFT + BINS * PITCH, "base": BASE, "left": LEFT, "right": LEFT + BINS * PITCH,
-            "bars": [{"count": n, "height": round(TALLEST * n / tallest, 1), "x": LEFT + i * PITCH + (PITCH - BAR) / 2,
-                      "width": BAR, "range": f"{i * step}–{(i + 1) * step}%"} for i, n in enumerate(bins)],
-            "ticks": [{"x": LEFT + i * PITCH, "label": str(i * step)} for i in range(BINS + 1)]}
+    return {
+        "width": 2 * LEFT + BINS * PITCH,
+        "base": BASE,
+        "left": LEFT,
+        "right": LEFT + BINS * PITCH,
+        "bars": [
+            {
+                "count": n,
+                "height": round(TALLEST * n / tallest, 1),
+                "x": LEFT + i * PITCH + (PITCH - BAR) / 2,
+                "width": BAR,
+                "range": f"{i * step}–{(i + 1) * step}%",
+            }
+            for i, n in enumerate(bins)
+        ],
+        "ticks": [{"x": LEFT + i * PITCH, "label": str(i * step)} for i in range(BINS + 1)],
+    }
 
 
 def pass_rates(records):
@@ -77,8 +131,10 @@ def pass_rates(records):
             c[1] += 1
             c[0] += status == "passed"
     ranked = sorted(checks.items(), key=lambda kv: (kv[1][0] / kv[1][1], kv[0]))
-    return [{"id": cid, "task": cid.split(".", 1)[0], "passed": p, "total": n, "rate": round(100 * p / n)}
-            for cid, (p, n) in ranked]
+    return [
+        {"id": cid, "task": cid.split(".", 1)[0], "passed": p, "total": n, "rate": round(100 * p / n)}
+        for cid, (p, n) in ranked
+    ]
 
 
 def _stat(x):
@@ -105,23 +161,42 @@ def tasks(records, rates, lang="en"):
         top = max(tops) if tops else None
         full = sum(1 for s in scores if s >= top - 1e-9) if top else None
         zero = sum(1 for s in scores if s <= 0)
-        named = Counter(b for r in records if task in r.get("tasks", {}) for b in r.get("diagnoses", [])
-                        if b.split(".", 1)[0] == task)
+        named = Counter(
+            b
+            for r in records
+            if task in r.get("tasks", {})
+            for b in r.get("diagnoses", [])
+            if b.split(".", 1)[0] == task
+        )
         mistake = None
         if named:
             bug, n = min(named.items(), key=lambda kv: (-kv[1], kv[0]))
-            mistake = {"id": bug, "name": text("bug." + bug, lang), "count": text("batch.page.mistake_count", lang,
-                                                                                    n=n, graded=len(scores))}
+            mistake = {
+                "id": bug,
+                "name": text("bug." + bug, lang),
+                "count": text("batch.page.mistake_count", lang, n=n, graded=len(scores)),
+            }
         checks = [c for c in rates if c["task"] == task]
         failing = sum(1 for c in checks if c["rate"] < 100)
-        summary = text("batch.page.task_checks", lang, n=len(checks)) + " · " + (
-            text("batch.page.task_failing", lang, n=failing) if failing else text("batch.page.task_passed", lang))
-        rows.append({"id": task, "points": _number(top) if top is not None else "–",
-                     "mean": _stat(statistics.mean(scores)) if scores else "–",
-                     "median": _stat(statistics.median(scores)) if scores else "–",
-                     "full": full if full is not None else "–", "zero": zero if scores else "–",
-                     "partial": len(scores) - full - zero if full is not None else "–",
-                     "mistake": mistake, "checks": checks, "summary": summary})
+        summary = (
+            text("batch.page.task_checks", lang, n=len(checks))
+            + " · "
+            + (text("batch.page.task_failing", lang, n=failing) if failing else text("batch.page.task_passed", lang))
+        )
+        rows.append(
+            {
+                "id": task,
+                "points": _number(top) if top is not None else "–",
+                "mean": _stat(statistics.mean(scores)) if scores else "–",
+                "median": _stat(statistics.median(scores)) if scores else "–",
+                "full": full if full is not None else "–",
+                "zero": zero if scores else "–",
+                "partial": len(scores) - full - zero if full is not None else "–",
+                "mistake": mistake,
+                "checks": checks,
+                "summary": summary,
+            }
+        )
     return rows
 
 
@@ -130,6 +205,7 @@ def context(records, *, lang="en", similar=(), skipped=()):
     ``{members: [display names], score: likeness 0-1, link: a page comparing them or None}``; ``skipped``: entries
     of the hand-in folder that are not submissions, ``{name, why}``. Each section is shown only when it has rows;
     checks every student passed are folded away under the ones some failed."""
+
     def t(key, **params):
         return text(key, lang, **params)
 
@@ -139,28 +215,57 @@ def context(records, *, lang="en", similar=(), skipped=()):
     graded = [r for r in records if r.get("max_score")]
     rates = pass_rates(records)
     bugs = Counter(b for r in records for b in r.get("diagnoses", []))
-    top_bugs = [{"id": b, "name": t("bug." + b), "count": n} for b, n in sorted(bugs.items(),
-                                                                              key=lambda kv: (-kv[1], kv[0]))[:TOP]]
+    top_bugs = [
+        {"id": b, "name": t("bug." + b), "count": n}
+        for b, n in sorted(bugs.items(), key=lambda kv: (-kv[1], kv[0]))[:TOP]
+    ]
     slowest = sorted(records, key=lambda r: (-r.get("duration_s", 0), r["student"]))[:TOP]
     statuses = Counter(r.get("status", "error") for r in records)
     mean = sum(r["score"] / r["max_score"] for r in graded) / len(graded) if graded else 0.0
     # Graded in a worker without a jail of its own (records from before this field say nothing either way).
     unjailed = sum(1 for r in graded if r.get("jailed") is False)
     return {
-        "lang": lang, "t": {k: t(f"batch.page.{k}") for k in WORDS}, "frame": frame("index", lang),
+        "lang": lang,
+        "t": {k: t(f"batch.page.{k}") for k in WORDS},
+        "frame": frame("index", lang),
         "tasks": tasks(records, rates, lang),
-        "n": len(records), "mean": round(100 * mean, 1),
+        "n": len(records),
+        "mean": round(100 * mean, 1),
         "statuses": [{"name": s, "count": statuses[s], "label": label(s)} for s in STATUSES if statuses[s]],
-        "histogram": histogram(records), "pass_rates": rates, "bugs": top_bugs,
-        "slowest": [{"student": r["student"], "seconds": r.get("duration_s", 0), "status": r.get("status", "error"),
-                     "label": label(r.get("status", "error"))} for r in slowest],
-        "students": [{"student": r["student"], "score": _number(r.get("score")), "max": _number(r.get("max_score")),
-                      "status": r.get("status", "error"), "label": label(r.get("status", "error")),
-                      "reason": r.get("reason", ""),
-                      "report": f"{r.get('folder') or r['student']}/report.html"
-                      if r.get("hash") or r.get("folder") else None} for r in records],
-        "similar": [{"members": [str(m) for m in g["members"]], "score": round(100 * float(g["score"])),
-                     "link": g.get("link") or None} for g in similar],
+        "histogram": histogram(records),
+        "pass_rates": rates,
+        "bugs": top_bugs,
+        "slowest": [
+            {
+                "student": r["student"],
+                "seconds": r.get("duration_s", 0),
+                "status": r.get("status", "error"),
+                "label": label(r.get("status", "error")),
+            }
+            for r in slowest
+        ],
+        "students": [
+            {
+                "student": r["student"],
+                "score": _number(r.get("score")),
+                "max": _number(r.get("max_score")),
+                "status": r.get("status", "error"),
+                "label": label(r.get("status", "error")),
+                "reason": r.get("reason", ""),
+                "report": f"{r.get('folder') or r['student']}/report.html"
+                if r.get("hash") or r.get("folder")
+                else None,
+            }
+            for r in records
+        ],
+        "similar": [
+            {
+                "members": [str(m) for m in g["members"]],
+                "score": round(100 * float(g["score"])),
+                "link": g.get("link") or None,
+            }
+            for g in similar
+        ],
         "skipped": [{"name": str(s["name"]), "why": str(s["why"])} for s in skipped],
         "skipped_title": t("batch.page.skipped", n=len(skipped)),
         "unjailed": t("batch.page.unjailed", n=unjailed) if unjailed else "",
@@ -176,8 +281,11 @@ def _number(x):
 
 def render(records, *, lang="en", similar=(), skipped=()):
     """The page as a string (``context`` for the arguments)."""
-    return environment().get_template("index.html.j2").render(**context(records, lang=lang, similar=similar,
-                                                                        skipped=skipped))
+    return (
+        environment()
+        .get_template("index.html.j2")
+        .render(**context(records, lang=lang, similar=similar, skipped=skipped))
+    )
 
 
 def write(records, path, *, lang="en", similar=(), skipped=()):

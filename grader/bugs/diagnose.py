@@ -85,9 +85,15 @@ def same_but_guarded_nan(mine, got):
     """``same``, except where the mutant's result ``mine`` is NaN and the submission's is a number: code that guards
     against NaN (zeroing a row whose every key is blocked) has the mistake all the same. (An infinity is a result
     like any other: a filter's -inf says which tokens it dropped.)"""
-    if isinstance(mine, torch.Tensor) and isinstance(got, torch.Tensor) and mine.is_floating_point() \
-            and got.is_floating_point() and mine.shape == got.shape and mine.device.type != "meta" \
-            and got.device.type != "meta":
+    if (
+        isinstance(mine, torch.Tensor)
+        and isinstance(got, torch.Tensor)
+        and mine.is_floating_point()
+        and got.is_floating_point()
+        and mine.shape == got.shape
+        and mine.device.type != "meta"
+        and got.device.type != "meta"
+    ):
         guarded = torch.isnan(mine) & ~torch.isnan(got)
         if guarded.any():
             mine, got = mine.masked_fill(guarded, 0.0), got.masked_fill(guarded, 0.0)
@@ -116,8 +122,7 @@ class Diagnoser:
         key = (bug.id, spelling, also.id if also is not None else None)
         if key not in self._mutants:
             patches = {}
-            for b, edits in ((bug, bug.spellings()[spelling] if spelling is not None else None),
-                             (also, None)):
+            for b, edits in ((bug, bug.spellings()[spelling] if spelling is not None else None), (also, None)):
                 if b is None:
                     continue
                 source = patches.get(b.file) or (self.ref.root / b.file).read_text(encoding="utf-8")
@@ -227,7 +232,7 @@ class Diagnoser:
         """Two catalogued mistakes of the task in one file, named together when together they explain the calls."""
         own = list(self.catalogue.bugs_for(spec.task))
         for i, first in enumerate(own):
-            for second in own[i + 1:]:
+            for second in own[i + 1 :]:
                 if first.file != second.file:
                     continue
                 try:
@@ -236,8 +241,10 @@ class Diagnoser:
                     continue
                 if self._explains(runner, calls, refs):
                     pair = [first.id, second.id]
-                    return [(Diagnosis(id=first.id, kind="bug", params={"compound": pair}), runner),
-                            (Diagnosis(id=second.id, kind="bug", params={"compound": pair}), runner)]
+                    return [
+                        (Diagnosis(id=first.id, kind="bug", params={"compound": pair}), runner),
+                        (Diagnosis(id=second.id, kind="bug", params={"compound": pair}), runner),
+                    ]
         return []
 
     def close(self):
@@ -275,10 +282,12 @@ def pattern_hints(got, ref):
         if abs(mean) > 1e-9 and float(ratio.std()) < 1e-4 * abs(mean) and not math.isclose(mean, 1.0, rel_tol=1e-4):
             for d in range(2, 4097):
                 if math.isclose(mean, math.sqrt(d), rel_tol=1e-4) or math.isclose(mean, 1 / math.sqrt(d), rel_tol=1e-4):
-                    return hints + [Diagnosis(id="hint.sqrt_factor", kind="hint",
-                                              params={"d": d, "factor": f"{mean:.4g}"})]
-            return hints + [Diagnosis(id="hint.constant_factor", kind="hint", params={"factor": f"{mean:.4g}",
-                                                                                       "note": ""})]
+                    return hints + [
+                        Diagnosis(id="hint.sqrt_factor", kind="hint", params={"d": d, "factor": f"{mean:.4g}"})
+                    ]
+            return hints + [
+                Diagnosis(id="hint.constant_factor", kind="hint", params={"factor": f"{mean:.4g}", "note": ""})
+            ]
     if g.dim() >= 3:
         pos_ok = [close(g[..., i, :], r[..., i, :]) for i in range(g.shape[-2])]
         if len(pos_ok) >= 2 and pos_ok[-1] and not any(pos_ok[:-1]):
@@ -298,5 +307,3 @@ def pattern_hints(got, ref):
 def make_diagnoser(assignment, *, ref):
     """A ``Diagnoser`` replaying on mutants of ``assignment``'s reference (``ref`` runs it)."""
     return Diagnoser(assignment, ref)
-
-

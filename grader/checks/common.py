@@ -62,19 +62,33 @@ def no_inplace(result, what, example):
         raise Fail("fail.inplace", what=what, inputs=result["modified"], example=example)
 
 
-def equivalent(ctx, *, name, kwargs, state, inputs, method="forward", what=None, example=None,
-               dtype="float64", train=False):
+def equivalent(
+    ctx, *, name, kwargs, state, inputs, method="forward", what=None, example=None, dtype="float64", train=False
+):
     """Run ``name.method`` on reference and submission with the same weights; compare outputs."""
     what = what or f"{name}.{method}"
-    ref, got = ctx.both("forward", name=name, kwargs=kwargs, state=state, inputs=inputs, method=method, dtype=dtype,
-                        train=train)
+    ref, got = ctx.both(
+        "forward", name=name, kwargs=kwargs, state=state, inputs=inputs, method=method, dtype=dtype, train=train
+    )
     no_inplace(got, what, example)
     try:
         check_tensor(got["out"], ref["out"], what=what, dtype=dtype, example=example)
     except Fail as fail:
-        if not (fail.key in MISMATCH and dtype == "float64"
-                and _float32_inside(ctx, got["out"], ref["out"], name=name, kwargs=kwargs, state=state,
-                                    inputs=inputs, method=method, train=train)):
+        if not (
+            fail.key in MISMATCH
+            and dtype == "float64"
+            and _float32_inside(
+                ctx,
+                got["out"],
+                ref["out"],
+                name=name,
+                kwargs=kwargs,
+                state=state,
+                inputs=inputs,
+                method=method,
+                train=train,
+            )
+        ):
             raise
         ctx.note("note.float32_inside", what=what)
     return got["out"]
@@ -89,8 +103,9 @@ def _float32_inside(ctx, got, expected, *, name, kwargs, state, inputs, method, 
     """Whether a float64 mismatch is only the rounding of a float32 computation inside (statistics in float32, the
     result cast back: a common and correct pattern): the submission is no further from the reference's float64
     output than ``FLOAT32_MARGIN`` times the reference's own float32 run of the same inputs is."""
-    ref32 = ctx.ref("forward", name=name, kwargs=kwargs, state=state, inputs=inputs, method=method,
-                    dtype="float32", train=train)["out"].to(torch.float64)
+    ref32 = ctx.ref(
+        "forward", name=name, kwargs=kwargs, state=state, inputs=inputs, method=method, dtype="float32", train=train
+    )["out"].to(torch.float64)
     if ref32.shape != expected.shape or not torch.isfinite(ref32).all():
         return False
     atol, rtol = TOL["float64"]
@@ -103,8 +118,9 @@ def contract_params(ctx, name, kwargs):
     """Fail unless the submission's parameter names and shapes are the reference's."""
     ref, got = ctx.both("params", name=name, kwargs=kwargs)
     if got["shared"]:
-        raise Fail("fail.shared_params", what=name, groups=[g[:4] for g in got["shared"][:3]],
-                   example={"config": kwargs})
+        raise Fail(
+            "fail.shared_params", what=name, groups=[g[:4] for g in got["shared"][:3]], example={"config": kwargs}
+        )
     same_params(name, ref, got, example={"config": kwargs})
     return got
 
@@ -114,12 +130,18 @@ def same_params(name, ref, got, *, example):
     naming what is missing, unexpected or of another shape (12 of each at most)."""
     expected, found = dict(ref["params"]), dict(got["params"])
     if expected != found:
-        raise Fail("fail.param_names", what=name,
-                   missing=[f"{k} {expected[k]}" for k in sorted(set(expected) - set(found))][:12],
-                   unexpected=[f"{k} {found[k]}" for k in sorted(set(found) - set(expected))][:12],
-                   wrong_shape=[f"{k}: {found[k]} (expected {expected[k]})"
-                                for k in sorted(set(found) & set(expected)) if found[k] != expected[k]][:12],
-                   example=example)
+        raise Fail(
+            "fail.param_names",
+            what=name,
+            missing=[f"{k} {expected[k]}" for k in sorted(set(expected) - set(found))][:12],
+            unexpected=[f"{k} {found[k]}" for k in sorted(set(found) - set(expected))][:12],
+            wrong_shape=[
+                f"{k}: {found[k]} (expected {expected[k]})"
+                for k in sorted(set(found) & set(expected))
+                if found[k] != expected[k]
+            ][:12],
+            example=example,
+        )
 
 
 def float32_runs(ctx, probe, args):
@@ -140,14 +162,22 @@ def float32_close(ctx, *, name, kwargs, state, inputs, method="forward", example
     for device, ref, got in float32_runs(ctx, "forward", ref_args):
         ex = dict(example or {}, device=device, dtype="float32")
         if got["out"].dtype != torch.float32:
-            raise Fail("fail.dtype", what=phrase("what.on_input", call=f"{name}.{method}", dtype="float32"),
-                       expected="float32",
-                       got=str(got["out"].dtype).replace("torch.", ""), example=ex)
+            raise Fail(
+                "fail.dtype",
+                what=phrase("what.on_input", call=f"{name}.{method}", dtype="float32"),
+                expected="float32",
+                got=str(got["out"].dtype).replace("torch.", ""),
+                example=ex,
+            )
         if got["out"].device.type != device.split(":")[0]:
-            raise Fail("fail.device", what=f"{name}.{method}", expected=device, got=got["out"].device.type,
-                       example=ex)
-        check_tensor(got["out"].cpu(), ref["out"].to(torch.float32), what=f"{name}.{method} (float32)",
-                     dtype="float32", example=ex)
+            raise Fail("fail.device", what=f"{name}.{method}", expected=device, got=got["out"].device.type, example=ex)
+        check_tensor(
+            got["out"].cpu(),
+            ref["out"].to(torch.float32),
+            what=f"{name}.{method} (float32)",
+            dtype="float32",
+            example=ex,
+        )
 
 
 def run_low_precision(ctx, probe, *, what, dtype, example, **args):
@@ -156,8 +186,15 @@ def run_low_precision(ctx, probe, *, what, dtype, example, **args):
         return ctx.sub(probe, dtype=dtype, **args)
     except SubmissionError as err:
         if err.kind == "exception" and "overflow" in err.detail:
-            raise Fail("fail.half_overflow", what=what, dtype=dtype, detail=err.detail, file=err.file,
-                       line=err.line, example=example) from None
+            raise Fail(
+                "fail.half_overflow",
+                what=what,
+                dtype=dtype,
+                detail=err.detail,
+                file=err.file,
+                line=err.line,
+                example=example,
+            ) from None
         raise
 
 
@@ -165,12 +202,27 @@ def low_precision(ctx, *, name, kwargs, state, inputs, method="forward", example
     """float16 and bfloat16 run without raising and give finite outputs."""
     for dtype in ("float16", "bfloat16"):
         ex = dict(example or {}, dtype=dtype)
-        got = run_low_precision(ctx, "forward", what=name, dtype=dtype, example=ex, name=name, kwargs=kwargs,
-                                state=state, inputs=inputs, method=method)
+        got = run_low_precision(
+            ctx,
+            "forward",
+            what=name,
+            dtype=dtype,
+            example=ex,
+            name=name,
+            kwargs=kwargs,
+            state=state,
+            inputs=inputs,
+            method=method,
+        )
         out = got["out"]
         if out.dtype != getattr(torch, dtype):
-            raise Fail("fail.dtype", what=phrase("what.on_input", call=f"{name}.{method}", dtype=dtype), expected=dtype,
-                       got=str(out.dtype).replace("torch.", ""), example=ex)
+            raise Fail(
+                "fail.dtype",
+                what=phrase("what.on_input", call=f"{name}.{method}", dtype=dtype),
+                expected=dtype,
+                got=str(out.dtype).replace("torch.", ""),
+                example=ex,
+            )
         if not torch.isfinite(out.float()).all():
             raise Fail("fail.half_nonfinite", what=name, dtype=dtype, example=ex)
 
@@ -182,8 +234,13 @@ def meta_runs(ctx, *, name, kwargs, inputs, expected_shape, method="forward", ex
     if out.device.type != "meta":
         raise Fail("fail.device", what=f"{name}.{method}", expected="meta", got=out.device.type, example=example)
     if list(out.shape) != list(expected_shape):
-        raise Fail("fail.shape", what=f"{name}.{method} (meta)", expected=list(expected_shape),
-                   got=list(out.shape), example=example)
+        raise Fail(
+            "fail.shape",
+            what=f"{name}.{method} (meta)",
+            expected=list(expected_shape),
+            got=list(out.shape),
+            example=example,
+        )
 
 
 def dropout_behaviour(ctx, *, name, kwargs, state, inputs, method="forward", example=None):
@@ -192,17 +249,18 @@ def dropout_behaviour(ctx, *, name, kwargs, state, inputs, method="forward", exa
     ev = ctx.sub("forward", name=name, kwargs=kwargs, state=state, inputs=inputs, method=method, repeat=2)
     if not torch.equal(ev["outs"][0], ev["outs"][1]):
         raise Fail("fail.eval_random", what=name, example=example)
-    tr = ctx.sub("forward", name=name, kwargs=kwargs, state=state, inputs=inputs, method=method, train=True,
-                 repeat=2)
+    tr = ctx.sub("forward", name=name, kwargs=kwargs, state=state, inputs=inputs, method=method, train=True, repeat=2)
     if torch.equal(tr["outs"][0], ev["out"]) and torch.equal(tr["outs"][1], ev["out"]):
         raise Fail("fail.train_no_dropout", what=name, p=kwargs.get("dropout"), example=example)
     off = dict(kwargs, dropout=0.0)
     ev0 = ctx.sub("forward", name=name, kwargs=off, state=state, inputs=inputs, method=method)
-    tr0 = ctx.sub("forward", name=name, kwargs=off, state=state, inputs=inputs, method=method, train=True,
-                  repeat=2)
+    tr0 = ctx.sub("forward", name=name, kwargs=off, state=state, inputs=inputs, method=method, train=True, repeat=2)
     if not all(torch.equal(o, ev0["out"]) for o in tr0["outs"]):
-        raise Fail("fail.dropout_zero", what=name, example=dict(example or {}, config=dict(
-            (example or {}).get("config", {}), dropout=0.0, mode="train")))
+        raise Fail(
+            "fail.dropout_zero",
+            what=name,
+            example=dict(example or {}, config=dict((example or {}).get("config", {}), dropout=0.0, mode="train")),
+        )
 
 
 def defaults_agree(ctx, *, name, required, inputs, given, example=None, train_differs=False, state=True):
@@ -223,18 +281,33 @@ def defaults_agree(ctx, *, name, required, inputs, given, example=None, train_di
     got = ctx.sub("forward", name=name, kwargs=required, state=weights, inputs=inputs)
     spelled = ctx.sub("forward", name=name, kwargs=explicit, state=weights, inputs=inputs)
     try:
-        check_tensor(got["out"], spelled["out"],
-                     what=phrase("what.output", name=f"{name}({', '.join(sorted(required))})"),
-                     example=ex)
+        check_tensor(
+            got["out"],
+            spelled["out"],
+            what=phrase("what.output", name=f"{name}({', '.join(sorted(required))})"),
+            example=ex,
+        )
     except Fail as fail:
-        raise Fail("fail.defaults_spelled", what=name, arguments=", ".join(left), defaults=shown,
-                   detail=_render_plain(fail), example=ex) from None
+        raise Fail(
+            "fail.defaults_spelled",
+            what=name,
+            arguments=", ".join(left),
+            defaults=shown,
+            detail=_render_plain(fail),
+            example=ex,
+        ) from None
     method_defaults(ctx, name=name, kwargs=required, state=weights, inputs=inputs, spelled=spelled, example=ex)
     if train_differs:
         tr = ctx.sub("forward", name=name, kwargs=required, state=weights, inputs=inputs, train=True, repeat=2)
         if all(torch.equal(o, got["out"]) for o in tr["outs"]):
-            raise Fail("fail.defaults", what=name, argument="dropout", default=contract.get("dropout", 0.1),
-                       detail="in train() mode nothing is dropped", example=ex)
+            raise Fail(
+                "fail.defaults",
+                what=name,
+                argument="dropout",
+                default=contract.get("dropout", 0.1),
+                detail="in train() mode nothing is dropped",
+                example=ex,
+            )
 
 
 def method_defaults(ctx, *, name, kwargs, state, inputs, method="forward", spelled=None, example=None):
@@ -247,15 +320,23 @@ def method_defaults(ctx, *, name, kwargs, state, inputs, method="forward", spell
     if len(kept) == len(inputs):
         return
     contract = list(ctx.ref("defaults", name=name, method=method).items())
-    left_out = contract[len(kept) - len(inputs):]
+    left_out = contract[len(kept) - len(inputs) :]
     if len(left_out) < len(inputs) - len(kept) or any(v is not None for _, v in left_out):
         return
     left = [k for k, _ in left_out]
     if spelled is None:
         spelled = ctx.sub("forward", name=name, kwargs=kwargs, state=state, inputs=inputs, method=method)
-    _left_out_agrees(ctx, "forward", dict(name=name, kwargs=kwargs, state=state, inputs=kept, method=method), spelled,
-                     compare=("out",), what=f"{name}.{method}", argument=", ".join(left), default="None",
-                     example=dict(example or {}, config=dict(kwargs, **{k: "(default)" for k in left})))
+    _left_out_agrees(
+        ctx,
+        "forward",
+        dict(name=name, kwargs=kwargs, state=state, inputs=kept, method=method),
+        spelled,
+        compare=("out",),
+        what=f"{name}.{method}",
+        argument=", ".join(left),
+        default="None",
+        example=dict(example or {}, config=dict(kwargs, **{k: "(default)" for k in left})),
+    )
 
 
 def defaults_called(ctx, *, what, probe, args, arguments, compare, method=None, example=None):
@@ -272,8 +353,17 @@ def defaults_called(ctx, *, what, probe, args, arguments, compare, method=None, 
     for name in arguments:
         ex = dict(example or {})
         ex["config"] = dict(ex.get("config", {}), **{name: "(default)"})
-        _left_out_agrees(ctx, probe, dict(spelled_args, omit=[name]), spelled, compare=compare, what=shown_what,
-                         argument=name, default=repr(contract[name]), example=ex)
+        _left_out_agrees(
+            ctx,
+            probe,
+            dict(spelled_args, omit=[name]),
+            spelled,
+            compare=compare,
+            what=shown_what,
+            argument=name,
+            default=repr(contract[name]),
+            example=ex,
+        )
 
 
 def _left_out_agrees(ctx, probe, args, spelled, *, compare, what, argument, default, example):
@@ -284,8 +374,16 @@ def _left_out_agrees(ctx, probe, args, spelled, *, compare, what, argument, defa
     except SubmissionError as err:
         if err.kind != "exception":
             raise
-        raise Fail("fail.default_left_out_raised", what=what, argument=argument, default=default, detail=err.detail,
-                   file=err.file, line=err.line, example=example) from None
+        raise Fail(
+            "fail.default_left_out_raised",
+            what=what,
+            argument=argument,
+            default=default,
+            detail=err.detail,
+            file=err.file,
+            line=err.line,
+            example=example,
+        ) from None
     differ = first_difference({k: left_out.get(k) for k in compare}, {k: spelled.get(k) for k in compare})
     if differ is not None:
         raise Fail("fail.default_left_out", what=what, argument=argument, default=default, example=example, **differ)
@@ -317,8 +415,12 @@ def first_difference(got, expected, path=""):
         if not bad.any():
             return None
         index = [int(i) for i in bad.nonzero()[0]]
-        return _differ(f"{path}{index}", _number(got[tuple(index)].item()), _number(expected[tuple(index)].item()),
-                       f"{int(bad.sum())}/{bad.numel()}")
+        return _differ(
+            f"{path}{index}",
+            _number(got[tuple(index)].item()),
+            _number(expected[tuple(index)].item()),
+            f"{int(bad.sum())}/{bad.numel()}",
+        )
     if isinstance(expected, float) and isinstance(got, float) and not isinstance(got, bool):
         if math.isclose(got, expected, rel_tol=1e-9, abs_tol=1e-12) or (math.isnan(got) and math.isnan(expected)):
             return None
@@ -355,9 +457,21 @@ def judge_losses(losses, *, steps, target, example, nonfinite_key, loss_key):
     artifacts = {"loss_curve": [round(x, 5) for x in losses], "loss_target": target, "loss_steps": steps}
     bad = next((i for i, x in enumerate(losses) if not math.isfinite(x)), None)
     if bad is not None:
-        raise Fail(nonfinite_key, value=nonfinite_name(losses[bad]), step=bad + 1, steps=steps, example=example,
-                   artifacts=artifacts)
+        raise Fail(
+            nonfinite_key,
+            value=nonfinite_name(losses[bad]),
+            step=bad + 1,
+            steps=steps,
+            example=example,
+            artifacts=artifacts,
+        )
     if not losses or not losses[-1] < target:
-        raise Fail(loss_key, steps=steps, target=target, last=f"{losses[-1]:.4g}" if losses else "none",
-                   example=example, artifacts=artifacts)
+        raise Fail(
+            loss_key,
+            steps=steps,
+            target=target,
+            last=f"{losses[-1]:.4g}" if losses else "none",
+            example=example,
+            artifacts=artifacts,
+        )
     return artifacts

@@ -27,8 +27,15 @@ def check_tensor(got, expected, *, what, dtype="float64", example=None, atol=Non
         bad = got != expected
         if bad.any():
             index = [int(i) for i in bad.nonzero()[0]]
-            raise Fail("fail.values_exact", what=what, index=index, count=int(bad.sum()), total=bad.numel(),
-                       example=example, artifacts={"mismatch": mismatch_map(bad.float())})
+            raise Fail(
+                "fail.values_exact",
+                what=what,
+                index=index,
+                count=int(bad.sum()),
+                total=bad.numel(),
+                example=example,
+                artifacts={"mismatch": mismatch_map(bad.float())},
+            )
         return
     a_tol, r_tol = TOL.get(dtype, TOL["float32"])
     a_tol, r_tol = atol if atol is not None else a_tol, rtol if rtol is not None else r_tol
@@ -38,8 +45,7 @@ def check_tensor(got, expected, *, what, dtype="float64", example=None, atol=Non
     if (~torch.isfinite(g) & finite).any():
         bad = ~torch.isfinite(g) & finite
         index = [int(i) for i in bad.nonzero()[0]]
-        raise Fail("fail.nonfinite", what=what, index=index, count=int(bad.sum()), total=bad.numel(),
-                   example=example)
+        raise Fail("fail.nonfinite", what=what, index=index, count=int(bad.sum()), total=bad.numel(), example=example)
     diff = (g - exp).abs()
     diff = torch.where(finite, diff, torch.where(g == exp, 0.0, float("inf")))
     bad = diff > a_tol + r_tol * exp.abs()
@@ -58,13 +64,33 @@ def check_tensor(got, expected, *, what, dtype="float64", example=None, atol=Non
             example["max_rel_error"] = max_rel
         artifacts = {"mismatch": mismatch_map(diff)}
         if expected.dim() == 0:
-            raise Fail("fail.mismatch_value", what=what, max_abs=_fmt(max_abs), example=example,
-                       artifacts=artifacts, **values)
+            raise Fail(
+                "fail.mismatch_value", what=what, max_abs=_fmt(max_abs), example=example, artifacts=artifacts, **values
+            )
         if max_rel is None:
-            raise Fail("fail.mismatch_abs", what=what, index=index, count=int(bad.sum()), total=bad.numel(),
-                       max_abs=_fmt(max_abs), example=example, artifacts=artifacts, **values)
-        raise Fail("fail.mismatch", what=what, index=index, count=int(bad.sum()), total=bad.numel(),
-                   max_abs=_fmt(max_abs), max_rel=_fmt(max_rel), example=example, artifacts=artifacts, **values)
+            raise Fail(
+                "fail.mismatch_abs",
+                what=what,
+                index=index,
+                count=int(bad.sum()),
+                total=bad.numel(),
+                max_abs=_fmt(max_abs),
+                example=example,
+                artifacts=artifacts,
+                **values,
+            )
+        raise Fail(
+            "fail.mismatch",
+            what=what,
+            index=index,
+            count=int(bad.sum()),
+            total=bad.numel(),
+            max_abs=_fmt(max_abs),
+            max_rel=_fmt(max_rel),
+            example=example,
+            artifacts=artifacts,
+            **values,
+        )
 
 
 MISMATCH = ("fail.mismatch", "fail.mismatch_abs", "fail.mismatch_value")

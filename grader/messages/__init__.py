@@ -50,8 +50,9 @@ def register(assignment):
     for lang, messages in adding.items():
         for key, value in messages.items():
             if CATALOGUES[lang].get(key, value) != value:
-                raise MessageClash(f"assignment {assignment.name!r} redefines message {key!r} ({lang}); "
-                                   f"expected a key of its own")
+                raise MessageClash(
+                    f"assignment {assignment.name!r} redefines message {key!r} ({lang}); expected a key of its own"
+                )
     for lang, messages in adding.items():
         CATALOGUES[lang].update(messages)
     _REGISTERED.add(package)
@@ -92,8 +93,12 @@ def phrase(key, **params):
 
 def is_phrase(value):
     """Whether ``value`` is a phrase made by ``phrase`` (or its copy read back from JSON)."""
-    return isinstance(value, dict) and isinstance(value.get(PHRASE), str) and isinstance(value.get("params"), dict) \
+    return (
+        isinstance(value, dict)
+        and isinstance(value.get(PHRASE), str)
+        and isinstance(value.get("params"), dict)
         and len(value) == 2
+    )
 
 
 def map_data(value, change):

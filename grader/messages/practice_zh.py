@@ -6,7 +6,7 @@ MESSAGES = {
     "practice.list.tasks": "单个任务：",
     "practice.list.sets": "面试套题：",
     "practice.list.usage": "开始：{practice} 练习名 [--minutes 分钟] [--no-hints]   （或 --random）\n"
-                           "然后：{practice} --check | --hint | --history      问答：{quiz}",
+    "然后：{practice} --check | --hint | --history      问答：{quiz}",
     "practice.col.drill": "练习",
     "practice.col.what": "内容",
     "practice.col.level": "难度",
@@ -65,7 +65,7 @@ MESSAGES = {
     "practice.error.minutes": "--minutes 必须大于 0，收到的是 {minutes}。",
     "practice.error.not_empty": "{path} 已存在且不为空；请换一个 --dir，或先删除它。",
     "practice.error.no_workspace": "{path} 不是练习工作区（这里和上级目录都没有 .gradekit-practice.json）；请用 --dir "
-                                   "指定路径，或 cd 进入工作区。",
+    "指定路径，或 cd 进入工作区。",
     "practice.error.no_workspace_yet": "{path} 不在任何练习工作区中，而且还没有开始过练习；先开始一个：{practice} 练习名。",
     "practice.error.only_needs_check": "--only 要和 --check 一起用：{check} --only 检查名。",
     "practice.error.only": "这个练习没有检查 {checks}；可选：{known}。",

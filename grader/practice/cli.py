@@ -12,8 +12,10 @@ from grader.practice import render, session
 
 HELP_ASSIGNMENT = f"the assignment: a built-in name, an import path or a folder (default: {DEFAULT})"
 HELP_LANG = "language of the texts: en or zh (default: the drill's, else en)"
-HELP_DIR = ("the workspace folder (a new drill: default practice/<drill>-<time> in your gradekit data folder, "
-            "$GRADEKIT_HOME or ~/.local/share/gradekit; otherwise: the current folder, else the drill started last)")
+HELP_DIR = (
+    "the workspace folder (a new drill: default practice/<drill>-<time> in your gradekit data folder, "
+    "$GRADEKIT_HOME or ~/.local/share/gradekit; otherwise: the current folder, else the drill started last)"
+)
 
 
 def _lang(args, state=None):
@@ -32,8 +34,9 @@ def _error(exc, lang, cmds):
     from grader.safetext import for_terminal
 
     params = {k: for_terminal(v) for k, v in exc.params.items()}
-    print("gradekit: " + text("practice.error", lang) + ": " + text(exc.key, lang, **{**cmds, **params}),
-          file=sys.stderr)
+    print(
+        "gradekit: " + text("practice.error", lang) + ": " + text(exc.key, lang, **{**cmds, **params}), file=sys.stderr
+    )
     return 2
 
 
@@ -54,10 +57,12 @@ def cmd_practice(args):
             progress = None
             if sys.stderr.isatty():
                 from grader.cli import _progress
+
                 progress = _progress(sys.stderr)
             only = tuple(c.strip() for c in args.only.split(",") if c.strip()) if args.only else None
-            out = session.check(path=args.dir, profile=args.profile, only=only, lang=args.lang, progress=progress,
-                                command=command)
+            out = session.check(
+                path=args.dir, profile=args.profile, only=only, lang=args.lang, progress=progress, command=command
+            )
             print(render.checked(out, lang, color=sys.stdout.isatty(), command=command))
             return 0 if out.result.passed else 1
         if args.hint is not None:
@@ -71,12 +76,21 @@ def cmd_practice(args):
             return 0
         if args.drill or args.random:
             drill = args.drill or session.pick_random(args.seed, assignment=args.assignment).id
-            out = session.start(drill=drill, assignment=args.assignment, minutes=args.minutes, dest=args.dir,
-                                no_hints=args.no_hints, lang=lang)
+            out = session.start(
+                drill=drill,
+                assignment=args.assignment,
+                minutes=args.minutes,
+                dest=args.dir,
+                no_hints=args.no_hints,
+                lang=lang,
+            )
             print(render.started(out, lang, command=command))
             return 0
-        print(render.drill_list(session.list_drills(assignment=args.assignment), lang, command=command,
-                                assignment=args.assignment))
+        print(
+            render.drill_list(
+                session.list_drills(assignment=args.assignment), lang, command=command, assignment=args.assignment
+            )
+        )
         return 0
     except session.PracticeError as exc:
         return _error(exc, lang, _commands(args, lang, root=args.dir))
@@ -86,28 +100,54 @@ def cmd_practice(args):
 
 
 def _practice_parser(sub):
-    p = sub.add_parser("practice", help="interview drills against the clock (list them with no arguments)",
-                       description="Write one module against the clock in a fresh workspace where only the drilled "
-                                   "names are stubs; check it, ask for hints, see your history.")
-    p.add_argument("drill", nargs="?", default=None,
-                   help="the drill to start: a task id or an interview set (list them with no arguments)")
-    p.add_argument("--assignment", default=None, metavar="SPEC",
-                   help=HELP_ASSIGNMENT + "; a workspace's checks and hints use the one it was started with")
+    p = sub.add_parser(
+        "practice",
+        help="interview drills against the clock (list them with no arguments)",
+        description="Write one module against the clock in a fresh workspace where only the drilled "
+        "names are stubs; check it, ask for hints, see your history.",
+    )
+    p.add_argument(
+        "drill",
+        nargs="?",
+        default=None,
+        help="the drill to start: a task id or an interview set (list them with no arguments)",
+    )
+    p.add_argument(
+        "--assignment",
+        default=None,
+        metavar="SPEC",
+        help=HELP_ASSIGNMENT + "; a workspace's checks and hints use the one it was started with",
+    )
     p.add_argument("--minutes", type=float, default=None, help="time limit (default: the drill's typical time)")
     p.add_argument("--dir", default=None, help=HELP_DIR)
-    p.add_argument("--no-hints", action="store_true",
-                   help="withhold diagnoses and hints until the time is up, as in an interview")
+    p.add_argument(
+        "--no-hints", action="store_true", help="withhold diagnoses and hints until the time is up, as in an interview"
+    )
     p.add_argument("--random", action="store_true", help="start a random drill")
     p.add_argument("--seed", type=int, default=None, help="with --random: make the choice repeatable")
     p.add_argument("--check", action="store_true", help="grade the drill in the workspace and record the attempt")
-    p.add_argument("--only", default=None, metavar="CHECKS",
-                   help="with --check: grade only these checks (comma-separated ids, as each failure's rerun line "
-                        "gives them); a rerun, not recorded")
-    p.add_argument("--hint", nargs="?", const="", default=None, metavar="TASK",
-                   help="show the next hint level (for TASK, in a set of several tasks)")
+    p.add_argument(
+        "--only",
+        default=None,
+        metavar="CHECKS",
+        help="with --check: grade only these checks (comma-separated ids, as each failure's rerun line "
+        "gives them); a rerun, not recorded",
+    )
+    p.add_argument(
+        "--hint",
+        nargs="?",
+        const="",
+        default=None,
+        metavar="TASK",
+        help="show the next hint level (for TASK, in a set of several tasks)",
+    )
     p.add_argument("--history", action="store_true", help="your attempts, a chart of the times and your bests")
-    p.add_argument("--profile", choices=("quick", "full"), default="quick",
-                   help="with --check: quick (fewer examples, the default while practising) or full")
+    p.add_argument(
+        "--profile",
+        choices=("quick", "full"),
+        default="quick",
+        help="with --check: quick (fewer examples, the default while practising) or full",
+    )
     p.add_argument("--lang", choices=("en", "zh"), default=None, help=HELP_LANG)
     p.set_defaults(func=cmd_practice)
     return p
@@ -116,6 +156,7 @@ def _practice_parser(sub):
 def cmd_quiz(args):
     from grader.cli import invoked_as
     from grader.practice import quiz
+
     lang = args.lang or "en"
     try:
         assignment = load(args.assignment)
@@ -133,26 +174,45 @@ def cmd_quiz(args):
         answers = iter(replies)
     again = quiz.replay_args(n=args.n, seed=seed, topics=args.topic, assignment=args.assignment)
     replay = session.replay_line(again, command=invoked_as(), lang=session.spelled_lang(lang))
-    marked = quiz.run(questions, lang=lang, answers=answers, stdin=sys.stdin, out=sys.stdout,
-                      interactive=answers is None and sys.stdin.isatty(), replay=replay, cols=render.terminal_columns())
+    marked = quiz.run(
+        questions,
+        lang=lang,
+        answers=answers,
+        stdin=sys.stdin,
+        out=sys.stdout,
+        interactive=answers is None and sys.stdin.isatty(),
+        replay=replay,
+        cols=render.terminal_columns(),
+    )
     if quiz.save(marked, assignment=assignment.package, seed=seed, topics=args.topic, lang=lang, replay=again):
         print(text("quiz.saved", lang, **_commands(args, lang)))
     return 0 if all(m.right for m in marked) else 1
 
 
 def _quiz_parser(sub):
-    p = sub.add_parser("quiz", help="the conceptual questions interviewers ask, auto-marked with explanations",
-                       description="Answer with the option letter (a, b, c, d) or a number. Reads the answers from "
-                                   "standard input, one per line (a reply of the wrong kind is asked again; an "
-                                   "empty line skips), or from --answers. Each quiz with an answer is saved in your "
-                                   "history (gradekit practice --history).")
+    p = sub.add_parser(
+        "quiz",
+        help="the conceptual questions interviewers ask, auto-marked with explanations",
+        description="Answer with the option letter (a, b, c, d) or a number. Reads the answers from "
+        "standard input, one per line (a reply of the wrong kind is asked again; an "
+        "empty line skips), or from --answers. Each quiz with an answer is saved in your "
+        "history (gradekit practice --history).",
+    )
     p.add_argument("--n", type=int, default=10, help="how many questions (default 10; 0 for all)")
     p.add_argument("--seed", type=int, default=None, help="the same questions in the same order (default: random)")
-    p.add_argument("--topic", action="append", default=None,
-                   help="only questions on this topic (repeat for several; an unknown one lists them)")
+    p.add_argument(
+        "--topic",
+        action="append",
+        default=None,
+        help="only questions on this topic (repeat for several; an unknown one lists them)",
+    )
     p.add_argument("--assignment", default=None, metavar="SPEC", help=HELP_ASSIGNMENT)
-    p.add_argument("--answers", default=None, metavar="A,B,...",
-                   help='answers in order, comma-separated ("b,64,a"; an empty one skips its question): no prompts')
+    p.add_argument(
+        "--answers",
+        default=None,
+        metavar="A,B,...",
+        help='answers in order, comma-separated ("b,64,a"; an empty one skips its question): no prompts',
+    )
     p.add_argument("--lang", choices=("en", "zh"), default=None, help="language of the questions (default en)")
     p.set_defaults(func=cmd_quiz)
     return p

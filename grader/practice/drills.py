@@ -34,16 +34,22 @@ def of(assignment):
     module = assignment.practice_module()
     drills = tuple(getattr(module, "DRILLS", ()))
     if not drills:
-        raise AssignmentError(f"assignment {assignment.name!r} has no drills; expected a practice module "
-                              f"(Assignment.practice) defining DRILLS")
+        raise AssignmentError(
+            f"assignment {assignment.name!r} has no drills; expected a practice module "
+            f"(Assignment.practice) defining DRILLS"
+        )
     for d in drills:
         unknown = [t for t in d.tasks if t not in assignment.task_by_id]
         if unknown:
-            raise AssignmentError(f"assignment {assignment.name!r}: drill {d.id!r} names unknown task(s) "
-                                  f"{', '.join(unknown)}; expected some of: {', '.join(assignment.task_ids)}")
+            raise AssignmentError(
+                f"assignment {assignment.name!r}: drill {d.id!r} names unknown task(s) "
+                f"{', '.join(unknown)}; expected some of: {', '.join(assignment.task_ids)}"
+            )
         if d.level not in LEVELS:
-            raise AssignmentError(f"assignment {assignment.name!r}: drill {d.id!r} has level {d.level!r}; "
-                                  f"expected one of: {', '.join(LEVELS)}")
+            raise AssignmentError(
+                f"assignment {assignment.name!r}: drill {d.id!r} has level {d.level!r}; "
+                f"expected one of: {', '.join(LEVELS)}"
+            )
     return drills
 
 

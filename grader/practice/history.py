@@ -188,8 +188,9 @@ class History:
         with self.db:
             columns = {r[1] for r in self.db.execute("PRAGMA table_info(attempts)")}
             if columns and "assignment" not in columns:  # a file written before version 3
-                self.db.execute(f"ALTER TABLE attempts ADD COLUMN assignment TEXT NOT NULL DEFAULT "
-                                f"'{DEFAULT_ASSIGNMENT}'")
+                self.db.execute(
+                    f"ALTER TABLE attempts ADD COLUMN assignment TEXT NOT NULL DEFAULT '{DEFAULT_ASSIGNMENT}'"
+                )
                 self._assignments_from_workspaces()
             self.db.executescript(SCHEMA)
             self.db.execute(f"PRAGMA user_version = {SCHEMA_VERSION}")
@@ -215,26 +216,58 @@ class History:
     def __exit__(self, *exc):
         self.close()
 
-    def record(self, *, attempt_id=None, assignment=DEFAULT_ASSIGNMENT, drill, tasks, workspace, started, finished,
-               limit_s, passed, score, max_score, hints, no_hints, profile, checked=True):
+    def record(
+        self,
+        *,
+        attempt_id=None,
+        assignment=DEFAULT_ASSIGNMENT,
+        drill,
+        tasks,
+        workspace,
+        started,
+        finished,
+        limit_s,
+        passed,
+        score,
+        max_score,
+        hints,
+        no_hints,
+        profile,
+        checked=True,
+    ):
         """Insert the attempt (``attempt_id=None``) or update it after another check; returns its id. ``checked``:
         a check ran (counted in ``checks``); a drill just started is recorded with ``checked=False``.
         ``assignment``: the drill's (``Assignment.package``)."""
-        values = dict(assignment=assignment, drill=drill, tasks=",".join(tasks), workspace=str(workspace),
-                      started=started, finished=finished, seconds=max(0.0, finished - started), limit_s=limit_s,
-                      passed=int(bool(passed)), score=score, max_score=max_score, hints=hints,
-                      no_hints=int(bool(no_hints)), profile=profile)
+        values = dict(
+            assignment=assignment,
+            drill=drill,
+            tasks=",".join(tasks),
+            workspace=str(workspace),
+            started=started,
+            finished=finished,
+            seconds=max(0.0, finished - started),
+            limit_s=limit_s,
+            passed=int(bool(passed)),
+            score=score,
+            max_score=max_score,
+            hints=hints,
+            no_hints=int(bool(no_hints)),
+            profile=profile,
+        )
         counted = int(bool(checked))
         with self.db:
             if attempt_id is not None and self.get(attempt_id) is not None:
                 sets = ", ".join(f"{k} = :{k}" for k in values)
-                self.db.execute(f"UPDATE attempts SET {sets}, checks = checks + :counted WHERE id = :id",
-                                {**values, "counted": counted, "id": attempt_id})
+                self.db.execute(
+                    f"UPDATE attempts SET {sets}, checks = checks + :counted WHERE id = :id",
+                    {**values, "counted": counted, "id": attempt_id},
+                )
                 return attempt_id
             cols = ", ".join(values)
             marks = ", ".join(f":{k}" for k in values)
-            cur = self.db.execute(f"INSERT INTO attempts ({cols}, checks) VALUES ({marks}, :counted)",
-                                  {**values, "counted": counted})
+            cur = self.db.execute(
+                f"INSERT INTO attempts ({cols}, checks) VALUES ({marks}, :counted)", {**values, "counted": counted}
+            )
             return cur.lastrowid
 
     def workspaces(self):
@@ -254,8 +287,9 @@ class History:
     def attempts(self, drill=None, *, assignment=DEFAULT_ASSIGNMENT):
         """Every attempt, oldest first (of one drill of ``assignment`` when ``drill`` is given)."""
         if drill:
-            rows = self.db.execute("SELECT * FROM attempts WHERE assignment = ? AND drill = ? ORDER BY started, id",
-                                   (assignment, drill))
+            rows = self.db.execute(
+                "SELECT * FROM attempts WHERE assignment = ? AND drill = ? ORDER BY started, id", (assignment, drill)
+            )
         else:
             rows = self.db.execute("SELECT * FROM attempts ORDER BY started, id")
         return [_attempt(r) for r in rows]
@@ -265,9 +299,9 @@ class History:
         rows = self.db.execute(
             "SELECT * FROM attempts a WHERE passed = 1 AND id = (SELECT id FROM attempts b WHERE b.drill = a.drill "
             "AND b.assignment = a.assignment AND b.passed = 1 ORDER BY b.seconds, b.id LIMIT 1) "
-            "ORDER BY assignment, drill")
+            "ORDER BY assignment, drill"
+        )
         return {(r["assignment"], r["drill"]): _attempt(r) for r in rows}
-
 
     def record_quiz(self, *, taken, assignment, seed, topics, lang, replay, answers):
         """Save a quiz: ``answers`` is ``(question id, topic, reply or None, right)`` per question, in the order
@@ -278,12 +312,16 @@ class History:
             cur = self.db.execute(
                 "INSERT INTO quizzes (taken, assignment, seed, topics, lang, replay, total, answered, right) "
                 "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
-                (taken, assignment, seed, ",".join(topics or ()), lang, replay, len(answers), answered, right))
+                (taken, assignment, seed, ",".join(topics or ()), lang, replay, len(answers), answered, right),
+            )
             quiz_id = cur.lastrowid
             self.db.executemany(
                 "INSERT INTO quiz_answers (quiz, position, question, topic, reply, right) VALUES (?, ?, ?, ?, ?, ?)",
-                [(quiz_id, i, qid, topic, reply or "", int(bool(ok)))
-                 for i, (qid, topic, reply, ok) in enumerate(answers, start=1)])
+                [
+                    (quiz_id, i, qid, topic, reply or "", int(bool(ok)))
+                    for i, (qid, topic, reply, ok) in enumerate(answers, start=1)
+                ],
+            )
         return quiz_id
 
     def quizzes(self):

@@ -75,8 +75,10 @@ def questions(assignment):
     module = assignment.practice_module()
     found = tuple(getattr(module, "QUESTIONS", ()))
     if not found:
-        raise AssignmentError(f"assignment {assignment.name!r} has no quiz; expected a practice module "
-                              f"(Assignment.practice) defining QUESTIONS")
+        raise AssignmentError(
+            f"assignment {assignment.name!r} has no quiz; expected a practice module "
+            f"(Assignment.practice) defining QUESTIONS"
+        )
     return found
 
 
@@ -177,8 +179,14 @@ def save(marked, *, assignment, seed, topics, lang, replay, now=None, history_pa
         return None
     with History(history_path) as history:
         return history.record_quiz(
-            taken=time.time() if now is None else now, assignment=assignment, seed=seed, topics=topics, lang=lang,
-            replay=replay, answers=[(m.asked.question.id, m.asked.question.topic, m.reply, m.right) for m in marked])
+            taken=time.time() if now is None else now,
+            assignment=assignment,
+            seed=seed,
+            topics=topics,
+            lang=lang,
+            replay=replay,
+            answers=[(m.asked.question.id, m.asked.question.topic, m.reply, m.right) for m in marked],
+        )
 
 
 def replay_args(*, n, seed, topics=None, assignment=None):
@@ -218,11 +226,13 @@ def show_answer(asked):
 def question_text(asked, lang, cols=100, head=""):
     from grader.messages import text
     from grader.practice.render import wrap
+
     qid = asked.question.id
     lines = [wrap(text(f"quiz.{qid}.q", lang, **asked.params), cols, indent="", first=head)]
     if asked.question.kind == "choice":
-        lines += [wrap(option_text(asked, letter, lang), cols, indent="      ", first=f"  ({letter}) ")
-                  for letter in LETTERS]
+        lines += [
+            wrap(option_text(asked, letter, lang), cols, indent="      ", first=f"  ({letter}) ") for letter in LETTERS
+        ]
     lines.append(text(f"quiz.prompt_{expects(asked)}", lang))
     return "\n".join(lines)
 
@@ -238,6 +248,7 @@ def run(questions, *, lang="en", answers=None, stdin=None, out=None, interactive
     """
     from grader.messages import text
     from grader.practice.render import wrap
+
     write = out.write
     write(wrap(text("quiz.header", lang, n=len(questions), replay=replay), cols, indent="") + "\n")
     marked = []
@@ -258,8 +269,10 @@ def run(questions, *, lang="en", answers=None, stdin=None, out=None, interactive
                 write(reply + "\n")
             if reply is None or not reply.strip() or parse(asked, reply) is not None:
                 break
-            write(wrap(text(f"quiz.retry_{expects(asked)}", lang, reply=reply.strip()), cols, indent="  ",
-                       first="") + "\n")
+            write(
+                wrap(text(f"quiz.retry_{expects(asked)}", lang, reply=reply.strip()), cols, indent="  ", first="")
+                + "\n"
+            )
         reply = None if reply is None else reply.strip()
         right = mark(asked, reply)
         marked.append(Answered(asked, reply, right))

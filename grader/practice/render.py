@@ -68,25 +68,36 @@ def drill_list(drills, lang, command="gradekit", assignment=None):
     """The list of ``drills`` (an assignment's): its single tasks, then its interview sets; the commands to go on
     start with ``command`` and name the ``assignment`` as the user gave it (``session.commands``)."""
     lines = [text("practice.list.header", lang), ""]
-    head = [text("practice.col.drill", lang), text("practice.col.what", lang), text("practice.col.level", lang),
-            text("practice.col.time", lang)]
-    for heading, group in (("practice.list.tasks", [d for d in drills if not d.is_set]),
-                           ("practice.list.sets", [d for d in drills if d.is_set])):
+    head = [
+        text("practice.col.drill", lang),
+        text("practice.col.what", lang),
+        text("practice.col.level", lang),
+        text("practice.col.time", lang),
+    ]
+    for heading, group in (
+        ("practice.list.tasks", [d for d in drills if not d.is_set]),
+        ("practice.list.sets", [d for d in drills if d.is_set]),
+    ):
         if not group:  # an assignment may have no interview sets
             continue
         lines.append(text(heading, lang))
         rows = [head]
         for d in group:
-            rows.append([d.id, title(d.id, lang), text(f"practice.level.{d.level}", lang),
-                         text("practice.minutes", lang, minutes=d.minutes)])
+            rows.append(
+                [
+                    d.id,
+                    title(d.id, lang),
+                    text(f"practice.level.{d.level}", lang),
+                    text("practice.minutes", lang, minutes=d.minutes),
+                ]
+            )
         first = max(width(r[0]) for r in rows)
         for d, line in zip([None, *group], table(rows)):
             lines.append(line)
             if d is not None and d.is_set:
                 lines.append("  " + " " * first + "  = " + " + ".join(d.tasks))
         lines.append("")
-    lines.append(text("practice.list.usage", lang, **commands(command, lang=spelled_lang(lang),
-                                                               assignment=assignment)))
+    lines.append(text("practice.list.usage", lang, **commands(command, lang=spelled_lang(lang), assignment=assignment)))
     return "\n".join(lines)
 
 
@@ -94,12 +105,24 @@ def started(s, lang, command="gradekit"):
     """A new drill: its task texts, its clock and the commands to go on (``session.commands``; without ``--dir``:
     run from here, they find the drill started last)."""
     d, st = s.drill, s.state
-    lines = [text("practice.start.header", lang, drill=d.id, title=title(d.id, lang),
-                  level=text(f"practice.level.{d.level}", lang), minutes=d.minutes),
-             text("practice.start.workspace", lang, path=str(s.root)),
-             wrap(text("practice.start.files", lang, names=", ".join(t.name for t in s.texts),
-                       files=", ".join(s.files)), terminal_columns(), indent="  ", first=""),
-             ""]
+    lines = [
+        text(
+            "practice.start.header",
+            lang,
+            drill=d.id,
+            title=title(d.id, lang),
+            level=text(f"practice.level.{d.level}", lang),
+            minutes=d.minutes,
+        ),
+        text("practice.start.workspace", lang, path=str(s.root)),
+        wrap(
+            text("practice.start.files", lang, names=", ".join(t.name for t in s.texts), files=", ".join(s.files)),
+            terminal_columns(),
+            indent="  ",
+            first="",
+        ),
+        "",
+    ]
     for t in s.texts:
         lines.append(f"── {t.signature}   [{t.file}]")
         lines += ["    " + line if line else "" for line in t.doc.splitlines()]
@@ -109,15 +132,22 @@ def started(s, lang, command="gradekit"):
     if st.no_hints:
         lines.append(text("practice.start.no_hints", lang))
     cmds = commands(command, lang=spelled_lang(lang, st.lang))
-    lines.append(wrap(text("practice.start.next", lang, files=", ".join(s.files), **cmds), terminal_columns(),
-                      indent="  ", first=""))
+    lines.append(
+        wrap(
+            text("practice.start.next", lang, files=", ".join(s.files), **cmds),
+            terminal_columns(),
+            indent="  ",
+            first="",
+        )
+    )
     return "\n".join(lines)
 
 
 def _time_line(elapsed, limit_s, lang):
     if elapsed <= limit_s:
-        return text("practice.time.within", lang, used=clock(elapsed), limit=clock(limit_s),
-                    left=clock(limit_s - elapsed))
+        return text(
+            "practice.time.within", lang, used=clock(elapsed), limit=clock(limit_s), left=clock(limit_s - elapsed)
+        )
     return text("practice.time.over", lang, used=clock(elapsed), limit=clock(limit_s), over=clock(elapsed - limit_s))
 
 
@@ -160,9 +190,14 @@ def hint(h, lang, now=None, command="gradekit"):
     if h.exhausted:
         lines.append(text("practice.hint.exhausted", lang, task=h.task, **cmds))
     else:
-        lines += [text("practice.hint.header", lang, task=h.task, level=h.level, levels=HINT_LEVELS,
-                       title=title(h.task, lang)),
-                  "", wrap(text(h.key, lang), terminal_columns()), ""]
+        lines += [
+            text(
+                "practice.hint.header", lang, task=h.task, level=h.level, levels=HINT_LEVELS, title=title(h.task, lang)
+            ),
+            "",
+            wrap(text(h.key, lang), terminal_columns()),
+            "",
+        ]
     if h.others:
         lines.append(text("practice.hint.others", lang, tasks=", ".join(h.others), **cmds))
     elapsed = (time.time() if now is None else now) - h.state.started
@@ -217,14 +252,30 @@ def history_view(past, lang, now=None, last=20, command="gradekit"):
 def _attempts_view(attempts, bests, lang, now, last):
     several = len({a.assignment for a in attempts} | {k[0] for k in bests}) > 1
     lines = [text("practice.history.header", lang, n=len(attempts)), ""]
-    rows = [[text("practice.col.when", lang), text("practice.col.drill", lang), text("practice.col.result", lang),
-             text("practice.col.used", lang), text("practice.col.score", lang), text("practice.col.hints", lang),
-             text("practice.col.checks", lang)]]
+    rows = [
+        [
+            text("practice.col.when", lang),
+            text("practice.col.drill", lang),
+            text("practice.col.result", lang),
+            text("practice.col.used", lang),
+            text("practice.col.score", lang),
+            text("practice.col.hints", lang),
+            text("practice.col.checks", lang),
+        ]
+    ]
     for a in attempts[-last:]:
         score = f"{a.score:g}/{a.max_score:g}" if a.checks else "–"
-        rows.append([when(a.started), _drill_label(a.assignment, a.drill, several), _result(a, now, lang),
-                     f"{clock(a.seconds)} / {clock(a.limit_s)}", score, str(a.hints) + (" ⊘" if a.no_hints else ""),
-                     str(a.checks)])
+        rows.append(
+            [
+                when(a.started),
+                _drill_label(a.assignment, a.drill, several),
+                _result(a, now, lang),
+                f"{clock(a.seconds)} / {clock(a.limit_s)}",
+                score,
+                str(a.hints) + (" ⊘" if a.no_hints else ""),
+                str(a.checks),
+            ]
+        )
     lines += table(rows)
     lines += ["", text("practice.history.chart", lang, width=BAR_WIDTH)]
     by_drill = {}
@@ -242,9 +293,14 @@ def _attempts_view(attempts, bests, lang, now, last):
             lines.append(f"  {label}  #{i:<2} {mark} {pad(bar(a.seconds, a.limit_s), bar_w)}{clock(a.seconds)}")
     if bests:
         lines += ["", text("practice.history.bests", lang)]
-        rows = [[_drill_label(*key, several), clock(b.seconds),
-                 text("practice.history.best_of", lang, limit=clock(b.limit_s), when=when(b.started), hints=b.hints)]
-                for key, b in bests.items()]
+        rows = [
+            [
+                _drill_label(*key, several),
+                clock(b.seconds),
+                text("practice.history.best_of", lang, limit=clock(b.limit_s), when=when(b.started), hints=b.hints),
+            ]
+            for key, b in bests.items()
+        ]
         lines += table(rows)
     return lines
 
@@ -263,15 +319,31 @@ def _topic(topic, lang):
 
 def _quizzes_view(quizzes, topics, lang, last, command):
     lines = [text("practice.history.quizzes", lang, n=len(quizzes)), ""]
-    rows = [[text("practice.col.taken", lang), text("practice.col.score", lang), text("practice.col.answered", lang),
-             text("practice.col.again", lang)]]
+    rows = [
+        [
+            text("practice.col.taken", lang),
+            text("practice.col.score", lang),
+            text("practice.col.answered", lang),
+            text("practice.col.again", lang),
+        ]
+    ]
     for q in quizzes[-last:]:
         pct = 100.0 * q.right / q.total if q.total else 0.0
-        rows.append([when(q.taken), f"{q.right} / {q.total} ({pct:.0f}%)", f"{q.answered} / {q.total}",
-                     replay_line(q.replay, command=command, lang=spelled_lang(lang))])
+        rows.append(
+            [
+                when(q.taken),
+                f"{q.right} / {q.total} ({pct:.0f}%)",
+                f"{q.answered} / {q.total}",
+                replay_line(q.replay, command=command, lang=spelled_lang(lang)),
+            ]
+        )
     lines += table(rows)
     if topics:
         lines += ["", text("practice.history.topics", lang)]
-        lines += table([[_topic(t, lang), f"{right} / {asked}", f"{100.0 * right / asked:.0f}%"]
-                        for t, (right, asked) in topics.items()])
+        lines += table(
+            [
+                [_topic(t, lang), f"{right} / {asked}", f"{100.0 * right / asked:.0f}%"]
+                for t, (right, asked) in topics.items()
+            ]
+        )
     return lines

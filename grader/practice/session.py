@@ -126,8 +126,9 @@ def resolve_drill(drill_id, *, assignment=None):
     try:
         return drills.get(a, drill_id)
     except KeyError:
-        raise PracticeError("practice.error.unknown_drill", drill=drill_id,
-                            drills=", ".join(d.id for d in drills.of(a))) from None
+        raise PracticeError(
+            "practice.error.unknown_drill", drill=drill_id, drills=", ".join(d.id for d in drills.of(a))
+        ) from None
 
 
 def pick_random(seed=None, *, assignment=None):
@@ -148,8 +149,7 @@ def default_dir(drill_id, now=None):
     return root
 
 
-def start(*, drill, assignment=None, minutes=None, dest=None, no_hints=False, lang="en", now=None,
-          history_path=None):
+def start(*, drill, assignment=None, minutes=None, dest=None, no_hints=False, lang="en", now=None, history_path=None):
     """Build the workspace of ``drill`` (an id of the assignment's) in ``dest`` (default: ``default_dir``), start its
     clock and record the attempt; returns ``Started``."""
     a = load(assignment)
@@ -165,13 +165,32 @@ def start(*, drill, assignment=None, minutes=None, dest=None, no_hints=False, la
     files = workspace.build(root, d.tasks, a, lang=lang, hints=not no_hints)
     (root / workspace.IGNORE_FILE).write_text(workspace.IGNORE_TEXT, encoding="utf-8")
     root = root.resolve()
-    state = workspace.State(drill=d.id, tasks=list(d.tasks), started=now, minutes=minutes, assignment=a.package,
-                            no_hints=bool(no_hints), lang=lang)
+    state = workspace.State(
+        drill=d.id,
+        tasks=list(d.tasks),
+        started=now,
+        minutes=minutes,
+        assignment=a.package,
+        no_hints=bool(no_hints),
+        lang=lang,
+    )
     with History(history_path) as history:  # recorded now, so that an attempt never checked is still seen
         state.attempt_id = history.record(
-            assignment=a.package, drill=d.id, tasks=d.tasks, workspace=root, started=now, finished=now,
-            limit_s=state.limit_s, passed=False, score=0, max_score=0, hints=0, no_hints=state.no_hints,
-            profile="quick", checked=False)
+            assignment=a.package,
+            drill=d.id,
+            tasks=d.tasks,
+            workspace=root,
+            started=now,
+            finished=now,
+            limit_s=state.limit_s,
+            passed=False,
+            score=0,
+            max_score=0,
+            hints=0,
+            no_hints=state.no_hints,
+            profile="quick",
+            checked=False,
+        )
     workspace.write_state(root, state)
     return Started(d, root, state, files, workspace.task_texts(d.tasks, a, lang=lang, hints=not no_hints))
 
@@ -192,8 +211,9 @@ def open_workspace(path=None, *, history_path=None):
     try:
         return root, workspace.read_state(root), chosen
     except (ValueError, TypeError) as exc:
-        raise PracticeError("practice.error.bad_state", path=str(root / workspace.STATE_FILE),
-                            detail=str(exc)) from None
+        raise PracticeError(
+            "practice.error.bad_state", path=str(root / workspace.STATE_FILE), detail=str(exc)
+        ) from None
 
 
 def command_line(command, *parts):
@@ -230,11 +250,13 @@ def commands(command="gradekit", *, lang=None, assignment=None, root=None, cwd=N
     langs = ["--lang", lang] if lang else []
     chosen = ["--assignment", assignment] if assignment else []
     where = _dir_option(Path(root).resolve(), cwd) if root is not None else []
-    return {"practice": command_line(command, "practice", *langs, *chosen),
-            "quiz": command_line(command, "quiz", *langs, *chosen),
-            "check": command_line(command, "practice", "--check", *where, *langs),
-            "hint": command_line(command, "practice", *where, *langs, "--hint"),
-            "history": command_line(command, "practice", "--history", *langs)}
+    return {
+        "practice": command_line(command, "practice", *langs, *chosen),
+        "quiz": command_line(command, "quiz", *langs, *chosen),
+        "check": command_line(command, "practice", "--check", *where, *langs),
+        "hint": command_line(command, "practice", *where, *langs, "--hint"),
+        "history": command_line(command, "practice", "--history", *langs),
+    }
 
 
 def _dir_option(root, cwd=None):
@@ -257,8 +279,9 @@ def rerun_command(root, check_id, *, profile="quick", lang=None, cwd=None, comma
     return command_line(command, *parts)
 
 
-def check(*, path=None, profile="quick", only=None, lang=None, now=None, history_path=None, progress=None,
-          command="gradekit"):
+def check(
+    *, path=None, profile="quick", only=None, lang=None, now=None, history_path=None, progress=None, command="gradekit"
+):
     """Grade the drill's tasks in the workspace and record the attempt; returns ``Checked``. ``only``: grade just
     these check ids (a rerun: nothing is recorded). ``lang``: the language the user asked for, if any (each
     failing check's rerun command carries the language shown: ``spelled_lang``). ``command``: how the user runs
@@ -275,16 +298,31 @@ def check(*, path=None, profile="quick", only=None, lang=None, now=None, history
     elapsed = now - state.started
     time_up = elapsed >= state.limit_s
     withheld = state.no_hints and not time_up
-    result = api.check(path=root, assignment=state.assignment, tasks=state.tasks, profile=profile,
-                       only=tuple(only) if only else None, diagnose=not withheld, progress=progress,
-                       lang=lang or state.lang)
+    result = api.check(
+        path=root,
+        assignment=state.assignment,
+        tasks=state.tasks,
+        profile=profile,
+        only=tuple(only) if only else None,
+        diagnose=not withheld,
+        progress=progress,
+        lang=lang or state.lang,
+    )
     rerun_lang = spelled_lang(lang, state.lang)
     for task in result.tasks:
         for c in task.checks:
             if c.reproduce:
                 c.reproduce = rerun_command(root, c.id, profile=profile, lang=rerun_lang, command=command)
-    out = Checked(root=root, state=state, result=result, elapsed=elapsed, time_up=time_up, withheld=withheld,
-                  partial=bool(only), chosen=chosen)
+    out = Checked(
+        root=root,
+        state=state,
+        result=result,
+        elapsed=elapsed,
+        time_up=time_up,
+        withheld=withheld,
+        partial=bool(only),
+        chosen=chosen,
+    )
     if only:
         return out
     if state.passed_at is not None:
@@ -292,15 +330,28 @@ def check(*, path=None, profile="quick", only=None, lang=None, now=None, history
         out.elapsed = state.passed_at - state.started
         return out
     passed = result.passed
-    state.last_failing = [t.id for t in result.tasks
-                          if not (all(c.status == "passed" for c in t.checks) and t.score >= t.max_score)]
+    state.last_failing = [
+        t.id for t in result.tasks if not (all(c.status == "passed" for c in t.checks) and t.score >= t.max_score)
+    ]
     assignment = recorded_as(state.assignment)
     with History(history_path) as history:
         before = history.bests().get((assignment, state.drill))
         state.attempt_id = history.record(
-            attempt_id=state.attempt_id, assignment=assignment, drill=state.drill, tasks=state.tasks, workspace=root,
-            started=state.started, finished=now, limit_s=state.limit_s, passed=passed, score=result.score,
-            max_score=result.max_score, hints=state.hints_used, no_hints=state.no_hints, profile=profile)
+            attempt_id=state.attempt_id,
+            assignment=assignment,
+            drill=state.drill,
+            tasks=state.tasks,
+            workspace=root,
+            started=state.started,
+            finished=now,
+            limit_s=state.limit_s,
+            passed=passed,
+            score=result.score,
+            max_score=result.max_score,
+            hints=state.hints_used,
+            no_hints=state.no_hints,
+            profile=profile,
+        )
         out.attempt = history.get(state.attempt_id)
     if passed:
         state.passed_at = now
@@ -323,8 +374,15 @@ def hint(*, path=None, task=None, now=None, history_path=None):
         task = (failing_left or left or state.tasks)[0]
     level = state.hints.get(task, 0)
     if level >= HINT_LEVELS:
-        return Hint(task=task, level=0, exhausted=True, others=[t for t in left if t != task], state=state,
-                    root=root, chosen=chosen)
+        return Hint(
+            task=task,
+            level=0,
+            exhausted=True,
+            others=[t for t in left if t != task],
+            state=state,
+            root=root,
+            chosen=chosen,
+        )
     level += 1
     state.hints[task] = level
     workspace.write_state(root, state)
@@ -332,8 +390,15 @@ def hint(*, path=None, task=None, now=None, history_path=None):
         with History(history_path) as history:
             history.set_hints(state.attempt_id, state.hints_used)
     others = [t for t in state.tasks if t != task and state.hints.get(t, 0) < HINT_LEVELS]
-    return Hint(task=task, level=level, key=hint_key(task, level, load(state.assignment)), others=others,
-                state=state, root=root, chosen=chosen)
+    return Hint(
+        task=task,
+        level=level,
+        key=hint_key(task, level, load(state.assignment)),
+        others=others,
+        state=state,
+        root=root,
+        chosen=chosen,
+    )
 
 
 def hint_key(task, level, assignment):

@@ -69,8 +69,9 @@ class State:
 
 
 def write_state(root, state):
-    (Path(root) / STATE_FILE).write_text(json.dumps(asdict(state), indent=2, ensure_ascii=False) + "\n",
-                                         encoding="utf-8")
+    (Path(root) / STATE_FILE).write_text(
+        json.dumps(asdict(state), indent=2, ensure_ascii=False) + "\n", encoding="utf-8"
+    )
 
 
 def read_state(root):
@@ -109,7 +110,7 @@ def splice(reference, stubs, names):
     # Replace from the bottom up so that earlier line numbers stay valid.
     for name in sorted(names, key=lambda n: ref_spans[n][0], reverse=True):
         (r0, r1), (s0, s1) = ref_spans[name], stub_spans[name]
-        ref_lines[r0 - 1:r1] = stub_lines[s0 - 1:s1]
+        ref_lines[r0 - 1 : r1] = stub_lines[s0 - 1 : s1]
     return "".join(ref_lines)
 
 
@@ -175,8 +176,9 @@ def task_doc(name, assignment, *, lang="en", hints=True):
     if name in translated:
         doc = inspect.cleandoc(translated[name])
     else:
-        tree = ast.parse((assignment.skeleton / assignment.task_by_id[_task_of(name, assignment)].file)
-                         .read_text(encoding="utf-8"))
+        tree = ast.parse(
+            (assignment.skeleton / assignment.task_by_id[_task_of(name, assignment)].file).read_text(encoding="utf-8")
+        )
         node = next(n for n in tree.body if getattr(n, "name", None) == name)
         doc = inspect.cleandoc(ast.get_docstring(node, clean=False) or "")
     return doc if hints else without_hints(doc)
@@ -195,8 +197,7 @@ def _docstrings(tree):
         if not isinstance(node, (ast.Module, ast.ClassDef, ast.FunctionDef, ast.AsyncFunctionDef)):
             continue
         first = node.body[0] if node.body else None
-        if isinstance(first, ast.Expr) and isinstance(first.value, ast.Constant) and isinstance(first.value.value,
-                                                                                                   str):
+        if isinstance(first, ast.Expr) and isinstance(first.value, ast.Constant) and isinstance(first.value.value, str):
             found.append((top.get(id(node)), first))
     return found
 
@@ -212,8 +213,11 @@ def _quoted(doc, indent, raw):
     lines = doc.splitlines() or [""]
     if len(lines) == 1:
         return [f'{indent}{opening}{lines[0]}"""\n']
-    return ([f"{indent}{opening}{lines[0]}\n"] + [f"{indent}{line}\n" if line else "\n" for line in lines[1:]]
-            + [f'{indent}"""\n'])
+    return (
+        [f"{indent}{opening}{lines[0]}\n"]
+        + [f"{indent}{line}\n" if line else "\n" for line in lines[1:]]
+        + [f'{indent}"""\n']
+    )
 
 
 def _retext(source, docs, *, hints, file):
@@ -226,13 +230,15 @@ def _retext(source, docs, *, hints, file):
         if new == old:
             continue
         # The AST's columns count UTF-8 bytes.
-        before = lines[node.lineno - 1].encode()[:node.col_offset].decode()
-        after = lines[node.end_lineno - 1].encode()[node.end_col_offset:].decode()
+        before = lines[node.lineno - 1].encode()[: node.col_offset].decode()
+        after = lines[node.end_lineno - 1].encode()[node.end_col_offset :].decode()
         if before.strip() or after.strip():
-            raise ValueError(f"{file}:{node.lineno}: a docstring that shares its lines with code cannot be "
-                             f"rewritten; put it on lines of its own")
-        raw = lines[node.lineno - 1][len(before):len(before) + 1] in "rR"
-        lines[node.lineno - 1:node.end_lineno] = _quoted(new, before, raw)
+            raise ValueError(
+                f"{file}:{node.lineno}: a docstring that shares its lines with code cannot be "
+                f"rewritten; put it on lines of its own"
+            )
+        raw = lines[node.lineno - 1][len(before) : len(before) + 1] in "rR"
+        lines[node.lineno - 1 : node.end_lineno] = _quoted(new, before, raw)
     return "".join(lines)
 
 
@@ -240,16 +246,19 @@ def _stub_errors(source, names, lang):
     """``source`` with the ``NotImplementedError`` messages inside the definitions of ``names`` that read as
     ``practice.stub.not_implemented`` in English put in ``lang``."""
     english = re.escape(CATALOGUES["en"]["practice.stub.not_implemented"])  # the template, not filled in
-    pattern = re.compile(english.replace(re.escape("{task}"), r"(?P<task>[\w.]+)")
-                         .replace(re.escape("{name}"), r"(?P<name>[\w.]+)"))
+    pattern = re.compile(
+        english.replace(re.escape("{task}"), r"(?P<task>[\w.]+)").replace(re.escape("{name}"), r"(?P<name>[\w.]+)")
+    )
     spans = _top_level(source)
     lines = source.splitlines(keepends=True)
     for name in names:
         first, last = spans[name]
         for i in range(first - 1, last):
             if "NotImplementedError" in lines[i]:
-                lines[i] = pattern.sub(lambda m: _in_quotes(text("practice.stub.not_implemented", lang,
-                                                                 task=m["task"], name=m["name"])), lines[i])
+                lines[i] = pattern.sub(
+                    lambda m: _in_quotes(text("practice.stub.not_implemented", lang, task=m["task"], name=m["name"])),
+                    lines[i],
+                )
     return "".join(lines)
 
 
@@ -296,12 +305,21 @@ def task_texts(tasks, assignment, *, lang="en", hints=True):
             node = nodes[name]
             if isinstance(node, ast.ClassDef):
                 init = next((n for n in node.body if isinstance(n, ast.FunctionDef) and n.name == "__init__"), None)
-                args = init.args if init else ast.arguments(posonlyargs=[], args=[], kwonlyargs=[], kw_defaults=[],
-                                                            defaults=[])
+                args = (
+                    init.args
+                    if init
+                    else ast.arguments(posonlyargs=[], args=[], kwonlyargs=[], kw_defaults=[], defaults=[])
+                )
                 if args.args and args.args[0].arg == "self":
-                    args = ast.arguments(posonlyargs=args.posonlyargs, args=args.args[1:], vararg=args.vararg,
-                                         kwonlyargs=args.kwonlyargs, kw_defaults=args.kw_defaults,
-                                         kwarg=args.kwarg, defaults=args.defaults)
+                    args = ast.arguments(
+                        posonlyargs=args.posonlyargs,
+                        args=args.args[1:],
+                        vararg=args.vararg,
+                        kwonlyargs=args.kwonlyargs,
+                        kw_defaults=args.kw_defaults,
+                        kwarg=args.kwarg,
+                        defaults=args.defaults,
+                    )
                 signature = f"class {name}({ast.unparse(args)})"
             else:
                 signature = f"def {name}({ast.unparse(node.args)})"

@@ -27,12 +27,42 @@ from grader.submission import wire
 from grader.submission.inprocess import InProcessRunner
 from grader.submission.sandbox import _enter_jail, _seal_reference, _set_limits
 
-PRELOAD = ("math", "cmath", "random", "typing", "dataclasses", "functools", "itertools", "collections",
-           "collections.abc", "copy", "numbers", "operator", "enum", "abc", "contextlib", "warnings",
-           "inspect", "string", "textwrap", "re", "time", "traceback", "linecache", "types", "weakref",
-           "torch.nn.functional", "torch.nn.init", "torch.nn.parameter", "torch.nn.utils",
-           "torch.nn.utils.rnn", "torch.optim", "torch.optim.lr_scheduler", "torch.utils.checkpoint",
-           "numpy")
+PRELOAD = (
+    "math",
+    "cmath",
+    "random",
+    "typing",
+    "dataclasses",
+    "functools",
+    "itertools",
+    "collections",
+    "collections.abc",
+    "copy",
+    "numbers",
+    "operator",
+    "enum",
+    "abc",
+    "contextlib",
+    "warnings",
+    "inspect",
+    "string",
+    "textwrap",
+    "re",
+    "time",
+    "traceback",
+    "linecache",
+    "types",
+    "weakref",
+    "torch.nn.functional",
+    "torch.nn.init",
+    "torch.nn.parameter",
+    "torch.nn.utils",
+    "torch.nn.utils.rnn",
+    "torch.optim",
+    "torch.optim.lr_scheduler",
+    "torch.utils.checkpoint",
+    "numpy",
+)
 """Modules a submission may import, imported by ``prepare`` (in a fork server: once, for every worker) so that
 workers have them already: a worker running as an unprivileged user may be unable to read the Python
 installation (on this kind of machine it lives under ``/root``), and a jailed one sees none of it."""
@@ -124,8 +154,13 @@ def usable_devices(accelerators):
 def _capped_stdio():
     signal.signal(signal.SIGXFSZ, signal.SIG_IGN)
     for fd, name in ((1, "stdout"), (2, "stderr")):
-        stream = io.TextIOWrapper(io.BufferedWriter(_CappedOutput(fd)), encoding="utf-8",
-                                  errors="backslashreplace", line_buffering=True, write_through=True)
+        stream = io.TextIOWrapper(
+            io.BufferedWriter(_CappedOutput(fd)),
+            encoding="utf-8",
+            errors="backslashreplace",
+            line_buffering=True,
+            write_through=True,
+        )
         setattr(sys, name, stream)
         setattr(sys, f"__{name}__", stream)
 
@@ -230,8 +265,9 @@ def serve(config):
         probe, asked, args = decode(payload)
         try:
             if asked != variant:
-                raise SubmissionError(kind="exception", **said("say.worker_serves_not", variant=repr(variant),
-                                                               asked=repr(asked)))
+                raise SubmissionError(
+                    kind="exception", **said("say.worker_serves_not", variant=repr(variant), asked=repr(asked))
+                )
             reply = {"result": runner.run(probe, variant, **args)}
         except SubmissionError as err:
             reply = {"error": _error_dict(err)}
@@ -249,8 +285,9 @@ def serve(config):
         try:
             blob = encode(reply)
         except BaseException as exc:  # noqa: BLE001 - a tensor the wire format cannot carry
-            err = SubmissionError(kind="bad_output", **said("say.reply_unsendable",
-                                                            error=f"{type(exc).__name__}: {str(exc)[:500]}"))
+            err = SubmissionError(
+                kind="bad_output", **said("say.reply_unsendable", error=f"{type(exc).__name__}: {str(exc)[:500]}")
+            )
             blob = encode({"error": _error_dict(err), "findings": findings})
         _write_all(rep_fd, frame(blob))
     try:

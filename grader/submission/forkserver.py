@@ -86,11 +86,24 @@ class ForkServer:
         log = os.open(os.path.join(self.base, "server.log"), os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o600)
         try:
             self.proc = subprocess.Popen(
-                [sys.executable, "-B", "-m", "grader.submission.forkserver", str(theirs.fileno()),
-                 "warm" if warm else "cold", assignment.package],
-                stdin=subprocess.DEVNULL, stdout=log, stderr=log, cwd=self.base,
+                [
+                    sys.executable,
+                    "-B",
+                    "-m",
+                    "grader.submission.forkserver",
+                    str(theirs.fileno()),
+                    "warm" if warm else "cold",
+                    assignment.package,
+                ],
+                stdin=subprocess.DEVNULL,
+                stdout=log,
+                stderr=log,
+                cwd=self.base,
                 env=environment(self.base, assignment),
-                pass_fds=(theirs.fileno(),), close_fds=True, start_new_session=True)
+                pass_fds=(theirs.fileno(),),
+                close_fds=True,
+                start_new_session=True,
+            )
         except BaseException:
             ours.close()
             raise
@@ -129,8 +142,9 @@ class ForkServer:
             left = deadline - time.monotonic()
             if left <= 0:
                 self.close()
-                raise ServerGone(f"the fork server did not start within {self.start_timeout:g} s; "
-                                 f"its output:\n{self.log_tail()}")
+                raise ServerGone(
+                    f"the fork server did not start within {self.start_timeout:g} s; its output:\n{self.log_tail()}"
+                )
             ready, _, _ = select.select([self.sock], [], [], min(left, 1.0))
             if ready:
                 msg = self._recv()
@@ -139,8 +153,9 @@ class ForkServer:
                     return
                 raise ServerGone(f"the fork server sent {msg!r} instead of ready")
             if not self.alive():
-                raise ServerGone(f"the fork server exited with status {self.proc.returncode}; "
-                                 f"its output:\n{self.log_tail()}")
+                raise ServerGone(
+                    f"the fork server exited with status {self.proc.returncode}; its output:\n{self.log_tail()}"
+                )
 
     def _recv(self):
         try:
@@ -149,8 +164,10 @@ class ForkServer:
             raise ServerGone(f"the fork server's socket failed: {exc}") from None
         if not data:
             self.proc.poll()
-            raise ServerGone(f"the fork server closed its socket (exit status {self.proc.returncode}); "
-                             f"its output:\n{self.log_tail()}")
+            raise ServerGone(
+                f"the fork server closed its socket (exit status {self.proc.returncode}); "
+                f"its output:\n{self.log_tail()}"
+            )
         return json.loads(data)
 
     def _ask(self, message, fds=()):
@@ -447,8 +464,13 @@ def _request(request, fds, clients, children, wake_r, wake_w):
         sys.stderr.flush()
         pid = os.fork()
         if pid == 0:
-            closed = [*(c.fileno() for c in clients), wake_r, wake_w, fds[3],
-                      *(fd for fd in children.values() if fd >= 0)]
+            closed = [
+                *(c.fileno() for c in clients),
+                wake_r,
+                wake_w,
+                fds[3],
+                *(fd for fd in children.values() if fd >= 0),
+            ]
             _become_worker(request["config"], fds[:3], closed)
         for fd in fds[:3]:
             os.close(fd)

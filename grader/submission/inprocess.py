@@ -31,8 +31,7 @@ PARTS_USED = "_reference_parts_used"
 
 def reference_namespace(assignment, patches=None, label="reference"):
     """The assignment's reference (or, with ``patches``, a mutant of it) as a ``Namespace``."""
-    return Namespace(assignment.reference, assignment=assignment, label=label, patches=patches,
-                     block_reference=False)
+    return Namespace(assignment.reference, assignment=assignment, label=label, patches=patches, block_reference=False)
 
 
 def excluded_tasks(assignment, task_id):
@@ -90,16 +89,27 @@ def parts_namespace(assignment, parts, label="reference"):
 def _watched(obj, name, used):
     """``obj`` (a reference function or class) that notes in ``used`` when it is called or built."""
     if isinstance(obj, type):
+
         def __init__(self, *args, **kwargs):
             used.add(name)
             obj.__init__(self, *args, **kwargs)
-        return type(obj.__name__, (obj,), {"__init__": __init__, "__module__": obj.__module__,
-                                           "__qualname__": obj.__qualname__, "__doc__": obj.__doc__})
+
+        return type(
+            obj.__name__,
+            (obj,),
+            {
+                "__init__": __init__,
+                "__module__": obj.__module__,
+                "__qualname__": obj.__qualname__,
+                "__doc__": obj.__doc__,
+            },
+        )
 
     @functools.wraps(obj)
     def call(*args, **kwargs):
         used.add(name)
         return obj(*args, **kwargs)
+
     return call
 
 
@@ -244,9 +254,13 @@ class TimeLimit:
         self._waited = 0
 
     def __enter__(self):
-        self.active = bool(self.seconds and self.seconds > 0 and hasattr(signal, "SIGALRM")
-                           and threading.current_thread() is threading.main_thread()
-                           and signal.getitimer(signal.ITIMER_REAL)[0] == 0)
+        self.active = bool(
+            self.seconds
+            and self.seconds > 0
+            and hasattr(signal, "SIGALRM")
+            and threading.current_thread() is threading.main_thread()
+            and signal.getitimer(signal.ITIMER_REAL)[0] == 0
+        )
         if self.active:
             self._old = signal.signal(signal.SIGALRM, self._fire)
             signal.setitimer(signal.ITIMER_REAL, self.seconds, self.REPEAT_S)
@@ -255,8 +269,12 @@ class TimeLimit:
     def _fire(self, signum, frame):
         if self._done or _traced():
             return  # finishing, or a debugger is attached: the code may take its time
-        if self.ours is not None and frame is not None and not self.ours(frame.f_code.co_filename) \
-                and self._waited < self.PATIENCE:
+        if (
+            self.ours is not None
+            and frame is not None
+            and not self.ours(frame.f_code.co_filename)
+            and self._waited < self.PATIENCE
+        ):
             self._waited += 1  # not in the student's code just now: the next signal, half a second on
             return
         raise CallTimeout(f"did not finish within {self.seconds:g} s")
@@ -287,8 +305,9 @@ class InProcessRunner:
             ``SubmissionError(kind="timeout")`` at once, as ``WorkerRunner`` does.
     """
 
-    def __init__(self, root, *, assignment, banned=None, namespace=None, parts=None, call_timeout=None,
-                 total_timeout=None):
+    def __init__(
+        self, root, *, assignment, banned=None, namespace=None, parts=None, call_timeout=None, total_timeout=None
+    ):
         self.root = Path(root).resolve()
         self.call_timeout = call_timeout
         self.total_timeout = total_timeout
@@ -347,14 +366,21 @@ class InProcessRunner:
         except SubmissionError:
             raise
         except CallTimeout as exc:
-            raise call_timed_out("your code", limit, call_timeout=self.call_timeout, total_timeout=self.total_timeout,
-                                 where=from_exception(exc, self.root), relative=relative) from None
+            raise call_timed_out(
+                "your code",
+                limit,
+                call_timeout=self.call_timeout,
+                total_timeout=self.total_timeout,
+                where=from_exception(exc, self.root),
+                relative=relative,
+            ) from None
         except Exception as exc:  # noqa: BLE001 - anything the student's code raised
             raise from_exception(exc, self.root) from None
         except SystemExit as exc:
             error = said("say.sys_exit", call=f"sys.exit({exc.code!r})")
-            raise SubmissionError(kind="exception", detail=error["detail"],
-                                  data={**error["data"], CRASH: "exit"}) from None
+            raise SubmissionError(
+                kind="exception", detail=error["detail"], data={**error["data"], CRASH: "exit"}
+            ) from None
         finally:
             if limit is not None:
                 self.used += time.monotonic() - start

@@ -140,8 +140,7 @@ def _read(ipynb):
     try:
         return nbformat.read(str(path), as_version=4), path.name
     except (OSError, ValueError, KeyError, AttributeError, TypeError) as exc:  # NotJSONError is a ValueError
-        raise NotebookError("notebook.unreadable", notebook=path.name, detail=f"{type(exc).__name__}: {exc}") \
-            from None
+        raise NotebookError("notebook.unreadable", notebook=path.name, detail=f"{type(exc).__name__}: {exc}") from None
 
 
 def _code_cells(nb):
@@ -204,7 +203,7 @@ def _segment(lines, node):
     """The exact text of a top-level statement (decorators included) and its first line."""
     first = node.decorator_list[0] if getattr(node, "decorator_list", None) else node
     start, end = first.lineno, node.end_lineno
-    chunk = lines[start - 1:end]
+    chunk = lines[start - 1 : end]
     chunk[-1] = _cut(chunk[-1], 0, node.end_col_offset)
     chunk[0] = _cut(chunk[0], first.col_offset)
     return "\n".join(chunk), start
@@ -231,8 +230,7 @@ def _imports(node, cell, position):
         single = type(node)(**{**{f: getattr(node, f) for f in node._fields}, "names": [alias]})
         bound = alias.asname or alias.name.split(".")[0]
         binds = frozenset() if alias.name == "*" else frozenset({bound})
-        out.append(_Stmt(ast.unparse(single), binds, frozenset(), cell, node.lineno, (position, node.lineno),
-                         "import"))
+        out.append(_Stmt(ast.unparse(single), binds, frozenset(), cell, node.lineno, (position, node.lineno), "import"))
     return out
 
 
@@ -262,8 +260,14 @@ def _collect(nb):
         try:
             parsed = _parse(source)
         except SyntaxError as exc:
-            skipped.append({"cell": number, "line": exc.lineno or 0, "detail": f"SyntaxError: {exc.msg}",
-                            "code": (exc.text or "").strip()})
+            skipped.append(
+                {
+                    "cell": number,
+                    "line": exc.lineno or 0,
+                    "detail": f"SyntaxError: {exc.msg}",
+                    "code": (exc.text or "").strip(),
+                }
+            )
             continue
         if parsed is not None:
             stmts += _statements(*parsed, number, position)
@@ -312,7 +316,7 @@ def _write(path, file, stmts, cross, cellmap):
         cellmap.spans.append(_Span(file, len(lines) + 1, 1, s.cell, s.line))
         lines.append(s.source)
     lines += cross
-    for s in stmts[len(imports):]:
+    for s in stmts[len(imports) :]:
         lines += ["", ""]
         body = s.source.split("\n")
         cellmap.spans.append(_Span(file, len(lines) + 1, len(body), s.cell, s.line))
@@ -333,8 +337,12 @@ def convert(ipynb, dest, assignment=None, *, name=None) -> CellMap:
         for n in s.binds:
             final[n] = s
     stars = [s for s in stmts if s.kind == "import" and not s.binds]
-    cellmap = CellMap(notebook=name or default_name, numbering=numbering, skipped=skipped,
-                      task_names={t.id: t.names for t in a.tasks if t.names})
+    cellmap = CellMap(
+        notebook=name or default_name,
+        numbering=numbering,
+        skipped=skipped,
+        task_names={t.id: t.names for t in a.tasks if t.names},
+    )
     cellmap.defined = {n: s.cell for n, s in final.items() if s.kind != "import"}
     for n in final:
         if n in a.name_to_file:
@@ -387,9 +395,13 @@ def _code_notes(task_id, cellmap):
     for n in names:
         for part in (n, *cellmap.helpers.get(n, ())) if n in cellmap.defined else ():
             by_cell.setdefault(cellmap.defined[part], []).append(part)
-    notes = [Message(f"notebook.code_in.{cellmap.numbering}",
-                     {"notebook": cellmap.notebook, "cell": cell, "names": ", ".join(dict.fromkeys(parts))})
-             for cell, parts in sorted(by_cell.items())]
+    notes = [
+        Message(
+            f"notebook.code_in.{cellmap.numbering}",
+            {"notebook": cellmap.notebook, "cell": cell, "names": ", ".join(dict.fromkeys(parts))},
+        )
+        for cell, parts in sorted(by_cell.items())
+    ]
     if missing:
         notes.append(Message("notebook.not_defined", {"notebook": cellmap.notebook, "names": ", ".join(missing)}))
     return notes
@@ -423,8 +435,13 @@ def _relocate_check(check, cellmap):
     if check.status == "passed":
         return
     if where is not None:
-        _add_note(check, Message(f"notebook.error_at.{cellmap.numbering}",
-                                 {"notebook": cellmap.notebook, "cell": where[0], "line": where[1]}))
+        _add_note(
+            check,
+            Message(
+                f"notebook.error_at.{cellmap.numbering}",
+                {"notebook": cellmap.notebook, "cell": where[0], "line": where[1]},
+            ),
+        )
     notes = _code_notes(check.task, cellmap)
     missing = [n for n in notes if n.key == "notebook.not_defined"]
     if missing and check.status == "error" and (check.error or {}).get("kind") in ("missing_name", "missing_file"):
@@ -467,6 +484,13 @@ def relocate(result, cellmap):
         task.banned = _dedupe(task.banned)
     for s in cellmap.skipped:
         label = cellmap.label(s["cell"])
-        result.load_errors[label] = {"kind": "import_error", "detail": s["detail"], "file": label, "line": s["line"],
-                                     "code": s["code"], "trace": "", "data": {}}
+        result.load_errors[label] = {
+            "kind": "import_error",
+            "detail": s["detail"],
+            "file": label,
+            "line": s["line"],
+            "code": s["code"],
+            "trace": "",
+            "data": {},
+        }
     return result

@@ -59,8 +59,9 @@ class Namespace:
             assignment's reference folder) inside the code fail.
     """
 
-    def __init__(self, root, *, assignment, label="submission", overrides=None, fallback=None, patches=None,
-                 block_reference=True):
+    def __init__(
+        self, root, *, assignment, label="submission", overrides=None, fallback=None, patches=None, block_reference=True
+    ):
         self.root = Path(root).resolve()
         self.assignment = assignment
         self.label = label
@@ -86,8 +87,9 @@ class Namespace:
         try:
             return getattr(module, name)
         except AttributeError:
-            raise SubmissionError(kind="missing_name", file=file,
-                                  **said("say.missing_name", file=file, name=repr(name))) from None
+            raise SubmissionError(
+                kind="missing_name", file=file, **said("say.missing_name", file=file, name=repr(name))
+            ) from None
 
     def module(self, file):
         """Import (once) and return the module for contract file ``file``; raises ``SubmissionError``."""
@@ -151,8 +153,11 @@ class Namespace:
         if stem + ".py" not in self.patches and not (self.root / f"{stem}.py").is_file():
             if stem + ".py" in self.fallback:
                 return self.fallback[stem + ".py"]
-            raise SubmissionError(kind="missing_file", file=f"{stem}.py",
-                                  **said("say.missing_file", file=f"{stem}.py", folder=str(self.root)))
+            raise SubmissionError(
+                kind="missing_file",
+                file=f"{stem}.py",
+                **said("say.missing_file", file=f"{stem}.py", folder=str(self.root)),
+            )
         try:
             return importlib.import_module(name)
         except SubmissionError:
@@ -179,8 +184,11 @@ class Namespace:
         return builtins.__import__(name, globals, locals, fromlist, level)
 
     def _is_local(self, head):
-        return (self.root / f"{head}.py").is_file() or (self.root / head / "__init__.py").is_file() \
+        return (
+            (self.root / f"{head}.py").is_file()
+            or (self.root / head / "__init__.py").is_file()
             or f"{head}.py" in self.patches
+        )
 
     def _exec(self, module, stem, path):
         module.__dict__["__builtins__"] = self._builtins
@@ -223,7 +231,7 @@ class _Finder(importlib.abc.MetaPathFinder):
         prefix = self.ns.package + "."
         if not fullname.startswith(prefix):
             return None
-        rest = fullname[len(prefix):]
+        rest = fullname[len(prefix) :]
         stem = rest.replace(".", "/")
         file = self.ns.root / f"{stem}.py"
         if file.is_file() or f"{rest}.py" in self.ns.patches or f"{rest}.py" in self.ns.fallback:
@@ -231,8 +239,11 @@ class _Finder(importlib.abc.MetaPathFinder):
         init = self.ns.root / stem / "__init__.py"
         if init.is_file():
             return importlib.util.spec_from_file_location(
-                fullname, init, loader=_Loader(self.ns, rest + "/__init__", init),
-                submodule_search_locations=[str(init.parent)])
+                fullname,
+                init,
+                loader=_Loader(self.ns, rest + "/__init__", init),
+                submodule_search_locations=[str(init.parent)],
+            )
         return None
 
 

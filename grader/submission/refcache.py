@@ -104,8 +104,13 @@ def _layouts(x, out, depth):
     if depth > wire.MAX_DEPTH:
         return
     if isinstance(x, torch.Tensor):
-        out.append((type(x).__name__, tuple(x.stride()) if x.layout == torch.strided else None,
-                    x.storage_offset() if x.layout == torch.strided else None))
+        out.append(
+            (
+                type(x).__name__,
+                tuple(x.stride()) if x.layout == torch.strided else None,
+                x.storage_offset() if x.layout == torch.strided else None,
+            )
+        )
     elif isinstance(x, dict):
         for k, v in x.items():
             _layouts(k, out, depth + 1)

@@ -234,7 +234,6 @@ def fresh_uid():
     raise RuntimeError("could not find an unused uid")
 
 
-
 UNPRIVILEGED_USER = "nobody"
 """The account ``run_as="nobody"`` names; the default for a root judge is a fresh uid per worker instead."""
 FRESH = "fresh"
@@ -264,7 +263,6 @@ def slot_user(slot):
     """The ``run_as`` of batch slot ``slot``'s workers: ``"auto"``: as root, every worker gets a uid of its own,
     so no slot, later submission or other batch ever shares one."""
     return "auto"
-
 
 
 # ================================================================================================
@@ -355,4 +353,3 @@ def _unshare_namespaces():
         libc.unshare(0x40000000 | 0x08000000)  # CLONE_NEWNET | CLONE_NEWIPC; refused without CAP_SYS_ADMIN
     except (OSError, AttributeError):
         pass
-

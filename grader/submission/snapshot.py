@@ -41,8 +41,22 @@ MAX_ENTRIES = 20_000
 MAX_LISTED = 100
 """Refused entries listed one by one; the rest are counted in one last entry of kind ``more``."""
 SKIP = frozenset({"__pycache__", ".git", "__MACOSX", ".DS_Store"})
-KINDS = ("symlink", "fifo", "socket", "device", "special", "too_big", "total", "count", "entries", "bad_name",
-         "deep", "unreadable", "changed", "more")
+KINDS = (
+    "symlink",
+    "fifo",
+    "socket",
+    "device",
+    "special",
+    "too_big",
+    "total",
+    "count",
+    "entries",
+    "bad_name",
+    "deep",
+    "unreadable",
+    "changed",
+    "more",
+)
 """Why an entry was refused (message keys ``snapshot.kind.<kind>``)."""
 
 _O_FILE = os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC | getattr(os, "O_NOCTTY", 0)
@@ -68,8 +82,12 @@ class Refused:
 
     @classmethod
     def from_dict(cls, d):
-        return cls(path=str(d.get("path", "")), kind=str(d.get("kind", "special")), size=int(d.get("size") or 0),
-                   limit=int(d.get("limit") or 0))
+        return cls(
+            path=str(d.get("path", "")),
+            kind=str(d.get("kind", "special")),
+            size=int(d.get("size") or 0),
+            limit=int(d.get("limit") or 0),
+        )
 
 
 @dataclass
@@ -124,8 +142,7 @@ class _Walk:
                 self.refuse(rel + display_name(entry.name), "unreadable")
                 continue
             is_dir = stat.S_ISDIR(st.st_mode)
-            order = (is_dir, not (stat.S_ISREG(st.st_mode) and entry.name.endswith(".py")),
-                     os.fsencode(entry.name))
+            order = (is_dir, not (stat.S_ISREG(st.st_mode) and entry.name.endswith(".py")), os.fsencode(entry.name))
             found.append((order, entry.name, st))
         for _order, name, st in sorted(found, key=lambda x: x[0]):
             if self.stopped:
@@ -156,8 +173,14 @@ class _Walk:
         try:
             fd = os.open(name, _O_DIR, dir_fd=dir_fd)
         except OSError as exc:
-            self.refuse(shown, "symlink" if exc.errno == errno.ELOOP else "changed"
-                        if exc.errno in (errno.ENOTDIR, errno.ENOENT) else "unreadable")
+            self.refuse(
+                shown,
+                "symlink"
+                if exc.errno == errno.ELOOP
+                else "changed"
+                if exc.errno in (errno.ENOTDIR, errno.ENOENT)
+                else "unreadable",
+            )
             return
         try:
             now = os.fstat(fd)
@@ -184,8 +207,10 @@ class _Walk:
         try:
             fd = os.open(name, _O_FILE, dir_fd=dir_fd)
         except OSError as exc:
-            self.refuse(shown, "symlink" if exc.errno == errno.ELOOP else "changed"
-                        if exc.errno == errno.ENOENT else "unreadable")
+            self.refuse(
+                shown,
+                "symlink" if exc.errno == errno.ELOOP else "changed" if exc.errno == errno.ENOENT else "unreadable",
+            )
             return
         target = self.dest / named
         try:
@@ -202,7 +227,7 @@ class _Walk:
                     if written > budget:  # it grew while we read it
                         break
                     while chunk:
-                        chunk = chunk[os.write(out, chunk):]
+                        chunk = chunk[os.write(out, chunk) :]
             finally:
                 os.close(out)
             if written > budget:
@@ -222,8 +247,9 @@ class _Walk:
         self.snap.copied.append(named)
 
 
-def safe_copy(src, dest, *, max_file_bytes=MAX_FILE_BYTES, max_total_bytes=MAX_TOTAL_BYTES, max_files=MAX_FILES,
-              top_link=True):
+def safe_copy(
+    src, dest, *, max_file_bytes=MAX_FILE_BYTES, max_total_bytes=MAX_TOTAL_BYTES, max_files=MAX_FILES, top_link=True
+):
     """Copy the submission folder ``src`` into ``dest`` (created, private to this user); a ``Snapshot``.
 
     Only regular files and folders are copied (see the module's docstring); nothing inside ``src`` is

@@ -68,9 +68,24 @@ MESSAGE_CHARS = 500
 """Characters of a reference error's message sent back to the worker."""
 STATS = {"messages": 0, "seconds": 0.0}
 """Stand-in messages every host in this process answered, and the seconds it took (for the benchmarks)."""
-_EXCEPTIONS = {name: getattr(builtins, name) for name in (
-    "ValueError", "TypeError", "RuntimeError", "IndexError", "KeyError", "AttributeError", "NotImplementedError",
-    "ZeroDivisionError", "AssertionError", "ArithmeticError", "OverflowError", "StopIteration", "LookupError")}
+_EXCEPTIONS = {
+    name: getattr(builtins, name)
+    for name in (
+        "ValueError",
+        "TypeError",
+        "RuntimeError",
+        "IndexError",
+        "KeyError",
+        "AttributeError",
+        "NotImplementedError",
+        "ZeroDivisionError",
+        "AssertionError",
+        "ArithmeticError",
+        "OverflowError",
+        "StopIteration",
+        "LookupError",
+    )
+}
 
 
 class StandInError(RuntimeError):
@@ -110,8 +125,11 @@ def _class_surface(cls):
                 properties.append(name)
             elif callable(value) or isinstance(value, (staticmethod, classmethod)):
                 methods.append(name)
-    return {"module": issubclass(cls, nn.Module), "methods": sorted(set(methods)),
-            "properties": sorted(set(properties))}
+    return {
+        "module": issubclass(cls, nn.Module),
+        "methods": sorted(set(methods)),
+        "properties": sorted(set(properties)),
+    }
 
 
 # ================================================================================================
@@ -189,8 +207,10 @@ class _Encoder:
         """The table index of ``t`` (``-1 - i`` for the other side's tensor ``i``). ``state``: a part's parameter or
         buffer, which the worker's cache may send as a number (``_TensorCache``)."""
         if type(t) is not torch.Tensor and type(t) is not nn.Parameter:
-            raise StandInError(f"a {type(t).__qualname__} (a subclass of torch.Tensor) cannot be passed to the "
-                               f"reference's parts; pass a plain tensor")
+            raise StandInError(
+                f"a {type(t).__qualname__} (a subclass of torch.Tensor) cannot be passed to the "
+                f"reference's parts; pass a plain tensor"
+            )
         key = id(t)
         known = self.known.get(key)
         if known is not None:
@@ -244,14 +264,18 @@ class _Encoder:
             return ("D", {k: self.value(v, depth + 1) for k, v in x.items()})
         if isinstance(x, torch.Generator):
             return ("G", self.number(x), str(x.device), x.get_state())
-        if isinstance(x, (collections.abc.Iterator, collections.abc.KeysView, collections.abc.ValuesView,
-                          collections.abc.ItemsView)) and not isinstance(x, nn.Module):
+        if isinstance(
+            x,
+            (collections.abc.Iterator, collections.abc.KeysView, collections.abc.ValuesView, collections.abc.ItemsView),
+        ) and not isinstance(x, nn.Module):
             # ``model.parameters()``: consumed here, as the part would have consumed it
             return ("L", [self.value(v, depth + 1) for v in itertools.islice(x, 1_000_000)])
         if self.is_reference(x) or (isinstance(x, nn.Module) and _torch_class_name(type(x))):
             return self.obj(x, depth)
-        raise StandInError(f"a {type(x).__qualname__} cannot be passed to the reference's parts: only tensors, "
-                           f"numbers, strings, lists, dicts, torch.nn's own modules and the parts themselves cross")
+        raise StandInError(
+            f"a {type(x).__qualname__} cannot be passed to the reference's parts: only tensors, "
+            f"numbers, strings, lists, dicts, torch.nn's own modules and the parts themselves cross"
+        )
 
     def obj(self, x, depth=0):
         k = self.number(x)
@@ -267,8 +291,13 @@ class _Encoder:
                 values.append(_SKIP)
         if isinstance(x, nn.Module):
             params, buffers, children = x._parameters, x._buffers, x._modules
-            layout = (tuple(params), tuple(buffers), tuple(children), tuple(attrs),
-                      tuple(sorted(x._non_persistent_buffers_set)))
+            layout = (
+                tuple(params),
+                tuple(buffers),
+                tuple(children),
+                tuple(attrs),
+                tuple(sorted(x._non_persistent_buffers_set)),
+            )
             training = x.training
         else:
             params = buffers = children = {}
@@ -286,9 +315,11 @@ class _Encoder:
         crefs = []
         for n, child in children.items():
             if child is not None and not (self.is_reference(child) or _torch_class_name(type(child))):
-                raise StandInError(f"the reference's {type(x).__name__} holds a {type(child).__qualname__} as "
-                                   f"{n!r}; the reference's parts can hold only their own parts and torch.nn's "
-                                   f"modules")
+                raise StandInError(
+                    f"the reference's {type(x).__name__} holds a {type(child).__qualname__} as "
+                    f"{n!r}; the reference's parts can hold only their own parts and torch.nn's "
+                    f"modules"
+                )
             crefs.append(None if child is None else self.obj(child, depth + 1))
         if self.is_reference(x):
             return ("S", k, self.handle_of(x), type(x).__name__, number, training, prefs, brefs, crefs, values)
@@ -322,8 +353,11 @@ class _Decoder:
         for number, layout in new.items():
             if len(self.layouts) >= MAX_SCHEMAS:
                 raise StandInError("too many kinds of objects")
-            if not (isinstance(layout, list) and len(layout) == 5
-                    and all(isinstance(part, list) and all(isinstance(n, str) for n in part) for part in layout)):
+            if not (
+                isinstance(layout, list)
+                and len(layout) == 5
+                and all(isinstance(part, list) and all(isinstance(n, str) for n in part) for part in layout)
+            ):
                 raise StandInError("a malformed layout")
             self.layouts[number] = layout
         for i, data in message.get("changed") or []:  # this side's tensors the other changed in place
@@ -413,13 +447,19 @@ class _Decoder:
         """Set ``obj``'s parameters, buffers, submodules, attributes and mode to those of entry ``x``."""
         pnames, bnames, cnames, anames, transient = layout
         _, _, _, _, _, training, prefs, brefs, crefs, values = x
-        if not (len(_seq(prefs)) == len(pnames) and len(_seq(brefs)) == len(bnames)
-                and len(_seq(crefs)) == len(cnames) and len(_seq(values)) == len(anames)):
+        if not (
+            len(_seq(prefs)) == len(pnames)
+            and len(_seq(brefs)) == len(bnames)
+            and len(_seq(crefs)) == len(cnames)
+            and len(_seq(values)) == len(anames)
+        ):
             raise StandInError("an object that does not match its layout")
         if isinstance(obj, nn.Module):
             object.__setattr__(obj, "training", bool(training))
-            for slot, names, refs, kind in ((obj._parameters, pnames, prefs, "params"),
-                                            (obj._buffers, bnames, brefs, "buffers")):
+            for slot, names, refs, kind in (
+                (obj._parameters, pnames, prefs, "params"),
+                (obj._buffers, bnames, brefs, "buffers"),
+            ):
                 for name, ref in zip(names, refs):
                     t = None if ref is None else self.tensor_at(ref)
                     if kind == "params" and t is not None and not isinstance(t, nn.Parameter):
@@ -465,9 +505,14 @@ def _as_known(entry, layouts, depth=0):
             return ("K", entry[1])
         if tag in ("S", "M") and len(entry) == 10:
             known = [None if i is None else -1 - i for i in entry[6]], [None if i is None else -1 - i for i in entry[7]]
-            return (*entry[:4], layouts.get(entry[4]), entry[5], *known,
-                    [_as_known(c, layouts, depth + 1) for c in entry[8]],
-                    [_as_known(v, layouts, depth + 1) for v in entry[9]])
+            return (
+                *entry[:4],
+                layouts.get(entry[4]),
+                entry[5],
+                *known,
+                [_as_known(c, layouts, depth + 1) for c in entry[8]],
+                [_as_known(v, layouts, depth + 1) for v in entry[9]],
+            )
         return tuple(_as_known(v, layouts, depth + 1) if isinstance(v, (tuple, list, dict)) else v for v in entry)
     if isinstance(entry, list):
         return [_as_known(v, layouts, depth + 1) for v in entry]
@@ -535,8 +580,13 @@ class _TensorCache:
         entry = self.entries.get(id(t))
         if entry is not None:
             ref, slot, kept = entry
-            if (ref() is t and kept.dtype == data.dtype and kept.device == data.device and kept.shape == data.shape
-                    and torch.equal(kept, data)):
+            if (
+                ref() is t
+                and kept.dtype == data.dtype
+                and kept.device == data.device
+                and kept.shape == data.shape
+                and torch.equal(kept, data)
+            ):
                 return slot, kept, False
         size = _nbytes(data)
         if self.bytes + size > CACHE_BYTES or len(self.entries) >= CACHE_SLOTS:
@@ -565,8 +615,15 @@ def _construction_key(name, args, kwargs, env):
     values = (*args, *kwargs.values())
     if not all(v is None or type(v) in (bool, int, float, str) for v in values) or not isinstance(env, dict):
         return None
-    return (name, tuple(args), tuple(sorted(kwargs.items())), str(env.get("dtype")), str(env.get("device")),
-            bool(env.get("grad")), env.get("inference") is True)
+    return (
+        name,
+        tuple(args),
+        tuple(sorted(kwargs.items())),
+        str(env.get("dtype")),
+        str(env.get("device")),
+        bool(env.get("grad")),
+        env.get("inference") is True,
+    )
 
 
 def _state_tensors(obj):
@@ -580,8 +637,13 @@ def _state_tensors(obj):
 def _same_tensor(a, b):
     if a is None or b is None:
         return a is b
-    if not (type(a) is type(b) and a.dtype == b.dtype and a.device == b.device and a.shape == b.shape
-            and a.requires_grad == b.requires_grad):
+    if not (
+        type(a) is type(b)
+        and a.dtype == b.dtype
+        and a.device == b.device
+        and a.shape == b.shape
+        and a.requires_grad == b.requires_grad
+    ):
         return False
     return a.device.type == "meta" or torch.equal(a, b)  # a meta tensor is its shape and dtype
 
@@ -651,9 +713,13 @@ def _tensor(t):
 def _env():
     """What the reference's code depends on besides its arguments: the random state, the default dtype and device,
     grad mode."""
-    env = {"rng": torch.get_rng_state(), "dtype": torch.get_default_dtype(),
-           "device": str(torch.get_default_device()), "grad": torch.is_grad_enabled(),
-           "inference": torch.is_inference_mode_enabled()}
+    env = {
+        "rng": torch.get_rng_state(),
+        "dtype": torch.get_default_dtype(),
+        "device": str(torch.get_default_device()),
+        "grad": torch.is_grad_enabled(),
+        "inference": torch.is_inference_mode_enabled(),
+    }
     if torch.cuda.is_available() and torch.cuda.is_initialized():
         env["cuda_rng"] = list(torch.cuda.get_rng_state_all())
     return env
@@ -800,8 +866,9 @@ class Host:
                 return torch.Generator(device=str(entry[2] or "cpu"))
             if tag == "M":
                 cls = _torch_class(entry[3])
-                return reuse if type(reuse) is cls and id(reuse) not in taken and not taken.add(id(reuse)) \
-                    else _bare(cls)
+                return (
+                    reuse if type(reuse) is cls and id(reuse) not in taken and not taken.add(id(reuse)) else _bare(cls)
+                )
             h = entry[2]
             template = self.objects.get(h) if type(h) is int else None
             if template is None or type(template).__name__ != entry[3]:
@@ -893,8 +960,10 @@ class Host:
             probe = cls(*args, **kwargs)
         size = sum(_nbytes(t) for t in itertools.chain(probe.parameters(), probe.buffers()))
         if size > MAX_STATE_BYTES:
-            raise StandInError(f"the reference's {cls.__name__} with these arguments would hold {size} bytes of "
-                               f"tensors, more than the {MAX_STATE_BYTES} that grading ever needs")
+            raise StandInError(
+                f"the reference's {cls.__name__} with these arguments would hold {size} bytes of "
+                f"tensors, more than the {MAX_STATE_BYTES} that grading ever needs"
+            )
         if key is not None and len(self._sizes_seen) < 10_000:
             self._sizes_seen.add(key)
 
@@ -907,13 +976,18 @@ class Host:
         """The encoder holding every object the call involved (their states after it; with ``sent``, the entries
         of the objects as the worker sent them, only those the call changed) and the result."""
         encoder = self._encoder(decoder, first)
-        objects = [[k, encoder.obj(obj)] for k, obj in sorted(decoder.objects.items())
-                   if not isinstance(obj, torch.Generator)]
+        objects = [
+            [k, encoder.obj(obj)] for k, obj in sorted(decoder.objects.items()) if not isinstance(obj, torch.Generator)
+        ]
         if sent is not None:
-            numbers = {n: self.layouts_out.get(tuple(tuple(part) for part in layout))
-                       for n, layout in self.layouts_in.items()}
-            objects = [[k, entry] for k, entry in objects
-                       if entry[0] != "O" and (k not in sent or _as_known(sent[k], numbers) != entry)]
+            numbers = {
+                n: self.layouts_out.get(tuple(tuple(part) for part in layout)) for n, layout in self.layouts_in.items()
+            }
+            objects = [
+                [k, entry]
+                for k, entry in objects
+                if entry[0] != "O" and (k not in sent or _as_known(sent[k], numbers) != entry)
+            ]
         return encoder, objects, encoder.value(result)
 
     def _reply(self, decoder, result, after, first):
@@ -982,7 +1056,7 @@ def _rebuild(error):
     """The host's error as an exception of the worker's (a builtin type, or ``StandInError``)."""
     if not isinstance(error, dict):
         return StandInError("the grader could not compute a part of the reference")
-    name, message = error.get("type"), str(error.get("message", ""))[:MESSAGE_CHARS + 10]
+    name, message = error.get("type"), str(error.get("message", ""))[: MESSAGE_CHARS + 10]
     if name == "StandInError":
         return StandInError(message)
     return _EXCEPTIONS.get(name, RuntimeError)(message)
@@ -1070,16 +1144,29 @@ class StandIns:
 
         def __copy__(self):
             twin = _bare(type(self))
-            vars(twin).update({k: (dict(v) if isinstance(v, dict) and k in _INTERNALS else v)
-                               for k, v in vars(self).items() if k != "_standin_cell"})
+            vars(twin).update(
+                {
+                    k: (dict(v) if isinstance(v, dict) and k in _INTERNALS else v)
+                    for k, v in vars(self).items()
+                    if k != "_standin_cell"
+                }
+            )
             hub._track(twin, vars(self).get("_standin_handle"))
             return twin
 
-        ns = {"__module__": "reference", "__qualname__": name, "__init__": __init__, "__deepcopy__": __deepcopy__,
-              "__copy__": __copy__, "__doc__": f"The reference's {name}, computed by the grader."}
+        ns = {
+            "__module__": "reference",
+            "__qualname__": name,
+            "__init__": __init__,
+            "__deepcopy__": __deepcopy__,
+            "__copy__": __copy__,
+            "__doc__": f"The reference's {name}, computed by the grader.",
+        }
         if info["module"]:
+
             def forward(self, *args, **kwargs):
                 return hub.call({"self": self, "method": "forward"}, args, kwargs)
+
             ns["forward"] = forward
         for method in info["methods"]:
             if method != "forward":
@@ -1175,8 +1262,11 @@ class StandIns:
         body["args"] = encoder.value(tuple(args))
         body["kwargs"] = encoder.value(dict(kwargs))
         body["env"] = _env()
-        wrt = [i for i, t in enumerate(encoder.tensors)
-               if t.requires_grad and (t.dtype.is_floating_point or t.dtype.is_complex)]
+        wrt = [
+            i
+            for i, t in enumerate(encoder.tensors)
+            if t.requires_grad and (t.dtype.is_floating_point or t.dtype.is_complex)
+        ]
         if op == "call" and wrt and torch.is_grad_enabled():
             return _through_autograd(self, encoder, body, wrt)
         return self.settle(encoder, self.ask(op, encoder, body))

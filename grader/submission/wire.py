@@ -39,8 +39,20 @@ import torch
 
 __all__ = ["DTYPES", "HEADER", "SPIN_S", "WireError", "decode", "encode", "frame", "poll_briefly"]
 
-DTYPES = (torch.float64, torch.float32, torch.float16, torch.bfloat16, torch.int64, torch.int32,
-          torch.int16, torch.int8, torch.uint8, torch.bool, torch.complex64, torch.complex128)
+DTYPES = (
+    torch.float64,
+    torch.float32,
+    torch.float16,
+    torch.bfloat16,
+    torch.int64,
+    torch.int32,
+    torch.int16,
+    torch.int8,
+    torch.uint8,
+    torch.bool,
+    torch.complex64,
+    torch.complex128,
+)
 """The tensor dtypes a message may hold; the code is the index."""
 _CODE = {dt: i for i, dt in enumerate(DTYPES)}
 _ITEMSIZE = {dt: dt.itemsize for dt in DTYPES}
@@ -235,7 +247,7 @@ def _past_end(n, pos, size):
 def _take(view, pos, n):
     if n < 0 or pos + n > len(view):
         raise _past_end(n, pos, len(view))
-    return view[pos:pos + n], pos + n
+    return view[pos : pos + n], pos + n
 
 
 def _count(view, pos):
@@ -258,7 +270,7 @@ def _get(view, pos, depth):
         pos += 4
         if pos + n > len(view):
             raise _past_end(n, pos, len(view))
-        return str(view[pos:pos + n], "utf-8", "surrogatepass"), pos + n
+        return str(view[pos : pos + n], "utf-8", "surrogatepass"), pos + n
     if tag == 0x6C or tag == 0x75:  # l u
         n, pos = _count(view, pos)
         items, pos = _get_items(view, pos, n, depth + 1)
@@ -327,7 +339,7 @@ def _get_items(view, pos, n, depth):
             pos += 5
             if pos + k > size:
                 raise _past_end(k, pos, size)
-            append(str(view[pos:pos + k], "utf-8", "surrogatepass"))
+            append(str(view[pos : pos + k], "utf-8", "surrogatepass"))
             pos += k
         elif tag == 0x4E:  # N
             append(None)

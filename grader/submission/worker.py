@@ -180,7 +180,6 @@ class _ExecProcess:
         return self.popen.wait(timeout=timeout)
 
 
-
 def _cleanup(state):
     """Kill the current child and remove the runner's temporary folder (also run at exit / GC)."""
     worker = state.get("worker")
@@ -236,8 +235,13 @@ def _as_finding(d):
     if not isinstance(d, dict) or any(k not in d for k in _FINDING_FIELDS):
         return None
     name, file, line, code, task = (d[k] for k in _FINDING_FIELDS)
-    if not (isinstance(name, str) and isinstance(file, str) and type(line) is int
-            and isinstance(code, str) and isinstance(task, str)):
+    if not (
+        isinstance(name, str)
+        and isinstance(file, str)
+        and type(line) is int
+        and isinstance(code, str)
+        and isinstance(task, str)
+    ):
         return None
     return Finding(name, file, line, code, task)
 
@@ -275,15 +279,32 @@ class WorkerRunner:
             shares the machine with other judges (a batch) passes 0: its polling would take their time.
     """
 
-    def __init__(self, root, *, assignment, banned=None, call_timeout=DEFAULTS["call_timeout"].value,
-                 total_timeout=DEFAULTS["total_timeout"].value,
-                 memory_mb=None, output_cap=8 << 20, cpu_seconds=None, memory_kind="auto",
-                 start_timeout=120.0, restart_early=True, run_as="auto", spawn="auto", jail=None,
-                 reply_cap=REPLY_CAP, spin=None):
+    def __init__(
+        self,
+        root,
+        *,
+        assignment,
+        banned=None,
+        call_timeout=DEFAULTS["call_timeout"].value,
+        total_timeout=DEFAULTS["total_timeout"].value,
+        memory_mb=None,
+        output_cap=8 << 20,
+        cpu_seconds=None,
+        memory_kind="auto",
+        start_timeout=120.0,
+        restart_early=True,
+        run_as="auto",
+        spawn="auto",
+        jail=None,
+        reply_cap=REPLY_CAP,
+        spin=None,
+    ):
         self._given = {k: v for k, v in locals().items() if k not in ("self", "root")}
         if not assignment.package:
-            raise ValueError(f"assignment {assignment.name!r} has no package: a worker loads it by that import "
-                             f"path; get it from grader.assignment.load")
+            raise ValueError(
+                f"assignment {assignment.name!r} has no package: a worker loads it by that import "
+                f"path; get it from grader.assignment.load"
+            )
         self.root = Path(root).resolve()
         self.assignment = assignment
         if spawn == "auto":
@@ -420,8 +441,16 @@ class WorkerRunner:
         except wire.WireError as exc:  # the reference made something the wire cannot carry: the grader's own fault
             blob = wire.encode({"answer": {"error": {"type": "RuntimeError", "message": str(exc)[:200]}}})
         if len(blob) > self.reply_cap:
-            blob = wire.encode({"answer": {"error": {"type": "StandInError", "message":
-                                f"an answer of {len(blob)} bytes, more than grading ever needs"}}})
+            blob = wire.encode(
+                {
+                    "answer": {
+                        "error": {
+                            "type": "StandInError",
+                            "message": f"an answer of {len(blob)} bytes, more than grading ever needs",
+                        }
+                    }
+                }
+            )
         _send(worker, blob, deadline)
 
     def _abandon(self, pending):
@@ -455,9 +484,14 @@ class WorkerRunner:
 
     def counts(self):
         """What ``absorb`` adds up."""
-        return {"findings": list(self._findings), "output_dropped": self.output_dropped,
-                "standin_calls": self.standin_calls, "standin_seconds": self.standin_seconds,
-                "starts": self.starts, "start_times": list(self.start_times)}
+        return {
+            "findings": list(self._findings),
+            "output_dropped": self.output_dropped,
+            "standin_calls": self.standin_calls,
+            "standin_seconds": self.standin_seconds,
+            "starts": self.starts,
+            "start_times": list(self.start_times),
+        }
 
     def disown(self):
         """In a process forked from the one that made this runner: close the descriptors of its worker, which
@@ -562,8 +596,11 @@ class WorkerRunner:
             jail.mkdir()
             os.chmod(wdir, 0o711)
             os.chmod(jail, 0o755)
-            shutil.copytree(self._submission_copy(), jail / "submission", copy_function=os.link
-                            if _same_device(wdir, self._submission_copy()) else shutil.copy2)
+            shutil.copytree(
+                self._submission_copy(),
+                jail / "submission",
+                copy_function=os.link if _same_device(wdir, self._submission_copy()) else shutil.copy2,
+            )
             home, inside_home, root = jail / "home", "/home", "/submission"
         else:
             jail, home, root = None, wdir / "home", str(self.root)
@@ -581,13 +618,24 @@ class WorkerRunner:
         req_r, req_w = os.pipe()
         rep_r, rep_w = os.pipe()
         config = {
-            "assignment": self.assignment.package, "root": root, "banned": list(self.banned), "variant": variant,
-            "req_fd": req_r, "rep_fd": rep_w,
-            "surface": host.surface if host is not None else None, "jail": str(jail) if jail else None,
-            "user": [uid, gid] if uid is not None else None, "home": str(home),
-            "memory_mb": self.memory_mb, "memory_kind": self.memory_kind, "cpu_seconds": self.cpu_seconds,
-            "file_size": self.output_cap, "max_processes": 128 if own_uid else None, "reply_cap": self.reply_cap,
-            "spin": self.spin, "devices": list(self.accelerators),
+            "assignment": self.assignment.package,
+            "root": root,
+            "banned": list(self.banned),
+            "variant": variant,
+            "req_fd": req_r,
+            "rep_fd": rep_w,
+            "surface": host.surface if host is not None else None,
+            "jail": str(jail) if jail else None,
+            "user": [uid, gid] if uid is not None else None,
+            "home": str(home),
+            "memory_mb": self.memory_mb,
+            "memory_kind": self.memory_kind,
+            "cpu_seconds": self.cpu_seconds,
+            "file_size": self.output_cap,
+            "max_processes": 128 if own_uid else None,
+            "reply_cap": self.reply_cap,
+            "spin": self.spin,
+            "devices": list(self.accelerators),
         }
         t0 = time.monotonic()
         try:
@@ -621,8 +669,15 @@ class WorkerRunner:
         # Started as the judge's user: it imports what it needs, then enters its jail and drops to its own.
         popen = subprocess.Popen(
             [sys.executable, "-B", "-m", "grader.submission.child", json.dumps(config)],
-            stdin=subprocess.DEVNULL, stdout=log_fd, stderr=log_fd, cwd=home,
-            env=env, pass_fds=(req_r, rep_w), close_fds=True, start_new_session=True)
+            stdin=subprocess.DEVNULL,
+            stdout=log_fd,
+            stderr=log_fd,
+            cwd=home,
+            env=env,
+            pass_fds=(req_r, rep_w),
+            close_fds=True,
+            start_new_session=True,
+        )
         return _ExecProcess(popen)
 
     def _handshake(self, worker):
@@ -634,12 +689,15 @@ class WorkerRunner:
             worker.kill()
             tail = worker.output_tail(4000)
             self._discard(worker)
-            raise RuntimeError(f"the grading worker did not start ({type(exc).__name__.strip('_')}, "
-                               f"exit status {worker.returncode}); its output:\n{tail}") from None
+            raise RuntimeError(
+                f"the grading worker did not start ({type(exc).__name__.strip('_')}, "
+                f"exit status {worker.returncode}); its output:\n{tail}"
+            ) from None
         worker.ready = True
         devices = hello.get("devices")
-        self.devices = [d for d in devices if d in ("cpu", *self.accelerators)] if isinstance(devices, list) \
-            else ["cpu"]
+        self.devices = (
+            [d for d in devices if d in ("cpu", *self.accelerators)] if isinstance(devices, list) else ["cpu"]
+        )
         self.start_times.append(time.monotonic() - worker.started)
 
     def _failure(self, worker, exc, probe, limit, relative=False):
@@ -651,8 +709,14 @@ class WorkerRunner:
         self._discard(worker)
         data = {"output": tail, "returncode": rc}
         if isinstance(exc, _Timeout):
-            return call_timed_out(repr(probe), limit, call_timeout=self.call_timeout,
-                                  total_timeout=self.total_timeout, data=data, relative=relative)
+            return call_timed_out(
+                repr(probe),
+                limit,
+                call_timeout=self.call_timeout,
+                total_timeout=self.total_timeout,
+                data=data,
+                relative=relative,
+            )
         if isinstance(exc, _BadReply):
             error = said("say.worker_bad_reply", probe=repr(probe), why=exc.why)
             return SubmissionError(kind="crashed", detail=error["detail"], data={**data, **error["data"]})
@@ -714,7 +778,7 @@ def _send(worker, payload, deadline):
         _, ready, _ = select.select([], [worker.req_w], [], min(_POLL_S, deadline - now))
         if ready:
             try:
-                n = os.write(worker.req_w, data[:1 << 16])
+                n = os.write(worker.req_w, data[: 1 << 16])
             except BlockingIOError:
                 continue
             except (BrokenPipeError, OSError):
@@ -747,7 +811,7 @@ def _receive(worker, deadline, reply_cap, spin=0.0):
                 if length > reply_cap:
                     raise _BadReply(phrase("say.reply_too_large", size=length, cap=reply_cap))
             if length is not None and len(buf) >= header.size + length:
-                return bytes(buf[header.size:])
+                return bytes(buf[header.size :])
             continue
         if not worker.alive():
             ready, _, _ = select.select([worker.rep_r], [], [], 0)
@@ -781,9 +845,15 @@ def _parse_reply(blob):
 def _error_from(d):
     """A ``SubmissionError`` from the child's dict, each field forced to its type."""
     fields = {}
-    for name, kind, default in (("kind", str, "exception"), ("detail", str, ""), ("file", str, ""),
-                                ("line", int, 0), ("code", str, ""), ("trace", str, ""), ("data", dict, {})):
+    for name, kind, default in (
+        ("kind", str, "exception"),
+        ("detail", str, ""),
+        ("file", str, ""),
+        ("line", int, 0),
+        ("code", str, ""),
+        ("trace", str, ""),
+        ("data", dict, {}),
+    ):
         value = d.get(name, default)
         fields[name] = value if isinstance(value, kind) and not isinstance(value, bool) else default
     return SubmissionError.from_dict(fields)
-

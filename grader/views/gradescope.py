@@ -35,7 +35,8 @@ FORMATS = ("text", "md", "html")
 _HTML = jinja2.Environment(autoescape=True).from_string(
     "{% for b in blocks %}{% if b.kind == 'code' %}<pre>{{ b.text }}</pre>"
     "{% elif b.kind == 'command' %}<p><strong>{{ b.label }}</strong></p><pre><code>{{ b.text }}</code></pre>"
-    "{% else %}<p>{{ b.text }}</p>{% endif %}{% endfor %}")
+    "{% else %}<p>{{ b.text }}</p>{% endif %}{% endfor %}"
+)
 
 
 @dataclass(frozen=True)
@@ -60,8 +61,14 @@ def render_blocks(blocks, output_format):
     if output_format == "html":
         return _HTML.render(blocks=blocks)
     if output_format == "md":
-        return "\n\n".join(_fence(b.text) if b.kind == "code" else f"**{b.label}**\n\n{_fence(b.text)}"
-                           if b.kind == "command" else b.text for b in blocks)
+        return "\n\n".join(
+            _fence(b.text)
+            if b.kind == "code"
+            else f"**{b.label}**\n\n{_fence(b.text)}"
+            if b.kind == "command"
+            else b.text
+            for b in blocks
+        )
     return "\n".join(f"{b.label}: {b.text}" if b.kind == "command" else b.text for b in blocks)
 
 
@@ -92,8 +99,10 @@ def rerun_command(check_id, result, lang="en"):
 def check_blocks(check, result, lang="en"):
     """What a check that did not pass says: why (``junit.describe``, without the grading machine's rerun
     command) and the student's own rerun command."""
-    return [Block("code", describe(replace(check, reproduce=""), lang)),
-            Block("command", rerun_command(check.id, result, lang), text("gradescope.rerun", lang))]
+    return [
+        Block("code", describe(replace(check, reproduce=""), lang)),
+        Block("command", rerun_command(check.id, result, lang), text("gradescope.rerun", lang)),
+    ]
 
 
 def to_data(result, *, lang="en", output_format="md", score=None):
@@ -110,16 +119,18 @@ def to_data(result, *, lang="en", output_format="md", score=None):
             if withheld:
                 earned = 0
                 blocks.append(Block("sentence", text("ui.banned_cost", lang)))
-            tests.append({
-                "name": c.id,
-                "score": number(earned),
-                "max_score": number(c.max_score),
-                "status": "passed" if c.status == "passed" else "failed",
-                "output": render_blocks(blocks, output_format),
-                "output_format": output_format,
-                "visibility": c.visibility if c.visibility in VISIBILITIES else "visible",
-                "tags": [task.id],
-            })
+            tests.append(
+                {
+                    "name": c.id,
+                    "score": number(earned),
+                    "max_score": number(c.max_score),
+                    "status": "passed" if c.status == "passed" else "failed",
+                    "output": render_blocks(blocks, output_format),
+                    "output_format": output_format,
+                    "visibility": c.visibility if c.visibility in VISIBILITIES else "visible",
+                    "tags": [task.id],
+                }
+            )
     return {
         "score": number(result.score if score is None else score),
         "execution_time": max(0, round(result.duration_s)),
@@ -135,12 +146,18 @@ def summary_blocks(result, *, lang="en", score=None):
     whose visibility Gradescope enforces."""
     seed = result.seed if result.seed is not None else text("ui.derandomized", lang)
     said = result.score if score is None else score
-    blocks = [Block("sentence", f"{text('ui.score', lang)}: {said:g} / {result.max_score:g}   "
-                                f"({text('ui.profile', lang)} {result.profile}, {text('ui.seed', lang)} {seed})")]
+    blocks = [
+        Block(
+            "sentence",
+            f"{text('ui.score', lang)}: {said:g} / {result.max_score:g}   "
+            f"({text('ui.profile', lang)} {result.profile}, {text('ui.seed', lang)} {seed})",
+        )
+    ]
     lines = [describe_refused(r, lang) for r in getattr(result, "refused", None) or ()]
     for file, err in sorted(result.load_errors.items()):
-        lines.append(text("ui.load_error", lang, file=file, detail=located(words(err, lang), err.get("file"),
-                                                                           err.get("line"))))
+        lines.append(
+            text("ui.load_error", lang, file=file, detail=located(words(err, lang), err.get("file"), err.get("line")))
+        )
     for f in result.banned_api:
         lines.append(text("ui.banned", lang, **f))
     not_implemented = [t.id for t in result.tasks if t.not_implemented]
@@ -160,13 +177,22 @@ def copy_test(verdict, *, zeroed, lang="en", output_format="md"):
     else:
         reason = "gradescope.copy.not_flagged"
     lines = [f"{name}: {ratio:.3f}" for name, ratio in verdict.get("matches", ())]
-    blocks = [Block("sentence", text(reason, lang)),
-              Block("sentence", text("gradescope.copy.share", lang, share=round(100 * verdict.get("score", 0))))]
+    blocks = [
+        Block("sentence", text(reason, lang)),
+        Block("sentence", text("gradescope.copy.share", lang, share=round(100 * verdict.get("score", 0)))),
+    ]
     if lines:
         blocks.append(Block("code", "\n".join(lines)))
-    return {"name": text("gradescope.copy.name", lang), "score": 0, "max_score": 0,
-            "status": "failed" if verdict["copy"] else "passed", "output": render_blocks(blocks, output_format),
-            "output_format": _format(output_format), "visibility": "hidden", "tags": ["copy_of_reference"]}
+    return {
+        "name": text("gradescope.copy.name", lang),
+        "score": 0,
+        "max_score": 0,
+        "status": "failed" if verdict["copy"] else "passed",
+        "output": render_blocks(blocks, output_format),
+        "output_format": _format(output_format),
+        "visibility": "hidden",
+        "tags": ["copy_of_reference"],
+    }
 
 
 def render(result, *, lang="en", output_format="md"):

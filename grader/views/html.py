@@ -38,8 +38,13 @@ writes them: where the box starts and ends, for whoever reads the page."""
 @functools.cache
 def environment():
     """The Jinja2 environment (built on first use): autoescaped, undefined names are errors."""
-    return jinja2.Environment(loader=jinja2.FileSystemLoader(TEMPLATES), autoescape=True,
-                              undefined=jinja2.StrictUndefined, trim_blocks=True, lstrip_blocks=True)
+    return jinja2.Environment(
+        loader=jinja2.FileSystemLoader(TEMPLATES),
+        autoescape=True,
+        undefined=jinja2.StrictUndefined,
+        trim_blocks=True,
+        lstrip_blocks=True,
+    )
 
 
 def _script_hash():
@@ -64,10 +69,17 @@ def headline(score, max_score, *, review=None):
     """The score card's headline: the total that counts, its percentage and bar. ``review`` (``{"text", "link"}``,
     plain text; ``link`` leads to the review box): said beside a total that a review changed, what it was before
     and why."""
-    return Markup(environment().get_template("headline.html.j2").render(
-        score=_score(score), max_score=_score(max_score),
-        percent=0 if not max_score else round(100 * score / max_score),
-        bar=svg.bar(score, max_score, label=total(score, max_score)), review=review))
+    return Markup(
+        environment()
+        .get_template("headline.html.j2")
+        .render(
+            score=_score(score),
+            max_score=_score(max_score),
+            percent=0 if not max_score else round(100 * score / max_score),
+            bar=svg.bar(score, max_score, label=total(score, max_score)),
+            review=review,
+        )
+    )
 
 
 def total(score, max_score):
@@ -84,18 +96,23 @@ def context(result, *, lang="en", review=None):
     changed the score (``score`` is not ``None``) the headline and the page title show that score, with ``beside``
     (the score before the review, what changed and why) next to it, so that the student reads first the score that
     counts. ``None``: the grading as it is."""
+
     def t(key, **params):
         return text(key, lang, **params)
 
     checks = [c for task in result.tasks for c in task.checks]
     waiting = [c for c in checks if c.status != "passed" and (c.error or {}).get("kind") == "not_implemented"]
-    counts = {s: sum(1 for c in checks if c.status == s and c not in waiting)
-              for s in ("passed", "failed", "error", "skipped")}
+    counts = {
+        s: sum(1 for c in checks if c.status == s and c not in waiting)
+        for s in ("passed", "failed", "error", "skipped")
+    }
     counts["todo"] = len(waiting)  # code not written yet is not an error: counted apart
     failed = len(checks) - counts["passed"] - len(waiting)
     if failed or waiting:
-        verdict = " ".join(([t("ui.some_failed", failed=failed, total=len(checks))] if failed else [])
-                           + ([t("ui.todo", count=len(waiting))] if waiting else []))
+        verdict = " ".join(
+            ([t("ui.some_failed", failed=failed, total=len(checks))] if failed else [])
+            + ([t("ui.todo", count=len(waiting))] if waiting else [])
+        )
     elif result.score < result.max_score:
         verdict = t("ui.banned_withheld", tasks=", ".join(task.id for task in result.tasks if task.banned))
     elif result.hidden_checks:
@@ -122,8 +139,14 @@ def context(result, *, lang="en", review=None):
             (t("ui.profile"), result.profile),
             (t("ui.seed"), seed),
             (t("ui.duration"), f"{result.duration_s:.1f} s"),
-            (t("ui.mode"), t("ui.mode_in_process") if not result.sealed
-                           else t("ui.mode_jailed") if result.jailed else t("ui.mode_unjailed")),
+            (
+                t("ui.mode"),
+                t("ui.mode_in_process")
+                if not result.sealed
+                else t("ui.mode_jailed")
+                if result.jailed
+                else t("ui.mode_unjailed"),
+            ),
         ],
         "environment": [(k, _plain(v)) for k, v in env.items() if k != "when"],
         "score": _score(shown),
@@ -134,8 +157,16 @@ def context(result, *, lang="en", review=None):
         "verdict": verdict,
         "all_passed": result.passed,
         "counts": [(t(f"report.count.{s}", count=n), s) for s, n in counts.items() if n],
-        "load_errors": [{"file": f, "detail": words(e, lang), "where": _where(e), "code": e.get("code", ""),
-                         "trace": e.get("trace", "")} for f, e in sorted(result.load_errors.items())],
+        "load_errors": [
+            {
+                "file": f,
+                "detail": words(e, lang),
+                "where": _where(e),
+                "code": e.get("code", ""),
+                "trace": e.get("trace", ""),
+            }
+            for f, e in sorted(result.load_errors.items())
+        ],
         "refused": [describe_refused(r, lang) for r in getattr(result, "refused", None) or ()],
         "tasks": [_task(task, t, lang, allow_banned) for task in result.tasks],
         "not_implemented": [task.id for task in result.tasks if task.not_implemented],
@@ -180,8 +211,7 @@ def _task(task, t, lang, allow_banned):
         "id": task.id,
         "score": _score(task.score),
         "max_score": _score(task.max_score),
-        "bar": svg.bar(task.score, task.max_score, label=f"{task.id}: {_score(task.score)} / "
-                                                          f"{_score(task.max_score)}"),
+        "bar": svg.bar(task.score, task.max_score, label=f"{task.id}: {_score(task.score)} / {_score(task.max_score)}"),
         "state": state,
         "note": note,
         "detailed": not task.not_implemented and (bool(failing) or bool(task.banned) or bool(notes)),
@@ -225,8 +255,12 @@ def _diagnosis(d, t):
     if d.kind == "hint" or d.id.startswith("hint."):
         return {"kind": "hint", "label": t("ui.hint"), "text": t("bug." + d.id, **d.params), "hint": ""}
     hint_key = "bughint." + d.id
-    return {"kind": "bug", "label": t("ui.diagnosis"), "text": t("bug." + d.id, **d.params),
-            "hint": t(hint_key, **d.params) if hint_key in CATALOGUES["en"] else ""}
+    return {
+        "kind": "bug",
+        "label": t("ui.diagnosis"),
+        "text": t("bug." + d.id, **d.params),
+        "hint": t(hint_key, **d.params) if hint_key in CATALOGUES["en"] else "",
+    }
 
 
 def _example(example, t):
@@ -252,8 +286,13 @@ def _value(v):
 def _error(error, lang):
     if not error:
         return None
-    return {"kind": error.get("kind", ""), "detail": words(error, lang), "where": _where(error),
-            "code": error.get("code", ""), "trace": error.get("trace", "")}
+    return {
+        "kind": error.get("kind", ""),
+        "detail": words(error, lang),
+        "where": _where(error),
+        "code": error.get("code", ""),
+        "trace": error.get("trace", ""),
+    }
 
 
 def _mismatch(c, t):
@@ -265,18 +304,28 @@ def _mismatch(c, t):
         return None
     exact = c.message is not None and c.message.key == "fail.values_exact"
     what = (c.message.params.get("what") if c.message else "") or c.id
-    picture = svg.heatmap(_numbers(grid), x_label=t("report.axis_last"), y_label=t("report.axis_second_last"),
-                          scale="error", vmin=0.0, legend="" if exact else t("report.mismatch_legend"),
-                          binary=(t("report.legend_differs"), t("report.legend_matches")) if exact else None,
-                          missing_label=t("report.legend_nonfinite"),
-                          label=t("report.mismatch_title", what=what))
-    return {"title": t("report.mismatch_title", what=what), "svg": picture,
-            "note": t("report.mismatch_note_exact" if exact else "report.mismatch_note")}
+    picture = svg.heatmap(
+        _numbers(grid),
+        x_label=t("report.axis_last"),
+        y_label=t("report.axis_second_last"),
+        scale="error",
+        vmin=0.0,
+        legend="" if exact else t("report.mismatch_legend"),
+        binary=(t("report.legend_differs"), t("report.legend_matches")) if exact else None,
+        missing_label=t("report.legend_nonfinite"),
+        label=t("report.mismatch_title", what=what),
+    )
+    return {
+        "title": t("report.mismatch_title", what=what),
+        "svg": picture,
+        "note": t("report.mismatch_note_exact" if exact else "report.mismatch_note"),
+    }
 
 
 def _numbers(grid):
-    return [[float(v) if isinstance(v, (int, float)) and not isinstance(v, bool) else None for v in row]
-            for row in grid]
+    return [
+        [float(v) if isinstance(v, (int, float)) and not isinstance(v, bool) else None for v in row] for row in grid
+    ]
 
 
 # -- pictures -------------------------------------------------------------------------------------
@@ -285,8 +334,7 @@ def _figures(result, t):
     (``result.figures["heatmaps"]``, gathered by the assignment's ``figures`` function) and a check's loss curve
     (its ``loss_curve`` artifact). A result with none of them has no pictures section."""
     figs = result.figures or {}
-    out = {"heatmaps": [_heatmap_figure(f, t) for f in figs.get("heatmaps") or () if isinstance(f, dict)],
-           "loss": None}
+    out = {"heatmaps": [_heatmap_figure(f, t) for f in figs.get("heatmaps") or () if isinstance(f, dict)], "loss": None}
     trained = _loss_check(result)
     if trained is not None:
         out["loss"] = _loss(trained, t)
@@ -325,8 +373,13 @@ def _quote(pieces):
         if not isinstance(piece, dict) or not piece.get("text"):
             continue
         lang = piece.get("lang")
-        out.append({"text": str(piece["text"]), "italic": bool(piece.get("italic")),
-                    "lang": lang if isinstance(lang, str) and LANG_TAG.fullmatch(lang) else ""})
+        out.append(
+            {
+                "text": str(piece["text"]),
+                "italic": bool(piece.get("italic")),
+                "lang": lang if isinstance(lang, str) and LANG_TAG.fullmatch(lang) else "",
+            }
+        )
     return out
 
 
@@ -360,21 +413,39 @@ def _heatmap_figure(fig, t):
         rows, cols = p.get("row_labels"), p.get("col_labels")
         bounds = {k: float(p[k]) for k in ("vmin", "vmax") if isinstance(p.get(k), (int, float))}
         blocked = p.get("blocked")
-        panels.append({"title": title, "note": _say(p.get("note"), t), "svg": svg.heatmap(
-            _numbers(values), row_labels=[str(r) for r in rows] if rows else None,
-            col_labels=[str(c) for c in cols] if cols else None, x_label=_say(p.get("x_label"), t),
-            y_label=_say(p.get("y_label"), t),
-            scale=p.get("scale") if p.get("scale") in svg.SCALES else "sequential",
-            legend=_say(p.get("legend"), t), label=f"{figure_title}: {title}" if title else figure_title,
-            show_values=p.get("show_values"), value_format=_value_format(p.get("decimals")),
-            missing_label=t("report.legend_nonfinite"),
-            blocked=[[bool(b) for b in row] for row in blocked] if blocked else None,
-            blocked_label=_say(p.get("blocked_label"), t), **bounds)})
+        panels.append(
+            {
+                "title": title,
+                "note": _say(p.get("note"), t),
+                "svg": svg.heatmap(
+                    _numbers(values),
+                    row_labels=[str(r) for r in rows] if rows else None,
+                    col_labels=[str(c) for c in cols] if cols else None,
+                    x_label=_say(p.get("x_label"), t),
+                    y_label=_say(p.get("y_label"), t),
+                    scale=p.get("scale") if p.get("scale") in svg.SCALES else "sequential",
+                    legend=_say(p.get("legend"), t),
+                    label=f"{figure_title}: {title}" if title else figure_title,
+                    show_values=p.get("show_values"),
+                    value_format=_value_format(p.get("decimals")),
+                    missing_label=t("report.legend_nonfinite"),
+                    blocked=[[bool(b) for b in row] for row in blocked] if blocked else None,
+                    blocked_label=_say(p.get("blocked_label"), t),
+                    **bounds,
+                ),
+            }
+        )
     error = fig.get("error")
-    return {"id": str(fig.get("id") or "heatmap"), "title": figure_title,
-            "note": _say(fig.get("note"), t), "quote": _quote(fig.get("quote")), "panels": panels,
-            "comparison": " ".join(s for s in (_say(c, t) for c in fig.get("comparison") or ()) if s),
-            "error": _error_text(error, t), "error_class": _error_class(error)}
+    return {
+        "id": str(fig.get("id") or "heatmap"),
+        "title": figure_title,
+        "note": _say(fig.get("note"), t),
+        "quote": _quote(fig.get("quote")),
+        "panels": panels,
+        "comparison": " ".join(s for s in (_say(c, t) for c in fig.get("comparison") or ()) if s),
+        "error": _error_text(error, t),
+        "error_class": _error_class(error),
+    }
 
 
 def _loss_check(result):
@@ -397,16 +468,25 @@ def _loss(check, t):
     ys = [float(v) if isinstance(v, (int, float)) and math.isfinite(v) else None for v in curve]
     bad = next((i for i, v in enumerate(ys) if v is None), None)
     value = _nonfinite_name(curve[bad]) if bad is not None else ""
-    picture = svg.line_chart(ys, xs=list(range(1, len(ys) + 1)), x_label=t("report.axis_step"),
-                             y_label=t("report.axis_loss"), reference_line=target,
-                             reference_label=t("report.loss_target", target=target) if target else "",
-                             label=t("report.loss_title"),
-                             x_max=planned if isinstance(planned, int) and planned > len(ys) else None,
-                             stop=(bad + 1, t("report.loss_stop", value=value, step=bad + 1)) if value else None)
+    picture = svg.line_chart(
+        ys,
+        xs=list(range(1, len(ys) + 1)),
+        x_label=t("report.axis_step"),
+        y_label=t("report.axis_loss"),
+        reference_line=target,
+        reference_label=t("report.loss_target", target=target) if target else "",
+        label=t("report.loss_title"),
+        x_max=planned if isinstance(planned, int) and planned > len(ys) else None,
+        stop=(bad + 1, t("report.loss_stop", value=value, step=bad + 1)) if value else None,
+    )
     finite = [v for v in ys[:bad] if v is not None]  # ys[:None]: all of it
     summary = t("report.loss_summary", first=finite[0], last=finite[-1], steps=len(finite)) if finite else ""
-    return {"title": t("report.loss_title"), "svg": picture if finite or value else None, "summary": summary,
-            "nonfinite": t("report.loss_nonfinite", value=value, step=bad + 1) if value else ""}
+    return {
+        "title": t("report.loss_title"),
+        "svg": picture if finite or value else None,
+        "summary": summary,
+        "nonfinite": t("report.loss_nonfinite", value=value, step=bad + 1) if value else "",
+    }
 
 
 def _nonfinite_name(v):

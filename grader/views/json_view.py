@@ -10,30 +10,54 @@ from grader.submission.snapshot import describe as describe_refused
 
 def to_data(result, *, lang="en"):
     """The ``--json`` document as a dict."""
+
     def check_data(c):
         return {
-            "id": c.id, "status": c.status, "score": c.score, "max_score": c.max_score,
+            "id": c.id,
+            "status": c.status,
+            "score": c.score,
+            "max_score": c.max_score,
             "message": render_message(c.message, lang),
             "message_key": c.message.key if c.message else None,
-            "diagnoses": [{"id": d.id, "kind": d.kind, "message": text("bug." + d.id, lang, **d.params)}
-                          for d in c.diagnoses],
-            "example": _clean(c.example), "error": _clean(c.error), "reproduce": c.reproduce,
-            "duration_s": round(c.duration_s, 4), "visibility": c.visibility, "variant": c.variant,
+            "diagnoses": [
+                {"id": d.id, "kind": d.kind, "message": text("bug." + d.id, lang, **d.params)} for d in c.diagnoses
+            ],
+            "example": _clean(c.example),
+            "error": _clean(c.error),
+            "reproduce": c.reproduce,
+            "duration_s": round(c.duration_s, 4),
+            "visibility": c.visibility,
+            "variant": c.variant,
             "artifacts": _clean(c.artifacts),
         }
 
     return {
-        "submission": result.submission, "score": result.score, "max_score": result.max_score,
-        "seed": result.seed, "profile": result.profile, "duration_s": result.duration_s,
-        "sealed": result.sealed, "jailed": result.jailed, "environment": result.environment,
-        "hidden_checks": result.hidden_checks, "assignment": result.assignment,
+        "submission": result.submission,
+        "score": result.score,
+        "max_score": result.max_score,
+        "seed": result.seed,
+        "profile": result.profile,
+        "duration_s": result.duration_s,
+        "sealed": result.sealed,
+        "jailed": result.jailed,
+        "environment": result.environment,
+        "hidden_checks": result.hidden_checks,
+        "assignment": result.assignment,
         "settings": _clean(getattr(result, "settings", None) or {}),
-        "tasks": [{"id": t.id, "score": t.score, "max_score": t.max_score, "not_implemented": t.not_implemented,
-                   "blocked_by": t.blocked_by, "checks": [check_data(c) for c in t.checks]} for t in result.tasks],
+        "tasks": [
+            {
+                "id": t.id,
+                "score": t.score,
+                "max_score": t.max_score,
+                "not_implemented": t.not_implemented,
+                "blocked_by": t.blocked_by,
+                "checks": [check_data(c) for c in t.checks],
+            }
+            for t in result.tasks
+        ],
         "banned_api": [{k: f[k] for k in ("name", "file", "line", "code", "task")} for f in result.banned_api],
         "load_errors": _clean(result.load_errors),
-        "refused": [dict(_clean(r), message=describe_refused(r, lang))
-                    for r in getattr(result, "refused", None) or ()],
+        "refused": [dict(_clean(r), message=describe_refused(r, lang)) for r in getattr(result, "refused", None) or ()],
     }
 
 

@@ -41,40 +41,52 @@ def to_element(result, *, lang="en"):
     """The document as an ``ElementTree`` element."""
     env = result.environment or {}
     checks = [c for task in result.tasks for c in task.checks]
-    root = ET.Element("testsuites", {
-        "name": "gradekit",
-        "tests": str(len(checks)),
-        "failures": str(sum(c.status == "failed" for c in checks)),
-        "errors": str(sum(c.status == "error" for c in checks)),
-        "skipped": str(sum(c.status == "skipped" for c in checks)),
-        "time": _seconds(result.duration_s),
-    })
-    properties = [("submission", result.submission), ("score", f"{result.score:g}"),
-                  ("max_score", f"{result.max_score:g}"), ("profile", result.profile),
-                  ("seed", "derandomized" if result.seed is None else str(result.seed)),
-                  *((k, ", ".join(map(str, v)) if isinstance(v, (list, tuple)) else str(v)) for k, v in env.items())]
+    root = ET.Element(
+        "testsuites",
+        {
+            "name": "gradekit",
+            "tests": str(len(checks)),
+            "failures": str(sum(c.status == "failed" for c in checks)),
+            "errors": str(sum(c.status == "error" for c in checks)),
+            "skipped": str(sum(c.status == "skipped" for c in checks)),
+            "time": _seconds(result.duration_s),
+        },
+    )
+    properties = [
+        ("submission", result.submission),
+        ("score", f"{result.score:g}"),
+        ("max_score", f"{result.max_score:g}"),
+        ("profile", result.profile),
+        ("seed", "derandomized" if result.seed is None else str(result.seed)),
+        *((k, ", ".join(map(str, v)) if isinstance(v, (list, tuple)) else str(v)) for k, v in env.items()),
+    ]
     refused = getattr(result, "refused", None) or ()
     if refused:
         properties.append(("refused", "; ".join(describe_refused(r, lang) for r in refused)))
     for i, task in enumerate(result.tasks):
-        suite = ET.SubElement(root, "testsuite", {
-            "name": task.id,
-            "id": str(i),
-            "package": "gradekit",
-            "tests": str(len(task.checks)),
-            "failures": str(sum(c.status == "failed" for c in task.checks)),
-            "errors": str(sum(c.status == "error" for c in task.checks)),
-            "skipped": str(sum(c.status == "skipped" for c in task.checks)),
-            "time": _seconds(sum(c.duration_s for c in task.checks)),
-            "timestamp": env.get("when", "")[:19],
-            "hostname": "localhost",
-        })
+        suite = ET.SubElement(
+            root,
+            "testsuite",
+            {
+                "name": task.id,
+                "id": str(i),
+                "package": "gradekit",
+                "tests": str(len(task.checks)),
+                "failures": str(sum(c.status == "failed" for c in task.checks)),
+                "errors": str(sum(c.status == "error" for c in task.checks)),
+                "skipped": str(sum(c.status == "skipped" for c in task.checks)),
+                "time": _seconds(sum(c.duration_s for c in task.checks)),
+                "timestamp": env.get("when", "")[:19],
+                "hostname": "localhost",
+            },
+        )
         props = ET.SubElement(suite, "properties")
         for name, value in properties + [("task_score", f"{task.score:g}"), ("task_max_score", f"{task.max_score:g}")]:
             ET.SubElement(props, "property", {"name": name, "value": _clean(value)})
         for c in task.checks:
-            case = ET.SubElement(suite, "testcase", {"name": c.id, "classname": task.id,
-                                                     "time": _seconds(c.duration_s)})
+            case = ET.SubElement(
+                suite, "testcase", {"name": c.id, "classname": task.id, "time": _seconds(c.duration_s)}
+            )
             element = ELEMENT.get(c.status)
             if element is None:
                 continue

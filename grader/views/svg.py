@@ -15,17 +15,35 @@ FONT = 11
 """Label size in viewBox units."""
 
 # Colour stops (position, (r, g, b)), interpolated linearly.
-SEQUENTIAL = ((0.0, (68, 1, 84)), (0.125, (71, 44, 122)), (0.25, (59, 81, 139)), (0.375, (44, 113, 142)),
-              (0.5, (33, 144, 141)), (0.625, (39, 173, 129)), (0.75, (92, 200, 99)), (0.875, (170, 220, 50)),
-              (1.0, (253, 231, 37)))
+SEQUENTIAL = (
+    (0.0, (68, 1, 84)),
+    (0.125, (71, 44, 122)),
+    (0.25, (59, 81, 139)),
+    (0.375, (44, 113, 142)),
+    (0.5, (33, 144, 141)),
+    (0.625, (39, 173, 129)),
+    (0.75, (92, 200, 99)),
+    (0.875, (170, 220, 50)),
+    (1.0, (253, 231, 37)),
+)
 """Dark violet to yellow, perceptually even (viridis-like): magnitudes, such as weights in [0, 1]."""
-DIVERGING = ((0.0, (33, 102, 172)), (0.25, (103, 169, 207)), (0.5, (247, 247, 247)), (0.75, (239, 138, 98)),
-             (1.0, (178, 24, 43)))
+DIVERGING = (
+    (0.0, (33, 102, 172)),
+    (0.25, (103, 169, 207)),
+    (0.5, (247, 247, 247)),
+    (0.75, (239, 138, 98)),
+    (1.0, (178, 24, 43)),
+)
 """Blue through white to red, for values around 0 (a table of sines and cosines)."""
 ERROR = ((0.0, (255, 247, 236)), (0.35, (253, 187, 132)), (0.7, (227, 74, 51)), (1.0, (127, 0, 0)))
 """Pale to dark red: how wrong an entry is (0 = right)."""
-CYCLIC = ((0.0, (64, 32, 72)), (0.25, (49, 111, 186)), (0.5, (247, 247, 247)), (0.75, (196, 78, 52)),
-          (1.0, (64, 32, 72)))
+CYCLIC = (
+    (0.0, (64, 32, 72)),
+    (0.25, (49, 111, 186)),
+    (0.5, (247, 247, 247)),
+    (0.75, (196, 78, 52)),
+    (1.0, (64, 32, 72)),
+)
 """Dark, blue, white, red and back to the same dark: angles from -180° to 180°, whose two ends are one angle."""
 SCALES = {"sequential": SEQUENTIAL, "diverging": DIVERGING, "error": ERROR, "cyclic": CYCLIC}
 MISSING = "#9e9e9e"
@@ -80,7 +98,7 @@ def colour(t, stops):
 
 
 def _dark(hex_colour):
-    r, g, b = (int(hex_colour[i:i + 2], 16) for i in (1, 3, 5))
+    r, g, b = (int(hex_colour[i : i + 2], 16) for i in (1, 3, 5))
     return 0.299 * r + 0.587 * g + 0.114 * b < 140
 
 
@@ -97,9 +115,11 @@ def _svg(width, height, body, *, label):
     # A picture shrinks with its box. One wider than WIDTH (a grid too wide for legible cells) keeps 90% of
     # its size and scrolls inside its box instead of shrinking its labels out of reach.
     style = f"max-width:{_num(width)}px" + (f";min-width:{_num(0.9 * width)}px" if width > WIDTH else "")
-    return (f'<svg xmlns="http://www.w3.org/2000/svg" viewBox="0 0 {_num(width)} {_num(height)}" '
-            f'width="100%" style="{style}" role="img" aria-label="{_esc(label)}" '
-            f'font-size="{FONT}" font-family="system-ui, sans-serif">{body}</svg>')
+    return (
+        f'<svg xmlns="http://www.w3.org/2000/svg" viewBox="0 0 {_num(width)} {_num(height)}" '
+        f'width="100%" style="{style}" role="img" aria-label="{_esc(label)}" '
+        f'font-size="{FONT}" font-family="system-ui, sans-serif">{body}</svg>'
+    )
 
 
 def _tick_every(n, room, label_room):
@@ -146,9 +166,25 @@ def _hatch(x, y, side):
     return "".join(out)
 
 
-def heatmap(values, *, row_labels=None, col_labels=None, x_label="", y_label="", scale="sequential",
-            vmin=None, vmax=None, legend="", label="", show_values=None, value_format=None, binary=None,
-            blocked=None, blocked_label="", missing_label=""):
+def heatmap(
+    values,
+    *,
+    row_labels=None,
+    col_labels=None,
+    x_label="",
+    y_label="",
+    scale="sequential",
+    vmin=None,
+    vmax=None,
+    legend="",
+    label="",
+    show_values=None,
+    value_format=None,
+    binary=None,
+    blocked=None,
+    blocked_label="",
+    missing_label="",
+):
     """A grid of coloured cells with axis labels and, beneath it, a legend; at most ``WIDTH`` units wide.
 
     The cells are as large as that width allows; when their values do not fit, a short grid wraps its
@@ -196,10 +232,9 @@ def heatmap(values, *, row_labels=None, col_labels=None, x_label="", y_label="",
     numeric = all(s.lstrip("-").isdigit() for s in col_labels)
 
     # The y-axis title runs up the left side when it fits beside the grid, else it sits above the grid.
-    for y_beside in ((True, False) if y_label else (False,)):
+    for y_beside in (True, False) if y_label else (False,):
         left = row_room + 8 + (FONT + 8 if y_beside else 0)
-        cell, per_band, written = _cells(n_rows, n_cols, WIDTH - left - 4, value_room,
-                                         False if binary else show_values)
+        cell, per_band, written = _cells(n_rows, n_cols, WIDTH - left - 4, value_room, False if binary else show_values)
         bands = max(1, math.ceil(n_cols / per_band))
         rotate = not numeric and col_room + 4 > cell
         col_label_h = (col_room * 0.72 + FONT if rotate else FONT + 4) + 4
@@ -227,24 +262,29 @@ def heatmap(values, *, row_labels=None, col_labels=None, x_label="", y_label="",
                 # the next cell begins, both rounded as written: a width rounded on its own would leave a gap of
                 # up to 0.1 unit now and then, a pixel-wide white line across the grid.
                 w, h = _edge(x + cell) - _edge(x), _edge(y + cell) - _edge(y)
-                parts.append(f'<rect x="{_num(x)}" y="{_num(y)}" width="{_num(w)}" height="{_num(h)}" '
-                             f'fill="{fill}" shape-rendering="crispEdges"><title>{_esc(tip)}</title></rect>')
+                parts.append(
+                    f'<rect x="{_num(x)}" y="{_num(y)}" width="{_num(w)}" height="{_num(h)}" '
+                    f'fill="{fill}" shape-rendering="crispEdges"><title>{_esc(tip)}</title></rect>'
+                )
                 if blocked is not None and i < len(blocked) and j < len(blocked[i]) and blocked[i][j]:
                     (light_hatch if _dark(fill) else dark_hatch).append(_hatch(x, y, cell))
                 if written:
                     ink = "#fff" if ok and _dark(fill) else "#111"
-                    parts.append(f'<text x="{_num(x + cell / 2)}" y="{_num(y + cell / 2 + VALUE_FONT * 0.35)}" '
-                                 f'text-anchor="middle" font-size="{_num(VALUE_FONT)}" fill="{ink}">'
-                                 f'{_esc(fmt(v) if ok else "?")}</text>')
+                    parts.append(
+                        f'<text x="{_num(x + cell / 2)}" y="{_num(y + cell / 2 + VALUE_FONT * 0.35)}" '
+                        f'text-anchor="middle" font-size="{_num(VALUE_FONT)}" fill="{ink}">'
+                        f"{_esc(fmt(v) if ok else '?')}</text>"
+                    )
         width_b = cell * len(columns)
-        parts.append(f'<rect x="{_num(left)}" y="{_num(y0)}" width="{_num(width_b)}" '
-                     f'height="{_num(n_rows * cell)}" fill="none" stroke="#555" stroke-width="0.6"/>')
+        parts.append(
+            f'<rect x="{_num(left)}" y="{_num(y0)}" width="{_num(width_b)}" '
+            f'height="{_num(n_rows * cell)}" fill="none" stroke="#555" stroke-width="0.6"/>'
+        )
         # Row labels (every k-th when the cells are small), repeated beside each band.
         k = _tick_every(n_rows, cell, FONT + 4)
         for i in range(0, n_rows, k):
             y = y0 + i * cell + cell / 2 + FONT * 0.35
-            parts.append(f'<text x="{_num(left - 5)}" y="{_num(y)}" text-anchor="end">'
-                         f'{_esc(row_labels[i])}</text>')
+            parts.append(f'<text x="{_num(left - 5)}" y="{_num(y)}" text-anchor="end">{_esc(row_labels[i])}</text>')
         # Column labels under each band, rotated when they do not fit under a cell.
         base = y0 + n_rows * cell + 4
         k = _tick_every(n_cols, cell, FONT + 4 if rotate else col_room + 4)
@@ -252,15 +292,19 @@ def heatmap(values, *, row_labels=None, col_labels=None, x_label="", y_label="",
             x = left + (j - columns.start) * cell + cell / 2
             if rotate:
                 x += FONT * 0.35
-                parts.append(f'<text x="{_num(x)}" y="{_num(base)}" text-anchor="end" '
-                             f'transform="rotate(-45 {_num(x)} {_num(base)})">{_esc(col_labels[j])}</text>')
+                parts.append(
+                    f'<text x="{_num(x)}" y="{_num(base)}" text-anchor="end" '
+                    f'transform="rotate(-45 {_num(x)} {_num(base)})">{_esc(col_labels[j])}</text>'
+                )
             else:
-                parts.append(f'<text x="{_num(x)}" y="{_num(base + FONT)}" text-anchor="middle">'
-                             f'{_esc(col_labels[j])}</text>')
+                parts.append(
+                    f'<text x="{_num(x)}" y="{_num(base + FONT)}" text-anchor="middle">{_esc(col_labels[j])}</text>'
+                )
     for strokes, ink in ((light_hatch, "#fff"), (dark_hatch, "#333")):
         if strokes:
-            parts.append(f'<path d="{"".join(strokes)}" stroke="{ink}" stroke-opacity="0.45" stroke-width="1" '
-                         f'fill="none"/>')
+            parts.append(
+                f'<path d="{"".join(strokes)}" stroke="{ink}" stroke-opacity="0.45" stroke-width="1" fill="none"/>'
+            )
 
     y = bottom_of_grids
     width = left + grid_w + 4
@@ -268,12 +312,15 @@ def heatmap(values, *, row_labels=None, col_labels=None, x_label="", y_label="",
         y += FONT + 6
         width = max(width, _text_width(x_label) + 4)
         cx = max(left + grid_w / 2, _text_width(x_label) / 2 + 2)
-        parts.append(f'<text x="{_num(cx)}" y="{_num(y)}" text-anchor="middle" font-weight="600">'
-                     f'{_esc(x_label)}</text>')
+        parts.append(
+            f'<text x="{_num(cx)}" y="{_num(y)}" text-anchor="middle" font-weight="600">{_esc(x_label)}</text>'
+        )
     if y_beside:
         cy = top + grid_area_h / 2
-        parts.append(f'<text x="{_num(FONT)}" y="{_num(cy)}" text-anchor="middle" font-weight="600" '
-                     f'transform="rotate(-90 {_num(FONT)} {_num(cy)})">{_esc(y_label)}</text>')
+        parts.append(
+            f'<text x="{_num(FONT)}" y="{_num(cy)}" text-anchor="middle" font-weight="600" '
+            f'transform="rotate(-90 {_num(FONT)} {_num(cy)})">{_esc(y_label)}</text>'
+        )
     elif y_label:
         width = max(width, _text_width("↓ " + y_label) + 4)
         parts.append(f'<text x="2" y="{_num(6 + FONT)}" font-weight="600">↓ {_esc(y_label)}</text>')
@@ -318,15 +365,23 @@ def _colour_bar(lo, hi, stops, title):
         bx = x + title_w
         parts = [f'<text x="{_num(x)}" y="{_num(y + 9)}">{_esc(title)}</text>'] if title else []
         for s in range(steps):
-            parts.append(f'<rect x="{_num(bx + s * bar_w / steps)}" y="{_num(y)}" width="{_num(bar_w / steps + 0.3)}" '
-                         f'height="10" fill="{colour((s + 0.5) / steps, stops)}"/>')
-        parts.append(f'<rect x="{_num(bx)}" y="{_num(y)}" width="{_num(bar_w)}" height="10" fill="none" '
-                     f'stroke="#555" stroke-width="0.6"/>')
+            parts.append(
+                f'<rect x="{_num(bx + s * bar_w / steps)}" y="{_num(y)}" width="{_num(bar_w / steps + 0.3)}" '
+                f'height="10" fill="{colour((s + 0.5) / steps, stops)}"/>'
+            )
+        parts.append(
+            f'<rect x="{_num(bx)}" y="{_num(y)}" width="{_num(bar_w)}" height="10" fill="none" '
+            f'stroke="#555" stroke-width="0.6"/>'
+        )
         ty = y + 10 + FONT + 1
-        for value, tx, anchor in ((lo, bx, "start"), ((lo + hi) / 2, bx + bar_w / 2, "middle"),
-                                  (hi, bx + bar_w, "end")):
-            parts.append(f'<text x="{_num(tx)}" y="{_num(ty)}" text-anchor="{anchor}">'
-                         f'{_esc(label_number(value))}</text>')
+        for value, tx, anchor in (
+            (lo, bx, "start"),
+            ((lo + hi) / 2, bx + bar_w / 2, "middle"),
+            (hi, bx + bar_w, "end"),
+        ):
+            parts.append(
+                f'<text x="{_num(tx)}" y="{_num(ty)}" text-anchor="{anchor}">{_esc(label_number(value))}</text>'
+            )
         return "".join(parts)
 
     return title_w + bar_w, 10 + FONT + 4, draw
@@ -339,8 +394,10 @@ def _swatches(named):
     def draw(x, y):
         parts = []
         for (name, fill), w in zip(named, widths):
-            parts.append(f'<rect x="{_num(x)}" y="{_num(y)}" width="12" height="12" fill="{fill}" stroke="#555" '
-                         f'stroke-width="0.6"/><text x="{_num(x + 16)}" y="{_num(y + 10)}">{_esc(name)}</text>')
+            parts.append(
+                f'<rect x="{_num(x)}" y="{_num(y)}" width="12" height="12" fill="{fill}" stroke="#555" '
+                f'stroke-width="0.6"/><text x="{_num(x + 16)}" y="{_num(y + 10)}">{_esc(name)}</text>'
+            )
             x += w + 12
         return "".join(parts)
 
@@ -349,11 +406,14 @@ def _swatches(named):
 
 def _hatch_swatch(fill, name):
     """A hatched square and its name: what a blocked cell looks like."""
+
     def draw(x, y):
         ink = "#fff" if _dark(fill) else "#333"
-        return (f'<rect x="{_num(x)}" y="{_num(y)}" width="12" height="12" fill="{fill}" stroke="#555" '
-                f'stroke-width="0.6"/><path d="{_hatch(x, y, 12)}" stroke="{ink}" stroke-opacity="0.45" '
-                f'stroke-width="1" fill="none"/><text x="{_num(x + 16)}" y="{_num(y + 10)}">{_esc(name)}</text>')
+        return (
+            f'<rect x="{_num(x)}" y="{_num(y)}" width="12" height="12" fill="{fill}" stroke="#555" '
+            f'stroke-width="0.6"/><path d="{_hatch(x, y, 12)}" stroke="{ink}" stroke-opacity="0.45" '
+            f'stroke-width="1" fill="none"/><text x="{_num(x + 16)}" y="{_num(y + 10)}">{_esc(name)}</text>'
+        )
 
     return 16 + _text_width(name), 12, draw
 
@@ -375,8 +435,19 @@ def nice_ticks(lo, hi, count=5):
     return ticks
 
 
-def line_chart(ys, *, xs=None, x_label="", y_label="", log_y=None, reference_line=None, reference_label="",
-               label="", x_max=None, stop=None):
+def line_chart(
+    ys,
+    *,
+    xs=None,
+    x_label="",
+    y_label="",
+    log_y=None,
+    reference_line=None,
+    reference_label="",
+    label="",
+    x_max=None,
+    stop=None,
+):
     """A line through ``(xs[i], ys[i])`` with axes, ticks and an optional horizontal reference line.
 
     Non-finite values break the line (and are left out). ``log_y``: logarithmic y axis (default: when
@@ -404,7 +475,7 @@ def line_chart(ys, *, xs=None, x_label="", y_label="", log_y=None, reference_lin
         if hi_d == lo_d:
             hi_d += 1
         y_lo, y_hi = float(lo_d), float(hi_d)
-        y_ticks = [10.0 ** d for d in range(lo_d, hi_d + 1)]
+        y_ticks = [10.0**d for d in range(lo_d, hi_d + 1)]
     else:
         fy = float
         y_lo, y_hi = min(points_y + [0.0]), max(points_y)
@@ -422,27 +493,38 @@ def line_chart(ys, *, xs=None, x_label="", y_label="", log_y=None, reference_lin
     def py(y):
         return top + ph - (fy(y) - y_lo) / (y_hi - y_lo) * ph
 
-    parts = [f'<rect x="{_num(left)}" y="{_num(top)}" width="{_num(pw)}" height="{_num(ph)}" fill="#fafafa" '
-             f'stroke="#888" stroke-width="0.6"/>']
+    parts = [
+        f'<rect x="{_num(left)}" y="{_num(top)}" width="{_num(pw)}" height="{_num(ph)}" fill="#fafafa" '
+        f'stroke="#888" stroke-width="0.6"/>'
+    ]
     for t in y_ticks:
         y = py(t)
-        parts.append(f'<line x1="{_num(left)}" x2="{_num(left + pw)}" y1="{_num(y)}" y2="{_num(y)}" '
-                     f'stroke="#ddd" stroke-width="0.6"/>')
-        parts.append(f'<text x="{_num(left - 5)}" y="{_num(y + FONT * 0.35)}" text-anchor="end">'
-                     f'{_esc(label_number(t))}</text>')
+        parts.append(
+            f'<line x1="{_num(left)}" x2="{_num(left + pw)}" y1="{_num(y)}" y2="{_num(y)}" '
+            f'stroke="#ddd" stroke-width="0.6"/>'
+        )
+        parts.append(
+            f'<text x="{_num(left - 5)}" y="{_num(y + FONT * 0.35)}" text-anchor="end">{_esc(label_number(t))}</text>'
+        )
     for t in nice_ticks(x_lo, x_hi, 6):
         x = px(t)
-        parts.append(f'<line x1="{_num(x)}" x2="{_num(x)}" y1="{_num(top + ph)}" y2="{_num(top + ph + 4)}" '
-                     f'stroke="#888"/>')
-        parts.append(f'<text x="{_num(x)}" y="{_num(top + ph + 6 + FONT)}" text-anchor="middle">'
-                     f'{_esc(label_number(t))}</text>')
+        parts.append(
+            f'<line x1="{_num(x)}" x2="{_num(x)}" y1="{_num(top + ph)}" y2="{_num(top + ph + 4)}" stroke="#888"/>'
+        )
+        parts.append(
+            f'<text x="{_num(x)}" y="{_num(top + ph + 6 + FONT)}" text-anchor="middle">{_esc(label_number(t))}</text>'
+        )
     if reference_line is not None:
         y = py(reference_line)
-        parts.append(f'<line x1="{_num(left)}" x2="{_num(left + pw)}" y1="{_num(y)}" y2="{_num(y)}" '
-                     f'stroke="#c62828" stroke-width="1" stroke-dasharray="5 3"/>')
+        parts.append(
+            f'<line x1="{_num(left)}" x2="{_num(left + pw)}" y1="{_num(y)}" y2="{_num(y)}" '
+            f'stroke="#c62828" stroke-width="1" stroke-dasharray="5 3"/>'
+        )
         if reference_label:
-            parts.append(f'<text x="{_num(left + pw - 4)}" y="{_num(y - 4)}" text-anchor="end" fill="#c62828">'
-                         f'{_esc(reference_label)}</text>')
+            parts.append(
+                f'<text x="{_num(left + pw - 4)}" y="{_num(y - 4)}" text-anchor="end" fill="#c62828">'
+                f"{_esc(reference_label)}</text>"
+            )
     # One path, broken wherever a value is missing.
     segments, current = [], []
     for x, y in zip(xs, ys):
@@ -456,8 +538,7 @@ def line_chart(ys, *, xs=None, x_label="", y_label="", log_y=None, reference_lin
         segments.append(current)
     d = " ".join("M" + " L".join(f"{_num(a)} {_num(b)}" for a, b in seg) for seg in segments)
     if d:
-        parts.append(f'<path d="{d}" fill="none" stroke="#1565c0" stroke-width="1.8" '
-                     f'stroke-linejoin="round"/>')
+        parts.append(f'<path d="{d}" fill="none" stroke="#1565c0" stroke-width="1.8" stroke-linejoin="round"/>')
     for seg in segments:
         if len(seg) == 1:
             parts.append(f'<circle cx="{_num(seg[0][0])}" cy="{_num(seg[0][1])}" r="2.5" fill="#1565c0"/>')
@@ -465,17 +546,23 @@ def line_chart(ys, *, xs=None, x_label="", y_label="", log_y=None, reference_lin
         x = px(stop[0])
         # The label reads leftwards from the line when the line is in the right half of the plot.
         anchor, dx = ("end", -4) if x > left + pw / 2 else ("start", 4)
-        parts.append(f'<line x1="{_num(x)}" x2="{_num(x)}" y1="{_num(top)}" y2="{_num(top + ph)}" '
-                     f'stroke="#c62828" stroke-width="1.5" stroke-dasharray="4 2"/>'
-                     f'<text x="{_num(x + dx)}" y="{_num(top + FONT + 4)}" text-anchor="{anchor}" fill="#c62828" '
-                     f'font-weight="600">{_esc(stop[1])}</text>')
+        parts.append(
+            f'<line x1="{_num(x)}" x2="{_num(x)}" y1="{_num(top)}" y2="{_num(top + ph)}" '
+            f'stroke="#c62828" stroke-width="1.5" stroke-dasharray="4 2"/>'
+            f'<text x="{_num(x + dx)}" y="{_num(top + FONT + 4)}" text-anchor="{anchor}" fill="#c62828" '
+            f'font-weight="600">{_esc(stop[1])}</text>'
+        )
     if x_label:
-        parts.append(f'<text x="{_num(left + pw / 2)}" y="{_num(height - 6)}" text-anchor="middle" '
-                     f'font-weight="600">{_esc(x_label)}</text>')
+        parts.append(
+            f'<text x="{_num(left + pw / 2)}" y="{_num(height - 6)}" text-anchor="middle" '
+            f'font-weight="600">{_esc(x_label)}</text>'
+        )
     if y_label:
         cy = top + ph / 2
-        parts.append(f'<text x="{_num(FONT)}" y="{_num(cy)}" text-anchor="middle" font-weight="600" '
-                     f'transform="rotate(-90 {_num(FONT)} {_num(cy)})">{_esc(y_label)}</text>')
+        parts.append(
+            f'<text x="{_num(FONT)}" y="{_num(cy)}" text-anchor="middle" font-weight="600" '
+            f'transform="rotate(-90 {_num(FONT)} {_num(cy)})">{_esc(y_label)}</text>'
+        )
     return _svg(width, height, "".join(parts), label=label or y_label)
 
 
@@ -485,6 +572,8 @@ def bar(value, maximum, *, label=""):
     fill = "#2e7d32" if frac >= 1.0 else ("#c62828" if frac == 0 else "#ef8f00")
     width = 100 * frac
     inner = f'<rect x="0" y="0" width="{_num(width)}" height="10" fill="{fill}"/>' if width > 0 else ""
-    return (f'<svg xmlns="http://www.w3.org/2000/svg" class="bar" viewBox="0 0 100 10" preserveAspectRatio="none" '
-            f'width="100%" height="10" role="img" aria-label="{_esc(label)}">'
-            f'<rect x="0" y="0" width="100" height="10" fill="#e6e6e6"/>{inner}</svg>')
+    return (
+        f'<svg xmlns="http://www.w3.org/2000/svg" class="bar" viewBox="0 0 100 10" preserveAspectRatio="none" '
+        f'width="100%" height="10" role="img" aria-label="{_esc(label)}">'
+        f'<rect x="0" y="0" width="100" height="10" fill="#e6e6e6"/>{inner}</svg>'
+    )

@@ -32,7 +32,6 @@ def say(key, lang="en", **params):
     return text(key, lang, **_safe(params))
 
 
-
 def _message(message, lang):
     if message is None:
         return ""
@@ -129,16 +128,20 @@ def check_lines(check, *, lang="en", verbose=False, said=None):
 
 def load_error_lines(result, lang="en"):
     """A sentence per contract file that could not be imported."""
-    return [say("ui.load_error", lang, file=file, detail=located(words(err, lang), err.get("file"), err.get("line")))
-            for file, err in sorted(result.load_errors.items())]
+    return [
+        say("ui.load_error", lang, file=file, detail=located(words(err, lang), err.get("file"), err.get("line")))
+        for file, err in sorted(result.load_errors.items())
+    ]
 
 
 def score_line(result, lang="en"):
     """``Score: 122 / 140   (profile quick, the same examples every run, time 4.1 s)``."""
     examples = text("ui.derandomized", lang) if result.seed is None else f"{text('ui.seed', lang)} {result.seed}"
-    return (f"{text('ui.score', lang)}: {result.score:g} / {result.max_score:g}   "
-            f"({text('ui.profile', lang)} {for_terminal(result.profile)}, {examples}, "
-            f"{text('ui.duration', lang)} {result.duration_s:.1f} s)")
+    return (
+        f"{text('ui.score', lang)}: {result.score:g} / {result.max_score:g}   "
+        f"({text('ui.profile', lang)} {for_terminal(result.profile)}, {examples}, "
+        f"{text('ui.duration', lang)} {result.duration_s:.1f} s)"
+    )
 
 
 def task_line(task, *, width, lang="en", paint=lambda s, code: s, allow_banned=False):
@@ -157,6 +160,7 @@ def task_line(task, *, width, lang="en", paint=lambda s, code: s, allow_banned=F
 
 def summary(result, *, lang="en", verbose=False, color=False):
     """The summary as a string."""
+
     def paint(s, code):
         return f"\033[{code}m{s}\033[0m" if color else s
 

@@ -39,8 +39,7 @@ def run_case(draw):
     lr = draw(st.sampled_from([1e-2, 3e-2, 0.1]))
     wd = draw(st.sampled_from([0.1, 0.5]))
     scales = draw(st.permutations([1.0, 1e-3, 10.0]))
-    return RunCase(skipped=skipped, missing=sorted(set(missing) | {0}), lr=lr, wd=wd, scales=scales,
-                   seed=draw(seeds()))
+    return RunCase(skipped=skipped, missing=sorted(set(missing) | {0}), lr=lr, wd=wd, scales=scales, seed=draw(seeds()))
 
 
 def _run(ctx, args, ex):
@@ -54,8 +53,9 @@ def _run(ctx, args, ex):
     for s, (r, g) in enumerate(zip(ref["history"], got["history"])):
         for i, (rp, gp) in enumerate(zip(r, g)):
             step_ex = dict(ex, step=s + 1, parameter=i)
-            check_tensor(gp, rp, what=phrase("what.param_after_step", index=i, shape=list(rp.shape), step=s + 1),
-                         example=step_ex)
+            check_tensor(
+                gp, rp, what=phrase("what.param_after_step", index=i, shape=list(rp.shape), step=s + 1), example=step_ex
+            )
 
 
 @check("adamw", "groups", points=5, given=run_case())
@@ -64,14 +64,31 @@ def groups(ctx, c):
     eps; a parameter without a gradient on some steps (skipped: its own step count does not advance); the lr
     changed between steps; decoupled weight decay and bias correction."""
     has_grad = [[not (i == c.skipped and s in c.missing) for i in range(len(SHAPES))] for s in range(STEPS)]
-    groups = [{"params": [0, 2], "lr": c.lr, "weight_decay": c.wd},
-              {"params": [1], "weight_decay": 0.0, "betas": (0.8, 0.95), "eps": 1e-3}]
-    args = dict(shapes=list(SHAPES), groups=groups, defaults={"lr": 0.05}, grad_scales=list(c.scales),
-                has_grad=has_grad, lr_changes={"3": [c.lr / 3, 0.2]}, seed=c.seed)
-    ex = shown_example({"group_0": dict(groups[0]), "group_1": dict(groups[1]), "defaults": {"lr": 0.05},
-                        "gradient_scales": list(c.scales), "parameter_without_gradient": c.skipped,
-                        "at_steps": [s + 1 for s in c.missing], "lr_set_before_step_4": [c.lr / 3, 0.2]},
-                       **{f"parameter {i}": s for i, s in enumerate(SHAPES)})
+    groups = [
+        {"params": [0, 2], "lr": c.lr, "weight_decay": c.wd},
+        {"params": [1], "weight_decay": 0.0, "betas": (0.8, 0.95), "eps": 1e-3},
+    ]
+    args = dict(
+        shapes=list(SHAPES),
+        groups=groups,
+        defaults={"lr": 0.05},
+        grad_scales=list(c.scales),
+        has_grad=has_grad,
+        lr_changes={"3": [c.lr / 3, 0.2]},
+        seed=c.seed,
+    )
+    ex = shown_example(
+        {
+            "group_0": dict(groups[0]),
+            "group_1": dict(groups[1]),
+            "defaults": {"lr": 0.05},
+            "gradient_scales": list(c.scales),
+            "parameter_without_gradient": c.skipped,
+            "at_steps": [s + 1 for s in c.missing],
+            "lr_set_before_step_4": [c.lr / 3, 0.2],
+        },
+        **{f"parameter {i}": s for i, s in enumerate(SHAPES)},
+    )
     _run(ctx, args, ex)
 
 
@@ -97,8 +114,21 @@ def defaults(ctx, c):
     decay 1e-2) and with arguments; step(closure) returns the closure's value, step() returns None."""
     has_grad = [[True] * len(SHAPES) for _ in range(STEPS)]
     for defaults in ({}, {"lr": 0.02, "betas": (0.5, 0.9), "eps": 1e-6, "weight_decay": 0.2}):
-        args = dict(shapes=list(SHAPES), groups=[], defaults=defaults, grad_scales=[1.0, 0.1, 2.0],
-                    has_grad=has_grad, closure_steps=[c.closure], seed=c.seed, plain_list=True)
-        ex = shown_example({"constructor_arguments": defaults or "(the defaults)", "params": "a list of tensors",
-                            "closure_at_step": c.closure + 1})
+        args = dict(
+            shapes=list(SHAPES),
+            groups=[],
+            defaults=defaults,
+            grad_scales=[1.0, 0.1, 2.0],
+            has_grad=has_grad,
+            closure_steps=[c.closure],
+            seed=c.seed,
+            plain_list=True,
+        )
+        ex = shown_example(
+            {
+                "constructor_arguments": defaults or "(the defaults)",
+                "params": "a list of tensors",
+                "closure_at_step": c.closure + 1,
+            }
+        )
         _run(ctx, args, ex)

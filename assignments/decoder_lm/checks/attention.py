@@ -46,26 +46,43 @@ def contract(ctx):
     rope_base to 10000."""
     contract_params(ctx, NAME, {"dim": 16, "num_heads": 4, "num_kv_heads": 2})
     contract_params(ctx, NAME, {"dim": 12, "num_heads": 3})
-    defaults_agree(ctx, name=NAME, required={"dim": 8, "num_heads": 2}, inputs=[randn([2, 5, 8], 3)],
-                   given=("dim", "num_heads", "num_kv_heads", "rope_base"))
+    defaults_agree(
+        ctx,
+        name=NAME,
+        required={"dim": 8, "num_heads": 2},
+        inputs=[randn([2, 5, 8], 3)],
+        given=("dim", "num_heads", "num_kv_heads", "rope_base"),
+    )
 
 
 @check("attention", "value_errors", points=1, examples=(1, 1))
 def value_errors(ctx):
     """ValueError when num_heads does not divide dim, when num_kv_heads does not divide num_heads, and when the
     head size is odd (raised by your RotaryEmbedding or by CausalSelfAttention itself)."""
-    for kw in ({"dim": 10, "num_heads": 4}, {"dim": 16, "num_heads": 4, "num_kv_heads": 3},
-               {"dim": 6, "num_heads": 2}):
-        construct_raises(ctx, NAME, kw, "fail.lm_attn_value_error", dim=kw["dim"], num_heads=kw["num_heads"],
-                         num_kv_heads=kw.get("num_kv_heads", kw["num_heads"]))
+    for kw in ({"dim": 10, "num_heads": 4}, {"dim": 16, "num_heads": 4, "num_kv_heads": 3}, {"dim": 6, "num_heads": 2}):
+        construct_raises(
+            ctx,
+            NAME,
+            kw,
+            "fail.lm_attn_value_error",
+            dim=kw["dim"],
+            num_heads=kw["num_heads"],
+            num_kv_heads=kw.get("num_kv_heads", kw["num_heads"]),
+        )
 
 
 def _equivalence(ctx, cases):
     for c in cases:
         kw, state, inputs, ex = setup(ctx, c)
-        equivalent(ctx, name=NAME, kwargs=kw, state=state, inputs=inputs,
-                   what=phrase("what.output", name="CausalSelfAttention"),
-                   example=ex)
+        equivalent(
+            ctx,
+            name=NAME,
+            kwargs=kw,
+            state=state,
+            inputs=inputs,
+            what=phrase("what.output", name="CausalSelfAttention"),
+            example=ex,
+        )
 
 
 @check("attention", "equivalence", points=4, variant="isolated", examples=(3, 25), given=EVERY_KIND)
@@ -127,12 +144,17 @@ def cache_integrated(ctx, c):
     _with_cache(ctx, c)
 
 
-@check("attention", "devices", points=1, variant="isolated", examples=(1, 5),
-       given=layer_sizes(("gqa",)).filter(lambda c: c.L >= 2))
+@check(
+    "attention",
+    "devices",
+    points=1,
+    variant="isolated",
+    examples=(1, 5),
+    given=layer_sizes(("gqa",)).filter(lambda c: c.L >= 2),
+)
 def devices(ctx, c):
     """float32 on each device close to the reference, float16 and bfloat16 finite, and the meta device."""
     kw, state, inputs, ex = setup(ctx, c)
     float32_close(ctx, name=NAME, kwargs=kw, state=state, inputs=inputs, example=ex)
     low_precision(ctx, name=NAME, kwargs=kw, state=state, inputs=inputs, example=ex)
     meta_runs(ctx, name=NAME, kwargs=kw, inputs=inputs, expected_shape=list(inputs[0].shape), example=ex)
-

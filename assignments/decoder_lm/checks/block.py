@@ -24,10 +24,8 @@ from grader.author import (
 NAME = "DecoderBlock"
 
 
-
 def kwargs_of(c):
-    return {"dim": c.D, "num_heads": c.H, "hidden_dim": c.F, "num_kv_heads": c.Hkv, "eps": 0.05,
-            "rope_base": 500.0}
+    return {"dim": c.D, "num_heads": c.H, "hidden_dim": c.F, "num_kv_heads": c.Hkv, "eps": 0.05, "rope_base": 500.0}
 
 
 def setup(ctx, c):
@@ -42,16 +40,27 @@ def contract(ctx):
     num_heads, 1e-6 and 10000."""
     contract_params(ctx, NAME, {"dim": 8, "num_heads": 4, "hidden_dim": 12, "num_kv_heads": 2})
     # inputs of mean square about 1e-6, where the default eps decides the output
-    defaults_agree(ctx, name=NAME, required={"dim": 8, "num_heads": 2, "hidden_dim": 12},
-                   inputs=[randn([2, 5, 8], 3, scale=1e-3)],
-                   given=("dim", "num_heads", "hidden_dim", "num_kv_heads", "eps", "rope_base"))
+    defaults_agree(
+        ctx,
+        name=NAME,
+        required={"dim": 8, "num_heads": 2, "hidden_dim": 12},
+        inputs=[randn([2, 5, 8], 3, scale=1e-3)],
+        given=("dim", "num_heads", "hidden_dim", "num_kv_heads", "eps", "rope_base"),
+    )
 
 
 def _equivalence(ctx, cases):
     for c in cases:
         kw, state, inputs, ex = setup(ctx, c)
-        equivalent(ctx, name=NAME, kwargs=kw, state=state, inputs=inputs,
-                   what=phrase("what.output", name="DecoderBlock"), example=ex)
+        equivalent(
+            ctx,
+            name=NAME,
+            kwargs=kw,
+            state=state,
+            inputs=inputs,
+            what=phrase("what.output", name="DecoderBlock"),
+            example=ex,
+        )
 
 
 @check("block", "equivalence", points=4, variant="isolated", examples=(3, 25), given=EVERY_KIND)

@@ -45,11 +45,20 @@ def _clip(ctx, c, scale):
     has_grad = [i != c.without for i in range(len(SHAPES))]
     base = dict(shapes=list(SHAPES), scales=scales, has_grad=has_grad, seed=c.seed)
     total = ctx.ref("lm_clip", **base, max_norm=1e9)["out"] * scales[0]
-    for max_norm, as_generator in ((float(total) * c.ratio, False), (float(total) * c.ratio, True),
-                                   (float(total) * 1.5, False)):
-        ex = shown_example({"max_norm": max_norm, "gradient_scale": scale, "parameter_without_gradient": c.without,
-                            "parameters": "a generator" if as_generator else "a list"},
-                           **{f"parameter {i}": s for i, s in enumerate(SHAPES)})
+    for max_norm, as_generator in (
+        (float(total) * c.ratio, False),
+        (float(total) * c.ratio, True),
+        (float(total) * 1.5, False),
+    ):
+        ex = shown_example(
+            {
+                "max_norm": max_norm,
+                "gradient_scale": scale,
+                "parameter_without_gradient": c.without,
+                "parameters": "a generator" if as_generator else "a list",
+            },
+            **{f"parameter {i}": s for i, s in enumerate(SHAPES)},
+        )
         ref, got = ctx.both("lm_clip", **base, max_norm=max_norm, as_generator=as_generator)
         if "out" not in got:
             raise Fail("fail.not_tensor", what="clip_grad_norm_", got=returned(got), example=ex)

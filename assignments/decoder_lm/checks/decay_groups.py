@@ -36,15 +36,17 @@ def groups(ctx, c):
     named_parameters() order, a tied tensor once, requires_grad=False left out (a tied and an untied module)."""
     for tied in (c.tied, not c.tied):
         args = dict(parts=list(c.parts), tied=tied, weight_decay=c.weight_decay)
-        ex = shown_example({"registration_order": list(c.parts), "embed_and_head_tied": tied,
-                            "weight_decay": c.weight_decay})
+        ex = shown_example(
+            {"registration_order": list(c.parts), "embed_and_head_tied": tied, "weight_decay": c.weight_decay}
+        )
         ref, got = ctx.both("lm_param_groups", **args)
         found, expected = got["groups"], ref["groups"]
         if len(found) != len(expected):
             raise Fail("fail.lm_groups_count", got=len(found), example=ex)
         for i, (f, e) in enumerate(zip(found, expected)):
             if f["weight_decay"] is None or abs(f["weight_decay"] - e["weight_decay"]) > 1e-12:
-                raise Fail("fail.lm_groups_decay", group=i, got=f["weight_decay"], expected=e["weight_decay"],
-                           example=ex)
+                raise Fail(
+                    "fail.lm_groups_decay", group=i, got=f["weight_decay"], expected=e["weight_decay"], example=ex
+                )
             if f["names"] != e["names"]:
                 raise Fail("fail.lm_groups_params", group=i, got=f["names"], expected=e["names"], example=ex)

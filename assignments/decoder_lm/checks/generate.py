@@ -106,17 +106,23 @@ def decoding(ctx, c):
     model = model_spec(ctx, MODEL, c.seed)
     prompt = random_tokens([c.B, c.L0], MODEL["vocab_size"], c.seed)
     for device in ctx.devices:
-        for n, train, options in ((c.n, True, {}), (c.n, False, {"top_k": 5, "temperature": 0.8}),
-                                  (0, True, {})):
-            ex = shown_example(dict(options, max_new_tokens=n, model_training=train, device=device),
-                               prompt=[c.B, c.L0])
-            got = ctx.sub("lm_generate", model=model, prompt=prompt, max_new_tokens=n, seed=c.seed, train=train,
-                          device=device, **options)
+        for n, train, options in ((c.n, True, {}), (c.n, False, {"top_k": 5, "temperature": 0.8}), (0, True, {})):
+            ex = shown_example(dict(options, max_new_tokens=n, model_training=train, device=device), prompt=[c.B, c.L0])
+            got = ctx.sub(
+                "lm_generate",
+                model=model,
+                prompt=prompt,
+                max_new_tokens=n,
+                seed=c.seed,
+                train=train,
+                device=device,
+                **options,
+            )
             what = f"generate(max_new_tokens={n})"
             out = _output(got, c.B, c.L0 + n, ex, what)
             if got["device"] != device.split(":")[0]:
                 raise Fail("fail.device", what=what, expected=device, got=got["device"], example=ex)
-            kept = out[:, :c.L0] != prompt
+            kept = out[:, : c.L0] != prompt
             if kept.any():
                 raise Fail("fail.lm_gen_prompt", index=[int(i) for i in kept.nonzero()[0]], example=ex)
             _forwards(got, c.B, c.L0, n, ex)
@@ -142,25 +148,42 @@ def same_seed(ctx):
     ctx.given(seed_case())(functools.partial(_same_seed, ctx))()
     # rows sampled over a large vocabulary: a default that filters or sharpens at all changes some token
     config = dict(MODEL, vocab_size=300)
-    args = {"model": model_spec(ctx, config, 5), "prompt": random_tokens([8, 2], config["vocab_size"], 5),
-            "max_new_tokens": 4, "seed": 5}
-    defaults_called(ctx, what="generate", probe="lm_generate", args=args,
-                    arguments=("temperature", "top_k", "top_p"), compare=("out",),
-                    example=shown_example(dict(config, max_new_tokens=4, generator_seed=5), prompt=[8, 2]))
+    args = {
+        "model": model_spec(ctx, config, 5),
+        "prompt": random_tokens([8, 2], config["vocab_size"], 5),
+        "max_new_tokens": 4,
+        "seed": 5,
+    }
+    defaults_called(
+        ctx,
+        what="generate",
+        probe="lm_generate",
+        args=args,
+        arguments=("temperature", "top_k", "top_p"),
+        compare=("out",),
+        example=shown_example(dict(config, max_new_tokens=4, generator_seed=5), prompt=[8, 2]),
+    )
     # without a generator, torch's global one draws: the same global seed, the reference's tokens
     ref, got = ctx.both("lm_generate", **args, omit=["generator"])
-    global_generator("generate", ref["out"], _output(got, 8, 6, {}, "generate"), example=shown_example(
-        dict(config, max_new_tokens=4, generator="(default)", global_seed=6), prompt=[8, 2]))
+    global_generator(
+        "generate",
+        ref["out"],
+        _output(got, 8, 6, {}, "generate"),
+        example=shown_example(dict(config, max_new_tokens=4, generator="(default)", global_seed=6), prompt=[8, 2]),
+    )
 
 
 def _same_seed(ctx, c):
     model = model_spec(ctx, MODEL, c.seed)
     prompt = random_tokens([c.B, c.L0], MODEL["vocab_size"], c.seed)
-    for options in ({"temperature": 1.0}, {"temperature": 0.7, "top_k": c.k},
-                    {"temperature": 1.3, "top_p": 0.8}, {"temperature": 0.9, "top_k": c.k, "top_p": 0.9}):
+    for options in (
+        {"temperature": 1.0},
+        {"temperature": 0.7, "top_k": c.k},
+        {"temperature": 1.3, "top_p": 0.8},
+        {"temperature": 0.9, "top_k": c.k, "top_p": 0.9},
+    ):
         ex = shown_example(dict(options, max_new_tokens=c.n, generator_seed=c.seed), prompt=[c.B, c.L0])
-        ref, got = ctx.both("lm_generate", model=model, prompt=prompt, max_new_tokens=c.n, seed=c.seed,
-                            **options)
+        ref, got = ctx.both("lm_generate", model=model, prompt=prompt, max_new_tokens=c.n, seed=c.seed, **options)
         what = phrase("what.output", name=f"generate(max_new_tokens={c.n})")
         out = _output(got, c.B, c.L0 + c.n, ex, what)
         check_tensor(out, ref["out"], what=what, example=ex)

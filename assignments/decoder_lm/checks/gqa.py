@@ -43,8 +43,9 @@ def grouping(ctx, c):
         ex = shown(s, q, k, v)
         g = s.H // s.Hkv
         got = output(ctx.sub("call", name=NAME, args=[q, k, v]), NAME, ex)
-        wide = output(ctx.sub("call", name=NAME, args=[q, k.repeat_interleave(g, 1), v.repeat_interleave(g, 1)]),
-                      NAME, ex)
+        wide = output(
+            ctx.sub("call", name=NAME, args=[q, k.repeat_interleave(g, 1), v.repeat_interleave(g, 1)]), NAME, ex
+        )
         if got.shape == wide.shape and torch.allclose(got, wide, atol=1e-9, rtol=1e-7):
             continue
         tiled = output(ctx.ref("call", name=NAME, args=[q, k.repeat(1, g, 1, 1), v.repeat(1, g, 1, 1)]), NAME)
@@ -67,13 +68,18 @@ def causal(ctx, c):
         v2[:, :, first:] = randn(list(v[:, :, first:].shape), c.seed + 8, scale=3.0)
         a = output(ctx.sub("call", name=NAME, args=[q, k, v]), NAME, ex)
         b = output(ctx.sub("call", name=NAME, args=[q, k2, v2]), NAME, ex)
-        if a.shape != b.shape or not torch.allclose(a[:, :, :t + 1], b[:, :, :t + 1], atol=1e-9, rtol=1e-7):
+        if a.shape != b.shape or not torch.allclose(a[:, :, : t + 1], b[:, :, : t + 1], atol=1e-9, rtol=1e-7):
             raise Fail("fail.future_leak", what=NAME, position=t, future_from=first, example=ex)
         got = ctx.sub("lm_attention_grad", q=q, k=k, v=v, upto=t + 1)
         for which in ("grad_k", "grad_v"):
             if (got[which][:, :, first:] != 0).any():
-                raise Fail("fail.lm_gqa_future_grad", query=t, future_from=first,
-                           input="k" if which == "grad_k" else "v", example=ex)
+                raise Fail(
+                    "fail.lm_gqa_future_grad",
+                    query=t,
+                    future_from=first,
+                    input="k" if which == "grad_k" else "v",
+                    example=ex,
+                )
 
 
 @check("gqa", "devices", points=1, examples=(1, 5), given=attention_case())
@@ -85,34 +91,53 @@ def devices(ctx, c):
         for device, ref, got in float32_runs(ctx, "call", {"name": NAME, "args": [q, k, v]}):
             out = output(got, NAME, ex)
             if out.dtype != torch.float32:
-                raise Fail("fail.dtype", what=phrase("what.on_input", call=NAME, dtype="float32"), expected="float32",
-                           got=str(out.dtype).replace("torch.", ""), example=dict(ex, device=device))
-            check_tensor(out.cpu(), ref["out"].float(),
-                         what=phrase("what.with_dtype", what=phrase("what.output", name="causal_attention"),
-                                     dtype="float32"), dtype="float32",
-                         example=dict(ex, device=device))
+                raise Fail(
+                    "fail.dtype",
+                    what=phrase("what.on_input", call=NAME, dtype="float32"),
+                    expected="float32",
+                    got=str(out.dtype).replace("torch.", ""),
+                    example=dict(ex, device=device),
+                )
+            check_tensor(
+                out.cpu(),
+                ref["out"].float(),
+                what=phrase("what.with_dtype", what=phrase("what.output", name="causal_attention"), dtype="float32"),
+                dtype="float32",
+                example=dict(ex, device=device),
+            )
         for dtype in ("float16", "bfloat16"):
             half = getattr(torch, dtype)
             exd = dict(ex, dtype=dtype)
-            out = output(run_low_precision(ctx, "call", what=NAME, dtype=dtype, example=exd, name=NAME,
-                                           args=[q, k, v]), NAME, exd)
+            out = output(
+                run_low_precision(ctx, "call", what=NAME, dtype=dtype, example=exd, name=NAME, args=[q, k, v]),
+                NAME,
+                exd,
+            )
             if out.dtype != half:
-                raise Fail("fail.dtype", what=phrase("what.on_input", call=NAME, dtype=dtype), expected=dtype,
-                           got=str(out.dtype).replace("torch.", ""), example=exd)
+                raise Fail(
+                    "fail.dtype",
+                    what=phrase("what.on_input", call=NAME, dtype=dtype),
+                    expected=dtype,
+                    got=str(out.dtype).replace("torch.", ""),
+                    example=exd,
+                )
             if not torch.isfinite(out.float()).all():
                 raise Fail("fail.half_nonfinite", what=NAME, dtype=dtype, example=exd)
             if dtype not in HALF_TOL:
                 continue
             ref = ctx.ref("call", name=NAME, args=[x.to(half).double() for x in (q, k, v)])["out"]
             atol, rtol = HALF_TOL[dtype]
-            check_tensor(out.double(), ref,
-                         what=phrase("what.in_dtype", what=phrase("what.output", name="causal_attention"),
-                                     dtype=dtype), example=exd, atol=atol,
-                         rtol=rtol)
+            check_tensor(
+                out.double(),
+                ref,
+                what=phrase("what.in_dtype", what=phrase("what.output", name="causal_attention"), dtype=dtype),
+                example=exd,
+                atol=atol,
+                rtol=rtol,
+            )
         got = ctx.sub("call", name=NAME, args=[q, k, v], device="meta")
         out = output(got, NAME, ex)
         if out.device.type != "meta":
             raise Fail("fail.device", what=NAME, expected="meta", got=out.device.type, example=ex)
         if list(out.shape) != list(q.shape):
             raise Fail("fail.shape", what=f"{NAME} (meta)", expected=list(q.shape), got=list(out.shape), example=ex)
-

@@ -26,8 +26,9 @@ class CacheCase(Case):
 
     def example(self):
         """The example a report shows."""
-        return shown_example({"batch": self.B, "kv_heads": self.Hkv, "head_dim": self.Dh,
-                              "update_lengths": self.lengths})
+        return shown_example(
+            {"batch": self.B, "kv_heads": self.Hkv, "head_dim": self.Dh, "update_lengths": self.lengths}
+        )
 
 
 @st.composite
@@ -39,8 +40,10 @@ def cache_case(draw):
 
 
 def updates_of(c):
-    return [[randn([c.B, c.Hkv, L, c.Dh], c.seed + 2 * i),
-             randn([c.B, c.Hkv, L, c.Dh], c.seed + 2 * i + 1)] for i, L in enumerate(c.lengths)]
+    return [
+        [randn([c.B, c.Hkv, L, c.Dh], c.seed + 2 * i), randn([c.B, c.Hkv, L, c.Dh], c.seed + 2 * i + 1)]
+        for i, L in enumerate(c.lengths)
+    ]
 
 
 @check("kv_cache", "empty", points=1, examples=(1, 1))
@@ -60,8 +63,8 @@ def _expect(got, c, ex, dtype=torch.float64):
     total = 0
     for i, (step, given) in enumerate(zip(got["steps"], updates)):
         total += given[0].shape[2]
-        keys = torch.cat([u[0] for u in updates[:i + 1]], dim=2)
-        values = torch.cat([u[1] for u in updates[:i + 1]], dim=2)
+        keys = torch.cat([u[0] for u in updates[: i + 1]], dim=2)
+        values = torch.cat([u[1] for u in updates[: i + 1]], dim=2)
         exi = dict(ex, update=i + 1)
         for label, tensors in (("returned", step["returned"]), ("held", step["held"])):
             for j, (name, t, expected) in enumerate((("keys", tensors[0], keys), ("values", tensors[1], values))):
@@ -101,6 +104,11 @@ def devices(ctx, c):
     for i, step in enumerate(got["steps"]):
         for t in step["returned"] + [x for x in step["held"] if x is not None]:
             if t.device.type != "meta":
-                raise Fail("fail.device", what="KVCache.update", expected="meta", got=t.device.type,
-                           example=dict(c.example(), update=i + 1))
+                raise Fail(
+                    "fail.device",
+                    what="KVCache.update",
+                    expected="meta",
+                    got=t.device.type,
+                    example=dict(c.example(), update=i + 1),
+                )
     _expect(got, c, dict(c.example(), device="meta"))

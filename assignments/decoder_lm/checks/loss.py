@@ -58,15 +58,20 @@ def shifted(ctx, c):
     logits = randn([c.B, c.L, c.V], c.seed, scale=2.0)
     for pad_id in (c.pad, None):
         tokens = _tokens(c, pad_id)
-        ex = shown_example({"pad_id": "None (the default)" if pad_id is None else pad_id,
-                            "pads_per_row": None if pad_id is None else c.pads}, logits=logits, tokens=tokens)
+        ex = shown_example(
+            {
+                "pad_id": "None (the default)" if pad_id is None else pad_id,
+                "pads_per_row": None if pad_id is None else c.pads,
+            },
+            logits=logits,
+            tokens=tokens,
+        )
         kwargs = {} if pad_id is None else {"pad_id": pad_id}  # None: the default
         ref, got = ctx.both("call", name="lm_loss", args=[logits, tokens], kwargs=kwargs)
         if got.get("modified"):
             raise Fail("fail.inplace", what="lm_loss", inputs=got["modified"], example=ex)
         if "out" not in got:
-            raise Fail("fail.not_tensor", what="lm_loss", got=returned(got),
-                       example=ex)
+            raise Fail("fail.not_tensor", what="lm_loss", got=returned(got), example=ex)
         out = got["out"].reshape(()) if got["out"].numel() == 1 else got["out"]
         if out.dtype == torch.float32:  # a loss computed in float32 from float64 logits: float32 tolerances
             check_tensor(out, ref["out"].float(), what="lm_loss", dtype="float32", example=ex)

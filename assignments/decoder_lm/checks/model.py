@@ -68,13 +68,33 @@ def model_case(draw, kinds=("mha", "mqa", "gqa"), min_len=2, min_layers=1):
     V = draw(st.integers(5, 13))
     F = draw(st.integers(2, 9))
     N = draw(st.integers(min_layers, 2))
-    return ModelCase(B=B, L=L, V=V, D=H * Dh, H=H, Hkv=Hkv, Dh=Dh, F=F, N=N, kind=kind,
-                     prompt=draw(st.integers(1, 3)), seed=draw(seeds()))
+    return ModelCase(
+        B=B,
+        L=L,
+        V=V,
+        D=H * Dh,
+        H=H,
+        Hkv=Hkv,
+        Dh=Dh,
+        F=F,
+        N=N,
+        kind=kind,
+        prompt=draw(st.integers(1, 3)),
+        seed=draw(seeds()),
+    )
 
 
 def kwargs_of(c):
-    return {"vocab_size": c.V, "dim": c.D, "num_layers": c.N, "num_heads": c.H, "hidden_dim": c.F,
-            "num_kv_heads": c.Hkv, "eps": 0.05, "rope_base": 500.0}
+    return {
+        "vocab_size": c.V,
+        "dim": c.D,
+        "num_layers": c.N,
+        "num_heads": c.H,
+        "hidden_dim": c.F,
+        "num_kv_heads": c.Hkv,
+        "eps": 0.05,
+        "rope_base": 500.0,
+    }
 
 
 def setup(ctx, c):
@@ -93,8 +113,14 @@ def logits_match(ctx, kw, state, tokens, ex, what=None):
     args = {"name": NAME, "kwargs": kw, "state": state, "tokens": tokens}
     ref, got = ctx.both("lm_model", **args)
     no_inplace(got, f"{NAME}.forward", ex)
-    close_to_reference(ctx, got["out"], ref["out"], what=what, example=ex,
-                       ref32=lambda: ctx.ref("lm_model", **args, dtype="float32")["out"])
+    close_to_reference(
+        ctx,
+        got["out"],
+        ref["out"],
+        what=what,
+        example=ex,
+        ref32=lambda: ctx.ref("lm_model", **args, dtype="float32")["out"],
+    )
     return got
 
 
@@ -129,15 +155,24 @@ def contract(ctx):
         left_out, passed = dict(plain["params"]), dict(spelled["params"])
         if left_out != passed:
             differ = sorted(k for k in set(left_out) | set(passed) if left_out.get(k) != passed.get(k))
-            raise Fail("fail.lm_default_shapes", example=exd,
-                       names=[f"{k}: {left_out.get(k)} ({passed.get(k)})" for k in differ][:6])
+            raise Fail(
+                "fail.lm_default_shapes",
+                example=exd,
+                names=[f"{k}: {left_out.get(k)} ({passed.get(k)})" for k in differ][:6],
+            )
         a, b = run(ctx, required, state, tokens)["out"], run(ctx, explicit, state, tokens)["out"]
         check_tensor(a, b, what=phrase("what.logits", name="DecoderLM"), example=exd)
     except Fail as fail:
         from grader.author import text
 
-        raise Fail("fail.defaults_spelled", what=NAME, arguments=", ".join(left), defaults=shown,
-                   detail=text(fail.key, "en", **fail.params), example=exd) from None
+        raise Fail(
+            "fail.defaults_spelled",
+            what=NAME,
+            arguments=", ".join(left),
+            defaults=shown,
+            detail=text(fail.key, "en", **fail.params),
+            example=exd,
+        ) from None
 
 
 INIT_CONFIG = {"vocab_size": 256, "dim": 64, "num_layers": 2, "num_heads": 4, "hidden_dim": 96, "num_kv_heads": 2}
@@ -233,16 +268,24 @@ def _cached(ctx, c):
     for s, step in enumerate(got["steps"]):
         a, b = (0, P) if s == 0 else (P + s - 1, P + s)
         exs = dict(ex, step=s, positions=[a, b - 1])
-        check_tensor(step, full[:, a:b],
-                     what=phrase("what.logits_cached", name="DecoderLM", step=s, first=a, last=b - 1),
-                     example=exs)
+        check_tensor(
+            step,
+            full[:, a:b],
+            what=phrase("what.logits_cached", name="DecoderLM", step=s, first=a, last=b - 1),
+            example=exs,
+        )
         lengths = got["cache_lengths"][s]
         if lengths != [b] * c.N:
             raise Fail("fail.lm_cache_not_used", step=s, lengths=lengths, expected=b, example=exs)
         seen = got["layer_inputs"][s]
         if s and seen and (len(seen) != c.N or any(shape not in (None, [c.B, 1, c.D]) for _i, shape in seen)):
-            raise Fail("fail.lm_step_work", step=s, shapes=[shape for _i, shape in seen][:4],
-                       expected=[c.B, 1, c.D], example=exs)
+            raise Fail(
+                "fail.lm_step_work",
+                step=s,
+                shapes=[shape for _i, shape in seen][:4],
+                expected=[c.B, 1, c.D],
+                example=exs,
+            )
 
 
 @check("model", "cache", points=3, variant="isolated", examples=(4, 25), given=model_case(min_len=3, min_layers=2))
@@ -269,31 +312,43 @@ def devices(ctx, c):
         exd = dict(ex, device=device, dtype="float32")
         got = ctx.sub("lm_model", **args, dtype="float32", device=device)["out"]
         if got.dtype != torch.float32:
-            raise Fail("fail.dtype",
-                       what=phrase("what.in_dtype", what=phrase("what.logits", name=NAME), dtype="float32"),
-                       expected="float32",
-                       got=str(got.dtype).replace("torch.", ""), example=exd)
+            raise Fail(
+                "fail.dtype",
+                what=phrase("what.in_dtype", what=phrase("what.logits", name=NAME), dtype="float32"),
+                expected="float32",
+                got=str(got.dtype).replace("torch.", ""),
+                example=exd,
+            )
         if got.device.type != device.split(":")[0]:
             raise Fail("fail.device", what=NAME, expected=device, got=got.device.type, example=exd)
-        check_tensor(got.cpu(), ref.float(),
-                     what=phrase("what.with_dtype", what=phrase("what.logits", name="DecoderLM"), dtype="float32"),
-                     dtype="float32",
-                     example=exd)
+        check_tensor(
+            got.cpu(),
+            ref.float(),
+            what=phrase("what.with_dtype", what=phrase("what.logits", name="DecoderLM"), dtype="float32"),
+            dtype="float32",
+            example=exd,
+        )
     for dtype in ("float16", "bfloat16"):
         exd = dict(ex, dtype=dtype)
         got = ctx.sub("lm_model", **args, dtype=dtype)["out"]
         if got.dtype != getattr(torch, dtype):
-            raise Fail("fail.dtype",
-                       what=phrase("what.in_dtype", what=phrase("what.logits", name=NAME), dtype=dtype),
-                       expected=dtype,
-                       got=str(got.dtype).replace("torch.", ""), example=exd)
+            raise Fail(
+                "fail.dtype",
+                what=phrase("what.in_dtype", what=phrase("what.logits", name=NAME), dtype=dtype),
+                expected=dtype,
+                got=str(got.dtype).replace("torch.", ""),
+                example=exd,
+            )
         if not torch.isfinite(got.float()).all():
             raise Fail("fail.half_nonfinite", what=NAME, dtype=dtype, example=exd)
     got = ctx.sub("lm_model", name=NAME, kwargs=kw, state=None, tokens=tokens, device="meta")["out"]
     if got.device.type != "meta":
         raise Fail("fail.device", what=NAME, expected="meta", got=got.device.type, example=ex)
     if list(got.shape) != [c.B, c.L, c.V]:
-        raise Fail("fail.shape",
-                   what=phrase("what.with_dtype", what=phrase("what.logits", name=NAME), dtype="meta"),
-                   expected=[c.B, c.L, c.V],
-                   got=list(got.shape), example=ex)
+        raise Fail(
+            "fail.shape",
+            what=phrase("what.with_dtype", what=phrase("what.logits", name=NAME), dtype="meta"),
+            expected=[c.B, c.L, c.V],
+            got=list(got.shape),
+            example=ex,
+        )

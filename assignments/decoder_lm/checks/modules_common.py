@@ -116,8 +116,7 @@ def layer_sizes(draw, kinds=KV_KINDS):
     Dh = 2 * draw(st.integers(1, 2))
     B = draw(st.integers(1, 3))
     L = draw(st.integers(1, 5))
-    return LayerSizes(B=B, L=L, H=H, Hkv=Hkv, Dh=Dh, D=H * Dh, F=draw(st.integers(2, 9)), kind=kind,
-                      seed=draw(seeds()))
+    return LayerSizes(B=B, L=L, H=H, Hkv=Hkv, Dh=Dh, D=H * Dh, F=draw(st.integers(2, 9)), kind=kind, seed=draw(seeds()))
 
 
 @dataclass(frozen=True)
@@ -188,23 +187,44 @@ def half_close(ctx, *, name, kwargs, state, inputs, example, method="forward"):
 
     for dtype in ("float16", "bfloat16"):
         ex = dict(example or {}, dtype=dtype)
-        got = run_low_precision(ctx, "forward", what=name, dtype=dtype, example=ex, name=name, kwargs=kwargs,
-                                state=state, inputs=inputs, method=method)["out"]
+        got = run_low_precision(
+            ctx,
+            "forward",
+            what=name,
+            dtype=dtype,
+            example=ex,
+            name=name,
+            kwargs=kwargs,
+            state=state,
+            inputs=inputs,
+            method=method,
+        )["out"]
         if got.dtype != getattr(torch, dtype):
-            raise Fail("fail.dtype", what=phrase("what.on_input", call=f"{name}.{method}", dtype=dtype), expected=dtype,
-                       got=str(got.dtype).replace("torch.", ""), example=ex)
+            raise Fail(
+                "fail.dtype",
+                what=phrase("what.on_input", call=f"{name}.{method}", dtype=dtype),
+                expected=dtype,
+                got=str(got.dtype).replace("torch.", ""),
+                example=ex,
+            )
         if not torch.isfinite(got.float()).all():
             raise Fail("fail.half_nonfinite", what=name, dtype=dtype, example=ex)
         if dtype not in HALF_TOL:
             continue
         half = getattr(torch, dtype)
-        rounded = [x.to(half).to(torch.float64) if isinstance(x, torch.Tensor) and x.is_floating_point() else x
-                   for x in inputs]
+        rounded = [
+            x.to(half).to(torch.float64) if isinstance(x, torch.Tensor) and x.is_floating_point() else x for x in inputs
+        ]
         ref = ctx.ref("forward", name=name, kwargs=kwargs, state=state, inputs=rounded, method=method)["out"]
         atol, rtol = HALF_TOL[dtype]
-        check_tensor(got.to(torch.float64), ref,
-                     what=phrase("what.in_dtype", what=phrase("what.output", name=name), dtype=dtype),
-                     example=ex, atol=atol, rtol=rtol)
+        check_tensor(
+            got.to(torch.float64),
+            ref,
+            what=phrase("what.in_dtype", what=phrase("what.output", name=name), dtype=dtype),
+            example=ex,
+            atol=atol,
+            rtol=rtol,
+        )
 
 
 def steps_match(ctx, *, name, kwargs, state, chunks, example, inspect=None):
@@ -232,9 +252,16 @@ def steps_match(ctx, *, name, kwargs, state, chunks, example, inspect=None):
 
     seen = 0
     for i, (out, expected) in enumerate(zip(got["outs"], ref["outs"])):
-        close_to_reference(ctx, out, expected, what=phrase("what.output_call", name=name, call=i + 1, offset=seen),
-                           example=dict(example, call=i + 1, offset=seen), ref32=lambda i=i: rerun("outs", i))
+        close_to_reference(
+            ctx,
+            out,
+            expected,
+            what=phrase("what.output_call", name=name, call=i + 1, offset=seen),
+            example=dict(example, call=i + 1, offset=seen),
+            ref32=lambda i=i: rerun("outs", i),
+        )
         seen += chunks[i].shape[1]
     for key in ("keys", "values"):
-        close_to_reference(ctx, got[key], ref[key], what=f"KVCache.{key}", example=example,
-                           ref32=lambda key=key: rerun(key))
+        close_to_reference(
+            ctx, got[key], ref[key], what=f"KVCache.{key}", example=example, ref32=lambda key=key: rerun(key)
+        )

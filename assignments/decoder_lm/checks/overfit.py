@@ -48,17 +48,44 @@ def ten_poems(ctx):
     kwargs = dict(MODEL, vocab_size=len(vocab))
     init = ctx.ref("params", name="DecoderLM", kwargs=kwargs)["values"]  # the reference's N(0, 0.02²) start
     model = {"kwargs": kwargs, "state": {k: v.float() for k, v in init.items()}}
-    got = ctx.sub("lm_overfit", model=model, tokens=tokens, pad_id=PAD, steps=STEPS, max_lr=MAX_LR, min_lr=MIN_LR,
-                  warmup=WARMUP, weight_decay=WEIGHT_DECAY, betas=BETAS, max_grad_norm=MAX_GRAD_NORM, prompt=2)
+    got = ctx.sub(
+        "lm_overfit",
+        model=model,
+        tokens=tokens,
+        pad_id=PAD,
+        steps=STEPS,
+        max_lr=MAX_LR,
+        min_lr=MIN_LR,
+        warmup=WARMUP,
+        weight_decay=WEIGHT_DECAY,
+        betas=BETAS,
+        max_grad_norm=MAX_GRAD_NORM,
+        prompt=2,
+    )
     losses = got["losses"]
-    ex = {"config": dict(MODEL, vocab_size=len(vocab), poems=POEMS, steps=STEPS,
-                         optimizer=f"AdamW(param_groups(model, {WEIGHT_DECAY}), betas={BETAS})",
-                         schedule=f"cosine_lr(step, {MAX_LR}, {MIN_LR}, {WARMUP}, {STEPS})",
-                         max_grad_norm=MAX_GRAD_NORM, dtype="float32"),
-          "shapes": {"tokens": list(tokens.shape)},
-          "first_loss": round(losses[0], 4) if losses else None, "last_loss": round(losses[-1], 4) if losses else None}
-    artifacts = judge_losses(losses, steps=STEPS, target=LOSS_TARGET, example=ex,
-                             nonfinite_key="fail.lm_overfit_nonfinite", loss_key="fail.lm_overfit_loss")
+    ex = {
+        "config": dict(
+            MODEL,
+            vocab_size=len(vocab),
+            poems=POEMS,
+            steps=STEPS,
+            optimizer=f"AdamW(param_groups(model, {WEIGHT_DECAY}), betas={BETAS})",
+            schedule=f"cosine_lr(step, {MAX_LR}, {MIN_LR}, {WARMUP}, {STEPS})",
+            max_grad_norm=MAX_GRAD_NORM,
+            dtype="float32",
+        ),
+        "shapes": {"tokens": list(tokens.shape)},
+        "first_loss": round(losses[0], 4) if losses else None,
+        "last_loss": round(losses[-1], 4) if losses else None,
+    }
+    artifacts = judge_losses(
+        losses,
+        steps=STEPS,
+        target=LOSS_TARGET,
+        example=ex,
+        nonfinite_key="fail.lm_overfit_nonfinite",
+        loss_key="fail.lm_overfit_loss",
+    )
     recited = got["out"]
     wrong = []
     for i, text in enumerate(texts):
@@ -67,6 +94,12 @@ def ten_poems(ctx):
         if row[:n] != tokens[i, :n].tolist():
             wrong.append(text[:5] + "…")
     if wrong:
-        raise Fail("fail.lm_overfit_recite", wrong=len(wrong), total=POEMS, examples="、".join(wrong[:3]),
-                   example=ex, artifacts=artifacts)
+        raise Fail(
+            "fail.lm_overfit_recite",
+            wrong=len(wrong),
+            total=POEMS,
+            examples="、".join(wrong[:3]),
+            example=ex,
+            artifacts=artifacts,
+        )
     ctx.artifacts = artifacts

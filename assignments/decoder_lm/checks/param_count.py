@@ -8,9 +8,14 @@ from grader.author import Fail, check, returned
 NAMES = ("vocab_size", "dim", "num_layers", "num_heads", "hidden_dim", "num_kv_heads")
 
 GRID = [
-    (32000, 4096, 32, 32, 11008, None), (32000, 4096, 32, 32, 11008, 8), (128256, 4096, 32, 32, 14336, 8),
-    (50257, 768, 12, 12, 3072, 12), (50257, 768, 12, 12, 3072, 1), (151936, 896, 24, 14, 4864, 2),
-    (6000, 256, 4, 8, 688, 2), (7, 4, 1, 2, 3, 1),
+    (32000, 4096, 32, 32, 11008, None),
+    (32000, 4096, 32, 32, 11008, 8),
+    (128256, 4096, 32, 32, 14336, 8),
+    (50257, 768, 12, 12, 3072, 12),
+    (50257, 768, 12, 12, 3072, 1),
+    (151936, 896, 24, 14, 4864, 2),
+    (6000, 256, 4, 8, 688, 2),
+    (7, 4, 1, 2, 3, 1),
 ]
 """Real models' sizes (Llama 2 7B and its GQA variant, Llama 3 8B, GPT-2 small's widths, Qwen2 0.5B) and small
 ones; ``None``: ``num_kv_heads`` left out (its default, ``num_heads``)."""
@@ -25,8 +30,12 @@ def _number(got):
 
 def _compare(value, expected, got, kwargs):
     if value != expected:
-        raise Fail("fail.lm_param_count", got=value if value is not None else returned(got),
-                   difference=(value - expected) if isinstance(value, int) else None, example={"config": kwargs})
+        raise Fail(
+            "fail.lm_param_count",
+            got=value if value is not None else returned(got),
+            difference=(value - expected) if isinstance(value, int) else None,
+            example={"config": kwargs},
+        )
 
 
 @check("param_count", "grid", points=4, examples=(1, 1))
@@ -41,8 +50,13 @@ def grid(ctx):
 @st.composite
 def small_config(draw):
     H, Hkv = heads_for(draw(st.sampled_from(["mha", "mqa", "gqa"])), draw)
-    kwargs = {"vocab_size": draw(st.integers(3, 40)), "dim": H * 2 * draw(st.integers(1, 3)),
-              "num_layers": draw(st.integers(1, 3)), "num_heads": H, "hidden_dim": draw(st.integers(1, 30))}
+    kwargs = {
+        "vocab_size": draw(st.integers(3, 40)),
+        "dim": H * 2 * draw(st.integers(1, 3)),
+        "num_layers": draw(st.integers(1, 3)),
+        "num_heads": H,
+        "hidden_dim": draw(st.integers(1, 30)),
+    }
     if Hkv != H or draw(st.booleans()):
         kwargs["num_kv_heads"] = Hkv
     return kwargs

@@ -50,8 +50,9 @@ def rms_case(draw):
     D = draw(st.integers(2, 9).filter(lambda d: d not in lead))
     eps = draw(st.sampled_from([1e-6, 1e-3, 0.1]))
     scale = draw(st.sampled_from([0.01, 1.0, 50.0]))
-    return RmsCase(shape=lead + [D], D=D, eps=eps, scale=scale, offset=draw(st.sampled_from([0.0, 3.0])),
-                   seed=draw(seeds()))
+    return RmsCase(
+        shape=lead + [D], D=D, eps=eps, scale=scale, offset=draw(st.sampled_from([0.0, 3.0])), seed=draw(seeds())
+    )
 
 
 @dataclass(frozen=True)
@@ -88,8 +89,9 @@ def contract(ctx):
 def equivalence(ctx, c):
     """Equals the reference: x / sqrt(mean(x^2) + eps) * weight over the last dimension."""
     kw, state, inputs, ex = setup(ctx, c)
-    equivalent(ctx, name=NAME, kwargs=kw, state=state, inputs=inputs,
-               what=phrase("what.output", name="RMSNorm"), example=ex)
+    equivalent(
+        ctx, name=NAME, kwargs=kw, state=state, inputs=inputs, what=phrase("what.output", name="RMSNorm"), example=ex
+    )
 
 
 def _formula(x, w, eps, *, centre=False, eps_outside=False):
@@ -105,8 +107,10 @@ def _formula(x, w, eps, *, centre=False, eps_outside=False):
 def formula(ctx):
     """No mean is subtracted (inputs far from zero mean) and eps sits inside the square root (tiny inputs, large
     eps)."""
-    for case, departure in (({"D": 6, "eps": 1e-6, "scale": 0.3, "offset": 4.0}, "centre"),
-                            ({"D": 5, "eps": 0.05, "scale": 0.02, "offset": 0.0}, "eps_outside")):
+    for case, departure in (
+        ({"D": 6, "eps": 1e-6, "scale": 0.3, "offset": 4.0}, "centre"),
+        ({"D": 5, "eps": 0.05, "scale": 0.02, "offset": 0.0}, "eps_outside"),
+    ):
         kw = {"dim": case["D"], "eps": case["eps"]}
         shape = [3, 4, case["D"]]
         x = randn(shape, 5, scale=case["scale"]) + case["offset"]
@@ -118,14 +122,21 @@ def formula(ctx):
         except Fail:
             wrong = _formula(x, state["weight"], case["eps"], **{departure: True})
             if got["out"].shape == wrong.shape and torch.allclose(got["out"].double(), wrong, atol=1e-6, rtol=1e-5):
-                raise Fail("fail.lm_rms_centred" if departure == "centre" else "fail.lm_rms_eps_outside",
-                           example=ex) from None
+                raise Fail(
+                    "fail.lm_rms_centred" if departure == "centre" else "fail.lm_rms_eps_outside", example=ex
+                ) from None
             raise
 
 
-@check("rmsnorm", "scale_invariance", points=1, examples=(3, 20),
-       given=st.fixed_dictionaries({"D": st.integers(2, 9), "alpha": st.sampled_from([0.25, 3.0, 80.0]),
-                                    "seed": seeds()}).map(lambda d: ScaleCase(**d)))
+@check(
+    "rmsnorm",
+    "scale_invariance",
+    points=1,
+    examples=(3, 20),
+    given=st.fixed_dictionaries(
+        {"D": st.integers(2, 9), "alpha": st.sampled_from([0.25, 3.0, 80.0]), "seed": seeds()}
+    ).map(lambda d: ScaleCase(**d)),
+)
 def scale_invariance(ctx, c):
     """RMSNorm(a x) = RMSNorm(x) for a > 0 (eps = 1e-12, so that eps changes nothing at the tolerance)."""
     kw = {"dim": c.D, "eps": 1e-12}
@@ -145,6 +156,12 @@ def devices(ctx, c):
     kw, state, inputs, ex = setup(ctx, c)
     float32_close(ctx, name=NAME, kwargs=kw, state=state, inputs=inputs, example=ex)
     big = [randn(c.shape, c.seed, scale=150.0).clamp(-300, 300)]
-    half_close(ctx, name=NAME, kwargs=kw, state=state, inputs=big, example=dict(ex, config=dict(
-        ex["config"], input_scale=150.0)))
+    half_close(
+        ctx,
+        name=NAME,
+        kwargs=kw,
+        state=state,
+        inputs=big,
+        example=dict(ex, config=dict(ex["config"], input_scale=150.0)),
+    )
     meta_runs(ctx, name=NAME, kwargs=kw, inputs=inputs, expected_shape=c.shape, example=ex)

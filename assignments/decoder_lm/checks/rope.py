@@ -61,8 +61,9 @@ def rope_case(draw):
     L = draw(st.integers(1, 6))
     Dh = 2 * draw(st.integers(1, 6))
     base = draw(st.sampled_from([10000.0, 500.0]))
-    return RopeCase(shape=lead + [L, Dh], L=L, Dh=Dh, base=base, offset=draw(st.sampled_from([3, 17])),
-                    seed=draw(seeds()))
+    return RopeCase(
+        shape=lead + [L, Dh], L=L, Dh=Dh, base=base, offset=draw(st.sampled_from([3, 17])), seed=draw(seeds())
+    )
 
 
 def kwargs_of(c):
@@ -80,8 +81,9 @@ def contract(ctx):
     contract_params(ctx, NAME, {"head_dim": 8})
     for head_dim in (5, 7):
         construct_raises(ctx, NAME, {"head_dim": head_dim}, "fail.lm_rope_odd", head_dim=head_dim)
-    defaults_agree(ctx, name=NAME, required={"head_dim": 8}, inputs=[randn([2, 6, 8], 4)], given=("head_dim", "base"),
-                   state=False)
+    defaults_agree(
+        ctx, name=NAME, required={"head_dim": 8}, inputs=[randn([2, 6, 8], 4)], given=("head_dim", "base"), state=False
+    )
 
 
 @check("rope", "equivalence", points=4, examples=(4, 30), given=rope_case())
@@ -91,9 +93,15 @@ def equivalence(ctx, c):
     x = randn(c.shape, c.seed)
     for offset in (None, c.offset, 5000):
         inputs = [x] if offset is None else [x, offset]
-        equivalent(ctx, name=NAME, kwargs=kwargs_of(c), state={}, inputs=inputs,
-                   what=phrase("what.output", name="RotaryEmbedding"),
-                   example=c.example(offset))
+        equivalent(
+            ctx,
+            name=NAME,
+            kwargs=kwargs_of(c),
+            state={},
+            inputs=inputs,
+            what=phrase("what.output", name="RotaryEmbedding"),
+            example=c.example(offset),
+        )
 
 
 @check("rope", "pairing", points=2, examples=(1, 1))
@@ -106,9 +114,13 @@ def pairing(ctx):
     y = rotate(ctx, c, x)
     ex = c.example()
     if list(y.shape) != c.shape:
-        raise Fail("fail.shape",
-                   what=phrase("what.output", name="RotaryEmbedding"), expected=c.shape, got=list(y.shape),
-                   example=ex)
+        raise Fail(
+            "fail.shape",
+            what=phrase("what.output", name="RotaryEmbedding"),
+            expected=c.shape,
+            got=list(y.shape),
+            example=ex,
+        )
     found = [sorted(int(j) for j in (y[i, 1].abs() > 1e-12).nonzero().flatten()) for i in range(Dh)]
     if all(f == sorted({i, i ^ 1}) for i, f in enumerate(found)):
         raise Fail("fail.lm_rope_interleaved", example=ex)
@@ -134,15 +146,16 @@ def shift_case(draw):
     L = draw(st.integers(2, 6))
     Dh = 2 * draw(st.integers(1, 6))
     base = draw(st.sampled_from([10000.0, 500.0]))
-    return ShiftCase(shape=[2, L, Dh], L=L, Dh=Dh, base=base, shift=draw(st.sampled_from([1, 4, 17])),
-                     seed=draw(seeds()))
+    return ShiftCase(
+        shape=[2, L, Dh], L=L, Dh=Dh, base=base, shift=draw(st.sampled_from([1, 4, 17])), seed=draw(seeds())
+    )
 
 
 def _shifted(ctx, c, x):
     """The rotation of ``x``'s rows at positions shift ... shift + L - 1, read off a longer input whose first
     ``shift`` rows are zeros (no offset argument involved)."""
     pad = torch.zeros(x.shape[:-2] + (c.shift, x.shape[-1]), dtype=x.dtype)
-    return rotate(ctx, c, torch.cat([pad, x], dim=-2))[..., c.shift:, :]
+    return rotate(ctx, c, torch.cat([pad, x], dim=-2))[..., c.shift :, :]
 
 
 @check("rope", "relative", points=2, examples=(4, 30), given=shift_case())
@@ -152,9 +165,13 @@ def relative(ctx, c):
     ex = dict(c.example(), shift=c.shift)
     rq, rk = rotate(ctx, c, q), rotate(ctx, c, k)
     if list(rq.shape) != c.shape:
-        raise Fail("fail.shape",
-                   what=phrase("what.output", name="RotaryEmbedding"), expected=c.shape, got=list(rq.shape),
-                   example=ex)
+        raise Fail(
+            "fail.shape",
+            what=phrase("what.output", name="RotaryEmbedding"),
+            expected=c.shape,
+            got=list(rq.shape),
+            example=ex,
+        )
     norms, kept = rq.norm(dim=-1), q.norm(dim=-1)
     if not torch.allclose(norms, kept, atol=1e-6, rtol=1e-6):
         worst = int((norms - kept).abs().flatten().argmax()) % c.L

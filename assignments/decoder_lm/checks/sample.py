@@ -78,8 +78,9 @@ def chi_square(counts, probs):
     df = int(support.sum()) - 1
     if df == 0:
         return stat, 0, 1.0, 0
-    pvalue = float(torch.special.gammaincc(torch.tensor(df / 2, dtype=torch.float64),
-                                           torch.tensor(stat / 2, dtype=torch.float64)))
+    pvalue = float(
+        torch.special.gammaincc(torch.tensor(df / 2, dtype=torch.float64), torch.tensor(stat / 2, dtype=torch.float64))
+    )
     worst = int(support.nonzero()[int(terms.argmax())])
     return stat, df, pvalue, worst
 
@@ -95,8 +96,15 @@ def distribution(ctx):
     for i, (temperature, top_k, top_p) in enumerate(SCENARIOS):
         cfg = _config(temperature, top_k, top_p)
         ex = shown_example(dict(cfg, draws_per_row=DRAWS, probabilities=BASE))
-        got = ctx.sub("lm_sample_counts", logits=logits, repeats=DRAWS, temperature=temperature, top_k=top_k,
-                      top_p=top_p, seed=base_seed + i)
+        got = ctx.sub(
+            "lm_sample_counts",
+            logits=logits,
+            repeats=DRAWS,
+            temperature=temperature,
+            top_k=top_k,
+            top_p=top_p,
+            seed=base_seed + i,
+        )
         if "bad_output" in got:
             bad = got["bad_output"]
             what = phrase("what.sample_on", name="sample_next", shape=[logits.shape[0] * DRAWS, logits.shape[1]])
@@ -111,13 +119,31 @@ def distribution(ctx):
             banned = (probs[row] == 0) & (counts[row] > 0)
             if banned.any():
                 token = int(banned.nonzero()[0])
-                raise Fail("fail.lm_sample_outside", token=token, row=row, count=int(counts[row, token]), n=DRAWS,
-                           example=ex, **cfg)
+                raise Fail(
+                    "fail.lm_sample_outside",
+                    token=token,
+                    row=row,
+                    count=int(counts[row, token]),
+                    n=DRAWS,
+                    example=ex,
+                    **cfg,
+                )
             stat, df, pvalue, worst = chi_square(counts[row], probs[row])
             if pvalue < ALPHA / tests:
-                raise Fail("fail.lm_sample_distribution", row=row, n=DRAWS, stat=f"{stat:.1f}", df=df,
-                           pvalue=f"{pvalue:.2g}", token=worst, observed=int(counts[row, worst]),
-                           expected=f"{float(probs[row, worst]) * DRAWS:.0f}", alpha=ALPHA, example=ex, **cfg)
+                raise Fail(
+                    "fail.lm_sample_distribution",
+                    row=row,
+                    n=DRAWS,
+                    stat=f"{stat:.1f}",
+                    df=df,
+                    pvalue=f"{pvalue:.2g}",
+                    token=worst,
+                    observed=int(counts[row, worst]),
+                    expected=f"{float(probs[row, worst]) * DRAWS:.0f}",
+                    alpha=ALPHA,
+                    example=ex,
+                    **cfg,
+                )
 
 
 @dataclass(frozen=True)
@@ -165,13 +191,23 @@ def same_seed(ctx):
     ctx.given(draw_case())(functools.partial(_same_seed, ctx))()
     # many rows over a large vocabulary: a default that filters or sharpens at all changes some row's token
     logits = randn([32, 300], 5, scale=2.0)
-    defaults_called(ctx, what="sample_next", probe="lm_sample_draw", args={"logits": logits, "seed": 5},
-                    arguments=("temperature", "top_k", "top_p"), compare=("out",),
-                    example={"shapes": {"logits": [32, 300]}, "config": {"generator_seed": 5}})
+    defaults_called(
+        ctx,
+        what="sample_next",
+        probe="lm_sample_draw",
+        args={"logits": logits, "seed": 5},
+        arguments=("temperature", "top_k", "top_p"),
+        compare=("out",),
+        example={"shapes": {"logits": [32, 300]}, "config": {"generator_seed": 5}},
+    )
     # without a generator, torch's global one draws: the same global seed, the reference's tokens
     ref, got = ctx.both("lm_sample_draw", logits=logits, seed=5, use_generator=False)
-    global_generator("sample_next", ref["out"], got["out"], example={
-        "shapes": {"logits": [32, 300]}, "config": {"generator": "(default)", "global_seed": 6}})
+    global_generator(
+        "sample_next",
+        ref["out"],
+        got["out"],
+        example={"shapes": {"logits": [32, 300]}, "config": {"generator": "(default)", "global_seed": 6}},
+    )
 
 
 def global_generator(what, expected, got, *, example):
@@ -196,9 +232,13 @@ def _same_seed(ctx, c):
         out = tokens_of(got, c.B, "sample_next", ex)
         calls = got["multinomial"]
         if len(calls) != 1 or calls[0]["shape"] != [c.B, c.V] or calls[0]["num_samples"] != 1:
-            raise Fail("fail.lm_multinomial", calls=len(calls),
-                       shapes=[f"{x['shape']}, num_samples={x['num_samples']}" for x in calls[:4]],
-                       expected=[c.B, c.V], example=ex)
+            raise Fail(
+                "fail.lm_multinomial",
+                calls=len(calls),
+                shapes=[f"{x['shape']}, num_samples={x['num_samples']}" for x in calls[:4]],
+                expected=[c.B, c.V],
+                example=ex,
+            )
         if not got["generator_used"]:
             raise Fail("fail.lm_no_generator", example=ex)
         bad = out != ref["out"]
@@ -207,8 +247,16 @@ def _same_seed(ctx, c):
             wanted = ref["multinomial"][0]["probs"]
             given = calls[0]["probs"]
             diff = float((given - wanted).abs().max())
-            raise Fail("fail.lm_same_seed", row=row, count=int(bad.sum()), total=c.B, max_abs=f"{diff:.3g}",
-                       dtype=calls[0]["dtype"], expected_dtype=ref["multinomial"][0]["dtype"], example=ex)
+            raise Fail(
+                "fail.lm_same_seed",
+                row=row,
+                count=int(bad.sum()),
+                total=c.B,
+                max_abs=f"{diff:.3g}",
+                dtype=calls[0]["dtype"],
+                expected_dtype=ref["multinomial"][0]["dtype"],
+                example=ex,
+            )
 
 
 @dataclass(frozen=True)
@@ -240,8 +288,16 @@ def greedy(ctx, c):
     for top_k, top_p, use_generator in ((None, None, True), (c.k, 0.5, True), (None, None, False)):
         cfg = _config(0, top_k, top_p)
         ex = shown_example(dict(cfg, generator="given" if use_generator else "None"), logits=[c.B, c.V])
-        ref, got = ctx.both("lm_sample_draw", logits=logits, temperature=0.0, top_k=top_k, top_p=top_p,
-                            seed=c.seed, use_generator=use_generator, dtype="float64")
+        ref, got = ctx.both(
+            "lm_sample_draw",
+            logits=logits,
+            temperature=0.0,
+            top_k=top_k,
+            top_p=top_p,
+            seed=c.seed,
+            use_generator=use_generator,
+            dtype="float64",
+        )
         if got["modified"]:
             raise Fail("fail.inplace", what="sample_next", inputs=[0], example=ex)
         out = tokens_of(got, c.B, "sample_next(temperature=0)", ex)

@@ -16,8 +16,7 @@ CONFIGS = (
 
 def _steps(warmup, total):
     mid = (warmup + total) // 2
-    return sorted({0, 1, warmup - 1, warmup, warmup + 1, mid, mid + 1, total - 1, total, total + 1, 2 * total}
-                  - {-1})
+    return sorted({0, 1, warmup - 1, warmup, warmup + 1, mid, mid + 1, total - 1, total, total + 1, 2 * total} - {-1})
 
 
 @check("schedule", "formula", points=4, examples=(1, 1))
@@ -29,15 +28,30 @@ def formula(ctx):
         for step in _steps(warmup, total):
             args = [step, max_lr, min_lr, warmup, total]
             ref, got = ctx.both("call", name="cosine_lr", args=args)
-            ex = {"config": {"step": step, "max_lr": max_lr, "min_lr": min_lr, "warmup_steps": warmup,
-                             "total_steps": total}}
+            ex = {
+                "config": {
+                    "step": step,
+                    "max_lr": max_lr,
+                    "min_lr": min_lr,
+                    "warmup_steps": warmup,
+                    "total_steps": total,
+                }
+            }
             if first is not None:
                 continue
             value = got.get("number")
             if value is None or got.get("number_type") not in ("float", "float64"):
                 first = Fail("fail.lm_cosine_type", got=returned(got), example=ex)
             elif not math.isclose(value, ref["number"], rel_tol=1e-6, abs_tol=1e-9 * max_lr):
-                first = Fail("fail.lm_cosine", step=step, max_lr=max_lr, min_lr=min_lr, warmup=warmup, total=total,
-                             got=f"{value:.6g}", example=ex)
+                first = Fail(
+                    "fail.lm_cosine",
+                    step=step,
+                    max_lr=max_lr,
+                    min_lr=min_lr,
+                    warmup=warmup,
+                    total=total,
+                    got=f"{value:.6g}",
+                    example=ex,
+                )
     if first is not None:
         raise first

@@ -64,14 +64,16 @@ def equivalence(ctx, c):
     """Equals down_proj(silu(gate_proj(x)) * up_proj(x)); says so when gate and up are swapped."""
     kw, state, inputs, ex = setup(ctx, c)
     try:
-        equivalent(ctx, name=NAME, kwargs=kw, state=state, inputs=inputs,
-                   what=phrase("what.output", name="SwiGLU"), example=ex)
+        equivalent(
+            ctx, name=NAME, kwargs=kw, state=state, inputs=inputs, what=phrase("what.output", name="SwiGLU"), example=ex
+        )
     except Fail as fail:
         if fail.key in MISMATCH:
             got = ctx.sub("forward", name=NAME, kwargs=kw, state=state, inputs=inputs)["out"]
             x = inputs[0]
-            swapped = (F.silu(x @ state["up_proj.weight"].T) * (x @ state["gate_proj.weight"].T)) \
-                @ state["down_proj.weight"].T
+            swapped = (F.silu(x @ state["up_proj.weight"].T) * (x @ state["gate_proj.weight"].T)) @ state[
+                "down_proj.weight"
+            ].T
             if torch.allclose(got.double(), swapped, atol=1e-6, rtol=1e-5):
                 raise Fail("fail.lm_swiglu_swapped", example=ex) from None
         raise

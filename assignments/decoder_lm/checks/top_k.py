@@ -85,7 +85,11 @@ def top_k_filter(ctx, c):
         for dtype in DTYPES:
             ex = shown_example({"k": k, "V": c.V, "dtype": dtype, "boundary_tie_in_row": 0}, logits=shape)
             ref, got = ctx.both("lm_filter", name="top_k_filter", logits=x, arg=k, dtype=dtype)
-            compare_filter(ref, got,
-                           what=phrase("what.in_dtype", what=f"top_k_filter(logits, k={k})", dtype=dtype),
-                           key="fail.lm_top_k_kept",
-                           example=ex, k=k)
+            compare_filter(
+                ref,
+                got,
+                what=phrase("what.in_dtype", what=f"top_k_filter(logits, k={k})", dtype=dtype),
+                key="fail.lm_top_k_kept",
+                example=ex,
+                k=k,
+            )

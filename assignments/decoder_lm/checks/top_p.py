@@ -19,8 +19,7 @@ def mass_before(x):
     """For each token of each row of ``x [..., V]`` (float64), the probability of the tokens strictly more
     probable than it (flattened to one list of floats)."""
     probs = x.to(torch.float64).softmax(dim=-1).reshape(-1, x.shape[-1])
-    return [float(probs[r][probs[r] > probs[r, j]].sum()) for r in range(probs.shape[0]) for j in
-            range(probs.shape[1])]
+    return [float(probs[r][probs[r] > probs[r, j]].sum()) for r in range(probs.shape[0]) for j in range(probs.shape[1])]
 
 
 def safe_p(x, u, pick):

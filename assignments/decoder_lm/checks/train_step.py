@@ -46,12 +46,29 @@ def _step_args(ctx, c, *, lrs, max_grad_norm, stale_grads=True):
     if c.pad_id is not None:
         tokens[tokens == c.pad_id] = c.pad_id + 1
         tokens[-1, -2:] = c.pad_id  # a row padded at the end: the loss skips those targets
-    args = dict(model=model, tokens=tokens, steps=STEPS, pad_id=c.pad_id, max_grad_norm=max_grad_norm, lrs=lrs,
-                momentum=c.momentum, stale_grads=stale_grads, seed=c.seed)
-    ex = shown_example(dict(MODEL, steps=STEPS, pad_id=c.pad_id, max_grad_norm=max_grad_norm, lr_per_step=lrs,
-                            optimizer=f"SGD, two groups (lr 0.2 and 0.05), momentum={c.momentum}",
-                            gradients_before_the_first_step="left over (random)" if stale_grads else "none"),
-                       tokens=tokens)
+    args = dict(
+        model=model,
+        tokens=tokens,
+        steps=STEPS,
+        pad_id=c.pad_id,
+        max_grad_norm=max_grad_norm,
+        lrs=lrs,
+        momentum=c.momentum,
+        stale_grads=stale_grads,
+        seed=c.seed,
+    )
+    ex = shown_example(
+        dict(
+            MODEL,
+            steps=STEPS,
+            pad_id=c.pad_id,
+            max_grad_norm=max_grad_norm,
+            lr_per_step=lrs,
+            optimizer=f"SGD, two groups (lr 0.2 and 0.05), momentum={c.momentum}",
+            gradients_before_the_first_step="left over (random)" if stale_grads else "none",
+        ),
+        tokens=tokens,
+    )
     return args, ex
 
 
@@ -65,8 +82,9 @@ def _steps(ctx, c, *, lrs, max_grad_norm, stale_grads=True):
         if not math.isclose(a, b, rel_tol=1e-6, abs_tol=1e-9):
             raise Fail("fail.lm_train_loss", step=s + 1, got=f"{a:.6g}", example=ex)
     for name in ref["state"]:
-        check_tensor(got["state"][name], ref["state"][name],
-                     what=phrase("what.after_steps", name=name, steps=STEPS), example=ex)
+        check_tensor(
+            got["state"][name], ref["state"][name], what=phrase("what.after_steps", name=name, steps=STEPS), example=ex
+        )
 
 
 @check("train_step", "step", points=5, variant="isolated", examples=(3, 15))
@@ -75,11 +93,19 @@ def step(ctx):
     before the first call), lm_loss with pad_id, optimizer.step(); the same losses (before each update, as floats)
     and weights as the reference; called without pad_id or max_grad_norm, as with the contract's defaults."""
     ctx.given(step_case())(functools.partial(_step_case, ctx))()
-    args, ex = _step_args(ctx, StepCase(B=3, L=6, pad_id=None, momentum=0.0, seed=5), lrs=None,
-                          max_grad_norm=None, stale_grads=True)
+    args, ex = _step_args(
+        ctx, StepCase(B=3, L=6, pad_id=None, momentum=0.0, seed=5), lrs=None, max_grad_norm=None, stale_grads=True
+    )
     args["tokens"][-1, -2:] = 0  # id 0 at the end of a row: a default pad_id=0 would skip those targets
-    defaults_called(ctx, what="train_step", probe="lm_train_steps", args=args, arguments=("pad_id", "max_grad_norm"),
-                    compare=("losses", "state"), example=ex)
+    defaults_called(
+        ctx,
+        what="train_step",
+        probe="lm_train_steps",
+        args=args,
+        arguments=("pad_id", "max_grad_norm"),
+        compare=("losses", "state"),
+        example=ex,
+    )
 
 
 def _step_case(ctx, c):

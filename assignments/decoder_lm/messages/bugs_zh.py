@@ -7,7 +7,7 @@
 MESSAGES = {
     # -- rmsnorm --------------------------------------------------------------------------------------------------
     "bug.rmsnorm.mean_subtracted": "归一化之前先减去了均值（这是 LayerNorm 的做法）；RMSNorm 只除以均方根，"
-                                   "所以只要输入均值不为 0，输出就不对。",
+    "所以只要输入均值不为 0，输出就不对。",
     "bughint.rmsnorm.mean_subtracted": "RMSNorm 没有中心化这一步：直接用 x 本身（而不是 x 减去均值）除以平方均值的平方根。",
     "bug.rmsnorm.eps_outside_sqrt": "eps 在开平方之后才加到均方根上，而不是在根号内加到平方均值上；输入较小时缩放会出错。",
     "bughint.rmsnorm.eps_outside_sqrt": "先把 eps 加到 x² 的均值上，再取（倒数）平方根。",
@@ -19,7 +19,7 @@ MESSAGES = {
     "bughint.rmsnorm.no_weight": "归一化之后，乘以模块的 weight 参数（每个特征一个值）。",
     # -- rope -----------------------------------------------------------------------------------------------------
     "bug.rope.interleaved": "RoPE 把相邻坐标 (2i, 2i + 1) 配成一对（论文中的交错排列），而契约要求的是坐标 i 与 "
-                            "i + Dh/2 配对（前后两半）；范数和相对位置性质仍然成立，但旋转的坐标顺序不同。",
+    "i + Dh/2 配对（前后两半）；范数和相对位置性质仍然成立，但旋转的坐标顺序不同。",
     "bughint.rope.interleaved": "把每个头的向量分成前后两半：坐标 i 与坐标 i + Dh/2 一起旋转，两者使用同一个频率 θ_i。",
     "bug.rope.frequencies_i_not_2i": "频率写成了 θ_i = base^(-i/Dh)，而不是 base^(-2i/Dh)，角度沿头维度衰减慢了一半。",
     "bughint.rope.frequencies_i_not_2i": "指数里用的是偶数 0, 2, 4, …（即 2i）除以 Dh，而不是 0, 1, 2, …",
@@ -36,9 +36,9 @@ MESSAGES = {
     "bughint.swiglu.silu_after_product": "先对门控做激活，再与上投影逐元素相乘；乘积本身不再激活。",
     # -- gqa ------------------------------------------------------------------------------------------------------
     "bug.gqa.repeat_not_interleave": "键/值头是用 repeat 整体平铺的，于是查询头 h 读到的是第 h mod Hkv 个键/值头，"
-                                     "而不是第 h // (H / Hkv) 个：只要 1 < Hkv < H 就会出错。",
+    "而不是第 h // (H / Hkv) 个：只要 1 < Hkv < H 就会出错。",
     "bughint.gqa.repeat_not_interleave": "相邻的查询头共享同一个键/值头：每个键/值头应原地重复（repeat_interleave 的分组方式），"
-                                         "而不是把整组头平铺。",
+    "而不是把整组头平铺。",
     "bug.gqa.no_scale": "注意力分数 q·kᵀ 完全没有除以 √Dh，softmax 过于尖锐。",
     "bughint.gqa.no_scale": "在 softmax 之前，把分数除以头维度的平方根。",
     "bug.gqa.scale_by_model_dim": "分数除以的是 √(H·Dh)（模型宽度），而不是 √Dh（单个头的维度）。",
@@ -53,10 +53,10 @@ MESSAGES = {
     "bughint.gqa.softmax_over_queries": "每个查询对所有键的权重之和应为 1：沿最后一维做归一化。",
     # -- attention ------------------------------------------------------------------------------------------------
     "bug.attention.positions_restart": "使用缓存时，新词元从位置 0 开始旋转，而不是从缓存长度开始，"
-                                       "因此缓存解码的结果与完整前向计算不一致。",
+    "因此缓存解码的结果与完整前向计算不一致。",
     "bughint.attention.positions_restart": "在更新缓存之前读取缓存长度，并把它作为 offset 传给 q 和 k 的 RoPE。",
     "bug.attention.keys_cached_before_rope": "键在做 RoPE 之前就放进了缓存，之后再从当前 offset 开始旋转整个缓存，"
-                                             "缓存非空时，较早的键位置全错了。",
+    "缓存非空时，较早的键位置全错了。",
     "bughint.attention.keys_cached_before_rope": "先按新键各自的位置旋转，再追加进缓存：缓存里存的是旋转之后的键，以后不再旋转。",
     "bug.attention.v_rotated": "值（value）也做了 RoPE 旋转；只有查询和键携带位置信息。",
     "bughint.attention.v_rotated": "旋转只作用于 q 和 k；v 从投影出来后直接进入注意力计算。",
@@ -65,7 +65,7 @@ MESSAGES = {
     "bug.attention.merge_without_transpose": "合并多头时把 [B, H, L, Dh] 直接 reshape 成 [B, L, H·Dh]，把位置和头混在了一起。",
     "bughint.attention.merge_without_transpose": "在展平多头之前，先把头维移回序列维之后。",
     "bug.attention.kv_heads_not_checked": "CausalSelfAttention 接受了不能整除 num_heads 的 num_kv_heads，"
-                                          "没有抛出 ValueError。",
+    "没有抛出 ValueError。",
     "bughint.attention.kv_heads_not_checked": "每个键/值头要服务相同数量的查询头：num_heads 不是 num_kv_heads 的倍数时，抛出 ValueError。",
     # -- kv_cache -------------------------------------------------------------------------------------------------
     "bug.kv_cache.wrong_axis": "新的键和值沿 dim 1（头维）而不是 dim 2（序列维）拼接，缓存的长度从不增长。",
@@ -109,9 +109,9 @@ MESSAGES = {
     "bughint.top_k.in_place": "不要修改输入：使用掩码操作的非原地版本。",
     # -- top_p ----------------------------------------------------------------------------------------------------
     "bug.top_p.one_too_early": "截断时用的是包含当前词元在内的累计概率，而不是它之前的概率质量，"
-                               "于是越过 p 的那个词元被丢掉了。",
+    "于是越过 p 的那个词元被丢掉了。",
     "bughint.top_p.one_too_early": "如果比某个词元更可能的那些词元的总概率还没达到 p，这个词元就保留："
-                                   "比较的是它之前的概率质量，即累计和减去它自己。",
+    "比较的是它之前的概率质量，即累计和减去它自己。",
     "bug.top_p.sorted_ascending": "top-p 过滤保留了全部词元。常见原因：概率按升序排序（累计概率从最不可能的词元开始）；或根本没有使用 p。",
     "bughint.top_p.sorted_ascending": "核由最可能的词元组成：按降序排序。",
     "bug.top_p.not_sorted": "累计概率是按词表顺序计算的，没有排序，保留哪些词元取决于它们的编号。",
@@ -140,7 +140,7 @@ MESSAGES = {
     "bughint.generate.leaves_eval_mode": "这个模型没有 dropout，不需要切换模式；如果切换了，返回之前要恢复。",
     # -- decay_groups ---------------------------------------------------------------------------------------------
     "bug.decay_groups.decay_on_norms": "所有参数（包括 RMSNorm 的权重）都在衰减组里，不衰减的那一组是空的。常见原因：对所有参数都做衰减；按 '\"weight\" in name' "
-                                       "分组（本模型中归一化层的参数也叫 weight）；或用 p.dim() >= 1 而不是 p.dim() >= 2 判断。",
+    "分组（本模型中归一化层的参数也叫 weight）；或用 p.dim() >= 1 而不是 p.dim() >= 2 判断。",
     "bughint.decay_groups.decay_on_norms": "只有 2 维及以上的参数做权重衰减；归一化权重和偏置（1 维）放进 weight_decay 为 0 的组。",
     "bug.decay_groups.inverted": "两组颠倒了：1 维参数（归一化权重）被衰减，矩阵反而不衰减。",
     "bughint.decay_groups.inverted": "衰减的是矩阵（2 维及以上），不是向量。",
@@ -150,7 +150,7 @@ MESSAGES = {
     "bughint.decay_groups.frozen_included": "去掉不需要梯度的参数。",
     # -- adamw ----------------------------------------------------------------------------------------------------
     "bug.adamw.l2_not_decoupled": "权重衰减加到了梯度上（Adam 的 L2 惩罚），Adam 的逐坐标缩放也作用到了衰减上；"
-                                  "AdamW 是直接缩小权重。",
+    "AdamW 是直接缩小权重。",
     "bughint.adamw.l2_not_decoupled": "单独把参数乘以 (1 − lr·λ)，一阶、二阶矩仍用原始梯度计算。",
     "bug.adamw.no_decay": "完全没有做权重衰减（这是 Adam，不是 AdamW）。",
     "bughint.adamw.no_decay": "在 Adam 更新之前，把每个参数减去 lr·λ 乘以它自身，λ 取自参数所在的组。",
@@ -168,7 +168,7 @@ MESSAGES = {
     "bug.schedule.warmup_overshoots": "预热也包含了第 warmup_steps 步，这一步的学习率超过了 max_lr。",
     "bughint.schedule.warmup_overshoots": "预热是 warmup_steps 之前的那些步；从第 warmup_steps 步开始余弦退火，起点为 max_lr。",
     "bug.schedule.progress_over_total": "余弦的进度除以的是 total_steps 而不是 (total_steps − warmup_steps)，"
-                                        "到 total_steps 时学习率还没降到 min_lr，随后突然跳到 min_lr。",
+    "到 total_steps 时学习率还没降到 min_lr，随后突然跳到 min_lr。",
     "bughint.schedule.progress_over_total": "余弦阶段持续 total_steps − warmup_steps 步：进度应从预热结束时的 0 走到 total_steps 时的 1。",
     "bug.schedule.min_lr_ignored": "余弦衰减的终点是 0，而不是 min_lr。",
     "bughint.schedule.min_lr_ignored": "余弦在 max_lr 和 min_lr 之间变化：从 min_lr 出发，加上两者之差的一半乘以 (1 + cos)。",
@@ -202,7 +202,7 @@ MESSAGES = {
     "bug.train_step.zero_grad_after_backward": "梯度在 backward() 之后才清零，优化器根本看不到梯度，权重不会学习。",
     "bughint.train_step.zero_grad_after_backward": "先清零梯度，再计算损失并调用 backward()，最后执行 step。",
     "bug.train_step.clip_ignored": "裁剪没有影响参数更新：优化器用的是未裁剪的梯度。常见原因：没有使用 max_grad_norm；或在 optimizer.step() "
-                                   "之后才裁剪梯度（下一次调用在使用前就把它们清零了）。",
+    "之后才裁剪梯度（下一次调用在使用前就把它们清零了）。",
     "bughint.train_step.clip_ignored": "给定 max_grad_norm 时，在 backward() 之后、优化器 step 之前裁剪梯度。",
     "bug.train_step.lr_not_set": "忽略了 lr 参数，学习率调度给出的值从未传给优化器。",
     "bughint.train_step.lr_not_set": "给定 lr 时，在 step 之前把它设置到每个参数组里。",

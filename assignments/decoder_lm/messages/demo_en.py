@@ -2,7 +2,7 @@
 
 MESSAGES = {
     "demo.poems.sampled": "One poem per first character, sampled the same way (temperature 0.8, top-k 20, top-p 0.9, "
-                          "the same seed, with the KV cache):",
+    "the same seed, with the KV cache):",
     "demo.poems.first_loss": "The first step's loss: yours {yours}, the reference {reference} (an untrained model "
-                             "starts near ln V = {ln_v}).",
+    "starts near ln V = {ln_v}).",
 }

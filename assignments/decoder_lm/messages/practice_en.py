@@ -153,8 +153,7 @@ PENDING_TITLES = {
 
 PENDING_HINTS = {
     "model": (
-        "tokens [B, L] → embed → [B, L, D] → every layer with its own cache → final norm → lm_head → "
-        "logits [B, L, V].",
+        "tokens [B, L] → embed → [B, L, D] → every layer with its own cache → final norm → lm_head → logits [B, L, V].",
         "Tie by assigning the parameter (lm_head.weight = embed.weight) after initialising. No √D scale and no "
         "position table: RoPE places the tokens.",
     ),
@@ -211,8 +210,7 @@ _QUIZ = {
     "lm_params_attention": (
         "How many parameters does CausalSelfAttention(dim={dim}, num_heads={num_heads}, "
         "num_kv_heads={num_kv_heads}) have (no biases)?",
-        "q_proj and o_proj are D × D; k_proj and v_proj are D × Hkv·Dh with Dh = D / H: "
-        "2·D² + 2·D·Hkv·Dh = {answer}.",
+        "q_proj and o_proj are D × D; k_proj and v_proj are D × Hkv·Dh with Dh = D / H: 2·D² + 2·D·Hkv·Dh = {answer}.",
     ),
     # -- positions ---------------------------------------------------------------------------------------------
     "lm_rope_relative": (
@@ -459,8 +457,7 @@ _QUIZ = {
     "lm_uniform_loss": (
         "A fresh model gives each of its {vocab_size} tokens the same logit. What is its next-token loss "
         "(natural logarithm)?",
-        "The cross-entropy of a uniform prediction is ln V = {answer}: where training starts (the demo prints "
-        "it).",
+        "The cross-entropy of a uniform prediction is ln V = {answer}: where training starts (the demo prints it).",
     ),
     # -- sizes -------------------------------------------------------------------------------------------------
     "lm_swiglu_hidden": (
@@ -495,8 +492,7 @@ _QUIZ = {
         "Three matrices, gate, up and down: 3·D·F = {answer}.",
     ),
     "lm_tied_saving": (
-        "vocab_size = {vocab_size}, dim = {dim}: how many parameters does tying the output head to the embedding "
-        "save?",
+        "vocab_size = {vocab_size}, dim = {dim}: how many parameters does tying the output head to the embedding save?",
         "Untied, the head would be another V × D matrix: {answer} parameters.",
     ),
 }

@@ -33,8 +33,14 @@ def integrated(ctx):
     layer_equivalence(ctx, NAME, decoder=True)
 
 
-@check("decoder_layer", "causal", points=1.5, variant="isolated", examples=(2, 12),
-       given=layer_case(decoder=True, masks=False).filter(lambda c: c.Lq >= 2))
+@check(
+    "decoder_layer",
+    "causal",
+    points=1.5,
+    variant="isolated",
+    examples=(2, 12),
+    given=layer_case(decoder=True, masks=False).filter(lambda c: c.Lq >= 2),
+)
 def causal(ctx, c):
     """With a causal mask, no output looks at a later position (perturbation and exact-zero gradients)."""
     c = c.replace(mask="causal")
@@ -54,8 +60,25 @@ def causal(ctx, c):
 @check("decoder_layer", "dropout", points=1, variant="isolated", examples=(1, 1))
 def dropout(ctx):
     """eval() is deterministic with dropout > 0; train() really drops."""
-    layer_dropout(ctx, NAME, LayerCase(B=2, Lq=4, Lk=3, H=2, Dh=3, D=6, F=10, norm_first=True, activation="relu",
-                                       mask="causal", memory_mask="none", seed=13), decoder=True)
+    layer_dropout(
+        ctx,
+        NAME,
+        LayerCase(
+            B=2,
+            Lq=4,
+            Lk=3,
+            H=2,
+            Dh=3,
+            D=6,
+            F=10,
+            norm_first=True,
+            activation="relu",
+            mask="causal",
+            memory_mask="none",
+            seed=13,
+        ),
+        decoder=True,
+    )
 
 
 @check("decoder_layer", "devices", points=1, variant="isolated", examples=(1, 5))

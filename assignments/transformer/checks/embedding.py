@@ -58,17 +58,27 @@ def contract(ctx):
     weight = got["values"]["embed.weight"]
     zero_rows = [i for i in range(weight.shape[0]) if bool((weight[i] == 0).all())]
     if zero_rows:  # nn.Embedding(..., padding_idx=k) starts row k at zero and never trains it
-        raise Fail("fail.padding_row", what="TokenEmbedding", token=zero_rows[0],
-                   example={"config": {"vocab_size": 11, "d_model": 6}})
+        raise Fail(
+            "fail.padding_row",
+            what="TokenEmbedding",
+            token=zero_rows[0],
+            example={"config": {"vocab_size": 11, "d_model": 6}},
+        )
 
 
 @check("embedding", "equivalence", points=6, examples=(3, 20), given=emb_case())
 def equivalence(ctx, c):
     """Looked-up vectors times √D, equal to the reference's."""
     kw, state, inputs, ex = setup(ctx, c)
-    equivalent(ctx, name="TokenEmbedding", kwargs=kw, state=state, inputs=inputs,
-               what=phrase("what.output", name="TokenEmbedding"),
-               example=ex)
+    equivalent(
+        ctx,
+        name="TokenEmbedding",
+        kwargs=kw,
+        state=state,
+        inputs=inputs,
+        what=phrase("what.output", name="TokenEmbedding"),
+        example=ex,
+    )
 
 
 @check("embedding", "devices", points=2, examples=(1, 5), given=emb_case())
@@ -76,5 +86,4 @@ def devices(ctx, c):
     """Runs in float32 on each device and on the meta device."""
     kw, state, inputs, ex = setup(ctx, c)
     float32_close(ctx, name="TokenEmbedding", kwargs=kw, state=state, inputs=inputs, example=ex)
-    meta_runs(ctx, name="TokenEmbedding", kwargs=kw, inputs=inputs, expected_shape=[c.B, c.L, c.D],
-              example=ex)
+    meta_runs(ctx, name="TokenEmbedding", kwargs=kw, inputs=inputs, expected_shape=[c.B, c.L, c.D], example=ex)

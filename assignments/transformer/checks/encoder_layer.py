@@ -32,8 +32,14 @@ def integrated(ctx):
     layer_equivalence(ctx, NAME, decoder=False)
 
 
-@check("encoder_layer", "padding_invariance", points=1, variant="isolated", examples=(2, 12),
-       given=layer_case(decoder=False, masks=False).filter(lambda c: c.Lq >= 2))
+@check(
+    "encoder_layer",
+    "padding_invariance",
+    points=1,
+    variant="isolated",
+    examples=(2, 12),
+    given=layer_case(decoder=False, masks=False).filter(lambda c: c.Lq >= 2),
+)
 def padding(ctx, c):
     """With a padding mask, what sits at padded positions changes no real position's output."""
     padding_invariance(ctx, NAME, c, decoder=False)
@@ -42,8 +48,25 @@ def padding(ctx, c):
 @check("encoder_layer", "dropout", points=1, variant="isolated", examples=(1, 1))
 def dropout(ctx):
     """eval() is deterministic with dropout > 0; train() really drops."""
-    layer_dropout(ctx, NAME, LayerCase(B=2, Lq=4, Lk=4, H=2, Dh=3, D=6, F=10, norm_first=False, activation="relu",
-                                       mask="none", memory_mask=None, seed=11), decoder=False)
+    layer_dropout(
+        ctx,
+        NAME,
+        LayerCase(
+            B=2,
+            Lq=4,
+            Lk=4,
+            H=2,
+            Dh=3,
+            D=6,
+            F=10,
+            norm_first=False,
+            activation="relu",
+            mask="none",
+            memory_mask=None,
+            seed=11,
+        ),
+        decoder=False,
+    )
 
 
 @check("encoder_layer", "devices", points=1, variant="isolated", examples=(1, 5))

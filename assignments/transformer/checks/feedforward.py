@@ -58,8 +58,14 @@ def setup(ctx, c, dropout=0.0):
 def contract(ctx):
     """Parameters linear1: Linear(D, F) and linear2: Linear(F, D)."""
     contract_params(ctx, "FeedForward", {"d_model": 5, "d_ff": 9, "dropout": 0.0, "activation": "relu"})
-    defaults_agree(ctx, name="FeedForward", required={"d_model": 5, "d_ff": 9}, inputs=[randn([2, 3, 5], 4)],
-                   given=("d_model", "d_ff", "dropout", "activation"), train_differs=True)
+    defaults_agree(
+        ctx,
+        name="FeedForward",
+        required={"d_model": 5, "d_ff": 9},
+        inputs=[randn([2, 3, 5], 4)],
+        given=("d_model", "d_ff", "dropout", "activation"),
+        train_differs=True,
+    )
 
 
 @check("feedforward", "equivalence", points=6, examples=(4, 30), given=ff_case())
@@ -69,9 +75,15 @@ def equivalence(ctx, c):
     # would then pass the quick profile).
     for activation in ("relu", "gelu"):
         kw, state, inputs, ex = setup(ctx, c.replace(activation=activation))
-        equivalent(ctx, name="FeedForward", kwargs=kw, state=state, inputs=inputs,
-                   what=phrase("what.output", name="FeedForward"),
-                   example=ex)
+        equivalent(
+            ctx,
+            name="FeedForward",
+            kwargs=kw,
+            state=state,
+            inputs=inputs,
+            what=phrase("what.output", name="FeedForward"),
+            example=ex,
+        )
 
 
 @check("feedforward", "dropout", points=1, examples=(1, 1))
@@ -88,5 +100,4 @@ def devices(ctx, c):
     kw, state, inputs, ex = setup(ctx, c)
     float32_close(ctx, name="FeedForward", kwargs=kw, state=state, inputs=inputs, example=ex)
     low_precision(ctx, name="FeedForward", kwargs=kw, state=state, inputs=inputs, example=ex)
-    meta_runs(ctx, name="FeedForward", kwargs=kw, inputs=inputs, expected_shape=[c.B, c.L, c.D],
-              example=ex)
+    meta_runs(ctx, name="FeedForward", kwargs=kw, inputs=inputs, expected_shape=[c.B, c.L, c.D], example=ex)

@@ -67,16 +67,24 @@ def contract(ctx):
     if not (torch.all(w == 1) and torch.all(b == 0)):
         raise Fail("fail.ln_init", example={"config": kw})
     # the default eps is 1e-5: on inputs of tiny variance a default of 1e-6 or 1e-12 gives another output
-    defaults_agree(ctx, name="LayerNorm", required=kw, inputs=[randn([2, 3, 7], 11, scale=1e-3)],
-                   given=("d_model", "eps"))
+    defaults_agree(
+        ctx, name="LayerNorm", required=kw, inputs=[randn([2, 3, 7], 11, scale=1e-3)], given=("d_model", "eps")
+    )
 
 
 @check("layernorm", "equivalence", points=6, examples=(5, 40), given=ln_case())
 def equivalence(ctx, c):
     """Equals F.layer_norm over the last dimension: biased variance, eps inside the square root."""
     kw, state, inputs, ex = setup(ctx, c)
-    equivalent(ctx, name="LayerNorm", kwargs=kw, state=state, inputs=inputs,
-               what=phrase("what.output", name="LayerNorm"), example=ex)
+    equivalent(
+        ctx,
+        name="LayerNorm",
+        kwargs=kw,
+        state=state,
+        inputs=inputs,
+        what=phrase("what.output", name="LayerNorm"),
+        example=ex,
+    )
 
 
 @check("layernorm", "devices", points=2, examples=(1, 5), given=ln_case().filter(lambda c: c.scale == 1.0))
@@ -86,5 +94,3 @@ def devices(ctx, c):
     float32_close(ctx, name="LayerNorm", kwargs=kw, state=state, inputs=inputs, example=ex)
     low_precision(ctx, name="LayerNorm", kwargs=kw, state=state, inputs=inputs, example=ex)
     meta_runs(ctx, name="LayerNorm", kwargs=kw, inputs=inputs, expected_shape=c.shape, example=ex)
-
-

@@ -71,10 +71,14 @@ def target(ctx, c):
 @check("masks", "device", points=1, examples=(1, 1))
 def device(ctx):
     """Masks are built on the requested device (causal_mask's device, target_mask's tgt.device)."""
-    got = ctx.sub("call", name="causal_mask", args=[4], kwargs={"device": torch.device("meta")},
-                  inplace_check=False)
+    got = ctx.sub("call", name="causal_mask", args=[4], kwargs={"device": torch.device("meta")}, inplace_check=False)
     if "out" not in got or got["out"].device.type != "meta":
-        raise Fail("fail.device", what="causal_mask(4, device='meta')", expected="meta",
-                   got=got["out"].device.type if "out" in got else "?", example={"config": {"size": 4}})
+        raise Fail(
+            "fail.device",
+            what="causal_mask(4, device='meta')",
+            expected="meta",
+            got=got["out"].device.type if "out" in got else "?",
+            example={"config": {"size": 4}},
+        )
     _compare(ctx, "target_mask", [random_tokens([2, 4], 5, 1), 0], {"config": {"pad_idx": 0}}, device="meta")
     _compare(ctx, "padding_mask", [random_tokens([2, 4], 5, 1), 0], {"config": {"pad_idx": 0}}, device="meta")

@@ -3,9 +3,15 @@
 from grader.author import Fail, check, returned
 
 GRID = [
-    (11, 13, 8, 2, 16, 1, False), (11, 13, 8, 2, 16, 1, True), (7, 7, 12, 3, 20, 2, False),
-    (50, 60, 16, 4, 64, 3, True), (1000, 1200, 64, 8, 256, 2, False), (37000, 37000, 512, 8, 2048, 6, False),
-    (37000, 37000, 512, 8, 2048, 6, True), (5, 9, 6, 1, 6, 4, True), (9, 9, 8, 2, 16, 2, None),
+    (11, 13, 8, 2, 16, 1, False),
+    (11, 13, 8, 2, 16, 1, True),
+    (7, 7, 12, 3, 20, 2, False),
+    (50, 60, 16, 4, 64, 3, True),
+    (1000, 1200, 64, 8, 256, 2, False),
+    (37000, 37000, 512, 8, 2048, 6, False),
+    (37000, 37000, 512, 8, 2048, 6, True),
+    (5, 9, 6, 1, 6, 4, True),
+    (9, 9, 8, 2, 16, 2, None),
 ]
 """``None``: ``norm_first`` not passed (its default, False)."""
 
@@ -22,6 +28,9 @@ def grid(ctx):
         if got.get("number_type") not in ("int",) and value is not None and float(value).is_integer():
             value = int(value)
         if value != expected:
-            raise Fail("fail.param_count", got=value if value is not None else returned(got),
-                       difference=(value - expected) if isinstance(value, int) else None,
-                       example={"config": kwargs})
+            raise Fail(
+                "fail.param_count",
+                got=value if value is not None else returned(got),
+                difference=(value - expected) if isinstance(value, int) else None,
+                example={"config": kwargs},
+            )

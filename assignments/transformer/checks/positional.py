@@ -70,10 +70,23 @@ def buffer(ctx):
     plain = {"d_model": 6}
     default = dict(ctx.sub("shapes", name="PositionalEncoding", kwargs=plain)["buffers"]).get("pe")
     if default != [1, 5000, 6]:
-        raise Fail("fail.defaults", what="PositionalEncoding", argument="max_len", default=5000,
-                   detail=f"the buffer pe has shape {default}, expected [1, 5000, 6]", example={"config": plain})
-    defaults_agree(ctx, name="PositionalEncoding", required=plain, inputs=[randn([2, 5, 6], 3)],
-                   given=("d_model", "max_len", "dropout"), train_differs=True, state=False)
+        raise Fail(
+            "fail.defaults",
+            what="PositionalEncoding",
+            argument="max_len",
+            default=5000,
+            detail=f"the buffer pe has shape {default}, expected [1, 5000, 6]",
+            example={"config": plain},
+        )
+    defaults_agree(
+        ctx,
+        name="PositionalEncoding",
+        required=plain,
+        inputs=[randn([2, 5, 6], 3)],
+        given=("d_model", "max_len", "dropout"),
+        train_differs=True,
+        state=False,
+    )
     moved = ctx.sub("move_buffers", name="PositionalEncoding", kwargs=kw)
     if moved["dtypes"].get("pe") != "float64" or moved["devices"].get("pe") != "meta":
         raise Fail("fail.pe_not_moved", example=ex)
@@ -94,21 +107,40 @@ def table(ctx, c):
 def equivalence(ctx, c):
     """forward(x) = x + pe[:, :L] in eval mode, equal to the reference's."""
     x = randn([c.B, c.L, c.D], c.seed)
-    equivalent(ctx, name="PositionalEncoding", kwargs=kwargs_of(c), state={}, inputs=[x],
-               what=phrase("what.output", name="PositionalEncoding"), example=c.example())
+    equivalent(
+        ctx,
+        name="PositionalEncoding",
+        kwargs=kwargs_of(c),
+        state={},
+        inputs=[x],
+        what=phrase("what.output", name="PositionalEncoding"),
+        example=c.example(),
+    )
 
 
 @check("positional", "dropout", points=1, examples=(1, 1))
 def dropout(ctx):
     """eval() is deterministic with dropout > 0; train() really drops."""
     c = PeCase(B=2, L=5, D=8, max_len=20, seed=3)
-    dropout_behaviour(ctx, name="PositionalEncoding", kwargs=kwargs_of(c, 0.5), state={},
-                      inputs=[randn([2, 5, 8], 3)], example=c.example())
+    dropout_behaviour(
+        ctx,
+        name="PositionalEncoding",
+        kwargs=kwargs_of(c, 0.5),
+        state={},
+        inputs=[randn([2, 5, 8], 3)],
+        example=c.example(),
+    )
 
 
 @check("positional", "meta", points=1, examples=(1, 1))
 def meta(ctx):
     """Runs on the meta device: the table is built on, and moved with, the module's device."""
     c = PeCase(B=2, L=5, D=8, max_len=20, seed=3)
-    meta_runs(ctx, name="PositionalEncoding", kwargs=kwargs_of(c), inputs=[randn([2, 5, 8], 3)],
-              expected_shape=[2, 5, 8], example=c.example())
+    meta_runs(
+        ctx,
+        name="PositionalEncoding",
+        kwargs=kwargs_of(c),
+        inputs=[randn([2, 5, 8], 3)],
+        expected_shape=[2, 5, 8],
+        example=c.example(),
+    )

@@ -77,9 +77,13 @@ def weights_properties(ctx, c):
     ex = c.example(q, k, v, mask)
     w = ctx.sub("sdpa", query=q, key=k, value=v, mask=mask)["weights"]
     if list(w.shape[-2:]) != [c.Lq, c.Lk]:
-        raise Fail("fail.shape", what=phrase("what.weights_word"), expected=list(q.shape[:-1]) + [c.Lk],
-                   got=list(w.shape),
-                   example=ex)
+        raise Fail(
+            "fail.shape",
+            what=phrase("what.weights_word"),
+            expected=list(q.shape[:-1]) + [c.Lk],
+            got=list(w.shape),
+            example=ex,
+        )
     blocked = ~mask.expand(w.shape)
     if (w[blocked] != 0).any():
         index = [int(i) for i in (blocked & (w != 0)).nonzero()[0]]
@@ -90,18 +94,19 @@ def weights_properties(ctx, c):
         raise Fail("fail.rows_not_normalised", error=f"{worst:.3g}", example=ex)
 
 
-@check("sdpa", "dropout", points=1, examples=(2, 6),
-       given=sdpa_case().filter(lambda c: c.lead == "BH" and c.Lk >= 3))
+@check("sdpa", "dropout", points=1, examples=(2, 6), given=sdpa_case().filter(lambda c: c.lead == "BH" and c.Lk >= 3))
 def dropout_used(ctx, c):
     """With a dropout module the returned weights are the dropped ones, and they multiply the values."""
     q, k, v, mask = sdpa_inputs(c)
     ex = c.example(q, k, v, mask)
-    clean, got = ctx.both("sdpa", ref_args=dict(query=q, key=k, value=v, mask=mask), query=q, key=k, value=v,
-                          mask=mask, dropout_p=0.5)
+    clean, got = ctx.both(
+        "sdpa", ref_args=dict(query=q, key=k, value=v, mask=mask), query=q, key=k, value=v, mask=mask, dropout_p=0.5
+    )
     w, out, clean = got["weights"], got["out"], clean["weights"]
     if w.shape != clean.shape:
-        raise Fail("fail.shape", what=phrase("what.weights_word"), expected=list(clean.shape), got=list(w.shape),
-                   example=ex)
+        raise Fail(
+            "fail.shape", what=phrase("what.weights_word"), expected=list(clean.shape), got=list(w.shape), example=ex
+        )
     if torch.allclose(w, clean):
         raise Fail("fail.sdpa_dropout_unused", example=ex)
     if not torch.allclose(out, w @ v, atol=1e-9, rtol=1e-7):
@@ -114,10 +119,13 @@ def float32(ctx, c):
     q, k, v, mask = sdpa_inputs(c)
     ex = c.example(q, k, v, mask)
     for device, ref, got in float32_runs(ctx, "sdpa", dict(query=q, key=k, value=v, mask=mask)):
-        check_tensor(got["out"].cpu(), ref["out"].float(),
-                     what=phrase("what.with_dtype", what=phrase("what.output_word"), dtype="float32"),
-                     dtype="float32",
-                     example=dict(ex, device=device))
+        check_tensor(
+            got["out"].cpu(),
+            ref["out"].float(),
+            what=phrase("what.with_dtype", what=phrase("what.output_word"), dtype="float32"),
+            dtype="float32",
+            example=dict(ex, device=device),
+        )
 
 
 @check("sdpa", "low_precision", points=0.5, examples=(2, 6), given=sdpa_case().filter(lambda c: c.mask != "none"))
@@ -126,8 +134,17 @@ def low_precision(ctx, c):
     q, k, v, mask = sdpa_inputs(c)
     for dtype in ("float16", "bfloat16"):
         ex = dict(c.example(q, k, v, mask), dtype=dtype)
-        got = run_low_precision(ctx, "sdpa", what="scaled_dot_product_attention", dtype=dtype, example=ex,
-                                query=q, key=k, value=v, mask=mask)
+        got = run_low_precision(
+            ctx,
+            "sdpa",
+            what="scaled_dot_product_attention",
+            dtype=dtype,
+            example=ex,
+            query=q,
+            key=k,
+            value=v,
+            mask=mask,
+        )
         if not (torch.isfinite(got["out"].float()).all() and torch.isfinite(got["weights"].float()).all()):
             raise Fail("fail.half_nonfinite", what="scaled_dot_product_attention", dtype=dtype, example=ex)
 
@@ -139,5 +156,6 @@ def meta(ctx, c):
     ex = c.example(q, k, v, mask)
     got = ctx.sub("sdpa", query=q, key=k, value=v, mask=mask, device="meta")
     if got["out"].device.type != "meta":
-        raise Fail("fail.device", what="scaled_dot_product_attention", expected="meta",
-                   got=got["out"].device.type, example=ex)
+        raise Fail(
+            "fail.device", what="scaled_dot_product_attention", expected="meta", got=got["out"].device.type, example=ex
+        )

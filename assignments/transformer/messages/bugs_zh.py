@@ -33,7 +33,7 @@ MESSAGES = {
     "bug.mha.scale_d_model": "注意力分数按 √d_model 缩放，而不是按每个头的维度 √(d_model / num_heads) 缩放。",
     "bughint.mha.scale_d_model": "单个头内部的 key 维度是 d_model / num_heads：应按它的平方根缩放，而不是 d_model 的平方根。",
     "bug.mha.split_without_transpose": "拆分多头时直接 view 成 [B, H, L, Dh]，把位置和头混在了一起，"
-                                       "而不是让每个头拿到每个位置上属于自己的那一段。",
+    "而不是让每个头拿到每个位置上属于自己的那一段。",
     "bughint.mha.split_without_transpose": "先变形为 [B, L, H, Dh]，再把头这一维移到序列维之前。",
     "bug.mha.merge_without_transpose": "合并多头时直接把 [B, H, Lq, Dh] view 成 [B, Lq, D]，把位置和头混在了一起。",
     "bughint.mha.merge_without_transpose": "合并之前，先把头这一维移回序列维之后（紧挨着 Dh），并让张量变为连续（contiguous）。",
@@ -85,7 +85,7 @@ MESSAGES = {
     # -- feedforward ----------------------------------------------------------------------------------
     "bug.feedforward.no_activation": "两个线性层之间没有激活函数，整个模块退化成了一个线性映射。",
     "bughint.feedforward.no_activation": "对 linear1 的输出应用所选的激活函数（ReLU 或 GELU），然后再做 dropout 和 linear2。",
-    "bug.feedforward.always_relu": "即使要求 activation=\"gelu\"，用的仍然是 ReLU。",
+    "bug.feedforward.always_relu": '即使要求 activation="gelu"，用的仍然是 ReLU。',
     "bughint.feedforward.always_relu": "根据 activation 参数选择激活函数。",
     "bug.feedforward.gelu_tanh": "GELU 用的是 tanh 近似，而不是基于 erf 的精确形式。",
     "bughint.feedforward.gelu_tanh": "约定要求精确的、基于 erf 的 GELU，也就是 PyTorch 的默认实现。",
@@ -170,7 +170,7 @@ MESSAGES = {
     "bug.training.gradients_not_zeroed": "梯度从未清零，会在各步之间不断累加。",
     "bughint.training.gradients_not_zeroed": "调用 backward() 之前先清空优化器里的梯度。",
     "bug.training.clipping_ignored": "裁剪没有影响参数更新：优化器用的是未裁剪的梯度。常见原因：没有使用 max_grad_norm；或在 optimizer.step() "
-                                     "之后才裁剪梯度（下一次调用在使用前就把它们清零了）。",
+    "之后才裁剪梯度（下一次调用在使用前就把它们清零了）。",
     "bughint.training.clipping_ignored": "给定 max_grad_norm 时，在 backward() 和优化器更新之间裁剪梯度的总范数。",
     "bug.training.no_causal_mask": "train_step 中解码器的掩码没有因果部分，训练时每个位置都能看到它要预测的词元（完全没传目标掩码，或只传了填充掩码）。",
     "bughint.training.no_causal_mask": "用 target_mask 根据解码器的输入构建解码器的掩码。",

@@ -4,5 +4,5 @@ MESSAGES = {
     "demo.pinyin.col_pinyin": "pinyin",
     "demo.pinyin.col_expected": "expected",
     "demo.pinyin.exact": "Exact match on {n} held-out phrases: yours {yours}/{n} ({yours_pct}%), the reference "
-                         "{reference}/{n} ({reference_pct}%).",
+    "{reference}/{n} ({reference_pct}%).",
 }

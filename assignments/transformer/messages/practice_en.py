@@ -130,56 +130,64 @@ _HINTS = {
 _QUIZ = {
     "scale_why": (
         "Why are the attention scores divided by √d_k?",
-        ("To make each row of attention weights sum to one, so the output is a weighted average of the values",
-         "To keep the QKᵀ product cheap: smaller numbers need fewer bits, so the matrix multiply runs faster",
-         "Dot products of d_k terms grow with d_k; big scores saturate the softmax and its gradients vanish",
-         "Because d_k is the number of heads, and the scores of all heads are added up before the softmax"),
+        (
+            "To make each row of attention weights sum to one, so the output is a weighted average of the values",
+            "To keep the QKᵀ product cheap: smaller numbers need fewer bits, so the matrix multiply runs faster",
+            "Dot products of d_k terms grow with d_k; big scores saturate the softmax and its gradients vanish",
+            "Because d_k is the number of heads, and the scores of all heads are added up before the softmax",
+        ),
         "With unit-variance entries, q·k sums d_k products, so its standard deviation is about √d_k. Dividing "
         "brings the scores back near unit scale, where the softmax is not almost one-hot and still passes "
         "gradients. The softmax, not the scale, makes rows sum to one.",
     ),
     "softmax_axis": (
         "The scores have shape [B, H, Lq, Lk]. Along which axis does the softmax run?",
-        ("The query axis (-2): each key spreads its attention over the queries",
-         "The key axis (-1): each query's weights over the keys sum to one",
-         "The head axis (1): the heads compete for each query-key pair",
-         "Over the last two axes at once, so each head's scores sum to one"),
+        (
+            "The query axis (-2): each key spreads its attention over the queries",
+            "The key axis (-1): each query's weights over the keys sum to one",
+            "The head axis (1): the heads compete for each query-key pair",
+            "Over the last two axes at once, so each head's scores sum to one",
+        ),
         "Every query distributes one unit of attention over the keys, so the normalisation is over keys, the "
         "last axis. Normalising over queries (-2) is a classic bug: rows no longer sum to one.",
     ),
     "mask_neg_inf": (
         "Why are blocked scores filled with -inf (or a very negative number) rather than 0?",
-        ("exp(-inf) = 0 gives a blocked key no weight; a score of 0 still gets exp(0) = 1",
-         "Filling with 0 would make some rows all zero, and the softmax would then divide by zero",
-         "-inf scores give sharper gradients, so the model learns which positions to ignore faster",
-         "Either works: the softmax renormalises each row, so blocked entries end up at zero anyway"),
+        (
+            "exp(-inf) = 0 gives a blocked key no weight; a score of 0 still gets exp(0) = 1",
+            "Filling with 0 would make some rows all zero, and the softmax would then divide by zero",
+            "-inf scores give sharper gradients, so the model learns which positions to ignore faster",
+            "Either works: the softmax renormalises each row, so blocked entries end up at zero anyway",
+        ),
         "The softmax only sees scores. A 0 score is an ordinary value, often larger than the real scores, so the "
         "blocked position would still receive attention. -inf (or a large negative number such as -1e9, or "
         "finfo.min) makes its exponential vanish. Beware -1e9 in float16: it overflows.",
     ),
     "multihead_cost": (
-        "Compared with one head of width d_model, what does multi-head attention with H heads of width d_model/H "
-        "cost?",
-        ("H times the parameters and H times the compute: each head has its own full-width projections",
-         "H times the compute but the same parameters: the heads share one set of projections",
-         "About 1/H of the parameters, since each head only projects to a width of d_model/H",
-         "About the same parameters and compute: the width is split across the heads, not multiplied"),
+        "Compared with one head of width d_model, what does multi-head attention with H heads of width d_model/H cost?",
+        (
+            "H times the parameters and H times the compute: each head has its own full-width projections",
+            "H times the compute but the same parameters: the heads share one set of projections",
+            "About 1/H of the parameters, since each head only projects to a width of d_model/H",
+            "About the same parameters and compute: the width is split across the heads, not multiplied",
+        ),
         "The projections are still D×D in total and the score products are H × (L² · D/H) = L² · D. What you "
         "gain is H separate attention patterns (one per subspace) for about the same price.",
     ),
     "cross_attn_qkv": (
         "In the decoder's cross-attention, where do query, key and value come from?",
-        ("All three from the encoder output; the decoder stream only decides which layer reads them",
-         "Query from the decoder stream; key and value from the encoder output (memory)",
-         "Query from the encoder output; key and value from the decoder, so the source reads the target",
-         "All three from the decoder stream, with the encoder output added to the keys beforehand"),
+        (
+            "All three from the encoder output; the decoder stream only decides which layer reads them",
+            "Query from the decoder stream; key and value from the encoder output (memory)",
+            "Query from the encoder output; key and value from the decoder, so the source reads the target",
+            "All three from the decoder stream, with the encoder output added to the keys beforehand",
+        ),
         "Each target position asks (query) which source positions are relevant (keys) and reads their content "
         "(values). So the weights are [Lt, Ls], and the source padding mask applies to the keys.",
     ),
     "head_dim": (
         "d_model = {d_model} with {num_heads} heads: what is the size Dh of one head?",
-        "Dh = d_model / H = {answer}. The model width is split across the heads, which is why H must divide "
-        "d_model.",
+        "Dh = d_model / H = {answer}. The model width is split across the heads, which is why H must divide d_model.",
     ),
     "scale_value": (
         "d_model = {d_model} with {num_heads} heads: by which number are the scores of one head divided?",
@@ -199,29 +207,35 @@ _QUIZ = {
     ),
     "sincos_why": (
         "Why does the original Transformer use sine and cosine positional encodings?",
-        ("PE(pos + k) is a fixed rotation of PE(pos) for every offset k, and any length can be computed",
-         "They need fewer parameters than learned embeddings, yet are tuned the same way in training",
-         "They keep every token's embedding at unit norm, which stabilises the attention scores",
-         "They give each position a random but fixed code, so that no two positions look alike"),
+        (
+            "PE(pos + k) is a fixed rotation of PE(pos) for every offset k, and any length can be computed",
+            "They need fewer parameters than learned embeddings, yet are tuned the same way in training",
+            "They keep every token's embedding at unit norm, which stabilises the attention scores",
+            "They give each position a random but fixed code, so that no two positions look alike",
+        ),
         "Each (sin, cos) pair at one frequency rotates by a fixed angle when the position moves by k, whatever "
         "the position. Nothing is learned, so any length can be computed. Learned position embeddings work as "
         "well in practice but stop at the longest position trained.",
     ),
     "no_position": (
         "What happens to an encoder without positional encoding?",
-        ("It cannot be trained: without positions all attention scores are equal, so the gradients vanish",
-         "It attends only to the first token, since every other position looks identical to it",
-         "Permutation-equivariant: shuffling the tokens shuffles the outputs alike, so order is invisible",
-         "Nothing changes: the causal structure of attention already tells the model the order of the words"),
+        (
+            "It cannot be trained: without positions all attention scores are equal, so the gradients vanish",
+            "It attends only to the first token, since every other position looks identical to it",
+            "Permutation-equivariant: shuffling the tokens shuffles the outputs alike, so order is invisible",
+            "Nothing changes: the causal structure of attention already tells the model the order of the words",
+        ),
         "Self-attention and the position-wise feed-forward treat the sequence as a set. Only the added "
-        "positional signal tells \"dog bites man\" from \"man bites dog\".",
+        'positional signal tells "dog bites man" from "man bites dog".',
     ),
     "embed_scale_why": (
         "Why are the token embeddings multiplied by √d_model?",
-        ("To make the softmax sharper, since larger embeddings give larger attention scores",
-         "To let the model train without warm-up, because larger inputs give larger gradients early on",
-         "To undo the division by √d_k in attention, so that the scores keep their original scale",
-         "So the embeddings are not dwarfed by the positional table added next (entries in [-1, 1])"),
+        (
+            "To make the softmax sharper, since larger embeddings give larger attention scores",
+            "To let the model train without warm-up, because larger inputs give larger gradients early on",
+            "To undo the division by √d_k in attention, so that the scores keep their original scale",
+            "So the embeddings are not dwarfed by the positional table added next (entries in [-1, 1])",
+        ),
         "Embeddings initialised with small values would be dominated by a positional table of entries up to 1; "
         "the √d_model factor rebalances them (the paper also shares this matrix with the output layer).",
     ),
@@ -231,65 +245,76 @@ _QUIZ = {
     ),
     "ln_vs_bn": (
         "Why do Transformers use LayerNorm rather than BatchNorm?",
-        ("LayerNorm has no learned parameters, so it cannot overfit the small batches of translation data",
-         "It normalises each token alone: batch, padding and length do not matter, in training or inference",
-         "BatchNorm cannot run on GPUs with variable sequence lengths, so it would need fixed-size batches",
-         "LayerNorm is faster: it reduces over one axis, while BatchNorm reduces over two"),
+        (
+            "LayerNorm has no learned parameters, so it cannot overfit the small batches of translation data",
+            "It normalises each token alone: batch, padding and length do not matter, in training or inference",
+            "BatchNorm cannot run on GPUs with variable sequence lengths, so it would need fixed-size batches",
+            "LayerNorm is faster: it reduces over one axis, while BatchNorm reduces over two",
+        ),
         "BatchNorm's statistics mix positions of different sentences (and padding) and need running averages at "
         "inference, which suffer with small or variable batches. LayerNorm's statistics come from one vector of "
         "size D at a time.",
     ),
     "pre_post_ln": (
         "What is the difference between Post-LN (the paper) and Pre-LN?",
-        ("Pre-LN removes the residual connections and normalises each sub-layer's output instead",
-         "Post-LN normalises only the model's input embeddings; Pre-LN normalises every layer's output",
-         "Post-LN: x = LN(x + F(x)). Pre-LN: x = x + F(LN(x)), which leaves a clean residual path",
-         "None in the computation; the names only say where the norm is written in the source code"),
+        (
+            "Pre-LN removes the residual connections and normalises each sub-layer's output instead",
+            "Post-LN normalises only the model's input embeddings; Pre-LN normalises every layer's output",
+            "Post-LN: x = LN(x + F(x)). Pre-LN: x = x + F(LN(x)), which leaves a clean residual path",
+            "None in the computation; the names only say where the norm is written in the source code",
+        ),
         "In Post-LN every gradient passes through the norms of all later layers, so deep models need a careful "
         "warm-up. Pre-LN leaves the identity path untouched; because that stream is never normalised, a last "
         "LayerNorm follows the stack.",
     ),
     "residual_why": (
         "What do the residual connections around each sub-layer do?",
-        ("Give gradients an identity path through the depth, and let each sub-layer learn a correction",
-         "Normalise the activations, so that every layer sees inputs with zero mean and unit variance",
-         "Reduce the number of parameters, since each sub-layer only has to store the difference",
-         "Stop attention to padding, because padded positions are carried through unchanged"),
+        (
+            "Give gradients an identity path through the depth, and let each sub-layer learn a correction",
+            "Normalise the activations, so that every layer sees inputs with zero mean and unit variance",
+            "Reduce the number of parameters, since each sub-layer only has to store the difference",
+            "Stop attention to padding, because padded positions are carried through unchanged",
+        ),
         "x + F(x) has the derivative 1 + F'(x): the signal and the gradient survive even when F is poorly "
         "trained. It also explains why the positional signal added at the input is still available deep inside.",
     ),
     "padding_mask_what": (
         "What does the padding mask do?",
-        ("It removes the padded sequences from the batch before attention, and puts them back afterwards",
-         "It sets the padded embeddings to zero, so that they add nothing at all to the attention scores",
-         "It hides padded queries from the loss, so that padding positions do not dilute the mean",
-         "It stops every query from attending to padded keys, so padding cannot change real outputs"),
+        (
+            "It removes the padded sequences from the batch before attention, and puts them back afterwards",
+            "It sets the padded embeddings to zero, so that they add nothing at all to the attention scores",
+            "It hides padded queries from the loss, so that padding positions do not dilute the mean",
+            "It stops every query from attending to padded keys, so padding cannot change real outputs",
+        ),
         "Padding exists only to make a batch rectangular. Blocking it as a key ([B, 1, 1, L]) is enough: what "
         "padded queries compute is discarded later, and the loss ignores pad targets separately.",
     ),
     "encoder_decoder_masks": (
         "Which masks does each attention of an encoder-decoder Transformer use?",
-        ("All three use the causal mask, so that no position ever sees one that comes after it",
-         "Encoder self: source padding; decoder self: target padding and causal; cross: source padding",
-         "Encoder: causal; decoder self: padding only; cross-attention: none, it sees all the source",
-         "Only the decoder uses masks; the encoder sees all positions, padding included, by design"),
+        (
+            "All three use the causal mask, so that no position ever sees one that comes after it",
+            "Encoder self: source padding; decoder self: target padding and causal; cross: source padding",
+            "Encoder: causal; decoder self: padding only; cross-attention: none, it sees all the source",
+            "Only the decoder uses masks; the encoder sees all positions, padding included, by design",
+        ),
         "The encoder sees the whole source, so only padding is hidden. The decoder must not see future targets "
         "(causal) nor padding. Cross-attention's keys are source positions, so the source padding mask applies.",
     ),
     "train_infer_masks": (
         "How does the decoder's masking differ between training and inference?",
-        ("Training feeds the whole shifted target under a causal mask; inference grows it token by token",
-         "Inference uses no mask at all, since only the tokens already generated exist",
-         "Training needs no causal mask, because the targets are known in advance anyway",
-         "Inference uses the causal mask and training does not, since in training the whole sentence is known"),
+        (
+            "Training feeds the whole shifted target under a causal mask; inference grows it token by token",
+            "Inference uses no mask at all, since only the tokens already generated exist",
+            "Training needs no causal mask, because the targets are known in advance anyway",
+            "Inference uses the causal mask and training does not, since in training the whole sentence is known",
+        ),
         "Teacher forcing computes all positions in parallel, which is only honest if position i cannot look at "
         "i+1..; at inference the future simply does not exist yet, but the same mask keeps the computation "
         "identical to training.",
     ),
     "causal_true": (
         "How many entries of a {length} × {length} causal keep-mask are True?",
-        "Row i allows positions 0..i, so 1 + 2 + … + {length} = {answer} (the lower triangle with the "
-        "diagonal).",
+        "Row i allows positions 0..i, so 1 + 2 + … + {length} = {answer} (the lower triangle with the diagonal).",
     ),
     "target_true": (
         "A target row has length {length}; its last {pads} tokens are padding. How many entries of its "
@@ -299,64 +324,74 @@ _QUIZ = {
     ),
     "right_shift": (
         "Why is the decoder fed the target shifted right by one (BOS y1 y2 …) during training?",
-        ("To make the sequence one token longer, so that the decoder has room left for the EOS token",
-         "To skip the first target token, which is always BOS and would make the loss far too easy",
-         "So the output at i learns to predict token i+1: input tgt[:, :-1], target tgt[:, 1:]",
-         "Because the encoder output is shifted too, and both streams must stay aligned position by position"),
+        (
+            "To make the sequence one token longer, so that the decoder has room left for the EOS token",
+            "To skip the first target token, which is always BOS and would make the loss far too easy",
+            "So the output at i learns to predict token i+1: input tgt[:, :-1], target tgt[:, 1:]",
+            "Because the encoder output is shifted too, and both streams must stay aligned position by position",
+        ),
         "This is teacher forcing: the decoder receives the true prefix and predicts the next token at every "
         "position at once. Without the shift the model would learn to copy its input.",
     ),
     "label_smoothing_why": (
         "What does label smoothing (e.g. ε = 0.1) change?",
-        ("It removes noisy labels from the data, by ignoring the targets that the model finds most unlikely",
-         "The target gives the true token 1 - ε and spreads ε over the vocabulary: less over-confidence",
-         "It smooths the learning-rate schedule, so that the warm-up and the decay join without a kink",
-         "It averages the logits of neighbouring positions, so that predictions change smoothly"),
+        (
+            "It removes noisy labels from the data, by ignoring the targets that the model finds most unlikely",
+            "The target gives the true token 1 - ε and spreads ε over the vocabulary: less over-confidence",
+            "It smooths the learning-rate schedule, so that the warm-up and the decay join without a kink",
+            "It averages the logits of neighbouring positions, so that predictions change smoothly",
+        ),
         "Perplexity gets worse, but accuracy and BLEU usually improve: the model keeps some probability for "
         "alternatives instead of pushing logits to infinity.",
     ),
     "warmup_why": (
         "Why does the Transformer's learning rate start with a warm-up?",
-        ("To let dropout switch on gradually, since full dropout at the very start hides too much signal",
-         "Because the embeddings must be trained first, before the attention layers can use them",
-         "To save memory at the start, while Adam's moment buffers are still being allocated",
-         "Adam's first moment estimates are poor and Post-LN is fragile: a large early rate diverges"),
+        (
+            "To let dropout switch on gradually, since full dropout at the very start hides too much signal",
+            "Because the embeddings must be trained first, before the attention layers can use them",
+            "To save memory at the start, while Adam's moment buffers are still being allocated",
+            "Adam's first moment estimates are poor and Post-LN is fragile: a large early rate diverges",
+        ),
         "The Noam schedule rises linearly for warmup steps, then decays like 1/√step. Pre-LN models are far less "
         "sensitive to it.",
     ),
     "dropout_where": (
         "Where is dropout applied in the original Transformer?",
-        ("Only on the final logits, just before the loss, so that the model never relies on one output",
-         "Only on the input embeddings, since every later layer sees a mix of all the tokens anyway",
-         "On every sub-layer output before the residual add, and on the embeddings plus positions",
-         "On the LayerNorm gains and biases, the parameters most prone to overfitting"),
-        "The paper's \"residual dropout\" sits on every sub-layer output before the addition and on the sum of "
+        (
+            "Only on the final logits, just before the loss, so that the model never relies on one output",
+            "Only on the input embeddings, since every later layer sees a mix of all the tokens anyway",
+            "On every sub-layer output before the residual add, and on the embeddings plus positions",
+            "On the LayerNorm gains and biases, the parameters most prone to overfitting",
+        ),
+        'The paper\'s "residual dropout" sits on every sub-layer output before the addition and on the sum of '
         "embeddings and positions; common implementations add it on attention weights and after the feed-forward "
         "activation.",
     ),
     "eval_mode": (
         "Your model gives different outputs for the same input at inference. The most likely cause?",
-        ("model.eval() was not called, so dropout still zeroes random activations",
-         "The positional table is rebuilt on every call, so positions shift from run to run",
-         "The softmax runs over the wrong axis, which makes the weights depend on the batch",
-         "Label smoothing, which adds random noise to the predictions at inference time"),
+        (
+            "model.eval() was not called, so dropout still zeroes random activations",
+            "The positional table is rebuilt on every call, so positions shift from run to run",
+            "The softmax runs over the wrong axis, which makes the weights depend on the batch",
+            "Label smoothing, which adds random noise to the predictions at inference time",
+        ),
         "In train() mode dropout zeroes random activations. eval() switches it off (and torch.no_grad() saves "
         "memory); a module that calls F.dropout must pass training=self.training.",
     ),
     "logits_not_probs": (
         "Should the model's output layer apply a softmax before the cross-entropy loss?",
-        ("Yes: cross_entropy expects probabilities and takes their logarithm itself",
-         "No: return logits; cross_entropy applies log-softmax itself, a second softmax distorts it",
-         "Yes, but only at inference, so that the outputs can be read as probabilities",
-         "Only with label smoothing, which needs probabilities to mix with the uniform target"),
+        (
+            "Yes: cross_entropy expects probabilities and takes their logarithm itself",
+            "No: return logits; cross_entropy applies log-softmax itself, a second softmax distorts it",
+            "Yes, but only at inference, so that the outputs can be read as probabilities",
+            "Only with label smoothing, which needs probabilities to mix with the uniform target",
+        ),
         "F.cross_entropy combines log_softmax and the negative log-likelihood in one numerically stable step. "
         "For greedy decoding the argmax of the logits is the argmax of the probabilities anyway.",
     ),
     "noam_peak": (
-        "Noam schedule with d_model = {d_model} and warmup = {warmup}: at which step is the learning rate "
-        "largest?",
-        "The two terms step^-0.5 and step·warmup^-1.5 cross where step = warmup, so the peak is at step "
-        "{answer}.",
+        "Noam schedule with d_model = {d_model} and warmup = {warmup}: at which step is the learning rate largest?",
+        "The two terms step^-0.5 and step·warmup^-1.5 cross where step = warmup, so the peak is at step {answer}.",
     ),
     "noam_value": (
         "Noam schedule, factor 1: what is the learning rate at step {step} with d_model = {d_model} and warmup = "
@@ -370,43 +405,50 @@ _QUIZ = {
     ),
     "kv_cache": (
         "What does a KV cache store during autoregressive decoding?",
-        ("The attention weights of earlier steps, so that the softmax need not be recomputed",
-         "The logits of earlier steps, so that beam search can rescore the hypotheses cheaply",
-         "Each layer's keys and values of the tokens so far, so a step projects only the newest token",
-         "The encoder's input embeddings, so that the source is not looked up again at every single step"),
+        (
+            "The attention weights of earlier steps, so that the softmax need not be recomputed",
+            "The logits of earlier steps, so that beam search can rescore the hypotheses cheaply",
+            "Each layer's keys and values of the tokens so far, so a step projects only the newest token",
+            "The encoder's input embeddings, so that the source is not looked up again at every single step",
+        ),
         "Without a cache every step recomputes the whole prefix. Causal masking guarantees that old keys and "
         "values never change, so they can be kept; the cache's memory grows with length × layers × D.",
     ),
     "greedy_last": (
         "In greedy decoding, which logits choose the next token?",
-        ("Those of the last position of the decoder output",
-         "Those of the first position, which summarises the whole prefix",
-         "The average over all positions, weighted by attention",
-         "Those of the encoder's last position, fed through output_proj"),
+        (
+            "Those of the last position of the decoder output",
+            "Those of the first position, which summarises the whole prefix",
+            "The average over all positions, weighted by attention",
+            "Those of the encoder's last position, fed through output_proj",
+        ),
         "The decoder output at position t predicts token t+1, so the newest prediction is at the last position. "
         "Reading position 0 repeats the same guess forever.",
     ),
     "dff_4x": (
         "Why is d_ff usually 4 × d_model?",
-        ("The residual connection requires it, so that the two linear maps cancel each other out in shape",
-         "An empirical choice: a wider hidden layer adds capacity, and 4× balanced quality and cost",
-         "Because attention has four projection matrices, and the feed-forward mirrors each one of them",
-         "It keeps the feed-forward's parameter count equal to the attention block's"),
+        (
+            "The residual connection requires it, so that the two linear maps cancel each other out in shape",
+            "An empirical choice: a wider hidden layer adds capacity, and 4× balanced quality and cost",
+            "Because attention has four projection matrices, and the feed-forward mirrors each one of them",
+            "It keeps the feed-forward's parameter count equal to the attention block's",
+        ),
         "Nothing forces the factor; the paper used 512 → 2048 and later models mostly kept the ratio (gated "
         "variants use about 8/3). The feed-forward then holds about two thirds of a layer's parameters.",
     ),
     "complexity": (
         "How do self-attention's time and memory grow with sequence length L (width D fixed)?",
-        ("Linearly, O(L·D): each position is processed once per layer",
-         "O(L log L·D), as in a fast Fourier transform",
-         "O(D²) only, independent of L: the projections dominate",
-         "Quadratically: O(L²·D) time and O(L²) memory for the weights"),
+        (
+            "Linearly, O(L·D): each position is processed once per layer",
+            "O(L log L·D), as in a fast Fourier transform",
+            "O(D²) only, independent of L: the projections dominate",
+            "Quadratically: O(L²·D) time and O(L²) memory for the weights",
+        ),
         "Every query scores every key: an L × L matrix per head. Doubling the length quadruples it, which is why "
         "long contexts need tricks (chunking, sparse or memory-efficient attention).",
     ),
     "score_growth": (
-        "The sequence length grows from {length} to twice that. By which factor does the attention-weight "
-        "tensor grow?",
+        "The sequence length grows from {length} to twice that. By which factor does the attention-weight tensor grow?",
         "It is L × L per head, so doubling L multiplies it by {answer}.",
     ),
     "params_total": (
@@ -422,8 +464,7 @@ _QUIZ = {
         "4 · (D² + D) = {answer}; the number of heads does not matter.",
     ),
     "params_ffn": (
-        "How many parameters does a feed-forward block with d_model = {d_model} and d_ff = {d_ff} have (with "
-        "biases)?",
+        "How many parameters does a feed-forward block with d_model = {d_model} and d_ff = {d_ff} have (with biases)?",
         "D·F + F + F·D + D = {answer}.",
     ),
     "params_layernorm": (

@@ -6,10 +6,10 @@ MESSAGES = {
     "fail.sdpa_dropout_unused": "传给 scaled_dot_product_attention 的 dropout 模块没有作用在权重上。",
     "fail.sdpa_dropout_mismatch": "返回的权重不是与 value 相乘的那个：请返回 dropout 之后的权重。",
     "fail.mha_divisible": "MultiHeadAttention(d_model={d_model}, num_heads={num_heads}) 抛出了 {raised}；"
-                          "{num_heads} 不能整除 {d_model}，应抛出 ValueError。",
+    "{num_heads} 不能整除 {d_model}，应抛出 ValueError。",
     "fail.pe_parameter": "PositionalEncoding 含有可训练参数 {names}；位置表应注册为 buffer（register_buffer），不参与训练。",
     "fail.pe_missing": "PositionalEncoding 没有名为 'pe' 的 buffer（找到的 buffer：{found}）；"
-                       "请用 self.register_buffer('pe', ...) 注册位置表。",
+    "请用 self.register_buffer('pe', ...) 注册位置表。",
     "fail.pe_not_moved": "位置表 'pe' 没有随 .to(dtype) / .to(device) 移动：请放在注册的 buffer 里，而不是普通属性。",
     "fail.ln_init": "LayerNorm 的初始值应为 weight = 1、bias = 0。",
     "fail.not_xavier": "参数 {name} 不是 Xavier 均匀初始化（应满足 |w| <= {bound}，标准差约 {expected_std}，实际 {std}）。",
@@ -21,7 +21,7 @@ MESSAGES = {
     "fail.param_count": "count_parameters 返回 {got}，与真实参数量相差 {difference}。",
     "fail.overfit_loss": "在 10 个样本上训练 {steps} 步后损失为 {last}，没有降到 {target} 以下：模型学不会。",
     "fail.overfit_nonfinite": "在 10 个样本上训练时，损失在第 {step} 步（共 {steps} 步）变成 {value}，训练就此停止。"
-                              "常见原因：某一行注意力分数全是 -inf（某个位置什么都不能关注）、除以零、对 0 取对数。",
+    "常见原因：某一行注意力分数全是 -inf（某个位置什么都不能关注）、除以零、对 0 取对数。",
     "fail.overfit_decode": "损失下降了，但 greedy_decode 有 {wrong} 个训练目标没能复现（例如：{examples}）。",
     "fail.residual_dropout": "{what}：train() 模式下 dropout=1.0（且子层自身的 dropout 关闭）时输出与参考实现不同：每个子层的输出在残差相加前都要经过概率为该层 dropout 参数的 dropout（缺失，或写死了概率？）。",
     "fail.padding_row": "{what}：词元 {token} 的嵌入行初始全为零（padding_idx？）；约定中的 nn.Embedding(V, D) 没有 padding_idx，每一行都要训练。",

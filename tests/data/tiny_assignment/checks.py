@@ -19,8 +19,12 @@ def matrix(draw):
 
 @st.composite
 def attend_case(draw):
-    return {"batch": draw(st.integers(1, 3)), "n": draw(st.integers(2, 5)), "dim": draw(st.integers(2, 6)),
-            "seed": draw(seeds())}
+    return {
+        "batch": draw(st.integers(1, 3)),
+        "n": draw(st.integers(2, 5)),
+        "dim": draw(st.integers(2, 6)),
+        "seed": draw(seeds()),
+    }
 
 
 def _softmax_out(ctx_result, what="stable_softmax"):
@@ -45,14 +49,16 @@ def softmax_rows_sum(ctx, c):
     x = randn([c["rows"], c["cols"]], c["seed"], scale=5.0)
     out = _softmax_out(ctx.sub("call", name="stable_softmax", args=[x]))
     if list(out.shape) != list(x.shape):
-        raise Fail("fail.shape", what="stable_softmax", expected=list(x.shape), got=list(out.shape),
-                   example={"config": c})
+        raise Fail(
+            "fail.shape", what="stable_softmax", expected=list(x.shape), got=list(out.shape), example={"config": c}
+        )
     sums = out.to(torch.float64).sum(dim=-1)
     bad = (sums - 1).abs() > 1e-6
     if bad.any():
         row = int(bad.nonzero()[0][0])
-        raise Fail("fail.tiny_rows_sum", what="stable_softmax", total=f"{float(sums[row]):.6g}", row=row,
-                   example={"config": c})
+        raise Fail(
+            "fail.tiny_rows_sum", what="stable_softmax", total=f"{float(sums[row]):.6g}", row=row, example={"config": c}
+        )
 
 
 @check("softmax", "shift_invariant", points=1, given=matrix())
@@ -65,8 +71,9 @@ def softmax_shift(ctx, c):
     try:
         check_tensor(shifted, plain, what="stable_softmax(x + 1000)", example={"config": c})
     except Fail as fail:
-        raise Fail("fail.tiny_shift", what="stable_softmax", shift=shift,
-                   example=dict(fail.example, config=c, shift=shift)) from None
+        raise Fail(
+            "fail.tiny_shift", what="stable_softmax", shift=shift, example=dict(fail.example, config=c, shift=shift)
+        ) from None
 
 
 @check("attend", "parameters", points=1)
