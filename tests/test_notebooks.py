@@ -317,7 +317,11 @@ def test_names_no_cell_defines_are_said(tmp_path):
 
 # -- in the kernel ---------------------------------------------------------------------------------------------
 def test_check_in_a_running_kernel_shows_the_html_report(tmp_path):
-    from nbclient import NotebookClient
+    nbclient = pytest.importorskip(
+        "nbclient", reason="running a notebook needs nbclient and ipykernel (the 'test' extra); not tested without"
+    )
+    pytest.importorskip("ipykernel", reason="running a notebook needs ipykernel (the 'test' extra)")
+    NotebookClient = nbclient.NotebookClient
 
     good = _cell_code("masks")
     bad = good.replace(".tril_()", ".triu_()")
