@@ -16,6 +16,7 @@ from grader.errors import SubmissionError
 from grader.options import CheckOptions, Settings, resolved
 from grader.safetext import bound_result, clean_result
 from grader.submission import ipynb, refcache
+from grader.submission.bank import BankRunner, NotInBank
 from grader.submission.banned import scan
 from grader.submission.inprocess import InProcessRunner, loopback_parts, reference_namespace
 from grader.submission.refcache import CachedRunner
@@ -86,7 +87,7 @@ def reproduce_command(path, spec, *, seed=None, sealed=False, assignment=None, c
     return " ".join([command, *(shlex.quote(str(p)) for p in parts)])
 
 
-def check(*, path, assignment=None, options=None, **overrides):
+def check(*, path, assignment=None, options=None, reference_cache=None, **overrides):
     """Grade the submission at ``path`` against ``assignment``; returns a ``GradeResult``.
 
     Args:
@@ -95,6 +96,9 @@ def check(*, path, assignment=None, options=None, **overrides):
             folder), or ``None``: the course configuration's, else ``grader.assignment.DEFAULT``.
         options: a ``CheckOptions`` (default: its defaults); ``overrides`` set single fields of it
             (``profile="quick"``, ``sealed=True``, ...: see ``CheckOptions`` for each).
+        reference_cache: a ``refcache.ReferenceCache`` every answer of the reference goes through (an answer bank
+            is recorded so: ``submission.bank.record``); only for code the grader's owner trusts, since in process
+            the submission runs beside it.
 
     The submission is read through a snapshot made once (``submission.snapshot.safe_copy``): regular files only;
     links, special files, files over the caps and names that are not UTF-8 are refused and listed in
@@ -108,6 +112,14 @@ def check(*, path, assignment=None, options=None, **overrides):
     """
     resolved_settings = settings(assignment=assignment, options=options, **overrides)
     a, o = resolved_settings.assignment, resolved_settings.options
+    bank = None
+    if o.bank is not None:
+        from grader.submission.bank import Bank
+
+        try:
+            bank = Bank.load(o.bank)
+        except (OSError, ValueError) as exc:
+            raise UsageError(f"--bank {str(o.bank)!r}: {exc}; expected a file made by 'gradekit bank build'") from None
     config = o.config
     snapshot = o.snapshot
     root = validate_path(path, a) if snapshot is None else Path(path)
@@ -167,10 +179,16 @@ def check(*, path, assignment=None, options=None, **overrides):
     # The tensors graded are tiny: a second thread only adds synchronisation (10x slower under load).
     threads = torch.get_num_threads()
     torch.set_num_threads(1)
-    reference = reference_namespace(a)
-    ref: InProcessRunner | CachedRunner = InProcessRunner(reference.root, assignment=a, banned=(), namespace=reference)
-    if sealed:  # no submission code runs in this process: the reference's answers are shared between gradings
-        ref = CachedRunner(ref, refcache.shared(a))
+    ref: InProcessRunner | CachedRunner | BankRunner
+    if bank is not None:  # a kit without the reference: its answers, recorded
+        ref = BankRunner(bank, a)
+    else:
+        reference = reference_namespace(a)
+        ref = InProcessRunner(reference.root, assignment=a, banned=(), namespace=reference)
+        if reference_cache is not None:
+            ref = CachedRunner(ref, reference_cache)
+        elif sealed:  # no submission code runs in this process: the reference's answers are shared between gradings
+            ref = CachedRunner(ref, refcache.shared(a))
     sub: InProcessRunner | WorkerRunner
     judges = 1
     if sealed:
@@ -205,7 +223,7 @@ def check(*, path, assignment=None, options=None, **overrides):
             load_errors = {"*": err.to_dict()}
         findings = scan(snapshot.root, a, banned)
         diagnoser = None
-        if o.diagnose:
+        if o.diagnose and bank is None:
             from grader.bugs.diagnose import make_diagnoser
 
             diagnoser = make_diagnoser(a, ref=ref)
@@ -221,6 +239,7 @@ def check(*, path, assignment=None, options=None, **overrides):
             seed=o.seed,
             devices=devices,
             shards=judges,
+            banked=bank is not None,
             reproduce=lambda spec: reproduce_command(
                 path, spec, seed=o.seed, sealed=sealed, assignment=a, command=o.command, options=o.rerun_options
             ),
@@ -247,7 +266,10 @@ def check(*, path, assignment=None, options=None, **overrides):
         result.jailed = bool(sealed and getattr(sub, "jail", False))
         collect = a.function(a.figures) if o.figures else None
         if collect is not None:  # the pictures are probe results too: drawn from what the runners return
-            result.figures = collect(sub=sub, ref=ref)
+            try:
+                result.figures = collect(sub=sub, ref=ref)
+            except NotInBank:  # drawn on questions the bank does not hold: no pictures
+                pass
         result.refused = snapshot.refused_dicts
         result.settings = {"limits": resolved_settings.limits, "lang": o.lang, "banned": list(banned)}
         if cellmap is not None:

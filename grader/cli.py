@@ -49,6 +49,12 @@ def _check_parser(sub):
     p.add_argument("--isolated", dest="sealed", action="store_true", help=argparse.SUPPRESS)  # its former name
     p.add_argument("--allow-banned", action="store_true", help="do not withhold points for banned APIs")
     p.add_argument(
+        "--bank",
+        metavar="FILE",
+        default=None,
+        help="grade against this answer bank instead of the reference (a kit that holds no reference)",
+    )
+    p.add_argument(
         "--config",
         default=None,
         help="course configuration (gradekit.toml, or a pyproject.toml with [tool.gradekit]); "
@@ -107,6 +113,7 @@ def cmd_check(args):
         only=only,
         sealed=args.sealed,
         allow_banned=args.allow_banned,
+        bank=args.bank,
         progress=progress,
         config=config,
         figures=bool(args.html),
@@ -177,6 +184,7 @@ def rerun_options(args):
     for flag, value, default in (
         ("--profile", args.profile, "full"),
         ("--device", args.device, None),
+        ("--bank", args.bank, None),
         ("--config", args.config, None),
         ("--lang", args.lang, None),
     ):
@@ -208,6 +216,55 @@ def cmd_demo(args):
     return run_demo(args.rest)
 
 
+def _bank_parser(sub):
+    p = sub.add_parser(
+        "bank",
+        help="answer banks: the reference's answers, recorded, for a kit that holds no reference",
+    )
+    actions = p.add_subparsers(dest="action", required=True)
+    b = actions.add_parser(
+        "build",
+        help="grade the reference, the skeleton and every catalogued mistake, and keep the reference's answers",
+    )
+    b.add_argument("--assignment", default=None, help=HELP_ASSIGNMENT)
+    b.add_argument("--out", required=True, metavar="FILE", help="the bank file to write")
+    b.add_argument("--tasks", type=_task_list, default=None, help=HELP_TASKS)
+    b.add_argument(
+        "--profile",
+        choices=("quick", "full", "both"),
+        default="both",
+        help="the profiles whose questions the bank answers (default: both)",
+    )
+    b.add_argument(
+        "--folders",
+        nargs="*",
+        default=None,
+        metavar="FOLDER",
+        help="record over these submission folders instead of the reference, the skeleton and the catalogue",
+    )
+    return p
+
+
+def cmd_bank(args):
+    import tempfile
+
+    from grader import api
+    from grader import kit as bank
+
+    assignment = api.resolve_assignment(args.assignment)
+    profiles = ("quick", "full") if args.profile == "both" else (args.profile,)
+
+    def progress(i, n, path, profile):
+        print(f"[{i + 1}/{n}] {profile:<5} {path.name}", file=sys.stderr, flush=True)
+
+    with tempfile.TemporaryDirectory(prefix="gradekit-bank-") as work:
+        folders = args.folders if args.folders is not None else bank.catalogue_folders(assignment, work)
+        recorded = bank.record(assignment, folders, profiles=profiles, tasks=args.tasks, progress=progress)
+    written = recorded.save(args.out)
+    print(f"{os.path.abspath(written)}: {len(recorded)} answers ({written.stat().st_size / 1e6:.1f} MB)")
+    return 0
+
+
 # Sub-commands that live with their feature; each module has ``register(subparsers)`` setting ``func``.
 FEATURE_COMMANDS = ("grader.practice.cli", "grader.batch.cli", "grader.watch")
 
@@ -230,6 +287,7 @@ def build_parser(command=None):
     )
     d.add_argument("rest", nargs=argparse.REMAINDER)
     d.set_defaults(func=cmd_demo)
+    _bank_parser(sub).set_defaults(func=cmd_bank)
     for name in FEATURE_COMMANDS if command != "check" else ():
         if importlib.util.find_spec(name.rsplit(".", 1)[0]) is not None and importlib.util.find_spec(name):
             importlib.import_module(name).register(sub)

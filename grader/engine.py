@@ -24,6 +24,7 @@ from grader.checks.base import Abort, CheckContext, CheckSpec, Fail, ReferenceFa
 from grader.errors import SAY, SubmissionError, located
 from grader.messages import is_phrase
 from grader.results import CheckResult, GradeResult, Message, TaskResult
+from grader.submission.bank import NotInBank
 
 
 @dataclass
@@ -48,6 +49,14 @@ class Grading:
     memo: dict = field(default_factory=dict)
     """What the checks of this grading find out once about the submission and look up after (``CheckContext``'s
     ``memo``)."""
+    banked: bool = False
+    """The reference's answers come from an answer bank (``submission.bank``): there are no reference parts to
+    isolate a task with, so every check runs over the submission's own parts, and a check that fails while a task
+    beneath fails is blocked by it (not charged: the final grade isolates it)."""
+
+    def variant(self, spec: CheckSpec) -> str:
+        """The variant ``spec`` is graded in here (``variant_of``; always integrated when ``banked``)."""
+        return "integrated" if self.banked else variant_of(self.assignment, spec)
 
     def command(self, spec: CheckSpec) -> str:
         return self.reproduce(spec) if self.reproduce else ""
@@ -152,6 +161,26 @@ def _charge_once(g, specs, slots, calls):
         for i, (spec, r) in enumerate(zip(specs, slots)):
             if spec.task == task and r.status != "passed" and _worth_again(r):
                 _keep_if_it_passes(g, spec, i, f"isolated:{mending}", note, slots, calls)
+
+
+def _blocked(g, specs, slots):
+    """``_charge_once`` without the reference's parts (``Grading.banked``): a check that fails while a task beneath
+    it is charged cannot be told apart from a check failing only because of that task, so it is blocked by it:
+    marked ``"skipped"``, its points not taken (the final grade, which has the reference, isolates it), and a note
+    names the task to fix first. Tasks are taken bottom-up; a task whose failures are all blocked blocks nothing in
+    turn. Time-outs and crashes are charged where they happen, as the full kit charges them."""
+    a = g.assignment
+    charged: set[str] = set()
+    for task in a.task_ids:
+        beneath = [d for d in a.all_deps(task) if d in charged]
+        for spec, r in zip(specs, slots):
+            if spec.task != task or r.status in ("passed", "skipped"):
+                continue
+            if beneath and _worth_again(r):
+                r.status, r.score = "skipped", r.max_score
+                r.notes.append(Message("note.blocked_by", {"tasks": ", ".join(beneath)}))
+            else:
+                charged.add(task)
 
 
 def _keep_if_it_passes(g, spec, i, variant, note, slots, calls):
@@ -259,10 +288,10 @@ def run_one(g, spec):
     the isolated variant never costs a correct submission.
 
     Returns ``(result, calls)``: the ``CheckResult`` and the submission's probe calls (what diagnosis replays)."""
-    result, calls = _run_variant(g, spec, variant_of(g.assignment, spec))
+    result, calls = _run_variant(g, spec, g.variant(spec))
     if (
         result.variant == "isolated"
-        and variant_of(g.assignment, spec) != "integrated"
+        and g.variant(spec) != "integrated"
         and result.status == "error"
         and (result.error or {}).get("kind") == "exception"
     ):
@@ -320,6 +349,10 @@ def _run_variant(g, spec, variant):
         _errored(result, err)
     except Abort as abort:
         _errored(result, abort.error)
+    except NotInBank as miss:  # a kit without the reference: this check asked what its answer bank does not hold
+        result.status, result.score = "skipped", spec.points
+        result.message = None
+        ctx.note("note.not_in_bank", probe=miss.probe)
     except ReferenceFailed as failed:  # the assignment is at fault: the check cannot judge, and says so plainly
         why = failed.error
         result.status, result.score = "error", 0.0
@@ -374,7 +407,7 @@ def _variant_run(g, spec, result):
     """The variant ``result`` of ``spec`` was graded in (an isolated check that could not be isolated: integrated)."""
     if any(n.key == "note.not_isolated" for n in result.notes):
         return "integrated"
-    return variant_of(g.assignment, spec)
+    return g.variant(spec)
 
 
 def _failed(result, fail):
@@ -464,14 +497,17 @@ def grade(
     if g.shards > 1:
         from grader import shards
 
-        variants = [variant_of(g.assignment, spec) for spec in specs]
+        variants = [g.variant(spec) for spec in specs]
         slots, calls = shards.run(g, specs, order, variants, run_one, progress)
     else:
         for n, i in enumerate(order):
             if progress:
                 progress(n, len(specs), specs[i])
             slots[i], calls[i] = run_one(g, specs[i])
-    _charge_once(g, specs, slots, calls)
+    if g.banked:
+        _blocked(g, specs, slots)
+    else:
+        _charge_once(g, specs, slots, calls)
     results: list[CheckResult] = []
     for spec, r, c in zip(specs, slots, calls):
         if diagnose is not None and r.status != "passed":

@@ -57,6 +57,10 @@ class CheckOptions:
     """``progress(i, n, spec)`` callback."""
     diagnose: bool = True
     """Replay failures through the assignment's known-bug catalogue."""
+    bank: str | None = None
+    """An answer bank file (``submission.bank``) to grade against instead of the reference: a kit that holds no
+    reference. Every check runs over the submission's own parts; a check failing while a task beneath fails is
+    blocked, not charged; a check asking what the bank does not hold is skipped and says so."""
     call_timeout: float | None = None
     """Sealed: seconds per probe call (``None``: the course configuration's, else ``DEFAULTS``)."""
     total_timeout: float | None = None

@@ -18,11 +18,12 @@ import math
 import time
 from dataclasses import dataclass, field
 
-from hypothesis import HealthCheck, Phase, Verbosity, given, settings
+from hypothesis import HealthCheck, Phase, Verbosity, given, reject, settings
 from hypothesis import seed as hypothesis_seed
 
 from grader.checks.fail import Fail
 from grader.errors import SubmissionError, said
+from grader.submission.bank import NotInBank
 from grader.submission.inprocess import PARTS_USED, Deferred
 
 __all__ = ["ABORT_KINDS", "Abort", "CheckContext", "CheckSpec", "Fail", "ReferenceFailed", "check", "specs_of"]
@@ -317,6 +318,12 @@ class CheckContext:
                 self.calls = []  # keep only the calls of the example being run (the minimal one, last)
                 try:
                     return fn(*args, **kwargs)
+                except NotInBank:
+                    if self.first_failing_calls is not None:
+                        # shrinking, in a kit without the reference: an example whose answer the bank does not
+                        # hold is no evidence; the smallest failing example shown is the smallest the bank holds
+                        reject()
+                    raise
                 except BaseException as exc:
                     if self.fresh is not None and isinstance(exc, (Fail, SubmissionError)):
                         return None  # fresh evidence: every example's calls, failing or not

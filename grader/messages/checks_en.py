@@ -79,6 +79,11 @@ MESSAGES = {
     "note.charged_beneath_whole": "failed with your own parts and passes with the reference's parts of "
     "{parts} and your own code for the rest: the defects are in {tasks}, "
     "charged there, not here.",
+    "note.blocked_by": "failed while {tasks} beneath it fails: without the reference's parts this kit cannot tell "
+    "whether the defect is here or there, so no points are taken here; fix {tasks} first (the final grade "
+    "isolates this check over the reference's parts).",
+    "note.not_in_bank": "not graded in this kit: it asked the reference a question ({probe}) that the kit's answer "
+    "bank does not hold; no points are taken here, and the final grade checks it.",
     "note.charged_beneath": "failed with your own parts beneath and passes over the reference's: the defect "
     "is in {tasks}, charged there, not here.",
     "note.not_isolated": "graded with your own parts: run over the reference's parts, your code raised "

@@ -41,7 +41,7 @@ class ReferenceCache:
     def run(self, runner, probe, variant, args):
         """``(answer, seconds)``: ``runner.run(probe, variant, **args)`` and the time it took, or what it returned
         for the same question before and the time it took then (a check's time limits are relative to it)."""
-        key = _key(probe, variant, args)
+        key = question_key(probe, variant, args)
         if key is not None:
             stored = self._answers.get(key)
             if stored is not None:
@@ -89,7 +89,8 @@ def shared(assignment):
     return _SHARED[key]
 
 
-def _key(probe, variant, args):
+def question_key(probe, variant, args):
+    """The digest a question is kept under; ``None`` for one the wire format cannot carry."""
     try:
         encoded = wire.encode((probe, variant, args))
     except wire.WireError:

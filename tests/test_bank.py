@@ -1,0 +1,156 @@
+"""An answer bank grades as the reference does, both ways: the verdicts a kit without the reference gives from its
+bank are the full kit's on what the bank was recorded over; on code it was not recorded over, the kit never
+crashes and never takes points the full kit would not (a check it cannot judge is skipped and says why); and the
+bank holds answers, not the reference."""
+
+import lzma
+import subprocess
+import sys
+
+import pytest
+
+from grader import api
+from grader.assignment import load
+from grader.bugs.catalogue import Catalogue
+from grader.kit import record
+from grader.submission.bank import MAGIC, Bank
+
+TASKS = ["sdpa", "mha"]
+RECORDED = ["sdpa.no_scale", "mha.merge_without_transpose"]
+"""Mistakes the test bank is recorded over (besides the reference)."""
+UNRECORDED = ["sdpa.scale_not_sqrt", "mha.key_uses_query_projection", "mha.no_output_projection"]
+
+TRANSFORMER = load("transformer")
+CATALOGUE = Catalogue(TRANSFORMER)
+
+
+def _mutant(tmp_path_factory, bug_id):
+    return CATALOGUE.write_mutant(CATALOGUE.by_id[bug_id], tmp_path_factory.mktemp(bug_id))
+
+
+@pytest.fixture(scope="module")
+def bank_file(tmp_path_factory):
+    folders = [TRANSFORMER.reference] + [_mutant(tmp_path_factory, b) for b in RECORDED]
+    bank = record(TRANSFORMER, folders, profiles=("quick",), tasks=TASKS)
+    assert len(bank) > 10
+    return bank.save(tmp_path_factory.mktemp("bank") / "transformer.bank")
+
+
+def _grade(path, **options):
+    return api.check(path=path, assignment=TRANSFORMER, profile="quick", tasks=TASKS, diagnose=False, **options)
+
+
+def _statuses(result):
+    return {c.id: c.status for t in result.tasks for c in t.checks}
+
+
+def _notes(result):
+    return {c.id: [n.key for n in c.notes] for t in result.tasks for c in t.checks}
+
+
+def test_the_reference_keeps_full_marks_from_its_bank(bank_file):
+    result = _grade(TRANSFORMER.reference, bank=str(bank_file))
+    assert set(_statuses(result).values()) == {"passed"}, _statuses(result)
+    assert result.score == result.max_score
+
+
+def test_a_recorded_mistake_in_the_task_itself_gets_the_full_kits_verdicts(tmp_path_factory, bank_file):
+    sub = _mutant(tmp_path_factory, "mha.merge_without_transpose")
+    full, kit = _grade(sub), _grade(sub, bank=str(bank_file))
+    assert _statuses(kit) == _statuses(full)
+    assert "passed" in _statuses(kit).values() and "failed" in _statuses(kit).values()
+    assert kit.score == full.score
+    failed = [c for t in kit.tasks for c in t.checks if c.status == "failed"]
+    assert all(c.message is not None and c.example for c in failed)  # a failure shows its example, as in full
+
+
+def test_a_mistake_beneath_blocks_the_checks_above_and_takes_no_points_there(tmp_path_factory, bank_file):
+    sub = _mutant(tmp_path_factory, "sdpa.no_scale")
+    full, kit = _grade(sub), _grade(sub, bank=str(bank_file))
+    full_s, kit_s = _statuses(full), _statuses(kit)
+    assert {k for k, s in kit_s.items() if s == "failed"} == {k for k, s in full_s.items() if s == "failed"}
+    blocked = [k for k, s in kit_s.items() if s == "skipped"]
+    assert blocked and all(k.startswith("mha.") for k in blocked)
+    assert all("note.blocked_by" in _notes(kit)[k] for k in blocked)
+    assert kit.score >= full.score
+
+
+@pytest.mark.parametrize("bug_id", UNRECORDED)
+def test_code_the_bank_never_saw_is_never_charged_more_than_the_full_kit_charges(tmp_path_factory, bank_file, bug_id):
+    sub = _mutant(tmp_path_factory, bug_id)
+    full, kit = _grade(sub), _grade(sub, bank=str(bank_file))
+    full_s, kit_s = _statuses(full), _statuses(kit)
+    for check_id, status in kit_s.items():
+        if status in ("failed", "error"):
+            assert full_s[check_id] in ("failed", "error"), (check_id, status, full_s[check_id])
+        elif status == "skipped":
+            assert {"note.blocked_by", "note.not_in_bank"} & set(_notes(kit)[check_id]), check_id
+        else:
+            assert status == "passed"
+    assert kit.score >= full.score
+    charged = {k for k, s in kit_s.items() if s in ("failed", "error")}
+    assert charged, f"{bug_id}: the kit charged nothing; its task's checks: {kit_s}"
+
+
+def test_the_bank_holds_answers_not_the_reference(bank_file):
+    data = lzma.decompress(bank_file.read_bytes())
+    assert data.startswith(MAGIC)
+    lines = set()
+    for file in TRANSFORMER.contract_files:
+        for line in (TRANSFORMER.reference / file).read_text(encoding="utf-8").splitlines():
+            line = line.strip()
+            if len(line) >= 24 and not line.startswith(("#", '"', "'")):
+                lines.add(line.encode())
+    assert lines
+    found = [line for line in lines if line in data]
+    assert not found, found[:5]
+    for marker in (b"def ", b"\x80\x04\x95", b"torch.nn.modules", b"co_code"):  # code, a pickle, a module
+        assert marker not in data, marker
+
+
+def test_a_file_that_is_not_a_bank_is_refused_plainly(tmp_path):
+    junk = tmp_path / "junk.bank"
+    junk.write_bytes(b"not a bank at all")
+    with pytest.raises(ValueError, match="not a gradekit answer bank"):
+        Bank.load(junk)
+    cut = tmp_path / "cut.bank"
+    cut.write_bytes(lzma.compress(MAGIC + b'{"count": 3, "meta": {}}\n'))
+    with pytest.raises(ValueError, match="cut short"):
+        Bank.load(cut)
+    with pytest.raises(api.UsageError, match="expected a file made by 'gradekit bank build'"):
+        _grade(TRANSFORMER.reference, bank=str(junk))
+
+
+def test_the_command_line_builds_a_bank_and_checks_against_it(tmp_path):
+    out = tmp_path / "sdpa.bank"
+    build = [sys.executable, "-m", "grader", "bank", "build", "--tasks", "sdpa", "--profile", "quick"]
+    made = subprocess.run(
+        [*build, "--out", str(out), "--folders", str(TRANSFORMER.reference)], capture_output=True, text=True
+    )
+    assert made.returncode == 0, made.stderr
+    assert out.is_file() and "answers" in made.stdout
+    checked = subprocess.run(
+        [sys.executable, "-m", "grader", "check", str(TRANSFORMER.skeleton), "--tasks", "sdpa"]
+        + ["--profile", "quick", "--bank", str(out), "-q"],
+        capture_output=True,
+        text=True,
+    )
+    assert checked.returncode == 1, checked.stdout + checked.stderr  # the skeleton fails, from the bank
+    assert "Traceback" not in checked.stderr
+
+
+def test_questions_the_bank_never_heard_skip_the_check_and_say_so(bank_file):
+    """The bank answers the quick profile's questions; the full profile's examples are others."""
+    kit = api.check(
+        path=TRANSFORMER.reference, assignment=TRANSFORMER, profile="full", tasks=["sdpa"], bank=str(bank_file)
+    )
+    statuses, notes = _statuses(kit), _notes(kit)
+    missed = [k for k, s in statuses.items() if s == "skipped"]
+    assert missed and set(statuses.values()) == {"passed", "skipped"}, statuses
+    assert all(notes[k] == ["note.not_in_bank"] for k in missed)
+    assert kit.score == kit.max_score
+    # the skeleton's own failures come before any question to the reference: charged, as in the full kit
+    kit = api.check(
+        path=TRANSFORMER.skeleton, assignment=TRANSFORMER, profile="full", tasks=["sdpa"], bank=str(bank_file)
+    )
+    assert kit.score == 0 and "passed" not in _statuses(kit).values()
