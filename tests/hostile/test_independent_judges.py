@@ -216,3 +216,17 @@ def test_standin_error_leak(tmp_path, honest):
     assert attacked.finished, attacked.output[-3000:]
     assert attacked.score <= honest.score
     assert_no_reference(attacked)
+
+
+def test_banned_in_second_judge(tmp_path):
+    """A banned call made only in checks the second judge grades still costs its task's points."""
+    folder = HERE / "banned_in_second_judge"
+    one = grade(folder, tmp_path, "one", shards=1)
+    two = grade(folder, tmp_path, "two")
+    assert one.finished and two.finished, (one.output[-2000:], two.output[-2000:])
+    assert one.result["banned_api"], "the runtime watch saw no banned call with one judge"
+    assert_held(
+        score_above_one_judge=two.score > one.score and (two.score, one.score),
+        banned_call_lost=not two.result["banned_api"],
+        reference_lines_in_report=len(leaked(two)),
+    )
