@@ -49,6 +49,7 @@ import builtins as _builtins
 import os as _os
 import signal as _signal
 import subprocess as _sp
+import torch
 import torch.nn.functional as _F
 
 _MARKERS = {markers!r}
