@@ -23,6 +23,7 @@ from grader.safetext import (
     bound_result,
 )
 from grader.views import json_view, terminal
+from tests.strings import strings
 
 ALPHABET = string.ascii_letters + string.digits + "+/"
 
@@ -66,22 +67,6 @@ def _marker(lang="en"):
     return CATALOGUES[lang]["ui.cut"].partition("{n}")[0]
 
 
-def _strings(value):
-    """Every string in ``value`` (plain data, dataclasses and messages included), keys too."""
-    if isinstance(value, str):
-        yield value
-    elif isinstance(value, dict):
-        for k, v in value.items():
-            yield from _strings(k)
-            yield from _strings(v)
-    elif isinstance(value, (list, tuple)):
-        for v in value:
-            yield from _strings(v)
-    elif hasattr(value, "__dataclass_fields__"):
-        for name in value.__dataclass_fields__:
-            yield from _strings(getattr(value, name))
-
-
 _INDEX = {}
 
 
@@ -92,7 +77,7 @@ def _payload_chars(value, payload, k=16):
         _INDEX[payload] = {payload[i : i + k]: i for i in range(0, len(payload) - k + 1, 4)}
     index = _INDEX[payload]
     covered = set()
-    for s in set(_strings(value)):
+    for s in set(strings(value)):
         for i in range(len(s) - k + 1):
             j = index.get(s[i : i + k])
             if j is not None:
@@ -118,7 +103,7 @@ def test_every_check_raising_a_megabyte_leaves_a_bounded_report():
     assert _payload_chars(result, payload) <= REPORT_CHARS
     for c in result.tasks[0].checks:
         assert _payload_chars(c, payload) <= CHECK_CHARS
-        for s in _strings(c):
+        for s in strings(c):
             assert len(s) <= ITEM_CHARS + 40, len(s)
         assert c.error["kind"] == "exception" and c.message.key == "error.exception"
     first, last = result.tasks[0].checks[0], result.tasks[0].checks[-1]

@@ -26,6 +26,7 @@ from grader.bugs.catalogue import Catalogue
 from grader.errors import SAY
 from grader.messages import CATALOGUES
 from grader.views import gradescope, html, json_view, junit, terminal
+from tests.strings import strings
 
 TRANSFORMER, LM = load("transformer"), load("decoder_lm")
 MUTANTS = {
@@ -152,30 +153,18 @@ def graded(tmp_path_factory):
     return out
 
 
-def _strings(value):
-    if isinstance(value, dict):
-        for k, v in value.items():
-            yield from _strings(k)
-            yield from _strings(v)
-    elif isinstance(value, (list, tuple)):
-        for v in value:
-            yield from _strings(v)
-    elif isinstance(value, str):
-        yield value
-
-
 def _data_of(a, result):
     """The run's own strings, which a sentence may quote: ids, example keys and values, the student's text."""
     data = {result.submission, result.profile, *a.task_ids, *(n for t in a.tasks for n in t.names)}
     for task in result.tasks:
         for c in task.checks:
-            data |= {c.id, c.reproduce, *_strings(c.example)}
+            data |= {c.id, c.reproduce, *strings(c.example)}
             error = c.error or {}
             if error.get("kind") in ("exception", "not_implemented", "import_error"):  # the student's words
                 data |= {error.get(k) or "" for k in ("detail", "code", "trace")}
     for error in (result.load_errors or {}).values():
-        data |= set(_strings(error))
-    data |= set(_strings(result.environment))
+        data |= set(strings(error))
+    data |= set(strings(result.environment))
     return sorted((d for d in data if isinstance(d, str) and d.strip()), key=len, reverse=True)
 
 
