@@ -6,7 +6,6 @@ the result, never on it.
 """
 
 import functools
-import math
 import platform
 import time
 import zlib
@@ -21,8 +20,7 @@ import torch
 import grader
 from grader.assignment import AssignmentError
 from grader.checks.base import Abort, CheckContext, CheckSpec, Fail, ReferenceFailed, specs_of
-from grader.errors import SAY, SubmissionError, located
-from grader.messages import is_phrase
+from grader.errors import SubmissionError, sentence
 from grader.results import CheckResult, GradeResult, Message, TaskResult
 from grader.submission.bank import NotInBank
 
@@ -420,55 +418,7 @@ def _failed(result, fail):
 def _errored(result, err):
     result.status, result.score = "error", 0.0
     result.error = err.to_dict()
-    params = {"detail": err.detail, "file": err.file, "line": err.line, "code": err.code}
-    if is_phrase(err.data.get(SAY)):  # the kit's own words, said in the reader's language
-        params["detail"] = err.data[SAY]
-    key = f"error.{err.kind}"
-    timed = _timeout_message(err.data.get("limit"), params) if err.kind == "timeout" else None
-    if timed is not None:  # a time limit of the runner's: said in the student's language, not as its detail
-        key, params = timed
-    if err.kind == "import_error" and isinstance(params["detail"], str):
-        # the place once: Python's own SyntaxError text names it already
-        params["detail"] = located(err.detail, err.file, err.line)
-    if err.kind == "contract":
-        params.update({k: v for k, v in err.data.items() if k != SAY})
-        lists = ("missing", "unexpected", "wrong_shape", "shared")
-        if not set(lists) & set(err.data):
-            key = "error.contract_detail"  # a contract error that is not about the parameters: its detail says all
-        for name in lists:  # each list the sentence shows, "none" where the error named nothing of that kind
-            params.setdefault(name, [])
-    result.message = Message(key, params)
-
-
-def _seconds(value):
-    """``value`` as the runners write a number of seconds (``"1.5"``), or ``None`` when it is not a plain number."""
-    ok = isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value)
-    return f"{value:g}" if ok else None
-
-
-def _timeout_message(limit, params):
-    """The message key and parameters of a time-limit error: ``limit`` is ``{"used_up": total}`` (the call did not
-    run) or ``{"seconds": s, "of_total": total or None}``, and ``params["file"]`` is where the code was, if known.
-    ``None`` for anything else: an error the submission raised itself can carry any data, and is told by its
-    detail (``error.timeout``)."""
-    if not isinstance(limit, dict):
-        return None
-    if "used_up" in limit:
-        total = _seconds(limit["used_up"])
-        return None if total is None else ("error.timeout_used_up", {**params, "total": total})
-    seconds, of_total = _seconds(limit.get("seconds")), limit.get("of_total")
-    if seconds is None or (of_total is not None and _seconds(of_total) is None):
-        return None
-    if isinstance(limit.get("again"), str):
-        return "error.timeout_again", {**params, "seconds": seconds, "check": limit["again"]}
-    key = "error.timeout_at" if params.get("file") else "error.timeout_in"
-    params = {**params, "seconds": seconds}
-    reference = limit.get("reference")
-    if limit.get("relative") and isinstance(reference, float) and math.isfinite(reference):
-        return key + "_slow", {**params, "reference": f"{reference:.2g}"}
-    if of_total is not None:
-        key, params["total"] = key + "_total", _seconds(of_total)
-    return key, params
+    result.message = Message(*sentence(err))
 
 
 def grade(

@@ -1,5 +1,6 @@
 """What can go wrong when the grader runs student code, as plain data that crosses processes."""
 
+import math
 import traceback
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -92,6 +93,63 @@ def words(error, lang="en"):
     return (error.get("detail") if isinstance(error, dict) else None) or ""
 
 
+def sentence(err):
+    """The message key and parameters that say ``err`` (a ``SubmissionError``) to a reader: the kit's own words
+    (``data[SAY]``) and a time limit of the runner's in the reader's language, the student's exception text as it
+    came. How a check's error is said (``engine``), and a figure's (``figure_data.failure``)."""
+    from grader.messages import is_phrase
+
+    params = {"detail": err.detail, "file": err.file, "line": err.line, "code": err.code}
+    if is_phrase(err.data.get(SAY)):  # the kit's own words, said in the reader's language
+        params["detail"] = err.data[SAY]
+    key = f"error.{err.kind}"
+    timed = _timeout_message(err.data.get("limit"), params) if err.kind == "timeout" else None
+    if timed is not None:  # a time limit of the runner's: said in the student's language, not as its detail
+        key, params = timed
+    if err.kind == "import_error" and isinstance(params["detail"], str):
+        # the place once: Python's own SyntaxError text names it already
+        params["detail"] = located(err.detail, err.file, err.line)
+    if err.kind == "contract":
+        params.update({k: v for k, v in err.data.items() if k != SAY})
+        lists = ("missing", "unexpected", "wrong_shape", "shared")
+        if not set(lists) & set(err.data):
+            key = "error.contract_detail"  # a contract error that is not about the parameters: its detail says all
+        for name in lists:  # each list the sentence shows, "none" where the error named nothing of that kind
+            params.setdefault(name, [])
+    return key, params
+
+
+def _seconds(value):
+    """``value`` as the runners write a number of seconds (``"1.5"``), or ``None`` when it is not a plain number."""
+    ok = isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value)
+    return f"{value:g}" if ok else None
+
+
+def _timeout_message(limit, params):
+    """The message key and parameters of a time-limit error: ``limit`` is ``{"used_up": total}`` (the call did not
+    run) or ``{"seconds": s, "of_total": total or None}``, and ``params["file"]`` is where the code was, if known.
+    ``None`` for anything else: an error the submission raised itself can carry any data, and is told by its
+    detail (``error.timeout``)."""
+    if not isinstance(limit, dict):
+        return None
+    if "used_up" in limit:
+        total = _seconds(limit["used_up"])
+        return None if total is None else ("error.timeout_used_up", {**params, "total": total})
+    seconds, of_total = _seconds(limit.get("seconds")), limit.get("of_total")
+    if seconds is None or (of_total is not None and _seconds(of_total) is None):
+        return None
+    if isinstance(limit.get("again"), str):
+        return "error.timeout_again", {**params, "seconds": seconds, "check": limit["again"]}
+    key = "error.timeout_at" if params.get("file") else "error.timeout_in"
+    params = {**params, "seconds": seconds}
+    reference = limit.get("reference")
+    if limit.get("relative") and isinstance(reference, float) and math.isfinite(reference):
+        return key + "_slow", {**params, "reference": f"{reference:.2g}"}
+    if of_total is not None:
+        key, params["total"] = key + "_total", _seconds(of_total)
+    return key, params
+
+
 CRASH = "crash"
 """The ``data`` key that marks an error as a crash its worker lived through: the code called ``sys.exit``
 (``"exit"``) or ran out of memory (``"memory"``: a ``MemoryError``, Python's own, not a class of that name). The
@@ -129,7 +187,7 @@ def call_timed_out(who, seconds, *, call_timeout, total_timeout, where=None, dat
     """The error of a call stopped after ``seconds`` (both runners): ``who`` did not finish; the limit was what was
     left of ``total_timeout`` when that is less than ``call_timeout``; ``where`` (a ``SubmissionError`` from
     ``from_exception``) is where the student's code was, if known. The limit goes into ``data["limit"]`` for the
-    translated sentence (``engine._timeout_message``); ``relative``: the limit was one relative to the reference's
+    translated sentence (``_timeout_message``); ``relative``: the limit was one relative to the reference's
     time on the same call (``CheckContext.both``), which the check adds to it."""
     of_total = (
         total_timeout

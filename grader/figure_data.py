@@ -4,11 +4,23 @@ import math
 
 import torch
 
+from grader.errors import SAY, sentence
+from grader.messages import is_phrase, phrase
+
 
 def failure(err):
-    """A ``SubmissionError`` as a figure's error: what was raised and where."""
-    detail = err.detail + (f" ({err.file}:{err.line})" if err.file else "")
+    """A ``SubmissionError`` as a figure's error: what was raised and where. The student's exception text as it
+    came; the kit's own words (``errors.SAY``: an output of the wrong type, a worker that ended) and a time limit
+    of the runner's as a phrase, said in the reader's language as the figure's sentence is."""
     key = "report.figure_not_implemented" if err.kind == "not_implemented" else "report.figure_failed"
+    say = err.data.get(SAY) if isinstance(err.data, dict) else None
+    said, params = sentence(err)
+    if is_phrase(say):
+        detail = phrase("report.figure_where", detail=say, file=err.file, line=err.line) if err.file else say
+    elif said.startswith("error.timeout_"):  # the sentence says where the code was, when it is known
+        detail = phrase(said, **params)
+    else:
+        detail = err.detail + (f" ({err.file}:{err.line})" if err.file else "")
     return {"key": key, "params": {"detail": detail}, "kind": err.kind}
 
 

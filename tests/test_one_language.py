@@ -20,11 +20,11 @@ import shutil
 
 import pytest
 
-from grader import api
+from grader import api, figure_data
 from grader.assignment import load
 from grader.bugs.catalogue import Catalogue
-from grader.errors import SAY
-from grader.messages import CATALOGUES
+from grader.errors import SAY, SubmissionError, call_timed_out, said, time_used_up
+from grader.messages import CATALOGUES, text
 from grader.views import gradescope, html, json_view, junit, terminal
 from tests.strings import strings
 
@@ -73,10 +73,38 @@ RETURNS = {
 }
 """Edits whose failure names what the code returned where a tensor was expected (``probes.returned``: a phrase,
 never "a tuple" in a Chinese sentence), as ``EDITS``."""
+PICTURES = {
+    "transformer": {
+        "sdpa.weights_cut": (
+            "attention.py",
+            "return weights @ value, weights",
+            "return weights @ value, weights[..., :1]",
+            ("sdpa",),
+        )
+    },
+    "decoder_lm": {
+        "rope.cut": (
+            "rope.py",
+            "* angles.sin()).to(x.dtype)",
+            "* angles.sin()).to(x.dtype)[..., :-2]",
+            ("rope",),
+        )
+    },
+}
+"""Edits whose report draws a picture that the code could not give: a shape the picture cannot use, as ``EDITS``.
+These, and the edits above whose code gives no tensor, are graded with their pictures (``FIGURES``): a picture's
+sentence says the kit's error in the reader's language (``figure_data.failure``)."""
+FIGURES = {
+    "sdpa.returns_none",
+    "causal_mask.returns_list",
+    "causal_attention.returns_tuple",
+    "sdpa.weights_cut",
+    "rope.cut",
+}
 SUBMISSIONS = [
     (a, which)
     for a in (TRANSFORMER, LM)
-    for which in ("solution", "skeleton", *MUTANTS[a.name], *EDITS[a.name], *RETURNS[a.name])
+    for which in ("solution", "skeleton", *MUTANTS[a.name], *EDITS[a.name], *RETURNS[a.name], *PICTURES[a.name])
 ]
 VIEWS = ("terminal", "html", "gradescope", "junit", "json")
 CJK = re.compile("[\u3000-\u303f\u3400-\u9fff\uff00-\uffef]")
@@ -134,8 +162,8 @@ def graded(tmp_path_factory):
         tasks = None
         if which in ("solution", "skeleton"):
             path = getattr(a, "reference" if which == "solution" else "skeleton")
-        elif which in EDITS[a.name] or which in RETURNS[a.name]:
-            file, old, new, tasks = {**EDITS[a.name], **RETURNS[a.name]}[which]
+        elif which in {**EDITS[a.name], **RETURNS[a.name], **PICTURES[a.name]}:
+            file, old, new, tasks = {**EDITS[a.name], **RETURNS[a.name], **PICTURES[a.name]}[which]
             path = tmp_path_factory.mktemp("edited") / "sub"
             shutil.copytree(a.reference, path)
             source = (path / file).read_text(encoding="utf-8")
@@ -144,9 +172,15 @@ def graded(tmp_path_factory):
         else:
             bug = next(b for b in Catalogue(a).bugs if b.id == which)
             path = Catalogue(a).write_mutant(bug, tmp_path_factory.mktemp("mutant") / "sub")
-        result = api.check(path=path, assignment=a, profile="quick", lang="zh", tasks=tasks)
+        figures = which in FIGURES
+        result = api.check(path=path, assignment=a, profile="quick", lang="zh", tasks=tasks, figures=figures)
+        if figures:  # a picture that could not be drawn says why
+            errors = [v for f in result.figures.get("heatmaps", ()) for k, v in f.items() if k.endswith("error")]
+            assert any(errors), which
         if which in EDITS[a.name]:  # the edit is graded by the kit's own error sentence, not the student's exception
             assert any((c.error or {}).get("data", {}).get(SAY) for t in result.tasks for c in t.checks), which
+        elif which in PICTURES[a.name]:
+            pass
         elif tasks:  # the edit fails a check that says what came back instead of a tensor
             assert any(c.message and c.message.key == "fail.not_tensor" for t in result.tasks for c in t.checks), which
         out[(a.name, which)] = result, _data_of(a, result)
@@ -165,6 +199,10 @@ def _data_of(a, result):
     for error in (result.load_errors or {}).values():
         data |= set(strings(error))
     data |= set(strings(result.environment))
+    for figure in (result.figures or {}).get("heatmaps", ()):  # what a picture is drawn from: tokens, characters
+        for panel in figure.get("panels") or ():
+            data |= {str(label) for label in (*(panel.get("row_labels") or ()), *(panel.get("col_labels") or ()))}
+        data |= set(strings(figure.get("quote")))
     return sorted((d for d in data if isinstance(d, str) and d.strip()), key=len, reverse=True)
 
 
@@ -279,3 +317,24 @@ def test_the_check_sees_an_english_phrase_in_a_chinese_sentence():
     assert english_in_chinese("你的代码抛出了 ValueError: bad thing", ["ValueError: bad thing"], terms) == []
     assert english_in_chinese("the parameters of X do not match the contract。", [], terms)
     assert not english_in_chinese("the parameters of X", [], terms)  # no Chinese: not a Chinese sentence
+
+
+def test_a_pictures_error_is_said_in_the_readers_language():
+    """A picture the code could not give says why in the report's language (``figure_data.failure``): the kit's own
+    words (an output of the wrong kind, a time limit) as a phrase; the student's exception text as it came."""
+    where = SubmissionError(kind="exception", file="attention.py", line=7, code="while True: pass")
+    errors = [
+        SubmissionError(kind="bad_output", **said("say.too_deep")),
+        SubmissionError(kind="bad_output", file="attention.py", line=7, **said("say.not_plain", type="numpy.ndarray")),
+        call_timed_out("'sdpa'", 2.0, call_timeout=2.0, total_timeout=None, where=where),
+        call_timed_out("'sdpa'", 1.0, call_timeout=2.0, total_timeout=30.0),
+        time_used_up(30.0, "sdpa"),
+    ]
+    terms = _latin_terms()
+    for err in errors:
+        fig = figure_data.failure(err)
+        line = text(fig["key"], "zh", **fig["params"])
+        assert CJK.search(line) and not english_in_chinese(line, ["attention.py", "while True: pass"], terms), line
+        assert not CJK.search(text(fig["key"], "en", **fig["params"]))
+    student = SubmissionError(kind="exception", detail="ValueError: bad", file="attention.py", line=3)
+    assert figure_data.failure(student)["params"]["detail"] == "ValueError: bad (attention.py:3)"

@@ -188,7 +188,11 @@ def _rotate(runner, x, offset=None):
         raise _Unusable(
             {
                 "key": "report.figure_shape",
-                "params": {"what": "RotaryEmbedding output", "got": list(out.shape), "expected": list(x.shape)},
+                "params": {
+                    "what": f"RotaryEmbedding(head_dim={ROPE_DIM})({', '.join(('x', 'offset')[: len(inputs)])})",
+                    "got": list(out.shape),
+                    "expected": list(x.shape),
+                },
             }
         )
     return out.to(dtype=torch.float64, device="cpu")

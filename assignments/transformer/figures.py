@@ -184,7 +184,7 @@ def _weights(runner, args, L):
         if list(weights.shape) not in ([1, L, L], [L, L]):
             return None, {
                 "key": "report.figure_shape",
-                "params": {"what": "weights", "got": list(weights.shape), "expected": [1, L, L]},
+                "params": {"what": phrase("what.weights_word"), "got": list(weights.shape), "expected": [1, L, L]},
             }
         return rows(weights.reshape(L, L)), None
     except SubmissionError as err:
@@ -241,7 +241,7 @@ def _pe_table(runner):
         got = runner.run("params", "integrated", name="PositionalEncoding", kwargs=dict(PE_KWARGS))
         pe = got["buffer_values"].get("pe")
         if pe is None:
-            return None, {"key": "transformer.fig.no_pe", "params": {"found": sorted(got["buffer_values"]) or "none"}}
+            return None, {"key": "transformer.fig.no_pe", "params": {"found": sorted(got["buffer_values"])}}
         expected = [PE_KWARGS["max_len"], PE_KWARGS["d_model"]]
         if list(pe.shape) not in ([1, *expected], expected):
             return None, {

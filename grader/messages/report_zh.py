@@ -73,6 +73,7 @@ MESSAGES = {
     "report.footer": "由 gradekit {version} 于 {when} 生成。此文件不发出任何网络请求。",
     "report.figure_failed": "你的代码无法生成此图：{detail}",
     "report.figure_not_implemented": "此图需要的代码尚未实现：{detail}",
+    "report.figure_where": "{detail}（{file}:{line}）",
     "report.count.passed": "{count} 项通过",
     "report.count.failed": "{count} 项未通过",
     "report.count.error": "{count} 项出错",
