@@ -24,7 +24,7 @@ from grader import api, figure_data
 from grader.assignment import load
 from grader.bugs.catalogue import Catalogue
 from grader.errors import SAY, SubmissionError, call_timed_out, said, time_used_up
-from grader.messages import CATALOGUES, text
+from grader.messages import CATALOGUES, is_phrase, text
 from grader.views import gradescope, html, json_view, junit, terminal
 from tests.strings import strings
 
@@ -101,10 +101,38 @@ FIGURES = {
     "sdpa.weights_cut",
     "rope.cut",
 }
+EXAMPLES = {
+    "transformer": {},
+    "decoder_lm": {
+        "clip.scales_up": (
+            "optim.py",
+            "scale = (max_norm / (total + 1e-6)).clamp(max=1.0)",
+            "scale = max_norm / (total + 1e-6)",
+            ("clip",),
+        ),
+        "adamw.no_decay": ("optim.py", "p.mul_(1 - lr * decay)  # decoupled", "pass  #", ("adamw",)),
+        "loss.pad_id_zero": (
+            "training.py",
+            "def lm_loss(logits, tokens, pad_id=None):",
+            "def lm_loss(logits, tokens, pad_id=0):",
+            ("loss",),
+        ),
+    },
+}
+"""Edits whose failure shows an example that says in words what the call was given (a list or a generator, the
+defaults): a phrase in the example, said in the reader's language, as ``EDITS``."""
 SUBMISSIONS = [
     (a, which)
     for a in (TRANSFORMER, LM)
-    for which in ("solution", "skeleton", *MUTANTS[a.name], *EDITS[a.name], *RETURNS[a.name], *PICTURES[a.name])
+    for which in (
+        "solution",
+        "skeleton",
+        *MUTANTS[a.name],
+        *EDITS[a.name],
+        *RETURNS[a.name],
+        *PICTURES[a.name],
+        *EXAMPLES[a.name],
+    )
 ]
 VIEWS = ("terminal", "html", "gradescope", "junit", "json")
 CJK = re.compile("[\u3000-\u303f\u3400-\u9fff\uff00-\uffef]")
@@ -112,6 +140,8 @@ WORD = re.compile(r"\.?[A-Za-z][A-Za-z0-9_.'\-]*")
 """A word; one right after a dot is a member of something (``.item()`` where a datum ``loss`` was blanked out)."""
 CODE = re.compile(r"[_./\\\d=\[\](){}<>:`@#+*-]|[a-z][A-Z]|^[A-Z]{2,}|^[A-Z][a-z]+[A-Z]")
 """A word that is code: an identifier or expression, a CamelCase class name, an acronym."""
+CALL = re.compile(r"[A-Za-z_][\w.]*\(.*\)", re.S)
+"""An example's value that is code although it has spaces: a call (``AdamW(params, betas=(0.9, 0.95))``)."""
 QUOTED = re.compile(r"`[^`]*`|'[^']*'|\"[^\"]*\"|“[^”]*”|‘[^’]*’")
 ENGLISH = {
     "a",
@@ -162,8 +192,8 @@ def graded(tmp_path_factory):
         tasks = None
         if which in ("solution", "skeleton"):
             path = getattr(a, "reference" if which == "solution" else "skeleton")
-        elif which in {**EDITS[a.name], **RETURNS[a.name], **PICTURES[a.name]}:
-            file, old, new, tasks = {**EDITS[a.name], **RETURNS[a.name], **PICTURES[a.name]}[which]
+        elif which in _edits(a):
+            file, old, new, tasks = _edits(a)[which]
             path = tmp_path_factory.mktemp("edited") / "sub"
             shutil.copytree(a.reference, path)
             source = (path / file).read_text(encoding="utf-8")
@@ -181,10 +211,44 @@ def graded(tmp_path_factory):
             assert any((c.error or {}).get("data", {}).get(SAY) for t in result.tasks for c in t.checks), which
         elif which in PICTURES[a.name]:
             pass
+        elif which in EXAMPLES[a.name]:  # the failure's example says what the call was given in words
+            assert any(is_phrase(v) for t in result.tasks for c in t.checks for v in _values(c.example)), which
         elif tasks:  # the edit fails a check that says what came back instead of a tensor
             assert any(c.message and c.message.key == "fail.not_tensor" for t in result.tasks for c in t.checks), which
         out[(a.name, which)] = result, _data_of(a, result)
     return out
+
+
+def _edits(a):
+    return {**EDITS[a.name], **RETURNS[a.name], **PICTURES[a.name], **EXAMPLES[a.name]}
+
+
+def _values(value):
+    """The values in an example, nested ones too; a phrase is one."""
+    if isinstance(value, dict) and not is_phrase(value):
+        for v in value.values():
+            yield from _values(v)
+    elif isinstance(value, (list, tuple)):
+        for v in value:
+            yield from _values(v)
+    else:
+        yield value
+
+
+def _example_data(example):
+    """The data of a failure's example: its keys (names of options and inputs) and values; a phrase's words are
+    not (only its parameters), nor a value of several words other than code (a call), which is prose that should
+    be a phrase."""
+    for key, value in (example or {}).items():
+        yield key
+        if isinstance(value, dict) and not is_phrase(value):
+            yield from _example_data(value)
+            continue
+        for v in _values(value):
+            if is_phrase(v):
+                yield from _example_data(v["params"])
+            elif isinstance(v, str) and (len(v.split()) == 1 or CALL.fullmatch(v)):
+                yield v
 
 
 def _data_of(a, result):
@@ -192,7 +256,7 @@ def _data_of(a, result):
     data = {result.submission, result.profile, *a.task_ids, *(n for t in a.tasks for n in t.names)}
     for task in result.tasks:
         for c in task.checks:
-            data |= {c.id, c.reproduce, *strings(c.example)}
+            data |= {c.id, c.reproduce, *_example_data(c.example)}
             error = c.error or {}
             if error.get("kind") in ("exception", "not_implemented", "import_error"):  # the student's words
                 data |= {error.get(k) or "" for k in ("detail", "code", "trace")}

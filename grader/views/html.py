@@ -19,7 +19,7 @@ import jinja2
 from markupsafe import Markup
 
 from grader.errors import words
-from grader.messages import CATALOGUES, text
+from grader.messages import CATALOGUES, PHRASE, is_phrase, text
 from grader.messages import render as render_message
 from grader.results import Message
 from grader.submission.snapshot import describe as describe_refused
@@ -269,17 +269,20 @@ def _example(example, t):
     for k in keys:
         label_key = f"report.example.{k}"
         label = t(label_key) if label_key in CATALOGUES["en"] else k
-        rows.append((label, _value(example[k])))
+        rows.append((label, _value(example[k], t)))
     return rows
 
 
-def _value(v):
+def _value(v, t):
+    """A value of an example as it reads; a phrase (words of the check's, ``messages.phrase``) said by ``t``."""
+    if is_phrase(v):
+        return t(v[PHRASE], **v["params"])
     if isinstance(v, dict):
-        return ", ".join(f"{k}={_value(x)}" for k, x in v.items())
+        return ", ".join(f"{k}={_value(x, t)}" for k, x in v.items())
     if isinstance(v, float):
         return svg.label_number(v) if math.isfinite(v) else str(v)
     if isinstance(v, (list, tuple)):
-        return "[" + ", ".join(_value(x) for x in v) + "]"
+        return "[" + ", ".join(_value(x, t) for x in v) + "]"
     return str(v)
 
 

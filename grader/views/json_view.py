@@ -3,8 +3,8 @@
 import json
 import math
 
+from grader.messages import PHRASE, is_phrase, text
 from grader.messages import render as render_message
-from grader.messages import text
 from grader.submission.snapshot import describe as describe_refused
 
 
@@ -22,7 +22,7 @@ def to_data(result, *, lang="en"):
             "diagnoses": [
                 {"id": d.id, "kind": d.kind, "message": text("bug." + d.id, lang, **d.params)} for d in c.diagnoses
             ],
-            "example": _clean(c.example),
+            "example": _clean(_worded(c.example, lang)),
             "error": _clean(c.error),
             "reproduce": c.reproduce,
             "duration_s": round(c.duration_s, 4),
@@ -59,6 +59,17 @@ def to_data(result, *, lang="en"):
         "load_errors": _clean(result.load_errors),
         "refused": [dict(_clean(r), message=describe_refused(r, lang)) for r in getattr(result, "refused", None) or ()],
     }
+
+
+def _worded(value, lang):
+    """``value`` (an example) with each phrase in it (``messages.phrase``: the check's words) said in ``lang``."""
+    if is_phrase(value):
+        return text(value[PHRASE], lang, **value["params"])
+    if isinstance(value, dict):
+        return {k: _worded(v, lang) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [_worded(v, lang) for v in value]
+    return value
 
 
 def _clean(value):

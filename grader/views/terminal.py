@@ -7,7 +7,7 @@ so a submission can neither clear the screen nor draw a line that looks like our
 """
 
 from grader.errors import located, words
-from grader.messages import has_text, map_data, text
+from grader.messages import PHRASE, has_text, is_phrase, map_data, text
 from grader.results import Message
 from grader.safetext import for_terminal, pad
 
@@ -55,13 +55,16 @@ SAID_IN_MESSAGE = ("first_index", "max_abs_error", "max_rel_error", "mismatched"
 """Keys of a check's example that its failure sentence already states (said once, there)."""
 
 
-def _value(v):
+def _value(v, lang="en"):
+    """A value of an example as it reads; a phrase (words of the check's, ``messages.phrase``) in ``lang``."""
+    if is_phrase(v):
+        return text(v[PHRASE], lang, **v["params"])
     if isinstance(v, dict):
-        return ", ".join(f"{k}={_value(x)}" for k, x in v.items())
+        return ", ".join(f"{k}={_value(x, lang)}" for k, x in v.items())
     if isinstance(v, float):
         return f"{v:.4g}"
     if isinstance(v, (list, tuple)):
-        return "[" + ", ".join(_value(x) for x in v) + "]"
+        return "[" + ", ".join(_value(x, lang) for x in v) + "]"
     return str(v)
 
 
@@ -75,9 +78,11 @@ def example_text(example, lang="en"):
         label_key = f"report.example.{key}"
         label = text(label_key, lang) if has_text(label_key) else key
         if key == "shapes" and isinstance(value, dict):
-            shown = ", ".join(f"{name} {_value(shape) if shape is not None else '-'}" for name, shape in value.items())
+            shown = ", ".join(
+                f"{name} {_value(shape, lang) if shape is not None else '-'}" for name, shape in value.items()
+            )
         else:
-            shown = _value(value)
+            shown = _value(value, lang)
         parts.append(f"{label}: {for_terminal(shown)}")
     return "; ".join(parts)
 

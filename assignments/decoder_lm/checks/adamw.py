@@ -87,7 +87,7 @@ def groups(ctx, c):
             "at_steps": [s + 1 for s in c.missing],
             "lr_set_before_step_4": [c.lr / 3, 0.2],
         },
-        **{f"parameter {i}": s for i, s in enumerate(SHAPES)},
+        **{f"params[{i}]": s for i, s in enumerate(SHAPES)},
     )
     _run(ctx, args, ex)
 
@@ -126,8 +126,8 @@ def defaults(ctx, c):
         )
         ex = shown_example(
             {
-                "constructor_arguments": defaults or "(the defaults)",
-                "params": "a list of tensors",
+                "constructor_arguments": defaults or phrase("lm.example.the_defaults"),
+                "params": phrase("lm.example.tensor_list"),
                 "closure_at_step": c.closure + 1,
             }
         )

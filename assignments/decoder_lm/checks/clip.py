@@ -55,9 +55,9 @@ def _clip(ctx, c, scale):
                 "max_norm": max_norm,
                 "gradient_scale": scale,
                 "parameter_without_gradient": c.without,
-                "parameters": "a generator" if as_generator else "a list",
+                "parameters": phrase("lm.example.a_generator" if as_generator else "lm.example.a_list"),
             },
-            **{f"parameter {i}": s for i, s in enumerate(SHAPES)},
+            **{f"parameters[{i}]": s for i, s in enumerate(SHAPES)},
         )
         ref, got = ctx.both("lm_clip", **base, max_norm=max_norm, as_generator=as_generator)
         if "out" not in got:

@@ -5,7 +5,7 @@ from dataclasses import dataclass
 import torch
 from hypothesis import strategies as st
 
-from grader.author import Case, Fail, check, check_tensor, randn, random_tokens, returned, seeds, shown_example
+from grader.author import Case, Fail, check, check_tensor, phrase, randn, random_tokens, returned, seeds, shown_example
 
 
 @dataclass(frozen=True)
@@ -60,7 +60,7 @@ def shifted(ctx, c):
         tokens = _tokens(c, pad_id)
         ex = shown_example(
             {
-                "pad_id": "None (the default)" if pad_id is None else pad_id,
+                "pad_id": phrase("lm.example.default", value="None") if pad_id is None else pad_id,
                 "pads_per_row": None if pad_id is None else c.pads,
             },
             logits=logits,

@@ -94,4 +94,10 @@ MESSAGES = {
     "fail.lm_overfit_recite": "the loss fell, but greedy generate gets {wrong} of the {total} poems wrong "
     "(from their first character: {examples}): the model learnt them, so look at "
     "generate with temperature 0 and the cache (positions continuing from its length).",
+    # -- words inside a failure's example (what a call was given), said in the reader's language --------------
+    "lm.example.a_list": "a list",
+    "lm.example.a_generator": "a generator",
+    "lm.example.tensor_list": "a list of tensors",
+    "lm.example.the_defaults": "(all defaults)",
+    "lm.example.default": "{value} (the default)",
 }

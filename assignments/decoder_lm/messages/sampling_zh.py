@@ -72,4 +72,10 @@ MESSAGES = {
     "找找除以零或对零取对数（RMSNorm 没有 eps、整行都是 -inf 的 softmax），或过大的学习率。",
     "fail.lm_overfit_recite": "损失降下来了，但贪心 generate 从首字出发背错了 {total} 首诗中的 {wrong} 首（{examples}）："
     "模型已经学会了，所以看 temperature 为 0 时的 generate 和缓存（位置要从缓存长度接着算）。",
+    # -- words inside a failure's example (what a call was given), said in the reader's language --------------
+    "lm.example.a_list": "列表",
+    "lm.example.a_generator": "生成器",
+    "lm.example.tensor_list": "张量列表",
+    "lm.example.the_defaults": "（全部用默认值）",
+    "lm.example.default": "{value}（默认值）",
 }
