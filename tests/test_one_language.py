@@ -102,7 +102,26 @@ FIGURES = {
     "rope.cut",
 }
 EXAMPLES = {
-    "transformer": {},
+    "transformer": {
+        "noam.default_factor": (
+            "training.py",
+            "def noam_lr(step, d_model, warmup_steps, factor=1.0):",
+            "def noam_lr(step, d_model, warmup_steps, factor=2.0):",
+            ("training",),
+        ),
+        "sequence_loss.default_smoothing": (
+            "training.py",
+            "def sequence_loss(logits, targets, pad_idx, label_smoothing=0.0):",
+            "def sequence_loss(logits, targets, pad_idx, label_smoothing=0.1):",
+            ("training",),
+        ),
+        "positional.default_max_len": (
+            "embedding.py",
+            "def __init__(self, d_model, max_len=5000, dropout=0.1):",
+            "def __init__(self, d_model, max_len=1000, dropout=0.1):",
+            ("positional",),
+        ),
+    },
     "decoder_lm": {
         "clip.scales_up": (
             "optim.py",
@@ -117,10 +136,18 @@ EXAMPLES = {
             "def lm_loss(logits, tokens, pad_id=0):",
             ("loss",),
         ),
+        "rmsnorm.default_eps": (
+            "norm.py",
+            "def __init__(self, dim, eps=1e-6):",
+            "def __init__(self, dim, eps=1e-3):",
+            ("rmsnorm",),
+        ),
+        "model.default_eps": ("model.py", "num_kv_heads=None, eps=1e-6,", "num_kv_heads=None, eps=1e-5,", ("model",)),
     },
 }
-"""Edits whose failure shows an example that says in words what the call was given (a list or a generator, the
-defaults): a phrase in the example, said in the reader's language, as ``EDITS``."""
+"""Edits whose failure says in words of the check's what the call was given (a list or a generator, the
+defaults) or what a default changed (the failure of the call with the default spelled out, a loss that differs):
+a phrase in the example or in the sentence's detail, said in the reader's language, as ``EDITS``."""
 SUBMISSIONS = [
     (a, which)
     for a in (TRANSFORMER, LM)
@@ -211,8 +238,8 @@ def graded(tmp_path_factory):
             assert any((c.error or {}).get("data", {}).get(SAY) for t in result.tasks for c in t.checks), which
         elif which in PICTURES[a.name]:
             pass
-        elif which in EXAMPLES[a.name]:  # the failure's example says what the call was given in words
-            assert any(is_phrase(v) for t in result.tasks for c in t.checks for v in _values(c.example)), which
+        elif which in EXAMPLES[a.name]:  # the failure says what the call was given, or what differs, in words
+            assert any(_worded(c) for t in result.tasks for c in t.checks), which
         elif tasks:  # the edit fails a check that says what came back instead of a tensor
             assert any(c.message and c.message.key == "fail.not_tensor" for t in result.tasks for c in t.checks), which
         out[(a.name, which)] = result, _data_of(a, result)
@@ -221,6 +248,12 @@ def graded(tmp_path_factory):
 
 def _edits(a):
     return {**EDITS[a.name], **RETURNS[a.name], **PICTURES[a.name], **EXAMPLES[a.name]}
+
+
+def _worded(check):
+    """Whether ``check`` failed with words of the check's in its example or as its sentence's detail."""
+    detail = check.message.params.get("detail") if check.message else None
+    return check.status == "failed" and (is_phrase(detail) or any(is_phrase(v) for v in _values(check.example)))
 
 
 def _values(value):
@@ -235,19 +268,21 @@ def _values(value):
         yield value
 
 
-def _example_data(example):
-    """The data of a failure's example: its keys (names of options and inputs) and values; a phrase's words are
-    not (only its parameters), nor a value of several words other than code (a call), which is prose that should
-    be a phrase."""
+def _example_data(example, top=True):
+    """The data of a failure's example: the names of its options and inputs and its values. Not data: its own
+    keys, which a report shows as labels (``report.example.<key>``, in the reader's language), a phrase's words
+    (only its parameters), a value of several words other than code (a call) or one in brackets ("(default)"),
+    which are prose that should be a phrase."""
     for key, value in (example or {}).items():
-        yield key
+        if not top:
+            yield key
         if isinstance(value, dict) and not is_phrase(value):
-            yield from _example_data(value)
+            yield from _example_data(value, top=False)
             continue
         for v in _values(value):
             if is_phrase(v):
-                yield from _example_data(v["params"])
-            elif isinstance(v, str) and (len(v.split()) == 1 or CALL.fullmatch(v)):
+                yield from _example_data(v["params"], top=False)
+            elif isinstance(v, str) and ((len(v.split()) == 1 and not v.startswith("(")) or CALL.fullmatch(v)):
                 yield v
 
 

@@ -293,7 +293,7 @@ def defaults_agree(ctx, *, name, required, inputs, given, example=None, train_di
             what=name,
             arguments=", ".join(left),
             defaults=shown,
-            detail=_render_plain(fail),
+            detail=phrase(fail.key, **fail.params),  # said in the language of the sentence
             example=ex,
         ) from None
     method_defaults(ctx, name=name, kwargs=required, state=weights, inputs=inputs, spelled=spelled, example=ex)
@@ -305,7 +305,7 @@ def defaults_agree(ctx, *, name, required, inputs, given, example=None, train_di
                 what=name,
                 argument="dropout",
                 default=contract.get("dropout", 0.1),
-                detail="in train() mode nothing is dropped",
+                detail=phrase("what.nothing_dropped"),
                 example=ex,
             )
 
@@ -335,7 +335,7 @@ def method_defaults(ctx, *, name, kwargs, state, inputs, method="forward", spell
         what=f"{name}.{method}",
         argument=", ".join(left),
         default="None",
-        example=dict(example or {}, config=dict(kwargs, **{k: "(default)" for k in left})),
+        example=dict(example or {}, config=dict(kwargs, **{k: phrase("what.default") for k in left})),
     )
 
 
@@ -352,7 +352,7 @@ def defaults_called(ctx, *, what, probe, args, arguments, compare, method=None, 
     spelled = ctx.sub(probe, **spelled_args)
     for name in arguments:
         ex = dict(example or {})
-        ex["config"] = dict(ex.get("config", {}), **{name: "(default)"})
+        ex["config"] = dict(ex.get("config", {}), **{name: phrase("what.default")})
         _left_out_agrees(
             ctx,
             probe,
@@ -436,12 +436,6 @@ def _differ(where, got, expected, count="1/1"):
 
 def _number(x):
     return f"{x:.6g}" if isinstance(x, float) else repr(x)
-
-
-def _render_plain(fail):
-    from grader.messages import text
-
-    return text(fail.key, "en", **fail.params)
 
 
 def nonfinite_name(x):

@@ -130,6 +130,8 @@ MESSAGES = {
     "what.an_type": "an {type}",
     "what.a_tuple": "a tuple of {count}",
     "what.none": "{value}",
+    "what.default": "(default)",
+    "what.nothing_dropped": "in train() mode nothing is dropped",
     "say.params_mismatch": "the parameters of {what} do not match the contract",
     "say.not_module": "{call} is a {type}, not a torch.nn.Module",
     "say.not_tensor": "{what} returned {type}, expected a torch.Tensor",

@@ -96,6 +96,8 @@ MESSAGES = {
     "what.an_type": "{type} 类型的值",
     "what.a_tuple": "含 {count} 个元素的 tuple",
     "what.none": "{value}",
+    "what.default": "（默认值）",
+    "what.nothing_dropped": "在 train() 模式下没有任何元素被丢弃",
     "say.params_mismatch": "{what} 的参数与接口约定不符",
     "say.not_module": "{call} 是一个 {type}，不是 torch.nn.Module",
     "say.not_tensor": "{what} 返回了 {type}，应返回 torch.Tensor",

@@ -169,7 +169,9 @@ def same_seed(ctx):
         "generate",
         ref["out"],
         _output(got, 8, 6, {}, "generate"),
-        example=shown_example(dict(config, max_new_tokens=4, generator="(default)", global_seed=6), prompt=[8, 2]),
+        example=shown_example(
+            dict(config, max_new_tokens=4, generator=phrase("what.default"), global_seed=6), prompt=[8, 2]
+        ),
     )
 
 

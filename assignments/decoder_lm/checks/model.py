@@ -163,14 +163,12 @@ def contract(ctx):
         a, b = run(ctx, required, state, tokens)["out"], run(ctx, explicit, state, tokens)["out"]
         check_tensor(a, b, what=phrase("what.logits", name="DecoderLM"), example=exd)
     except Fail as fail:
-        from grader.author import text
-
         raise Fail(
             "fail.defaults_spelled",
             what=NAME,
             arguments=", ".join(left),
             defaults=shown,
-            detail=text(fail.key, "en", **fail.params),
+            detail=phrase(fail.key, **fail.params),  # said in the language of the sentence
             example=exd,
         ) from None
 

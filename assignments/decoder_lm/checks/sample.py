@@ -206,7 +206,7 @@ def same_seed(ctx):
         "sample_next",
         ref["out"],
         got["out"],
-        example={"shapes": {"logits": [32, 300]}, "config": {"generator": "(default)", "global_seed": 6}},
+        example={"shapes": {"logits": [32, 300]}, "config": {"generator": phrase("what.default"), "global_seed": 6}},
     )
 
 

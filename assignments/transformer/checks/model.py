@@ -214,8 +214,14 @@ def contract(ctx):
                 what=name,
                 argument="d_model, num_heads, d_ff, num_layers, max_len, norm_first",
                 default="512, 8, 2048, 6, 5000, False",
-                detail=f"{len(differ)} parameters or buffers differ, e.g. "
-                + "; ".join(f"{k}: {found.get(k)} (expected {expected.get(k)})" for k in differ[:3]),
+                detail=phrase(
+                    "transformer.detail.params_differ",
+                    count=len(differ),
+                    first=[
+                        phrase("transformer.detail.param_differs", name=k, got=found.get(k), expected=expected.get(k))
+                        for k in differ[:3]
+                    ],
+                ),
                 example={"config": required},
             )
     # the masks of forward, encode and decode default to None (no mask)

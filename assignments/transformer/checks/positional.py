@@ -75,7 +75,7 @@ def buffer(ctx):
             what="PositionalEncoding",
             argument="max_len",
             default=5000,
-            detail=f"the buffer pe has shape {default}, expected [1, 5000, 6]",
+            detail=phrase("transformer.detail.pe_shape", got=default, expected=[1, 5000, 6]),
             example={"config": plain},
         )
     defaults_agree(

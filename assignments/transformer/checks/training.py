@@ -97,7 +97,7 @@ def loss(ctx):
             what="sequence_loss",
             argument="label_smoothing",
             default=0.0,
-            detail="the loss differs from the one without smoothing",
+            detail=phrase("transformer.detail.smoothing"),
             example={"config": {"pad_idx": 0}},
         )
 
@@ -120,7 +120,7 @@ def noam(ctx):
                     "step": step,
                     "d_model": d_model,
                     "warmup_steps": warmup,
-                    "factor": factor if factor is not None else "(default)",
+                    "factor": factor if factor is not None else phrase("what.default"),
                 }
             }
             if first is None and (value is None or not math.isclose(value, expected, rel_tol=1e-9, abs_tol=1e-15)):
