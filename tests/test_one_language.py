@@ -17,14 +17,19 @@ passed as a parameter that should have been ``messages.phrase``. In an English v
 import html as html_text
 import re
 import shutil
+import stat
+import zipfile
+from pathlib import Path
 
 import pytest
 
 from grader import api, figure_data
 from grader.assignment import load
+from grader.batch import runner as batch_runner
 from grader.bugs.catalogue import Catalogue
 from grader.errors import SAY, SubmissionError, call_timed_out, said, time_used_up
 from grader.messages import CATALOGUES, is_phrase, text
+from grader.submission import intake
 from grader.views import gradescope, html, json_view, junit, terminal
 from tests.strings import strings
 
@@ -437,3 +442,42 @@ def test_a_pictures_error_is_said_in_the_readers_language():
         assert not CJK.search(text(fig["key"], "en", **fig["params"]))
     student = SubmissionError(kind="exception", detail="ValueError: bad", file="attention.py", line=3)
     assert figure_data.failure(student)["params"]["detail"] == "ValueError: bad (attention.py:3)"
+
+
+def _pages(out):
+    """The text of every page and table a batch wrote in ``out``: the class page, the gradebook, each student's (not
+    the LMS's table, whose column names are the LMS's)."""
+    for path in sorted(Path(out).rglob("*")):
+        if path.suffix in (".html", ".csv", ".md") and path.is_file() and path.name != "lms.csv":
+            page = re.sub(r"(?s)<(script|style)[^>]*>.*?</\1>", " ", path.read_text(encoding="utf-8"))
+            yield path.name, html_text.unescape(re.sub(r"(?s)<[^>]+>", "\n", page))
+
+
+def test_a_refused_hand_in_is_said_in_the_pages_language(tmp_path):
+    """Why a batch could not take a hand-in in (an unsafe or broken zip) is said in the pages' language."""
+    cls = tmp_path / "class"
+    cls.mkdir()
+    with zipfile.ZipFile(cls / "escapes.zip", "w") as zf:
+        zf.writestr("../escape.py", "x = 1")
+    with zipfile.ZipFile(cls / "linked.zip", "w") as zf:
+        link = zipfile.ZipInfo("masks.py")
+        link.external_attr = (stat.S_IFLNK | 0o777) << 16
+        zf.writestr(link, "/etc/passwd")
+    with zipfile.ZipFile(cls / "crowded.zip", "w") as zf:
+        for i in range(intake.MAX_FILES + 1):
+            zf.writestr(f"f{i}.py", "")
+    (cls / "broken.zip").write_bytes(b"not a zip")
+    data = ["'../escape.py'", "'masks.py'", "BadZipFile: File is not a zip file", "escapes.zip", "linked.zip"]
+    data += ["crowded.zip", "broken.zip", "escapes", "linked", "crowded", "broken", "error"]  # ids, a status
+    terms = _latin_terms()
+    for lang in ("zh", "en"):
+        out = tmp_path / f"out-{lang}"
+        batch_runner.batch(submissions=cls, out=out, lang=lang, tasks=["masks"], profile="quick", jobs=1)
+        pages = dict(_pages(out))
+        assert "gradebook.csv" in pages and "index.html" in pages
+        for name, page in pages.items():
+            if lang == "zh":
+                found = english_in_chinese(page, sorted(data, key=len, reverse=True), terms)
+                assert not found, (name, found[:5])
+            else:
+                assert not [line for line in page.splitlines() if CJK.search(line)], name

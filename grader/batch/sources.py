@@ -43,7 +43,8 @@ class Submission:
     path: Path = None
     """The snapshot to grade (regular files only); ``None`` when it could not be prepared."""
     problem: str = ""
-    """Why it could not be prepared (an unsafe zip, a link), a sentence in English."""
+    """Why it could not be prepared (an unsafe zip, a link), a sentence in English for logs; ``problem_key`` says it
+    in the page's language."""
     folder: str = ""
     """The name of the student's output folder (``student_folder``)."""
     problem_key: str = ""
@@ -145,8 +146,8 @@ def prepare(sub, scratch):
         return sub
     try:
         snap = take_in(sub.source, Path(scratch) / sub.folder)
-    except IntakeError as exc:
-        sub.problem = str(exc)
+    except IntakeError as exc:  # its reason said in the page's language
+        sub.problem, sub.problem_key, sub.problem_params = str(exc), exc.why["phrase"], dict(exc.why["params"])
         return sub
     sub.path, sub.refused = snap.root, snap.refused
     if not has_code(sub.path):

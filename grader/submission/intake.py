@@ -14,8 +14,9 @@ import zipfile
 from dataclasses import replace
 from pathlib import Path, PurePosixPath
 
+from grader.messages import PHRASE, phrase, text
 from grader.safetext import display_name
-from grader.submission.snapshot import safe_copy, safe_copy_file, unwrap
+from grader.submission.snapshot import FileRefused, safe_copy, safe_copy_file, unwrap
 
 MAX_FILES = 200
 """Most members a submission zip may hold."""
@@ -25,12 +26,21 @@ SKIP = {"__pycache__", "__MACOSX", ".git", ".DS_Store"}
 """Names that are never part of a hand-in (caches, an archiver's and version control's own folders)."""
 
 
-class UnsafeZip(ValueError):
-    """The zip cannot be extracted safely; the message says which member and why."""
+class _Worded(ValueError):
+    """An error whose reason is a phrase (``messages.phrase``): ``why``, said in the reader's language where a
+    report or a page shows it; ``str`` is its English, for logs."""
+
+    def __init__(self, why):
+        self.why = why
+        super().__init__(text(why[PHRASE], "en", **why["params"]))
 
 
-class IntakeError(ValueError):
-    """A hand-in that cannot be taken in (unreadable, an unsafe or broken zip): the message names it and says why."""
+class UnsafeZip(_Worded):
+    """The zip cannot be extracted safely; ``why`` says which member and why."""
+
+
+class IntakeError(_Worded):
+    """A hand-in that cannot be taken in (unreadable, an unsafe or broken zip): ``why`` names it and says why."""
 
 
 def take_in(source, dest):
@@ -54,12 +64,18 @@ def take_in(source, dest):
     except (UnsafeZip, zipfile.BadZipFile, OSError, ValueError, EOFError, RuntimeError) as exc:
         shutil.rmtree(dest, ignore_errors=True)
         if isinstance(exc, UnsafeZip):
-            detail = str(exc)
+            why = exc.why
         elif isinstance(exc, OSError) and source.suffix.lower() != ".zip":
-            detail = f"cannot be read ({exc.strerror or exc})"
+            why = phrase("intake.unreadable", error=_os_words(exc))
         else:
-            detail = f"{type(exc).__name__}: {exc}"
-        raise IntakeError(f"{display_name(source.name)}: {detail}") from None
+            why = phrase("intake.broken", error=f"{type(exc).__name__}: {exc}")
+        raise IntakeError(phrase("intake.refused", name=display_name(source.name), why=why)) from None
+
+
+def _os_words(exc):
+    """What an ``OSError`` says: the kit's own reason where ``snapshot.safe_copy_file`` gave one (a phrase), else
+    the system's words (data)."""
+    return exc.why if isinstance(exc, FileRefused) else (exc.strerror or str(exc))
 
 
 def extract(archive, dest, *, max_files=MAX_FILES, max_bytes=MAX_BYTES):
@@ -69,23 +85,23 @@ def extract(archive, dest, *, max_files=MAX_FILES, max_bytes=MAX_BYTES):
     fd = os.open(archive, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC)  # never through a link
     if not stat.S_ISREG(os.fstat(fd).st_mode):
         os.close(fd)
-        raise UnsafeZip(f"{Path(archive).name!r} is not a regular file")
+        raise UnsafeZip(phrase("intake.zip_not_regular", name=repr(Path(archive).name)))
     with os.fdopen(fd, "rb") as fh, zipfile.ZipFile(fh) as zf:
         members = [m for m in zf.infolist() if not _ignored(m.filename)]
         if len(members) > max_files:
-            raise UnsafeZip(f"{len(members)} members, more than the {max_files} allowed")
+            raise UnsafeZip(phrase("intake.zip_members", count=len(members), limit=max_files))
         declared = sum(m.file_size for m in members)
         if declared > max_bytes:
-            raise UnsafeZip(f"{declared} bytes uncompressed, more than the {max_bytes} allowed")
+            raise UnsafeZip(phrase("intake.zip_declared", size=declared, limit=max_bytes))
         written = 0
         for m in members:
             name = m.filename.replace("\\", "/")
             parts = PurePosixPath(name).parts
             if name.startswith("/") or re.match(r"^[A-Za-z]:", name) or ".." in parts or not parts:
-                raise UnsafeZip(f"member {m.filename!r} has an absolute path or '..'; expected a relative path")
+                raise UnsafeZip(phrase("intake.zip_path", member=repr(m.filename)))
             mode = (m.external_attr >> 16) & 0o170000
             if mode and mode not in (stat.S_IFREG, stat.S_IFDIR):
-                raise UnsafeZip(f"member {m.filename!r} is a link or special file; expected plain files")
+                raise UnsafeZip(phrase("intake.zip_link", member=repr(m.filename)))
             target = dest.joinpath(*parts)
             if m.is_dir():
                 target.mkdir(parents=True, exist_ok=True)
@@ -95,7 +111,7 @@ def extract(archive, dest, *, max_files=MAX_FILES, max_bytes=MAX_BYTES):
                 while chunk := src.read(1 << 16):
                     written += len(chunk)
                     if written > max_bytes:  # the declared sizes may lie
-                        raise UnsafeZip(f"more than {max_bytes} bytes once extracted")
+                        raise UnsafeZip(phrase("intake.zip_extracted", limit=max_bytes))
                     out.write(chunk)
     for folder, _dirs, files in os.walk(dest):
         os.chmod(folder, 0o755)

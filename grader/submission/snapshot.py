@@ -296,17 +296,30 @@ def has_code(folder):
     return any(name.endswith(CODE_SUFFIXES) for _base, _dirs, names in os.walk(folder) for name in names)
 
 
+class FileRefused(OSError):
+    """A file handed in that breaks a rule of ``safe_copy_file``: ``why`` (a phrase, ``messages.phrase``) says which,
+    in the reader's language; its ``strerror`` is the English."""
+
+    def __init__(self, code, why, path):
+        from grader.messages import PHRASE, text
+
+        super().__init__(code, text(why[PHRASE], "en", **why["params"]), path)
+        self.why = why
+
+
 def safe_copy_file(src, dest, *, max_file_bytes=MAX_FILE_BYTES):
     """A snapshot in the new folder ``dest`` of the one file ``src`` (a notebook handed in as a file): the file
     opened without following a link, checked to be a regular file within ``max_file_bytes``, then copied;
-    ``OSError`` saying which rule it broke otherwise."""
+    ``FileRefused`` (an ``OSError``) saying which rule it broke otherwise."""
+    from grader.messages import phrase
+
     fd = os.open(src, _O_FILE)
     try:
         st = os.fstat(fd)
         if not stat.S_ISREG(st.st_mode):
-            raise OSError(errno.EINVAL, "not a regular file", str(src))
+            raise FileRefused(errno.EINVAL, phrase("intake.not_regular"), str(src))
         if st.st_size > max_file_bytes:
-            raise OSError(errno.EFBIG, f"larger than {max_file_bytes} bytes", str(src))
+            raise FileRefused(errno.EFBIG, phrase("intake.too_large", limit=max_file_bytes), str(src))
         dest = Path(dest)
         dest.mkdir(parents=True, exist_ok=True)
         os.chmod(dest, 0o700)
