@@ -27,8 +27,9 @@ from grader import api, figure_data
 from grader.assignment import load
 from grader.batch import runner as batch_runner
 from grader.bugs.catalogue import Catalogue
-from grader.errors import SAY, SubmissionError, call_timed_out, said, time_used_up
-from grader.messages import CATALOGUES, is_phrase, text
+from grader.errors import SAY, SubmissionError, call_timed_out, said, sentence, time_used_up
+from grader.messages import CATALOGUES, is_phrase, render, text
+from grader.results import Message
 from grader.submission import intake
 from grader.views import gradescope, html, json_view, junit, terminal
 from tests.strings import strings
@@ -481,3 +482,23 @@ def test_a_refused_hand_in_is_said_in_the_pages_language(tmp_path):
                 assert not found, (name, found[:5])
             else:
                 assert not [line for line in page.splitlines() if CJK.search(line)], name
+
+
+def test_a_reply_the_protocol_does_not_allow_is_said_in_the_readers_language():
+    """A worker's reply that breaks the protocol ends the check with the kit's sentence saying how
+    (``worker._BadReply``), in the report's language; what the wire format could not decode is its data."""
+    from grader.submission import wire
+    from grader.submission.worker import _BadReply, _parse_reply
+
+    replies = [[1, 2], {"standin": 3}, {"findings": 1, "result": {}}, {"error": "x"}, {"findings": []}, b"\x00"]
+    terms = _latin_terms()
+    for reply in replies:
+        blob = reply if isinstance(reply, bytes) else wire.encode(reply)
+        with pytest.raises(_BadReply) as bad:
+            _parse_reply(blob)
+        error = SubmissionError(kind="crashed", **said("say.worker_bad_reply", probe="'sdpa'", why=bad.value.why))
+        message = Message(*sentence(error))
+        data = ["'sdpa'", *strings(bad.value.why["params"] if is_phrase(bad.value.why) else [])]
+        line = render(message, "zh")
+        assert not english_in_chinese(line, sorted(data, key=len, reverse=True), terms), line
+        assert not CJK.search(render(message, "en")), render(message, "en")

@@ -160,6 +160,14 @@ MESSAGES = {
     "say.reply_too_large": "a reply of {size} bytes, more than the {cap} bytes that graded results ever need (a "
     "result far larger than the inputs asked for)",
     "say.worker_bad_reply": "the worker sent back a reply that is not plain data while running {probe}: {why}",
+    "say.reply_standin_unserved": "a stand-in's message from a worker that serves no reference parts",
+    "say.reply_not_ready": "no ready message",
+    "say.reply_undecodable": "cannot be decoded ({error})",
+    "say.reply_not_dict": "a {type} instead of a dict",
+    "say.reply_standin_not_dict": "a stand-in's message that is not a dict",
+    "say.reply_findings_not_list": "findings is not a list",
+    "say.reply_error_not_dict": "the error is not a dict",
+    "say.reply_empty": "neither a result nor an error",
     "say.worker_ended": "the worker process running the code {how} while running {probe}",
     "say.worker_ended_output": "the worker process running the code {how} while running {probe}; its last "
     "output:\n{output}",

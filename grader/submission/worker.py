@@ -77,8 +77,8 @@ class _Dead(Exception):
 
 
 class _BadReply(Exception):
-    """A reply the protocol does not allow; ``why`` says how: a phrase (``messages.phrase``) where the kit words it,
-    else the wire format's own words, as data."""
+    """A reply the protocol does not allow; ``why`` says how: a phrase (``messages.phrase``), said in the report's
+    language (where the wire format could not decode it, the wire format's own words are its data)."""
 
     def __init__(self, why):
         self.why = why
@@ -431,7 +431,7 @@ class WorkerRunner:
     def _answer(self, worker, message, deadline):
         """Answer one message of the worker's stand-ins (a reference part's computation), within the call's time."""
         if worker.host is None:
-            raise _BadReply("a stand-in's message from a worker that serves no reference parts")
+            raise _BadReply(phrase("say.reply_standin_unserved"))
         self.standin_calls += 1
         start = time.perf_counter()
         answer = worker.host.answer(message)
@@ -684,7 +684,7 @@ class WorkerRunner:
         try:
             hello = _parse_reply(_receive(worker, worker.started + self.start_timeout, self.reply_cap))
             if not hello.get("ready"):
-                raise _BadReply("no ready message")
+                raise _BadReply(phrase("say.reply_not_ready"))
         except (_Timeout, _Dead, _BadReply) as exc:
             worker.kill()
             tail = worker.output_tail(4000)
@@ -823,22 +823,22 @@ def _parse_reply(blob):
     try:
         reply = wire.decode(blob)
     except wire.WireError as exc:
-        raise _BadReply(str(exc)[:500]) from None
+        raise _BadReply(phrase("say.reply_undecodable", error=str(exc)[:500])) from None
     if not isinstance(reply, dict):
-        raise _BadReply(f"a {type(reply).__name__} instead of a dict")
+        raise _BadReply(phrase("say.reply_not_dict", type=type(reply).__name__))
     if reply.get("ready"):
         return reply
     if "standin" in reply:
         if not isinstance(reply["standin"], dict):
-            raise _BadReply("a stand-in's message that is not a dict")
+            raise _BadReply(phrase("say.reply_standin_not_dict"))
         return reply
     if not isinstance(reply.get("findings", []), list):
-        raise _BadReply("findings is not a list")
+        raise _BadReply(phrase("say.reply_findings_not_list"))
     if "error" in reply:
         if not isinstance(reply["error"], dict):
-            raise _BadReply("the error is not a dict")
+            raise _BadReply(phrase("say.reply_error_not_dict"))
     elif not isinstance(reply.get("result"), dict):
-        raise _BadReply("neither a result nor an error")
+        raise _BadReply(phrase("say.reply_empty"))
     return reply
 
 
