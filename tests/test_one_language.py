@@ -502,3 +502,24 @@ def test_a_reply_the_protocol_does_not_allow_is_said_in_the_readers_language():
         line = render(message, "zh")
         assert not english_in_chinese(line, sorted(data, key=len, reverse=True), terms), line
         assert not CJK.search(render(message, "en")), render(message, "en")
+
+
+def test_a_result_the_wire_cannot_carry_is_said_in_the_readers_language():
+    """A result the worker cannot send back (an object, a sparse tensor, a dict keyed by objects, nested too deep)
+    is said in the report's language (``wire.reason``): the type's name is its data."""
+    import torch
+
+    from grader.submission import wire
+
+    deep = []
+    for _ in range(wire.MAX_DEPTH + 2):
+        deep = [deep]
+    terms = _latin_terms()
+    for value in (object(), torch.zeros(2).to_sparse(), {object(): 1}, deep):
+        with pytest.raises(wire.WireError) as bad:
+            wire.encode({"result": {"out": value}})
+        error = SubmissionError(kind="bad_output", **said("say.reply_unsendable", error=wire.reason(bad.value)))
+        message = Message(*sentence(error))
+        line = render(message, "zh")
+        assert not english_in_chinese(line, ["builtins.object", "torch.sparse_coo", "object"], terms), line
+        assert not CJK.search(render(message, "en")), render(message, "en")

@@ -168,6 +168,10 @@ MESSAGES = {
     "say.reply_findings_not_list": "findings is not a list",
     "say.reply_error_not_dict": "the error is not a dict",
     "say.reply_empty": "neither a result nor an error",
+    "wire.key_type": "a dict key of type {type}",
+    "wire.dtype": "the dtype {dtype}",
+    "wire.layout": "a tensor with layout {layout} (only strided tensors cross)",
+    "wire.tensor_dtype": "a tensor of dtype {dtype}",
     "say.worker_ended": "the worker process running the code {how} while running {probe}",
     "say.worker_ended_output": "the worker process running the code {how} while running {probe}; its last "
     "output:\n{output}",

@@ -285,9 +285,7 @@ def serve(config):
         try:
             blob = encode(reply)
         except BaseException as exc:  # noqa: BLE001 - a tensor the wire format cannot carry
-            err = SubmissionError(
-                kind="bad_output", **said("say.reply_unsendable", error=f"{type(exc).__name__}: {str(exc)[:500]}")
-            )
+            err = SubmissionError(kind="bad_output", **said("say.reply_unsendable", error=wire.reason(exc)))
             blob = encode({"error": _error_dict(err), "findings": findings})
         _write_all(rep_fd, frame(blob))
     try:

@@ -87,7 +87,27 @@ def poll_briefly(fd, seconds):
 
 
 class WireError(ValueError):
-    """The message cannot be written (an object of another type) or read (bytes that are not a message)."""
+    """The message cannot be written (an object of another type) or read (bytes that are not a message). Where it
+    cannot be written, ``why`` says what of it the format cannot carry as a phrase (``messages.phrase``), which a
+    report says in its reader's language; ``str`` is the English."""
+
+    why = None
+
+    @classmethod
+    def said(cls, key, **params):
+        """The error whose reason is the sentence ``key`` of the catalogue."""
+        from grader.messages import phrase, text
+
+        error = cls(text(key, "en", **params))
+        error.why = phrase(key, **params)
+        return error
+
+
+def reason(exc):
+    """What an error raised while encoding a reply says: the wire format's phrase where it has one, else the
+    exception's type and text (data)."""
+    why = exc.why if isinstance(exc, WireError) else None
+    return why if why is not None else f"{type(exc).__name__}: {str(exc)[:500]}"
 
 
 # -- writing ---------------------------------------------------------------------------------------------
@@ -105,7 +125,7 @@ def frame(blob):
 
 def _put(x, out, depth):
     if depth > MAX_DEPTH:
-        raise WireError(f"nested more than {MAX_DEPTH} levels deep")
+        raise WireError.said("say.too_deep")
     kind = type(x)
     if kind is str:
         data = x.encode("utf-8", "surrogatepass")
@@ -119,7 +139,7 @@ def _put(x, out, depth):
         inner = depth + 1
         for key, value in x.items():
             if not isinstance(key, _KEY_TYPES):
-                raise WireError(f"a dict key of type {type(key).__qualname__}")
+                raise WireError.said("wire.key_type", type=type(key).__qualname__)
             _put(key, out, inner)
             _put(value, out, inner)
     elif kind is torch.Tensor or kind is _PARAMETER:
@@ -178,7 +198,7 @@ def _put_other(x, out, depth):
         out += b"D" + bytes((len(name),)) + name
     elif isinstance(x, torch.dtype):
         if x not in _CODE:
-            raise WireError(f"the dtype {x}")
+            raise WireError.said("wire.dtype", dtype=str(x))
         out += b"Y" + bytes((_CODE[x],))
     elif isinstance(x, (list, tuple)):
         out += (b"u" if isinstance(x, tuple) else b"l") + _U32.pack(len(x))
@@ -188,11 +208,11 @@ def _put_other(x, out, depth):
         out += b"d" + _U32.pack(len(x))
         for key, value in x.items():
             if not isinstance(key, _KEY_TYPES):
-                raise WireError(f"a dict key of type {type(key).__qualname__}")
+                raise WireError.said("wire.key_type", type=type(key).__qualname__)
             _put(key, out, depth + 1)
             _put(value, out, depth + 1)
     else:
-        raise WireError(f"a {type(x).__module__}.{type(x).__qualname__} is not plain data")
+        raise WireError.said("say.not_plain", type=f"{type(x).__module__}.{type(x).__qualname__}")
 
 
 def _put_bytes(tag, data, out):
@@ -202,10 +222,10 @@ def _put_bytes(tag, data, out):
 
 def _put_tensor(t, out):
     if t.layout != torch.strided:
-        raise WireError(f"a tensor with layout {t.layout} (only strided tensors cross)")
+        raise WireError.said("wire.layout", layout=str(t.layout))
     code = _CODE.get(t.dtype)
     if code is None:
-        raise WireError(f"a tensor of dtype {t.dtype}")
+        raise WireError.said("wire.tensor_dtype", dtype=str(t.dtype))
     device = t.device
     name = b"cpu" if device.type == "cpu" else str(device).encode("ascii")
     shape = t.shape
@@ -301,7 +321,7 @@ def _get(view, pos, depth):
         for _ in range(n):
             key, pos = _get(view, pos, inner)
             if not isinstance(key, _KEY_TYPES):
-                raise WireError(f"a dict key of type {type(key).__qualname__}")
+                raise WireError.said("wire.key_type", type=type(key).__qualname__)
             try:
                 hash(key)
             except TypeError:
