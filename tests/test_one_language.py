@@ -12,6 +12,10 @@ words; a word is data, and allowed, when it is code (an identifier with ``_``,
 or value of a failing example, the student's own exception text, code line and traceback, a path, a rerun
 command, the profile and the devices. Anything else is an English word inside a Chinese sentence: a phrase
 passed as a parameter that should have been ``messages.phrase``. In an English view, nothing is CJK.
+
+Beyond the reports of whole gradings: the caption of a picture the code could not give, a failure's example (its
+words and the labels of its keys), what a default changed, why a batch refused a hand-in (its pages), a worker's
+reply that breaks the protocol and a result the wire format cannot carry.
 """
 
 import html as html_text

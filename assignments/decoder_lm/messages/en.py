@@ -80,14 +80,4 @@ MESSAGES = {
     # -- param_count ----------------------------------------------------------------------------------
     "fail.lm_param_count": "count_parameters returned {got}, off by {difference} from the model's parameter count "
     "(the tied embedding counts once; k_proj and v_proj have num_kv_heads heads).",
-    # -- the labels of what an example adds to its configuration --------------------------------------------
-    "report.example.step": "step",
-    "report.example.parameter": "parameter index",
-    "report.example.prompt": "prompt length",
-    "report.example.positions": "positions",
-    "report.example.update": "update number",
-    "report.example.zeroed": "set to zero",
-    "report.example.call": "call number",
-    "report.example.offset": "offset",
-    "report.example.shift": "shift of every position",
 }

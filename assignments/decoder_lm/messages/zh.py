@@ -69,14 +69,4 @@ MESSAGES = {
     # -- param_count ----------------------------------------------------------------------------------
     "fail.lm_param_count": "count_parameters 返回 {got}，与模型的参数量相差 {difference}"
     "（共享的嵌入只计一次；k_proj 和 v_proj 只有 num_kv_heads 个头）。",
-    # -- the labels of what an example adds to its configuration --------------------------------------------
-    "report.example.step": "步骤",
-    "report.example.parameter": "参数序号",
-    "report.example.prompt": "提示长度",
-    "report.example.positions": "位置",
-    "report.example.update": "更新序号",
-    "report.example.zeroed": "置零的参数",
-    "report.example.call": "调用序号",
-    "report.example.offset": "位置偏移",
-    "report.example.shift": "所有位置的平移量",
 }

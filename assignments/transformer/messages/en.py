@@ -39,8 +39,6 @@ MESSAGES = {
     "fail.residual_dropout": "{what}: with dropout=1.0 in train() mode (and the sublayers' own dropout off) the output is not the reference's: each sublayer's output must pass through a dropout with the layer's probability before the residual add (missing, or a fixed probability?).",
     "fail.padding_row": "{what}: the embedding row of token {token} starts as all zeros (padding_idx?); the contract's nn.Embedding(V, D) has "
     "no padding_idx, every row trains.",
-    # -- the labels of what an example adds to its configuration
-    "report.example.lengths": "lengths without padding",
     # -- what a default changed, said inside fail.defaults
     "transformer.detail.smoothing": "the loss differs from the one without smoothing",
     "transformer.detail.pe_shape": "the buffer pe has shape {got}, expected {expected}",

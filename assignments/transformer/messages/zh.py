@@ -25,8 +25,6 @@ MESSAGES = {
     "fail.overfit_decode": "损失下降了，但 greedy_decode 有 {wrong} 个训练目标没能复现（例如：{examples}）。",
     "fail.residual_dropout": "{what}：train() 模式下 dropout=1.0（且子层自身的 dropout 关闭）时输出与参考实现不同：每个子层的输出在残差相加前都要经过概率为该层 dropout 参数的 dropout（缺失，或写死了概率？）。",
     "fail.padding_row": "{what}：词元 {token} 的嵌入行初始全为零（padding_idx？）；约定中的 nn.Embedding(V, D) 没有 padding_idx，每一行都要训练。",
-    # -- the labels of what an example adds to its configuration
-    "report.example.lengths": "去掉填充后的长度",
     # -- what a default changed, said inside fail.defaults
     "transformer.detail.smoothing": "损失与不做标签平滑时的不同",
     "transformer.detail.pe_shape": "缓冲区 pe 的形状是 {got}，应为 {expected}",
