@@ -18,12 +18,17 @@ What stays as it was:
 - **The reference never runs where student code runs.** The second judge is a fork of the first: it runs no
   student code; its workers, like the first's, hold only stand-ins. Its workers start from the same fork
   server, through a socket of their own (``forkserver.ForkServer.connect``).
+- **One time budget.** The submission's total time is spent by both judges' workers from one budget
+  (``WorkerRunner.share_budget``): two judges never give it two.
 - **Nothing is lost.** If the second judge fails (it dies, or is far past its time), the first grades the
   checks it did not report, itself. Ctrl-C stops both.
 
-The second judge writes each result to a file in a private folder (``pickle``: it is this kit's own process, which
-runs no submission code and reads the worker's replies only through ``grader.submission.wire``) and a line on a
-pipe saying which check is done; the first reads them between its own checks.
+The second judge sends each result to the first over a socket pair made before the fork, which only the two
+judges hold: nothing in the file system, where a worker running as the judge's own user (unjailed grading) could
+plant or swap a file, and no descriptor a worker has (they come from the fork server, started before). Each
+message is framed by its length and pickled by the second judge, this kit's own process, which runs no submission
+code and reads the workers' replies only through ``grader.submission.wire``; the first reads them between its own
+checks, never waiting past its deadline.
 """
 
 from __future__ import annotations
@@ -32,11 +37,10 @@ import dataclasses
 import os
 import pickle
 import select
-import shutil
 import signal
-import tempfile
+import socket
+import struct
 import time
-from pathlib import Path
 
 ISOLATED_COST = 4
 """An isolated check's cost in integrated checks (it asks its judge for every reference part it uses), to deal
@@ -97,9 +101,12 @@ def run(g, specs, order, variants, run_one, progress=None):
         done += 1
 
     others = []
+    share = getattr(g.sub, "share_budget", None)
+    if share is not None and any(theirs):
+        share()
     try:
-        for part in theirs:
-            other = _Second.start(g, specs, part, run_one) if part else None
+        for k, part in enumerate(theirs, 1):
+            other = _Second.start(g, specs, part, run_one, k) if part else None
             if other is not None:
                 others.append(other)
         for i in mine:
@@ -131,19 +138,23 @@ def run(g, specs, order, variants, run_one, progress=None):
     return slots, calls
 
 
+_HEAD = struct.Struct("<Q")
+"""A message's length, before it."""
+
+
 class _Second:
     """The second judge: a fork of this process grading ``theirs``."""
 
-    def __init__(self, pid, notices, folder, deadline):
-        self.pid, self.notices, self.folder, self.deadline = pid, notices, folder, deadline
+    def __init__(self, pid, channel, deadline):
+        self.pid, self.channel, self.deadline = pid, channel, deadline
         self.counts = {}
         self.stand_ins = {}
-        self._buffer = b""
+        self._buffer = bytearray()
         self._finished = False
         self._reaped = False
 
     @classmethod
-    def start(cls, g, specs, theirs, run_one):
+    def start(cls, g, specs, theirs, run_one, k=1):
         """Fork it; ``None`` where it cannot start (the checks are then graded here)."""
         from grader.submission import forkserver
 
@@ -154,17 +165,16 @@ class _Second:
             connection = None
         if connection is None:
             return None
-        folder = tempfile.mkdtemp(prefix="gradekit-shard-")
-        read, write = os.pipe()
+        mine, theirs_end = socket.socketpair(socket.AF_UNIX, socket.SOCK_STREAM)
         pid = os.fork()
         if pid == 0:  # pragma: no cover - the second judge (its results are what the tests compare)
-            os.close(read)
-            _serve(g, specs, theirs, run_one, connection, server, folder, write)
-        os.close(write)
+            mine.close()
+            _serve(g, specs, theirs, run_one, connection, server, theirs_end, k)
+        theirs_end.close()
         connection.sock.close()
-        os.set_blocking(read, False)
+        mine.setblocking(False)
         deadline = time.monotonic() + getattr(g.sub, "total_timeout", 900.0) + GRACE_S
-        return cls(pid, read, folder, deadline)
+        return cls(pid, mine, deadline)
 
     def ready(self):
         """The results reported so far, not waiting: ``[(i, (result, calls))]``."""
@@ -177,7 +187,7 @@ class _Second:
             left = self.deadline - time.monotonic()
             if left <= 0:
                 break
-            select.select([self.notices], [], [], min(left, 1.0))
+            select.select([self.channel], [], [], min(left, 1.0))
             out += self._read()
             if not self._finished and self._exited():
                 out += self._read()
@@ -188,26 +198,27 @@ class _Second:
         out = []
         try:
             while True:
-                chunk = os.read(self.notices, 4096)
+                chunk = self.channel.recv(1 << 20)
                 if not chunk:
                     self._finished = True
                     break
                 self._buffer += chunk
-        except BlockingIOError:
+        except (BlockingIOError, InterruptedError):
             pass
-        *lines, self._buffer = self._buffer.split(b"\n")
-        for line in lines:
-            name = line.decode()
-            try:
-                with open(Path(self.folder, name), "rb") as f:
-                    data = pickle.load(f)
-            except (OSError, pickle.UnpicklingError, EOFError):
-                continue
-            if name == "done":
+        except OSError:
+            self._finished = True
+        while len(self._buffer) >= _HEAD.size:
+            (n,) = _HEAD.unpack_from(self._buffer)
+            if len(self._buffer) < _HEAD.size + n:
+                break
+            blob = bytes(self._buffer[_HEAD.size : _HEAD.size + n])
+            del self._buffer[: _HEAD.size + n]
+            kind, *data = pickle.loads(blob)
+            if kind == "done":
                 self.counts, self.stand_ins = data
                 self._finished = True
             else:
-                out.append((int(name), data))
+                out.append((data[0], data[1]))
         return out
 
     def _exited(self):
@@ -219,8 +230,8 @@ class _Second:
         return self._reaped
 
     def close(self):
-        """Stop it if it still runs (Ctrl-C here, or it is past its time) and remove its folder."""
-        os.close(self.notices)
+        """Stop it if it still runs (Ctrl-C here, or it is past its time)."""
+        self.channel.close()
         if not self._exited():
             _signal(self.pid, signal.SIGTERM)  # it closes its runner: its workers and their folders go with it
             end = time.monotonic() + 5.0
@@ -233,10 +244,9 @@ class _Second:
                 os.waitpid(self.pid, 0)
             except ChildProcessError:
                 pass
-        shutil.rmtree(self.folder, ignore_errors=True)
 
 
-def _serve(g, specs, theirs, run_one, connection, server, folder, notices):  # pragma: no cover - see _Second.start
+def _serve(g, specs, theirs, run_one, connection, server, channel, k):  # pragma: no cover - see _Second.start
     """In the forked second judge: grade ``theirs`` with a runner of its own, report each, then exit."""
     from grader.submission import forkserver
 
@@ -251,11 +261,11 @@ def _serve(g, specs, theirs, run_one, connection, server, folder, notices):  # p
         from grader.submission import standin
 
         before = dict(standin.STATS)  # the first judge's, copied by the fork: only what is answered here is sent
-        sub = g.sub.twin()
+        sub = g.sub.twin(slot=k)
         mine = dataclasses.replace(g, sub=sub)
         for i in theirs:
-            _write(folder, notices, str(i), run_one(mine, specs[i]))
-        _write(folder, notices, "done", (sub.counts(), {k: standin.STATS[k] - before[k] for k in before}))
+            _send(channel, ("result", i, run_one(mine, specs[i])))
+        _send(channel, ("done", sub.counts(), {k: standin.STATS[k] - before[k] for k in before}))
         code = 0
     except BaseException:  # noqa: BLE001 - whatever happens here, the first judge grades what is missing
         pass
@@ -267,12 +277,9 @@ def _serve(g, specs, theirs, run_one, connection, server, folder, notices):  # p
             os._exit(code)
 
 
-def _write(folder, notices, name, data):
-    path = Path(folder, name)
-    with open(path.with_suffix(".part"), "wb") as f:
-        pickle.dump(data, f, protocol=pickle.HIGHEST_PROTOCOL)
-    os.replace(path.with_suffix(".part"), path)
-    os.write(notices, name.encode() + b"\n")
+def _send(channel, message):
+    blob = pickle.dumps(message, protocol=pickle.HIGHEST_PROTOCOL)
+    channel.sendall(_HEAD.pack(len(blob)) + blob)
 
 
 def _terminate(*_):

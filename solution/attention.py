@@ -10,6 +10,7 @@ Masks are keep-masks: ``True`` means "may attend", ``False`` means "blocked".
 
 import math
 
+import torch  # noqa: F401 - not used here; the submissions made by editing this file (tests, mutants) use it
 from torch import nn
 
 

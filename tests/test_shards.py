@@ -4,6 +4,7 @@ fails, and the fork server's second socket serves and cleans up after the second
 import json
 import os
 import sys
+import tempfile
 import time
 from pathlib import Path
 
@@ -114,7 +115,7 @@ def test_a_second_judge_that_dies_loses_nothing(tmp_path, monkeypatch):
     assert _verdicts(both) == _verdicts(alone)
 
 
-def test_a_second_judge_that_runs_on_is_stopped_and_its_folder_removed(tmp_path):
+def test_a_second_judge_that_runs_on_is_stopped(tmp_path):
     runner = WorkerRunner(TRANSFORMER.reference, assignment=TRANSFORMER, spawn="fork")
     try:
         runner.run("load_report")
@@ -123,15 +124,19 @@ def test_a_second_judge_that_runs_on_is_stopped_and_its_folder_removed(tmp_path)
         def forever(g, spec):
             time.sleep(3600)
 
+        before = set(Path(tempfile.gettempdir()).glob("gradekit-shard-*"))
+
         second = shards._Second.start(g, ["a check"], [0], forever)
-        assert second is not None and Path(second.folder).is_dir()
-        assert second.ready() == []
-        started = time.monotonic()
-        second.close()
+        assert second is not None
+        try:
+            assert second.ready() == []
+        finally:
+            started = time.monotonic()
+            second.close()
         assert time.monotonic() - started < 10
-        assert not Path(second.folder).exists()
         with pytest.raises(ChildProcessError):
             os.waitpid(second.pid, os.WNOHANG)  # reaped
+        assert set(Path(tempfile.gettempdir()).glob("gradekit-shard-*")) == before  # nothing in the file system
         assert runner.run("load_report") is not None  # the first judge's worker is untouched
     finally:
         runner.close()
@@ -162,3 +167,25 @@ def test_a_second_socket_spawns_and_its_close_kills_only_its_workers(monkeypatch
         second.close()
     finally:
         first.close()
+
+
+def test_the_judges_spend_one_budget():
+    """A second judge's runner spends the same total time as the first's (the budget is shared, each judge writing
+    its own slot): with two judges a slow submission does not get two budgets."""
+    from grader.submission.worker import _Budget
+
+    alone = _Budget()
+    alone.spend(3.0)
+    assert alone.used == 3.0 and alone.second(1).used == 0.0  # unshared: each its own
+    first = _Budget()
+    first.spend(2.0)
+    first.share()
+    pid = os.fork()
+    if pid == 0:  # the second judge
+        second = first.second(1)
+        second.spend(5.0)
+        second.spend(1.5)
+        os._exit(0 if second.used == 8.5 else 1)
+    assert os.waitpid(pid, 0)[1] == 0
+    first.spend(0.5)
+    assert first.used == 9.0

@@ -389,7 +389,14 @@ BUGS = (
         ],
     ),  # padding only
     _bug("training.noam_step_zero", TR, ("    step = max(step, 1)\n", "")),
-    _bug("training.noam_wrong_warmup_power", TR, ("step * warmup_steps**-1.5", "step * warmup_steps**-0.5")),
+    _bug(
+        "training.noam_wrong_warmup_power",
+        TR,
+        (
+            "d_model**-0.5 * min(step**-0.5, step * warmup_steps**-1.5)",
+            "d_model**-0.5 * min(step**-0.5, step * warmup_steps**-0.5)",
+        ),
+    ),
     _bug("training.returns_tensor", TR, ("return loss.item()", "return loss")),
     # -- param_count ----------------------------------------------------------------------------------
     _bug(

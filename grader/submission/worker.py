@@ -26,10 +26,12 @@ The child's first message is ``{"ready": True, "pid": ...}``; each reply is
 """
 
 import json
+import mmap
 import os
 import select
 import shutil
 import signal
+import struct
 import subprocess
 import sys
 import tempfile
@@ -335,8 +337,7 @@ class WorkerRunner:
         self.start_timeout = float(start_timeout)
         self.spin = float(default_spin() if spin is None else spin)
         self.restart_early = restart_early
-        self.used = 0.0
-        """Seconds of ``total_timeout`` used so far."""
+        self._budget = _Budget()
         self.starts = 0
         """How many children were started."""
         self.start_times = []
@@ -385,7 +386,7 @@ class WorkerRunner:
         except (_Timeout, _Dead) as exc:
             pending.failed = exc
         except BaseException:  # Ctrl-C while sending: the worker's state is unknown
-            self.used += time.monotonic() - pending.start
+            self._budget.spend(time.monotonic() - pending.start)
             self._discard(worker)
             raise
         pending.sent = time.monotonic()
@@ -410,16 +411,16 @@ class WorkerRunner:
             if worker.output_size() >= self.output_cap:
                 self.output_dropped += 1
         except (_Timeout, _Dead, _BadReply) as exc:
-            self.used += time.monotonic() - start
+            self._budget.spend(time.monotonic() - start)
             error = self._failure(worker, exc, probe, limit, relative=pending.relative)
             if self.restart_early:
                 self._prestart(worker.variant)
             raise error from None
         except BaseException:  # Ctrl-C while waiting: the reply would answer the next request
-            self.used += time.monotonic() - start
+            self._budget.spend(time.monotonic() - start)
             self._discard(worker)
             raise
-        self.used += time.monotonic() - start
+        self._budget.spend(time.monotonic() - start)
         for d in reply.get("findings") or []:
             finding = _as_finding(d)
             if finding is not None and finding not in self._findings:
@@ -457,7 +458,7 @@ class WorkerRunner:
         """Forget ``pending`` without its reply: the worker is stopped (a fresh one answers the next request)."""
         if self._pending is pending:
             self._pending = None
-            self.used += time.monotonic() - pending.start
+            self._budget.spend(time.monotonic() - pending.start)
             self._discard(pending.worker)
 
     def prestart(self, variant="integrated"):
@@ -466,10 +467,23 @@ class WorkerRunner:
             raise RuntimeError("this WorkerRunner is closed")
         self._prestart(variant)
 
-    def twin(self, **changes):
+    @property
+    def used(self):
+        """Seconds of ``total_timeout`` used so far (by this runner and its twin, once ``share_budget`` is called)."""
+        return self._budget.used
+
+    def share_budget(self):
+        """Before forking a second judge: make this runner's total time one that its ``twin`` spends too."""
+        self._budget.share()
+
+    def twin(self, slot=1, **changes):
         """A new runner of the same submission with the same settings (``changes`` aside): the runner of a second
-        judge process (``grader.shards``), which starts workers of its own."""
-        return WorkerRunner(self.root, **dict(self._given, **changes))
+        judge process (``grader.shards``), which starts workers of its own and spends the same total time (after
+        ``share_budget``; ``slot``: the judge's number, 1 to ``_Budget.SLOTS - 1``): two judges never give a
+        submission two budgets."""
+        runner = WorkerRunner(self.root, **dict(self._given, **changes))
+        runner._budget = self._budget.second(slot)
+        return runner
 
     def absorb(self, counts):
         """Add what a twin counted (``shards``: its ``counts()``) to this runner's figures."""
@@ -754,6 +768,43 @@ class _Pending:
 
     def abandon(self):
         self.runner._abandon(self)
+
+
+class _Budget:
+    """The seconds of a runner's ``total_timeout`` used. ``share`` puts them on a page of memory shared with the
+    processes forked after it, with a slot per judge (each writes its own; ``used`` is the sum), so that a second
+    judge's runner (``second``) spends from the same budget."""
+
+    SLOTS = 8
+
+    def __init__(self):
+        self._mine = 0.0
+        self._page = None
+        self._slot = 0
+
+    def spend(self, seconds):
+        self._mine += seconds
+        if self._page is not None:
+            struct.pack_into("<d", self._page, 8 * self._slot, self._mine)
+
+    @property
+    def used(self):
+        if self._page is None:
+            return self._mine
+        return sum(struct.unpack_from(f"<{self.SLOTS}d", self._page))
+
+    def share(self):
+        if self._page is None:
+            self._page = mmap.mmap(-1, 8 * self.SLOTS)  # anonymous, shared: what a fork of this process writes, it sees
+            struct.pack_into("<d", self._page, 0, self._mine)
+
+    def second(self, slot):
+        """The budget of another judge's runner: the same page, slot ``slot`` (or a budget of its own, unshared)."""
+        other = _Budget()
+        if self._page is not None:
+            other._page, other._slot = self._page, min(max(int(slot), 1), self.SLOTS - 1)
+            struct.pack_into("<d", self._page, 8 * other._slot, 0.0)
+        return other
 
 
 def _drain(fd):
