@@ -35,6 +35,7 @@ import select
 import struct
 import time
 
+import numpy
 import torch
 
 __all__ = ["DTYPES", "HEADER", "SPIN_S", "WireError", "decode", "encode", "frame", "poll_briefly"]
@@ -56,6 +57,8 @@ DTYPES = (
 """The tensor dtypes a message may hold; the code is the index."""
 _CODE = {dt: i for i, dt in enumerate(DTYPES)}
 _ITEMSIZE = {dt: dt.itemsize for dt in DTYPES}
+_NUMPY = {dt: numpy.dtype(str(dt).removeprefix("torch.")) for dt in DTYPES if dt is not torch.bfloat16}
+_NUMPY[torch.bfloat16] = numpy.dtype("int16")  # numpy has no bfloat16: its bits, viewed as one by torch
 _PARAMETER = torch.nn.Parameter
 MAX_DEPTH = 100
 MAX_NDIM = 32
@@ -64,6 +67,7 @@ _Q = struct.Struct("<q")
 _UQ = struct.Struct("<Q")
 _D = struct.Struct("<d")
 _U32 = struct.Struct("<I")
+_SHAPES = [struct.Struct(f"<{n}q") for n in range(MAX_NDIM + 1)]
 _KEY_TYPES = (type(None), bool, int, float, str, bytes, tuple)
 HEADER = struct.Struct("<Q")
 """What precedes a message in a pipe: its length in bytes."""
@@ -168,6 +172,11 @@ def _put_items(items, out, depth):
             out += b"T" if item else b"F"
         elif kind is torch.Tensor or kind is _PARAMETER:
             _put_tensor(item, out)
+        elif kind is tuple or kind is list:
+            out += (b"u" if kind is tuple else b"l") + _U32.pack(len(item))
+            _put_items(item, out, depth + 1)
+        elif kind is float:
+            out += b"f" + _D.pack(item)
         else:
             _put(item, out, depth)
 
@@ -226,16 +235,23 @@ def _put_tensor(t, out):
     code = _CODE.get(t.dtype)
     if code is None:
         raise WireError.said("wire.tensor_dtype", dtype=str(t.dtype))
-    device = t.device
-    name = b"cpu" if device.type == "cpu" else str(device).encode("ascii")
+    cpu = t.is_cpu
+    name = b"cpu" if cpu else str(t.device).encode("ascii")
     shape = t.shape
-    out += b"t" + bytes((code, 1 if t.requires_grad else 0, len(name))) + name
-    out += bytes((len(shape),)) + struct.pack(f"<{len(shape)}q", *shape)
-    if device.type == "meta":
+    ndim = len(shape)
+    dims = _SHAPES[ndim].pack(*shape) if ndim <= MAX_NDIM else struct.pack(f"<{ndim}q", *shape)
+    out += b"t" + bytes((code, 1 if t.requires_grad else 0, len(name))) + name + bytes((ndim,)) + dims
+    if cpu and t.is_contiguous() and not (t.is_conj() or t.is_neg()):  # the usual: its memory as it is
+        nbytes = t.nbytes
+        out += _UQ.pack(nbytes)
+        if nbytes:
+            out += ctypes.string_at(t.data_ptr(), nbytes)
+        return
+    if t.is_meta:
         out += _UQ.pack(0)
         return
     data = t.detach()
-    if device.type != "cpu":
+    if not cpu:
         data = data.cpu()
     if data.is_conj() or data.is_neg():
         data = data.resolve_conj().resolve_neg()
@@ -318,7 +334,17 @@ def _get(view, pos, depth):
         n, pos = _count(view, pos)
         d = {}
         inner = depth + 1
+        size = len(view)
         for _ in range(n):
+            if pos < size and view[pos] == 0x73 and inner <= MAX_DEPTH:  # s: the usual key, read inline
+                (k,) = _U32.unpack_from(view, pos + 1)
+                pos += 5
+                if pos + k > size:
+                    raise _past_end(k, pos, size)
+                key = str(view[pos : pos + k], "utf-8", "surrogatepass")
+                pos += k
+                d[key], pos = _get(view, pos, inner)
+                continue
             key, pos = _get(view, pos, inner)
             if not isinstance(key, _KEY_TYPES):
                 raise WireError.said("wire.key_type", type=type(key).__qualname__)
@@ -364,6 +390,22 @@ def _get_items(view, pos, n, depth):
         elif tag == 0x4E:  # N
             append(None)
             pos += 1
+        elif tag == 0x6C or tag == 0x75:  # l u: as ``_get`` and ``_count`` would, without the calls
+            (k,) = _U32.unpack_from(view, pos + 1)
+            pos += 5
+            if k > size - pos:
+                raise WireError(f"a count of {k} items at offset {pos} with {size - pos} bytes left")
+            inner, pos = _get_items(view, pos, k, depth + 1)
+            append(tuple(inner) if tag == 0x75 else inner)
+        elif tag == 0x74:  # t
+            item, pos = _get_tensor(view, pos + 1)
+            append(item)
+        elif tag == 0x54 or tag == 0x46:  # T F
+            append(tag == 0x54)
+            pos += 1
+        elif tag == 0x66:  # f
+            append(_D.unpack_from(view, pos + 1)[0])
+            pos += 9
         else:
             item, pos = _get(view, pos, depth)
             append(item)
@@ -411,8 +453,10 @@ def _get_tensor(view, pos):
         if numel * itemsize != nbytes:
             raise WireError(f"a tensor of shape {tuple(shape)} and dtype {dtype} with {nbytes} bytes of data")
         data, pos = _take(view, pos, nbytes)
-        if nbytes:
-            t = torch.frombuffer(bytearray(data), dtype=dtype).reshape(shape)
+        if nbytes:  # numpy copies the bytes into memory of its own, several times faster than torch.frombuffer
+            t = torch.from_numpy(numpy.frombuffer(data, dtype=_NUMPY[dtype]).reshape(shape).copy())
+            if dtype is torch.bfloat16:
+                t = t.view(torch.bfloat16)
         else:
             t = torch.empty(shape, dtype=dtype)
         if device != "cpu":
