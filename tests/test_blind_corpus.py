@@ -35,7 +35,7 @@ EXPECTED = {
     },
     "extra_attributes__mha_dropout_default": {"mha.contract"},
     "finfo_fills_precomputed__fill_minus_1e9": {"sdpa.low_precision"},
-    "finfo_fills_precomputed__greedy_no_pad_after_eos": {"greedy.scripted", "greedy.equivalence", "greedy.integrated"},
+    "finfo_fills_precomputed__greedy_no_pad_after_eos": {"greedy.scripted"},
     "functional__layernorm_eps_default": {"layernorm.contract"},
     "functional__mha_dropout_fixed": {"mha.dropout"},
     "fused_qkv__ffn_dropout_fixed": {"feedforward.dropout"},
