@@ -491,7 +491,8 @@ def test_every_failure_key_has_a_sentence_in_both_languages():
 
     used = set()
     for task in (*TASKS, "overfit"):  # the overfit check's sentences live here too
-        used |= set(re.findall(r'"(fail\.lm_\w+)"', (LM / "checks" / f"{task}.py").read_text(encoding="utf-8")))
+        text = (LM / "checks" / f"{task}.py").read_text(encoding="utf-8")
+        used |= set(re.findall(r'"((?:fail\.lm_|lm\.example\.)\w+)"', text))  # failures, and examples' words
     assert used and used <= set(EN) and used <= set(ZH), sorted(used - set(EN) - set(ZH))
     assert not set(EN) - used, f"sentences no check uses: {sorted(set(EN) - used)}"
 
