@@ -3,6 +3,7 @@ fails, and the fork server's second socket serves and cleans up after the second
 
 import json
 import os
+import signal
 import sys
 import tempfile
 import time
@@ -189,3 +190,55 @@ def test_the_judges_spend_one_budget():
     assert os.waitpid(pid, 0)[1] == 0
     first.spend(0.5)
     assert first.used == 9.0
+
+
+def test_isolated_variants_are_dealt_by_the_parts_beneath_them():
+    """An isolated check costs its judge one stand-in answer per reference part beneath its task: the model's
+    variant (eight parts) weighs more than the attention's (one), and the dealing follows."""
+    cost = shards.isolated_cost(TRANSFORMER)
+    assert cost("isolated:mha") == 2 and cost("isolated:model") == 1 + len(TRANSFORMER.all_deps("model"))
+    variants = ["integrated"] * 10 + ["isolated:mha"] * 5 + ["isolated:model"] * 2
+    order = list(range(len(variants)))
+    mine, theirs = shards.split(variants, order, 2, cost)
+    assert theirs == [15, 16] and mine == list(range(15))  # model 18 > integrated 10: mha 10 joins the lighter
+    assert shards.split(variants, order) == [list(range(10)) + [15, 16], list(range(10, 15))]  # by count alone
+
+
+def test_a_second_judge_keeps_the_first_judges_settings():
+    """A twin runner polls (spins) exactly as the first was told to: two judges on two cores do not poll."""
+    first = WorkerRunner(TRANSFORMER.reference, assignment=TRANSFORMER, spawn="fork")
+    first.spin = 0.0
+    twin = first.twin(slot=1)
+    try:
+        assert twin.spin == 0.0
+        assert first.twin(slot=1, spin=0.001).spin == 0.001
+    finally:
+        twin.close()
+        first.close()
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="fork")
+def test_a_forked_judge_uses_the_first_judges_fork_server():
+    """In a process forked from the one that started the server (the second judge), the handle it was given is
+    alive (it cannot wait for a server that is not its child, which ``Popen.poll`` takes for an exit) and is the one
+    it uses: no second server is started, which cost a second judge the whole import of torch; once the server is
+    gone, the handle says so."""
+    server = forkserver.ForkServer(TRANSFORMER)
+    try:
+        server.wait_ready()
+        connection = server.connect()
+        pid = os.fork()
+        if pid == 0:  # pragma: no cover - its exit status is the assertion
+            ok = False
+            try:
+                server.sock.close()
+                forkserver._shared[TRANSFORMER.package] = connection
+                ok = connection.alive() and forkserver.shared(start=False, assignment=TRANSFORMER) is connection
+            finally:
+                os._exit(0 if ok else 1)
+        assert os.waitpid(pid, 0)[1] == 0
+        os.kill(server.pid, signal.SIGKILL)
+        server.proc.wait(timeout=10)
+        assert not connection.alive()
+    finally:
+        server.close()

@@ -114,7 +114,17 @@ class ForkServer:
         self.pid = self.proc.pid
 
     def alive(self):
-        return self.proc.poll() is None
+        """Whether the server runs. A handle ``connect``ed in a process forked from the one that started it cannot
+        wait for the server (not its child: ``Popen.poll`` would say it exited), so it asks its own socket."""
+        if self.owner:
+            return self.proc.poll() is None
+        try:
+            readable = select.select([self.sock], [], [], 0)[0]
+            return not readable or self.sock.recv(_PACKET, socket.MSG_PEEK | socket.MSG_DONTWAIT) != b""
+        except BlockingIOError:
+            return True
+        except (OSError, ValueError):
+            return False
 
     def log_tail(self, limit=3000):
         try:
