@@ -23,6 +23,7 @@ from grader.submission.inprocess import InProcessRunner
 from grader.submission.worker import WorkerRunner
 
 ASSIGNMENT = load()
+ROOT = Path(__file__).resolve().parents[1]
 REFERENCE = ASSIGNMENT.reference
 
 MODES = {
@@ -571,3 +572,75 @@ def test_sealed_and_in_process_verdicts_agree(tmp_path, case):
         assert own[0] < own[1], scores
     else:
         assert all(got == most for got, most in scores.values()), scores
+
+
+def _as_nobody_when_root():
+    if os.geteuid() == 0:
+        import pwd
+
+        nobody = pwd.getpwnam("nobody")
+        os.setgid(nobody.pw_gid)
+        os.setuid(nobody.pw_uid)
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="prctl and /proc are Linux's")
+@pytest.mark.parametrize("sealed", [True, False])
+def test_a_judge_cannot_be_read_by_a_process_of_its_own_user(sealed):
+    """A judge holds the reference: a process of the same user (a worker graded without a user of its own) reads
+    neither its memory nor its environment once it is sealed; unsealed (the control), the same read works, so the
+    test can tell. Both are forks of this process that run only the standard library; as root both become nobody,
+    since root may read anything."""
+    from grader.submission import sandbox
+
+    ready_r, ready_w = os.pipe()
+    judge = os.fork()
+    if judge == 0:  # pragma: no cover - the judge stand-in: sealed or not, then waits to be read
+        try:
+            _as_nobody_when_root()
+            if not sealed:  # a change of user makes a process non-dumpable: as a judge started as its user is
+                import ctypes
+
+                ctypes.CDLL(None, use_errno=True).prctl(4, 1, 0, 0, 0)
+            os.write(ready_w, b"1" if (not sealed or sandbox.seal_judge()) else b"0")
+            time.sleep(60)
+        finally:
+            os._exit(0)
+    try:
+        assert os.read(ready_r, 1) == b"1"
+        reader = os.fork()
+        if reader == 0:  # pragma: no cover - its exit status says what it could read
+            code = 3
+            try:
+                _as_nobody_when_root()
+                refused = 0
+                for name in ("environ", "mem"):
+                    try:
+                        with open(f"/proc/{judge}/{name}", "rb") as f:
+                            if name == "environ":
+                                f.read()
+                    except OSError:
+                        refused += 1
+                code = refused
+            finally:
+                os._exit(code)
+        _, status = os.waitpid(reader, 0)
+        refused = os.waitstatus_to_exitcode(status)
+        if sealed:
+            assert refused == 2  # neither its environment nor its memory
+        else:
+            assert refused == 0  # the control: unsealed, a process of its own user opens both
+    finally:
+        os.kill(judge, signal.SIGKILL)
+        os.waitpid(judge, 0)
+        os.close(ready_r)
+        os.close(ready_w)
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="prctl is Linux's")
+def test_a_sealed_grading_seals_its_judge():
+    """Every process that makes a worker runner (check --sealed, a batch's judges, Gradescope's) is sealed."""
+    import ctypes
+
+    WorkerRunner(ROOT / "solution", assignment=load("transformer"), spawn="exec").close()
+    libc = ctypes.CDLL(None, use_errno=True)
+    assert libc.prctl(3, 0, 0, 0, 0) == 0  # PR_GET_DUMPABLE: 0

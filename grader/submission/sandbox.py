@@ -343,6 +343,22 @@ def _enter_jail(config):
             raise RuntimeError("the worker could not drop its privileges")
 
 
+def seal_judge():
+    """Make this process, a judge (it holds the reference), non-dumpable (``prctl(PR_SET_DUMPABLE, 0)``): a process
+    of the same user, such as a worker graded without a user of its own, can then neither trace it nor read its
+    memory, environment or open files through ``/proc``, and no core file is written. A fork keeps it (the second
+    judge); a program it starts (the fork server) does not. ``True`` where it took effect (Linux)."""
+    if not sys.platform.startswith("linux"):
+        return False
+    import ctypes
+
+    try:
+        libc = ctypes.CDLL(None, use_errno=True)
+        return libc.prctl(4, 0, 0, 0, 0) == 0  # PR_SET_DUMPABLE
+    except (OSError, AttributeError):
+        return False
+
+
 def _unshare_namespaces():
     """Best effort, as root: a network namespace of its own (no network at all, no abstract sockets shared with
     another worker) and an IPC namespace of its own (System V objects and message queues die with it)."""

@@ -56,6 +56,7 @@ from grader.submission.sandbox import (
     fresh_uid,
     kill_uid,
     remove_ipc,
+    seal_judge,
 )
 
 _POLL_S = 0.05
@@ -310,6 +311,7 @@ class WorkerRunner:
             )
         self.root = Path(root).resolve()
         self.assignment = assignment
+        seal_judge()  # this process holds the reference: no worker of its user may read its memory
         if spawn == "auto":
             spawn = default_spawn()
         if spawn not in ("fork", "exec"):
