@@ -11,10 +11,14 @@ What stays as it was:
 
 - **The same results.** Checks are dealt by variant: every check of one variant (``integrated``, or
   ``isolated:<task>``) is graded by one judge, in the order of a single judge, so what a check learns from the
-  earlier ones of its variant (a call that ran out of time is not waited for twice) is the same. How the
-  variants are dealt depends only on the checks chosen (``split``), never on timing. Each check draws its
-  examples from its own seed. The results come back in the assignment's order, and everything after the checks
-  (a defect charged once, diagnosis, the course configuration) runs in the first judge, as before.
+  earlier ones of its variant (a call that ran out of time is not waited for twice) is the same, whichever
+  judge grades it. The first judge grades the integrated checks; the isolated variants wait in a queue, the
+  costliest first (``queue``, ``variant_cost``: decided by the checks alone), and each judge takes the next one
+  whenever it is free (``_Tickets``), so a variant that costs more than its estimate does not leave the other judge
+  idle. Which judge takes which variant may vary from run to run; what each check grades, and how, does not.
+  Each check draws its examples from its own seed. The results come back in the assignment's order, and
+  everything after the checks (a defect charged once, diagnosis, the course configuration) runs in the first
+  judge, as before.
 - **The reference never runs where student code runs.** The second judge is a fork of the first: it runs no
   student code; its workers, like the first's, hold only stand-ins. Its workers start from the same fork
   server, through a socket of their own (``forkserver.ForkServer.connect``).
@@ -42,9 +46,6 @@ import socket
 import struct
 import time
 
-ISOLATED_COST = 4
-"""An isolated check's cost in integrated checks where nothing better is known (it asks its judge for every
-reference part it uses), to deal the variants evenly."""
 GRACE_S = 120.0
 """Seconds past the runner's total time a second judge may take before the first gives up on it."""
 
@@ -63,41 +64,68 @@ def wanted(runner, shards=None):
     return 2 if cores >= 2 else 1
 
 
-def isolated_cost(assignment):
-    """An isolated check's cost, by its variant: one plus the number of tasks beneath its task, whose reference parts
-    its judge computes for the worker's stand-ins (measured on the Transformer's full profile: the model's seven
-    isolated checks, over eight parts, take as long as all 44 integrated checks; the attention's five, over one, a
-    seventh of that). Only the assignment decides it, never a timing."""
+def variant_cost(assignment, specs, profile):
+    """``cost(variant, indexes)``: what grading those checks of one isolated variant asks of its judge, in examples
+    times parts: each example asks the judge for every reference part beneath the task (one plus the number of
+    tasks beneath it), so the language model's generation (60 examples over eleven parts) comes before its
+    sampling (31 over two). Only the assignment and the checks decide it, never a timing."""
 
-    def cost(variant):
-        return 1 + len(assignment.all_deps(variant.split(":", 1)[1]))
+    def cost(variant, indexes):
+        parts = 1 + len(assignment.all_deps(variant.split(":", 1)[1]))
+        return parts * sum(specs[i].examples[0 if profile == "quick" else 1] for i in indexes)
 
     return cost
 
 
-def split(variants, order, judges=2, cost_of=None):
-    """The indexes of ``order`` (checks in a single judge's order) dealt by variant to ``judges`` judges: a list per
-    judge, this one first.
-
-    ``variants[i]`` is check ``i``'s variant. The integrated checks stay in this judge; the isolated variants, the
-    costliest first, go to the judge with least to do (ties: the first). An integrated check costs 1, an isolated
-    one ``cost_of(variant)`` (default ``ISOLATED_COST``). Each list keeps ``order``'s order."""
+def queue(variants, order, cost):
+    """``(integrated, [(variant, indexes)])``: the integrated checks (this judge grades them first), and the
+    isolated variants with their checks, the costliest first (ties: the first met in ``order``), in the order the
+    judges take them. Each variant's checks keep ``order``'s order."""
     groups: dict[str, list[int]] = {}
     for i in order:
         groups.setdefault(variants[i], []).append(i)
+    integrated = groups.pop("integrated", [])
+    rank = {v: n for n, v in enumerate(groups)}
+    return integrated, sorted(groups.items(), key=lambda item: (-cost(*item), rank[item[0]]))
 
-    def cost(v):
-        if v == "integrated":
-            return len(groups[v])
-        return len(groups[v]) * (ISOLATED_COST if cost_of is None else cost_of(v))
 
-    load = [0] * max(1, judges)
-    load[0] = cost("integrated") if "integrated" in groups else 0
-    side = {"integrated": 0}
-    for v in sorted((v for v in groups if v != "integrated"), key=lambda v: (-cost(v), order.index(groups[v][0]))):
-        side[v] = load.index(min(load))
-        load[side[v]] += cost(v)
-    return [[i for i in order if side[variants[i]] == k] for k in range(len(load))]
+MAX_VARIANTS = 255
+"""Isolated variants one grading deals through ``_Tickets`` (one byte each); past that, one judge grades all."""
+
+
+class _Tickets:
+    """The isolated variants not yet taken, one byte each in a pipe every judge reads: a read of one byte takes
+    exactly one, so no two judges take the same variant and no judge idles while one is left. Made before the
+    second judges are forked, and held by the judges alone (the workers come from the fork server, started
+    before)."""
+
+    def __init__(self, count):
+        self.count, self.taken = count, set()
+        self.fd, w = os.pipe()
+        try:
+            os.write(w, bytes(range(count)))
+        finally:
+            os.close(w)  # empty, the pipe reads as its end: every judge stops taking
+
+    def take(self):
+        """The next variant's number, or ``None`` when none is left. A number that is no variant's, or one this judge
+        took before, is passed over: only the judges hold the pipe, but a judge does not rest its grading on that."""
+        while True:
+            try:
+                got = os.read(self.fd, 1)
+            except OSError:
+                return None
+            if not got:
+                return None
+            if got[0] < self.count and got[0] not in self.taken:
+                self.taken.add(got[0])
+                return got[0]
+
+    def close(self):
+        try:
+            os.close(self.fd)
+        except OSError:
+            pass
 
 
 def run(g, specs, order, variants, run_one, progress=None):
@@ -105,7 +133,8 @@ def run(g, specs, order, variants, run_one, progress=None):
     them."""
     slots = [None] * len(specs)
     calls: list[list] = [[] for _ in specs]
-    mine, *theirs = split(variants, order, g.shards, isolated_cost(g.assignment))
+    integrated, isolated = queue(variants, order, variant_cost(g.assignment, specs, g.profile))
+    judges = min(g.shards, 1 + len(isolated)) if len(isolated) <= MAX_VARIANTS else 1
     done = 0
 
     def record(i, result):
@@ -116,15 +145,24 @@ def run(g, specs, order, variants, run_one, progress=None):
         done += 1
 
     others = []
+    tickets = _Tickets(len(isolated)) if judges > 1 else None
     share = getattr(g.sub, "share_budget", None)
-    if share is not None and any(theirs):
+    if share is not None and judges > 1:
         share()
     try:
-        for k, part in enumerate(theirs, 1):
-            other = _Second.start(g, specs, part, run_one, k) if part else None
+        for k in range(1, judges):
+            other = _Second.start(g, specs, isolated, tickets, run_one, k)
             if other is not None:
                 others.append(other)
-        for i in mine:
+        mine = iter(integrated)
+        while True:
+            i = next(mine, None)
+            if i is None:
+                taken = tickets.take() if tickets is not None else None
+                if taken is None:
+                    break
+                mine = iter(isolated[taken][1])
+                continue
             if progress:
                 progress(done, len(specs), specs[i])
             slots[i], calls[i] = run_one(g, specs[i])
@@ -144,7 +182,9 @@ def run(g, specs, order, variants, run_one, progress=None):
     finally:
         for other in others:
             other.close()
-    for i in order:  # whatever another judge did not report (it failed): graded here
+        if tickets is not None:
+            tickets.close()
+    for i in order:  # whatever no other judge reported (one failed, or none started): graded here
         if slots[i] is None:
             if progress:
                 progress(done, len(specs), specs[i])
@@ -158,7 +198,7 @@ _HEAD = struct.Struct("<Q")
 
 
 class _Second:
-    """The second judge: a fork of this process grading ``theirs``."""
+    """The second judge: a fork of this process grading the isolated variants it takes."""
 
     def __init__(self, pid, channel, deadline):
         self.pid, self.channel, self.deadline = pid, channel, deadline
@@ -169,7 +209,7 @@ class _Second:
         self._reaped = False
 
     @classmethod
-    def start(cls, g, specs, theirs, run_one, k=1):
+    def start(cls, g, specs, isolated, tickets, run_one, k=1):
         """Fork it; ``None`` where it cannot start (the checks are then graded here)."""
         from grader.submission import forkserver
 
@@ -184,7 +224,7 @@ class _Second:
         pid = os.fork()
         if pid == 0:  # pragma: no cover - the second judge (its results are what the tests compare)
             mine.close()
-            _serve(g, specs, theirs, run_one, connection, server, theirs_end, k)
+            _serve(g, specs, isolated, tickets, run_one, connection, server, theirs_end, k)
         theirs_end.close()
         connection.sock.close()
         mine.setblocking(False)
@@ -261,8 +301,9 @@ class _Second:
                 pass
 
 
-def _serve(g, specs, theirs, run_one, connection, server, channel, k):  # pragma: no cover - see _Second.start
-    """In the forked second judge: grade ``theirs`` with a runner of its own, report each, then exit."""
+def _serve(g, specs, isolated, tickets, run_one, connection, server, channel, k):  # pragma: no cover - see start
+    """In the forked second judge: grade the variants it takes from ``tickets`` (of ``isolated``) with a runner of
+    its own, report each check, then exit."""
     from grader.submission import forkserver
 
     code = 1
@@ -278,8 +319,9 @@ def _serve(g, specs, theirs, run_one, connection, server, channel, k):  # pragma
         before = dict(standin.STATS)  # the first judge's, copied by the fork: only what is answered here is sent
         sub = g.sub.twin(slot=k)
         mine = dataclasses.replace(g, sub=sub)
-        for i in theirs:
-            _send(channel, ("result", i, run_one(mine, specs[i])))
+        while (taken := tickets.take()) is not None:
+            for i in isolated[taken][1]:
+                _send(channel, ("result", i, run_one(mine, specs[i])))
         _send(channel, ("done", sub.counts(), {k: standin.STATS[k] - before[k] for k in before}))
         code = 0
     except BaseException:  # noqa: BLE001 - whatever happens here, the first judge grades what is missing

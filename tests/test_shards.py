@@ -23,24 +23,43 @@ TRANSFORMER = load("transformer")
 LM = load("decoder_lm")
 
 
-def test_variants_are_dealt_whole_in_a_single_judges_order():
+def test_variants_wait_whole_in_a_single_judges_order_the_costliest_first():
     variants = ["integrated"] * 6 + ["isolated:a"] * 3 + ["isolated:b"] * 2 + ["isolated:c"] * 1
     order = [0, 6, 1, 9, 2, 7, 3, 10, 4, 8, 5, 11]
-    mine, theirs = shards.split(variants, order)  # two judges by default
-    assert sorted(mine + theirs) == sorted(order)
-    for part in (mine, theirs):
-        assert part == [i for i in order if i in part]  # each keeps the single judge's order
-    sides = {}
-    for i in order:
-        sides.setdefault(variants[i], set()).add(i in mine)
-    assert all(len(s) == 1 for s in sides.values())  # no variant split between the judges
-    assert all(i in mine for i in range(6))  # the integrated checks stay with the first judge
-    assert theirs  # 6 integrated vs 24 of isolated work: some goes to the second
-    assert shards.split(variants, order) == [mine, theirs]  # nothing but the checks decides
-    assert shards.split(["integrated"] * 3, [0, 1, 2]) == [[0, 1, 2], []]
-    three = shards.split(variants, order, 3)
-    assert three == [[0, 1, 2, 3, 4, 5, 11], [6, 7, 8], [9, 10]]  # costs 6; a 12, b 8, then c 4 to the least busy
-    assert shards.split(variants, order, 1) == [order]
+    per_check = {"isolated:a": 1, "isolated:b": 5, "isolated:c": 5}
+    integrated, isolated = shards.queue(variants, order, lambda v, ix: per_check[v] * len(ix))
+    assert integrated == [0, 1, 2, 3, 4, 5]  # the first judge's, first
+    assert isolated == [("isolated:b", [9, 10]), ("isolated:c", [11]), ("isolated:a", [6, 7, 8])]  # 10, 5 (ties:
+    # the first met), 3; each variant whole and in the single judge's order
+    again = shards.queue(variants, order, lambda v, ix: per_check[v] * len(ix))
+    assert again == (integrated, isolated)  # nothing but the checks decides the queue
+    assert shards.queue(["integrated"] * 3, [0, 1, 2], None) == ([0, 1, 2], [])
+
+
+def test_each_variant_is_taken_by_exactly_one_judge():
+    """Two processes taking from one queue at once: every variant taken once, none twice, none lost."""
+    tickets = shards._Tickets(200)
+    r, w = os.pipe()
+    pid = os.fork()
+    if pid == 0:  # pragma: no cover - what it took comes back through the pipe
+        taken = bytearray()
+        while (t := tickets.take()) is not None:
+            taken.append(t)
+            time.sleep(0.0005)
+        os.write(w, bytes(taken))
+        os._exit(0)
+    os.close(w)
+    mine = []
+    while (t := tickets.take()) is not None:
+        mine.append(t)
+        time.sleep(0.0005)
+    os.waitpid(pid, 0)
+    theirs = list(os.read(r, 4096))
+    os.close(r)
+    tickets.close()
+    assert sorted(mine + theirs) == list(range(200))
+    assert mine and theirs  # both took some
+    assert mine == sorted(mine) and theirs == sorted(theirs)  # each in the queue's order
 
 
 def test_two_judges_only_where_workers_are_forked():
@@ -127,13 +146,15 @@ def test_a_second_judge_that_runs_on_is_stopped(tmp_path):
 
         before = set(Path(tempfile.gettempdir()).glob("gradekit-shard-*"))
 
-        second = shards._Second.start(g, ["a check"], [0], forever)
+        tickets = shards._Tickets(1)
+        second = shards._Second.start(g, ["a check"], [("isolated:x", [0])], tickets, forever)
         assert second is not None
         try:
             assert second.ready() == []
         finally:
             started = time.monotonic()
             second.close()
+            tickets.close()
         assert time.monotonic() - started < 10
         with pytest.raises(ChildProcessError):
             os.waitpid(second.pid, os.WNOHANG)  # reaped
@@ -192,16 +213,22 @@ def test_the_judges_spend_one_budget():
     assert first.used == 9.0
 
 
-def test_isolated_variants_are_dealt_by_the_parts_beneath_them():
-    """An isolated check costs its judge one stand-in answer per reference part beneath its task: the model's
-    variant (eight parts) weighs more than the attention's (one), and the dealing follows."""
-    cost = shards.isolated_cost(TRANSFORMER)
-    assert cost("isolated:mha") == 2 and cost("isolated:model") == 1 + len(TRANSFORMER.all_deps("model"))
-    variants = ["integrated"] * 10 + ["isolated:mha"] * 5 + ["isolated:model"] * 2
-    order = list(range(len(variants)))
-    mine, theirs = shards.split(variants, order, 2, cost)
-    assert theirs == [15, 16] and mine == list(range(15))  # model 18 > integrated 10: mha 10 joins the lighter
-    assert shards.split(variants, order) == [list(range(10)) + [15, 16], list(range(10, 15))]  # by count alone
+def test_isolated_variants_cost_examples_times_the_parts_beneath_them():
+    """An isolated example asks its judge for every reference part beneath its task: the language model's
+    generation (eleven tasks beneath) waits before its attention (three), though both have a few checks."""
+    specs, _ = engine.select(LM, profile="full")
+    variants = [engine.variant_of(LM, spec) for spec in specs]
+    order = list(range(len(specs)))
+    cost = shards.variant_cost(LM, specs, "full")
+    _, isolated = shards.queue(variants, order, cost)
+    names = [v for v, _ in isolated]
+    assert names.index("isolated:generate") < names.index("isolated:attention")
+    generate = [i for i in order if variants[i] == "isolated:generate"]
+    assert cost("isolated:generate", generate) == (1 + len(LM.all_deps("generate"))) * sum(
+        specs[i].examples[1] for i in generate
+    )
+    quick = shards.variant_cost(LM, specs, "quick")("isolated:generate", generate)
+    assert quick == (1 + len(LM.all_deps("generate"))) * sum(specs[i].examples[0] for i in generate)
 
 
 def test_a_second_judge_keeps_the_first_judges_settings():
@@ -242,3 +269,15 @@ def test_a_forked_judge_uses_the_first_judges_fork_server():
         assert not connection.alive()
     finally:
         server.close()
+
+
+def test_a_ticket_that_is_no_variant_or_taken_again_is_passed_over():
+    tickets = shards._Tickets(3)
+    try:
+        assert tickets.take() == 0
+        w = os.open(f"/proc/self/fd/{tickets.fd}", os.O_WRONLY)  # another end of the same pipe, as /proc gives
+        os.write(w, bytes([200, 0, 1]))
+        os.close(w)
+        assert [tickets.take(), tickets.take(), tickets.take()] == [1, 2, None]  # 200 and 0 again: passed over
+    finally:
+        tickets.close()
