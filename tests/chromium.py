@@ -22,7 +22,13 @@ import select
 import shutil
 import subprocess
 import sys
+import tempfile
 import time
+from pathlib import Path
+
+SCREENS = Path(os.environ.get("GRADEKIT_SCREENS") or Path(tempfile.gettempdir()) / "gradekit-report-screens")
+"""Where the browser tests leave their screenshots, to look at: ``$GRADEKIT_SCREENS``, else a folder in the temporary
+folder (never the repository)."""
 
 NAMES = ("chromium", "chromium-browser", "google-chrome", "google-chrome-stable", "chrome")
 FLAGS = (

@@ -6,7 +6,7 @@ whose ``attention.py`` has two 300-character lines (one with spaces, one a singl
 whose causal mask shows the future (partial marks, a diagnosed mistake), the unchanged skeleton (zero) and a
 correct solution. The summary's per-task numbers are checked against ``gradebook.csv``; the similarity page is
 opened in a real headless Chromium at 1280 and 390 px (skipped without it; screenshots in
-``artifacts/report-screens/class-*.png``).
+``class-*.png`` in the screens folder, ``tests/chromium.SCREENS``).
 """
 
 import csv
@@ -22,11 +22,12 @@ import pytest
 
 from grader.batch import classsim, runner, summary
 from grader.messages import text
+from tests.chromium import SCREENS
 from tests.conftest import TRANSFORMER
 
 ROOT = Path(__file__).resolve().parent.parent
 SUBMISSIONS = ROOT / "tests" / "submissions"
-SCREENS = ROOT / "artifacts" / "report-screens"
+
 TASKS = ["sdpa", "masks"]
 WIDTHS = ((1280, 900, False), (390, 844, True))
 ANCHOR = "    scale = 1.0 / math.sqrt(query.shape[-1])\n"

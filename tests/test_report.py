@@ -3,7 +3,7 @@
 Four submissions are graded once each (module-scoped): the reference, the skeleton, one with
 three catalogued bugs in three files, and one whose error messages and source lines carry
 HTML and script tags. The browser tests need Debian's ``chromium`` (``apt-get install -y
-chromium``); without it they are skipped. Screenshots go to ``artifacts/report-screens/``.
+chromium``); without it they are skipped. Screenshots go to the screens folder (``tests/chromium.SCREENS``).
 """
 
 import argparse
@@ -20,10 +20,10 @@ from grader import api, cli
 from grader.bugs import catalogue
 from grader.messages import text
 from grader.views import gradescope, html, junit
+from tests.chromium import SCREENS
 from tests.conftest import CONTRACT_FILES, SOLUTION_ROOT, TRANSFORMER, figure, panel
 
 ROOT = Path(__file__).resolve().parent.parent
-SCREENS = ROOT / "artifacts" / "report-screens"
 BUGS = ("sdpa.weights_transposed", "positional.sin_cos_swapped", "param_count.no_biases")
 """One bug per file (attention.py, embedding.py, training.py): the pictures show the first two."""
 SCRIPT = "<script>alert(1)</script><b>x</b>"

@@ -4,7 +4,7 @@ Every picture and its legend fit a phone's screen with legible labels, reproduce
 and copied whole, a boolean mismatch map has a two-colour legend, the attention picture draws the
 submission's own causal mask, and a loss that turns NaN or inf says so, with the step, in the check's
 message and in the picture. The browser tests need Debian's ``chromium``; without it they are skipped.
-Screenshots go to ``artifacts/report-screens/phone-*.png``.
+Screenshots go to ``phone-*.png`` in the screens folder (``tests/chromium.py``: ``SCREENS``).
 """
 
 import json
@@ -23,10 +23,10 @@ from grader.errors import SubmissionError
 from grader.messages import render, text
 from grader.results import CheckResult, GradeResult, Message, TaskResult
 from grader.views import html, svg
+from tests.chromium import SCREENS
 from tests.conftest import TRANSFORMER, edited_copy, figure, panel
 
 ROOT = Path(__file__).resolve().parent.parent
-SCREENS = ROOT / "artifacts" / "report-screens"
 PHONE = (390, 844)
 LEGIBLE_PX = 8.5
 """The smallest text a picture may show on the phone, in CSS pixels."""

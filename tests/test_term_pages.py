@@ -5,7 +5,7 @@ grading machine, no ``--sealed``); the copy-of-the-reference verdict is in a hid
 see hidden tests, students do not), never in ``extra_data`` nor in anything visible; the course's ``lang``
 and ``[gradescope] output_format`` choose the language and the format (md fences untrusted text, html
 escapes it). The summary page: pass rates worst first, with their task; a histogram and tables that fit a
-390 px phone (in Chromium; skipped without it; screenshots in ``artifacts/report-screens/summary-*.png``).
+390 px phone (in Chromium; skipped without it; screenshots ``summary-*.png`` in ``tests/chromium.SCREENS``).
 """
 
 import json
@@ -22,11 +22,11 @@ from grader.batch.gradescope_build import build
 from grader.messages import text
 from grader.results import CheckResult, GradeResult, Message, TaskResult
 from grader.views import gradescope
+from tests.chromium import SCREENS
 from tests.conftest import SOLUTION_ROOT
 from tests.test_config import _run_autograder
 
 ROOT = Path(__file__).resolve().parent.parent
-SCREENS = ROOT / "artifacts" / "report-screens"
 PHONE = (390, 844)
 LEGIBLE_PX = 8.5
 """The smallest text the histogram may show on the phone, in CSS pixels (as the report's pictures)."""
