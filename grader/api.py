@@ -5,6 +5,7 @@ import functools
 import shlex
 import shutil
 import tempfile
+from contextlib import nullcontext
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -12,6 +13,7 @@ import torch
 
 from grader import engine, shards
 from grader.assignment import DEFAULT, AssignmentError, load
+from grader.checks.base import without_local_constants
 from grader.errors import SubmissionError
 from grader.options import CheckOptions, Settings, resolved
 from grader.safetext import bound_result, clean_result
@@ -244,20 +246,23 @@ def check(*, path, assignment=None, options=None, reference_cache=None, **overri
                 path, spec, seed=o.seed, sealed=sealed, assignment=a, command=o.command, options=o.rerun_options
             ),
         )
-        result = engine.grade(
-            g,
-            path=root,
-            tasks=tasks,
-            only=o.only,
-            config=config,
-            banned_findings=findings,
-            allow_banned=o.allow_banned,
-            load_errors=load_errors,
-            sealed=sealed,
-            progress=o.progress,
-            diagnose=diagnoser,
-            runtime_findings=sub.banned_runtime,
-        )
+        # An answer bank is recorded and read on examples that do not depend on the modules loaded.
+        portable = without_local_constants() if bank is not None or reference_cache is not None else nullcontext()
+        with portable:
+            result = engine.grade(
+                g,
+                path=root,
+                tasks=tasks,
+                only=o.only,
+                config=config,
+                banned_findings=findings,
+                allow_banned=o.allow_banned,
+                load_errors=load_errors,
+                sealed=sealed,
+                progress=o.progress,
+                diagnose=diagnoser,
+                runtime_findings=sub.banned_runtime,
+            )
         if diagnoser is not None:
             diagnoser.close()
         result.output_dropped = getattr(sub, "output_dropped", 0)

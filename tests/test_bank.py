@@ -4,6 +4,7 @@ crashes and never takes points the full kit would not (a check it cannot judge i
 bank holds answers, not the reference."""
 
 import lzma
+import shutil
 import subprocess
 import sys
 
@@ -154,3 +155,23 @@ def test_questions_the_bank_never_heard_skip_the_check_and_say_so(bank_file):
         path=TRANSFORMER.skeleton, assignment=TRANSFORMER, profile="full", tasks=["sdpa"], bank=str(bank_file)
     )
     assert kit.score == 0 and "passed" not in _statuses(kit).values()
+
+
+def test_a_bank_answers_a_grading_in_another_process_with_other_modules_loaded(tmp_path):
+    """Hypothesis draws, now and then, a literal it finds in any local module loaded: a bank recorded while the
+    checks of another task are loaded answers every question of a fresh process that grades one task of a
+    submission whose own files hold other literals (its examples are those the bank was recorded on)."""
+    bank = record(TRANSFORMER, [TRANSFORMER.reference], profiles=("quick",), tasks=["masks", "encoder_layer"])
+    path = bank.save(tmp_path / "masks.bank")
+    sub = tmp_path / "sub"
+    shutil.copytree(TRANSFORMER.reference, sub)
+    with open(sub / "masks.py", "a", encoding="utf-8") as f:
+        f.write("\n\nLITERALS = (2, 3, 5, 7, 11, 1, 0, 4, 6, 8, 9, 10, 12)\n")
+    checked = subprocess.run(
+        [sys.executable, "-m", "grader", "check", str(sub), "--tasks", "masks", "--profile", "quick"]
+        + ["--bank", str(path), "-q"],
+        capture_output=True,
+        text=True,
+    )
+    assert checked.returncode == 0, checked.stdout + checked.stderr
+    assert "not graded in this kit" not in checked.stdout, checked.stdout

@@ -12,6 +12,7 @@ minimal example is what the student sees. (``ctx.given(strategy)`` does the
 same for a property that needs the context to build its strategy.)
 """
 
+import contextlib
 import functools
 import hashlib
 import math
@@ -27,6 +28,34 @@ from grader.submission.bank import NotInBank
 from grader.submission.inprocess import PARTS_USED, Deferred
 
 __all__ = ["ABORT_KINDS", "Abort", "CheckContext", "CheckSpec", "Fail", "ReferenceFailed", "check", "specs_of"]
+
+
+@contextlib.contextmanager
+def without_local_constants():
+    """While open, Hypothesis draws no constants from the source of local modules.
+
+    Now and then Hypothesis draws a literal it found in a loaded module that lies outside site-packages: which
+    modules are loaded (the kit from a clone or installed, the submission's own files) then changes the examples.
+    An answer bank (``submission.bank``) is recorded and read on examples that must be the same in a clone, in an
+    installed student kit and with any submission, so its gradings run inside this. It replaces Hypothesis's own
+    (private) hook for those constants; a Hypothesis without that hook draws none anyway."""
+    try:
+        from hypothesis.internal.conjecture import providers
+    except ImportError:  # pragma: no cover - a Hypothesis laid out otherwise has no such hook to replace
+        providers = None
+    hook = getattr(providers, "_get_local_constants", None)
+    cache = getattr(getattr(providers, "CONSTANTS_CACHE", None), "cache", None)
+    if hook is None or cache is None:
+        yield
+        return
+    none = providers.Constants()
+    providers._get_local_constants = lambda: none
+    cache.clear()  # the pools made with the local constants
+    try:
+        yield
+    finally:
+        providers._get_local_constants = hook
+        cache.clear()
 
 
 @dataclass(frozen=True)
