@@ -89,6 +89,27 @@ def reproduce_command(path, spec, *, seed=None, sealed=False, assignment=None, c
     return " ".join([command, *(shlex.quote(str(p)) for p in parts)])
 
 
+def _kit_bank(a, o):
+    """The answer bank of the student kit ``a`` is graded in: ``UsageError`` (said in ``o.lang``) where the kit has
+    none, or holds no answers for ``o.profile``."""
+    from grader.assignment import KitError
+    from grader.messages import text
+    from grader.submission.bank import Bank
+
+    if a.kit_bank is None:
+        raise UsageError(KitError("kit.needs_reference", door="gradekit check").say(o.lang))
+    try:
+        bank = Bank.load(a.kit_bank)
+    except (OSError, ValueError) as exc:
+        raise UsageError(f"{a.kit_bank}: {exc}") from None
+    recorded = [str(p) for p in bank.meta.get("profiles") or ()]
+    if recorded and o.profile not in recorded:
+        raise UsageError(
+            text("kit.profile_not_recorded", o.lang, recorded=", ".join(recorded), profile=o.profile, first=recorded[0])
+        )
+    return bank
+
+
 def check(*, path, assignment=None, options=None, reference_cache=None, **overrides):
     """Grade the submission at ``path`` against ``assignment``; returns a ``GradeResult``.
 
@@ -122,6 +143,8 @@ def check(*, path, assignment=None, options=None, reference_cache=None, **overri
             bank = Bank.load(o.bank)
         except (OSError, ValueError) as exc:
             raise UsageError(f"--bank {str(o.bank)!r}: {exc}; expected a file made by 'gradekit bank build'") from None
+    elif not a.has_reference:  # a student kit (``grader.kit``): its answers, recorded, stand for the reference
+        bank = _kit_bank(a, o)
     config = o.config
     snapshot = o.snapshot
     root = validate_path(path, a) if snapshot is None else Path(path)
@@ -269,6 +292,7 @@ def check(*, path, assignment=None, options=None, reference_cache=None, **overri
         if unusable:
             result.environment["devices_unusable"] = unusable
         result.jailed = bool(sealed and getattr(sub, "jail", False))
+        result.banked = bank is not None
         collect = a.function(a.figures) if o.figures else None
         if collect is not None:  # the pictures are probe results too: drawn from what the runners return
             try:

@@ -16,12 +16,38 @@ from __future__ import annotations
 
 import functools
 import importlib
+import importlib.util
+import json
 import re
 import sys
 from dataclasses import dataclass, field
 from pathlib import Path
 
-DEFAULT = "transformer"
+KIT_BANK = "answers.bank"
+"""A student kit's answer bank, in the assignment's package folder: the reference's answers, recorded (``grader.kit``),
+which the kit grades against, having no reference (``Assignment.has_reference``, ``kit_bank``)."""
+KIT_DOCS = "docs"
+"""The folder of the assignment's package in which a student kit carries the contract page."""
+KIT_MANIFEST = "student_kit.json"
+"""A file beside this module in a student kit only (``grader.kit``): ``{"assignment": spec, "name": name, ...}``,
+what the kit was built for (``KIT``)."""
+
+
+def _kit_manifest():
+    """What a student kit was built for (its ``KIT_MANIFEST``), or ``None`` outside a student kit."""
+    try:
+        manifest = json.loads(Path(__file__).with_name(KIT_MANIFEST).read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return None
+    if not isinstance(manifest, dict) or not isinstance(manifest.get("assignment"), str):
+        return None
+    return manifest
+
+
+KIT = _kit_manifest()
+"""In a student kit, its manifest: the assignment it was built for (``"assignment"``, its spec, and ``"name"``),
+whose reference the kit never looks for, however a folder beside it is named; ``None`` in the instructor's kit."""
+DEFAULT = KIT["assignment"] if KIT is not None else "transformer"
 """The assignment graded when none is named (on the command line, in the API or in a course configuration)."""
 
 
@@ -45,6 +71,21 @@ class Task:
 
 class AssignmentError(ValueError):
     """An assignment that cannot be found or is not well formed; the message says what was expected."""
+
+
+class KitError(AssignmentError):
+    """What a student kit cannot do: it holds the reference's answers, recorded, not the reference (``grader.kit``).
+    A message key and its parameters, said in the user's language by ``say``; ``str`` is the English sentence."""
+
+    def __init__(self, key, **params):
+        self.key = key
+        self.params = params
+        super().__init__(self.say("en"))
+
+    def say(self, lang="en"):
+        from grader.messages import text
+
+        return text(self.key, lang, **self.params)
 
 
 @dataclass(frozen=True)
@@ -109,9 +150,11 @@ class Assignment:
         names = [n for t in self.tasks for n in t.names]
         if len(set(names)) != len(names):
             raise AssignmentError(f"assignment {self.name!r}: a name is claimed by two tasks: {names}")
-        for root, what in ((self.reference, "reference"), (self.skeleton, "skeleton")):
-            if not Path(root).is_dir():
-                raise AssignmentError(f"assignment {self.name!r}: its {what} folder {str(root)!r} does not exist")
+        if not Path(self.skeleton).is_dir():
+            raise AssignmentError(
+                f"assignment {self.name!r}: its skeleton folder {str(self.skeleton)!r} does not exist"
+            )
+        # The reference folder may be absent: a student kit holds its answers instead (``load`` checks for them).
 
     # Derived tables (computed once per object).
     @functools.cached_property
@@ -148,6 +191,38 @@ class Assignment:
         unknown = [i for i in ids if i not in self.task_by_id]
         if unknown:
             raise ValueError(f"unknown task id(s) {', '.join(unknown)}; expected some of: {', '.join(self.task_ids)}")
+
+    # The reference, or in a student kit its recorded answers.
+    @functools.cached_property
+    def folder(self) -> Path | None:
+        """The folder of the package that defines this assignment (``None`` before ``load`` names it)."""
+        if not self.package:
+            return None
+        if Path(self.package).is_absolute():  # loaded from a folder (``load`` names it by its resolved path)
+            return Path(self.package)
+        spec = importlib.util.find_spec(self.package.partition(":")[0])
+        return Path(spec.origin).resolve().parent if spec is not None and spec.origin else None
+
+    @property
+    def has_reference(self) -> bool:
+        """The reference folder is here: the instructor's full kit. A student kit has none (``kit_bank``), and never
+        takes a folder of the reference's name for it (a student's own work named ``solution``): ``KIT``."""
+        return Path(self.reference).is_dir() and not (KIT is not None and KIT.get("name") == self.name)
+
+    @property
+    def kit_bank(self) -> Path | None:
+        """The answer bank of a student kit (``KIT_BANK`` in the package folder), which every grading uses where the
+        reference folder is absent; ``None`` where the reference is here, or no bank is."""
+        if self.has_reference or self.folder is None:
+            return None
+        path = self.folder / KIT_BANK
+        return path if path.is_file() else None
+
+    def require_reference(self, door: str) -> None:
+        """``KitError`` (``kit.needs_reference``) when the reference is not here: ``door`` (``"gradekit demo"``)
+        needs the instructor's full kit."""
+        if not self.has_reference:
+            raise KitError("kit.needs_reference", door=door)
 
     # What the modules hold (imported on first use).
     def import_checks(self) -> list:
@@ -226,6 +301,16 @@ def load(spec: str | Path | Assignment | None = None) -> Assignment:
         package = str(folder)
     if assignment.package != package:
         object.__setattr__(assignment, "package", package)
+        assignment.__dict__.pop("folder", None)
+    if not assignment.has_reference and assignment.kit_bank is None:
+        raise AssignmentError(
+            f"assignment {assignment.name!r}: its reference folder {str(assignment.reference)!r} does not exist, "
+            f"and it holds no answer bank ({KIT_BANK} in its package folder); expected the reference (the "
+            f"instructor's kit) or a student kit made by 'gradekit kit build'"
+        )
+    shipped = None if assignment.folder is None else assignment.folder / KIT_DOCS / Path(assignment.contract or "").name
+    if assignment.contract is not None and not Path(assignment.contract).is_file() and shipped and shipped.is_file():
+        object.__setattr__(assignment, "contract", shipped)  # a student kit carries the page in its package
     from grader import messages
 
     messages.register(assignment)

@@ -10,7 +10,7 @@ import shlex
 import shutil
 import sys
 
-from grader.assignment import DEFAULT
+from grader.assignment import DEFAULT, KitError
 from grader.messages import text
 
 HELP_TASKS = "comma-separated task ids to grade (default: all of the assignment's)"
@@ -206,6 +206,8 @@ def run_demo(argv):
 
     spec, argv = _take_option(argv, "--assignment")
     assignment = api.resolve_assignment(spec)
+    if assignment.demo:
+        assignment.require_reference("gradekit demo")
     demo = assignment.function(assignment.demo)
     if demo is None:
         raise api.UsageError(f"assignment {assignment.name!r} has no demo")
@@ -242,6 +244,7 @@ def _bank_parser(sub):
         metavar="FOLDER",
         help="record over these submission folders instead of the reference, the skeleton and the catalogue",
     )
+    b.add_argument("--lang", choices=("en", "zh"), default=None, help="language of what it says (default en)")
     return p
 
 
@@ -252,6 +255,7 @@ def cmd_bank(args):
     from grader import kit as bank
 
     assignment = api.resolve_assignment(args.assignment)
+    assignment.require_reference("gradekit bank build")
     profiles = ("quick", "full") if args.profile == "both" else (args.profile,)
 
     def progress(i, n, path, profile):
@@ -330,6 +334,8 @@ def main(argv=None):
         except api.UsageError as exc:
             print(f"gradekit: error: {exc}", file=sys.stderr)
             return 2
+        except KitError as exc:
+            return _kit_error(exc, _take_option(argv, "--lang")[0])
     server = None
     if argv[:1] == ["check"] and ("--sealed" in argv or "--isolated" in argv):
         # The worker's fork server imports torch on the other core while this process imports its own.
@@ -366,3 +372,19 @@ def main(argv=None):
 
         print(f"gradekit: error: {for_terminal(exc)}", file=sys.stderr)
         return 2
+    except KitError as exc:
+        return _kit_error(exc, getattr(args, "lang", None))
+
+
+def _kit_error(exc, lang):
+    """Say what a student kit cannot do (``KitError``), in ``lang``, else the course configuration's; status 2."""
+    if lang not in ("en", "zh"):
+        lang = None
+        try:
+            from grader.config import course_config
+
+            lang = getattr(course_config(None), "lang", None)
+        except ValueError:  # an unreadable course configuration: the message in English still says it all
+            pass
+    print(f"gradekit: error: {exc.say(lang or 'en')}", file=sys.stderr)
+    return 2

@@ -465,6 +465,8 @@ def _summary_lines(result, *, lang="en"):
                 lines += [("            " + n, None) for n in notes]
         lines += [("    " + _say("ui.banned", lang, **f), None) for f in task.banned]
     lines.append((score_line(result, lang), None))
+    if result.banked:
+        lines.append((text("kit.banked", lang), None))
     if result.output_dropped:
         lines.append((_say("note.output_dropped", lang, n=result.output_dropped), None))
     if result.passed and result.hidden_checks:

@@ -151,6 +151,9 @@ class GradeResult:
     jailed: bool = False
     """Whether that worker was jailed under a uid of its own, which needs the grader to run as root (docs:
     SEALED.md). A sealed grading by an ordinary user is not: the worker ran as that user."""
+    banked: bool = False
+    """Whether the reference's answers came from an answer bank (``--bank``, or a student kit, which holds no
+    reference): checks those answers cannot judge are skipped, and no mistake is named."""
     hidden_checks: int = 0
     """How many checks were hidden from this run by the course configuration."""
     allow_banned: bool = False

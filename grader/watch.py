@@ -206,6 +206,8 @@ class Watch:
             score = sum(self.results[t].score for t in self.task_ids if t in self.results)
             total = sum(self.results[t].max_score for t in self.task_ids if t in self.results)
             lines.append(f"{text('ui.score', lang)}: {score:g} / {total:g}   {text('watch.waiting', lang)}")
+            if self.last is not None and self.last.banked:
+                lines.append(text("kit.banked", lang))
         else:
             lines.append(text("watch.waiting", lang))
         return "\n".join(lines)

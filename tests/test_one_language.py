@@ -32,6 +32,7 @@ from grader.assignment import load
 from grader.batch import runner as batch_runner
 from grader.bugs.catalogue import Catalogue
 from grader.errors import SAY, SubmissionError, call_timed_out, said, sentence, time_used_up
+from grader.kit import record
 from grader.messages import CATALOGUES, is_phrase, render, text
 from grader.results import Message
 from grader.submission import intake
@@ -158,6 +159,10 @@ EXAMPLES = {
 """Edits whose failure says in words of the check's what the call was given (a list or a generator, the
 defaults) or what a default changed (the failure of the call with the default spelled out, a loss that differs):
 a phrase in the example or in the sentence's detail, said in the reader's language, as ``EDITS``."""
+BANKED = {"transformer": {"banked:sdpa.fill_zero": ("sdpa", "mha")}, "decoder_lm": {}}
+"""Mistakes graded against an answer bank recorded over the reference alone, as a student kit grades (``grader.kit``):
+the report says so, and checks are blocked by a task beneath or not graded for want of an answer; ``{which: the
+tasks graded}``."""
 SUBMISSIONS = [
     (a, which)
     for a in (TRANSFORMER, LM)
@@ -169,6 +174,7 @@ SUBMISSIONS = [
         *RETURNS[a.name],
         *PICTURES[a.name],
         *EXAMPLES[a.name],
+        *BANKED[a.name],
     )
 ]
 VIEWS = ("terminal", "html", "gradescope", "junit", "json")
@@ -226,8 +232,15 @@ def graded(tmp_path_factory):
     """{(assignment name, which): (result, the strings that are the run's data)}."""
     out = {}
     for a, which in SUBMISSIONS:
-        tasks = None
-        if which in ("solution", "skeleton"):
+        tasks, bank = None, None
+        if which in BANKED[a.name]:
+            tasks = BANKED[a.name][which]
+            bank = record(a, [a.reference], profiles=("quick",), tasks=tasks).save(
+                tmp_path_factory.mktemp("bank") / "b"
+            )
+            bug = Catalogue(a).by_id[which.split(":", 1)[1]]
+            path = Catalogue(a).write_mutant(bug, tmp_path_factory.mktemp("mutant") / "sub")
+        elif which in ("solution", "skeleton"):
             path = getattr(a, "reference" if which == "solution" else "skeleton")
         elif which in _edits(a):
             file, old, new, tasks = _edits(a)[which]
@@ -240,7 +253,10 @@ def graded(tmp_path_factory):
             bug = next(b for b in Catalogue(a).bugs if b.id == which)
             path = Catalogue(a).write_mutant(bug, tmp_path_factory.mktemp("mutant") / "sub")
         figures = which in FIGURES
-        result = api.check(path=path, assignment=a, profile="quick", lang="zh", tasks=tasks, figures=figures)
+        result = api.check(path=path, assignment=a, profile="quick", lang="zh", tasks=tasks, figures=figures, bank=bank)
+        if bank is not None:  # graded as a kit grades: said, and some checks blocked or not graded
+            notes = {n.key for t in result.tasks for c in t.checks for n in c.notes}
+            assert result.banked and {"note.blocked_by", "note.not_in_bank"} <= notes, (which, notes)
         if figures:  # a picture that could not be drawn says why
             errors = [v for f in result.figures.get("heatmaps", ()) for k, v in f.items() if k.endswith("error")]
             assert any(errors), which
@@ -250,7 +266,7 @@ def graded(tmp_path_factory):
             pass
         elif which in EXAMPLES[a.name]:  # the failure says what the call was given, or what differs, in words
             assert any(_worded(c) for t in result.tasks for c in t.checks), which
-        elif tasks:  # the edit fails a check that says what came back instead of a tensor
+        elif tasks and bank is None:  # the edit fails a check that says what came back instead of a tensor
             assert any(c.message and c.message.key == "fail.not_tensor" for t in result.tasks for c in t.checks), which
         out[(a.name, which)] = result, _data_of(a, result)
     return out

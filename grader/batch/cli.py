@@ -206,6 +206,7 @@ def closing_lines(result, lang):
 
 def cmd_gradescope_build(args):
     from grader.api import UsageError
+    from grader.assignment import KitError
     from grader.batch.gradescope_build import build
     from grader.messages import text
 
@@ -220,6 +221,8 @@ def cmd_gradescope_build(args):
             total_timeout=args.total_timeout,
             memory_mb=args.memory_mb,
         )
+    except KitError:  # a student kit: said in the user's language by the command line
+        raise
     except ValueError as exc:  # the configuration (ConfigError), the assignment (AssignmentError), a task id
         raise UsageError(str(exc)) from None
     print(text("batch.cli.built", "en", path=path, size=path.stat().st_size))

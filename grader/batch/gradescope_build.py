@@ -129,6 +129,7 @@ def build(
         memory_mb=memory_mb,
     )
     assignment = resolved.assignment
+    assignment.require_reference("gradekit gradescope build")  # the container grades with the reference
     if tasks:
         assignment.require_tasks(tasks)
     spec, shipped = _assignment_files(assignment)

@@ -12,7 +12,6 @@ this process from the grading and the instructor's review, once each (``grader.b
 
 import dataclasses
 import hashlib
-import importlib
 import json
 import os
 import queue
@@ -93,11 +92,8 @@ def assignment_folders(assignment):
 
 
 def package_folder(assignment):
-    """The folder of the package that defines ``assignment``."""
-    if Path(assignment.package).is_absolute():  # loaded from a folder (``load`` names it by its resolved path)
-        return Path(assignment.package)
-    module = importlib.import_module(assignment.package.partition(":")[0])
-    return Path(module.__file__).resolve().parent
+    """The folder of the package that defines ``assignment`` (``Assignment.folder``)."""
+    return assignment.folder
 
 
 def grader_fingerprint(assignment):
@@ -180,6 +176,7 @@ def batch(
         lang=lang,
     )
     assignment = settings.assignment
+    assignment.require_reference("gradekit batch")  # a final grade: the reference, never a kit's recorded answers
     if tasks:
         try:
             assignment.require_tasks(tasks)

@@ -6,7 +6,7 @@ ids, task ids and topics are checked when the command runs, and a wrong one is a
 
 import sys
 
-from grader.assignment import DEFAULT, AssignmentError, load
+from grader.assignment import DEFAULT, AssignmentError, KitError, load
 from grader.messages import text
 from grader.practice import render, session
 
@@ -94,6 +94,9 @@ def cmd_practice(args):
         return 0
     except session.PracticeError as exc:
         return _error(exc, lang, _commands(args, lang, root=args.dir))
+    except KitError as exc:
+        print("gradekit: " + text("practice.error", lang) + ": " + exc.say(lang), file=sys.stderr)
+        return 2
     except AssignmentError as exc:
         print(f"gradekit: {exc}", file=sys.stderr)
         return 2
@@ -161,9 +164,14 @@ def cmd_quiz(args):
     try:
         assignment = load(args.assignment)
         seed, questions = quiz.draw(assignment, n=args.n, seed=args.seed, topics=args.topic)
+    except KitError as exc:
+        print("gradekit: " + exc.say(lang), file=sys.stderr)
+        return 2
     except ValueError as exc:  # AssignmentError included
         print(f"gradekit: {exc}", file=sys.stderr)
         return 2
+    if not assignment.has_reference:  # a student kit: the questions its answers need the reference for are left out
+        print(text("kit.quiz_choice_only", lang))
     answers = None
     if args.answers is not None:
         replies = [a.strip() for a in args.answers.split(",")]

@@ -117,7 +117,10 @@ def draw(assignment, *, n=10, seed=None, topics=None):
     if seed is None:
         seed = random.randrange(10000)
     rng = random.Random(seed)
-    pool = [q for q in every if not topics or q.topic in topics]
+    # A numeric answer is computed from the reference: a student kit, which holds none, asks the others only.
+    pool = [q for q in every if (not topics or q.topic in topics) and (q.kind == "choice" or assignment.has_reference)]
+    if not pool:
+        assignment.require_reference("gradekit quiz")
     rng.shuffle(pool)
     if n:
         pool = pool[:n]

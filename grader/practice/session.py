@@ -154,6 +154,7 @@ def start(*, drill, assignment=None, minutes=None, dest=None, no_hints=False, la
     clock and record the attempt; returns ``Started``."""
     a = load(assignment)
     d = resolve_drill(drill, assignment=a)
+    a.require_reference("gradekit practice")  # a drill's workspace is the reference with the drilled names as stubs
     if minutes is None:
         minutes = d.minutes
     if not minutes > 0:

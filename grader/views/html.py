@@ -147,6 +147,7 @@ def context(result, *, lang="en", review=None):
                 if result.jailed
                 else t("ui.mode_unjailed"),
             ),
+            *([(t("kit.answers"), t("kit.answers_banked"))] if getattr(result, "banked", False) else []),
         ],
         "environment": [(k, _plain(v)) for k, v in env.items() if k != "when"],
         "score": _score(shown),

@@ -40,6 +40,7 @@ def to_data(result, *, lang="en"):
         "duration_s": result.duration_s,
         "sealed": result.sealed,
         "jailed": result.jailed,
+        "banked": getattr(result, "banked", False),
         "environment": result.environment,
         "hidden_checks": result.hidden_checks,
         "assignment": result.assignment,

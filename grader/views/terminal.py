@@ -199,6 +199,8 @@ def summary(result, *, lang="en", verbose=False, color=False):
     total = len(checks)
     lines.append("")
     lines.append(score_line(result, lang))
+    if getattr(result, "banked", False):
+        lines.append(text("kit.banked", lang))
     if getattr(result, "output_dropped", 0):
         lines.append(say("note.output_dropped", lang, n=result.output_dropped))
     unusable = (getattr(result, "environment", None) or {}).get("devices_unusable")
