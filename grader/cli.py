@@ -269,6 +269,109 @@ def cmd_bank(args):
     return 0
 
 
+def _kit_parser(sub):
+    p = sub.add_parser(
+        "kit",
+        help="student kits: the self-check without the reference, grading against the reference's recorded answers",
+    )
+    actions = p.add_subparsers(dest="action", required=True)
+    b = actions.add_parser(
+        "build",
+        help="write a student kit of one assignment (a wheel and a plain zip of the same files): no reference, "
+        "its answers recorded over the reference, the skeleton and every catalogued mistake",
+    )
+    b.add_argument("--assignment", default=None, help=HELP_ASSIGNMENT)
+    b.add_argument("--out", required=True, metavar="DIR", help="the folder to write the kit into")
+    b.add_argument(
+        "--profile",
+        choices=("quick", "full", "both"),
+        default="both",
+        help="the profiles students can grade in with the kit (default: both)",
+    )
+    b.add_argument("--tasks", type=_task_list, default=None, help=HELP_TASKS)
+    source = b.add_mutually_exclusive_group()
+    source.add_argument(
+        "--bank", metavar="FILE", default=None, help="use this answer bank (gradekit bank build) instead of recording"
+    )
+    source.add_argument(
+        "--folders",
+        nargs="*",
+        default=None,
+        metavar="FOLDER",
+        help="record over these submission folders instead of the reference, the skeleton and the catalogue",
+    )
+    b.add_argument("--lang", choices=("en", "zh"), default=None, help="language of what it says (default en)")
+    s = actions.add_parser(
+        "scan",
+        help="look for any reference's code, compiled Python or pickled data in kits (exit 1 when found)",
+    )
+    s.add_argument("paths", nargs="+", metavar="PATH", help="a .whl or .zip kit, or a folder holding kits")
+    s.add_argument(
+        "--assignment", default=None, help="also this assignment's reference (every built-in one is looked for)"
+    )
+    s.add_argument("--lang", choices=("en", "zh"), default=None, help="language of what it says (default en)")
+    return p
+
+
+def _megabytes(path):
+    return f"{path.stat().st_size / 1e6:.2f}"
+
+
+def cmd_kit(args):
+    from grader import api, kit
+
+    lang = args.lang or "en"
+    if args.action == "scan":
+        extra = [api.resolve_assignment(args.assignment)] if args.assignment else []
+        fingerprint = kit.Fingerprint.of(extra)
+        status = 0
+        for given in args.paths:
+            kits = kit.kits_in(given)
+            if not kits:
+                print(text("kit.cli.no_kits", lang, path=given), file=sys.stderr)
+                status = max(status, 2)
+            for path in kits:
+                files, findings = fingerprint.scan_archive(path)
+                if findings:
+                    status = max(status, 1)
+                    print(text("kit.cli.scan_found", lang, path=path, n=len(findings)))
+                    for finding in findings:
+                        print("  " + finding.say(lang))
+                else:
+                    print(text("kit.cli.scan_clean", lang, path=path, files=files))
+        return status
+    assignment = api.resolve_assignment(args.assignment)
+    profiles = ("quick", "full") if args.profile == "both" else (args.profile,)
+
+    def progress(i, n, path, profile):
+        print(text("kit.cli.recording", lang, i=i + 1, n=n, profile=profile, name=path.name), file=sys.stderr)
+
+    try:
+        built = kit.build(
+            assignment,
+            args.out,
+            profiles=profiles,
+            bank=args.bank,
+            folders=args.folders,
+            tasks=args.tasks,
+            progress=progress,
+        )
+    except kit.KitRefused as exc:
+        for finding in exc.findings:
+            print("  " + finding.say(lang), file=sys.stderr)
+        print("gradekit: " + text("kit.cli.refused", lang), file=sys.stderr)
+        return 1
+    except KitError:
+        raise
+    except ValueError as exc:  # a bank of another assignment, an assignment loaded from a folder
+        raise api.UsageError(str(exc)) from None
+    recorded = ", ".join(built.bank.meta.get("profiles") or ())
+    print(text("kit.cli.bank", lang, answers=len(built.bank), profiles=recorded))
+    for path in (built.wheel, built.zip):
+        print(text("kit.cli.built", lang, path=os.path.abspath(path), files=built.files, size=_megabytes(path)))
+    return 0
+
+
 # Sub-commands that live with their feature; each module has ``register(subparsers)`` setting ``func``.
 FEATURE_COMMANDS = ("grader.practice.cli", "grader.batch.cli", "grader.watch")
 
@@ -292,6 +395,7 @@ def build_parser(command=None):
     d.add_argument("rest", nargs=argparse.REMAINDER)
     d.set_defaults(func=cmd_demo)
     _bank_parser(sub).set_defaults(func=cmd_bank)
+    _kit_parser(sub).set_defaults(func=cmd_kit)
     for name in FEATURE_COMMANDS if command != "check" else ():
         if importlib.util.find_spec(name.rsplit(".", 1)[0]) is not None and importlib.util.find_spec(name):
             importlib.import_module(name).register(sub)

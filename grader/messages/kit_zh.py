@@ -1,10 +1,26 @@
 """学生工具包（``grader.kit``、``gradekit kit``）的中文消息：工具包只带有从参考实现记录下来的答案，不带参考实现。"""
 
 MESSAGES = {
+    "kit.readme": "## {title}：学生工具包\n\n作业 {assignment} 的自查工具（gradekit {version}），不带参考实现：它对照从参考实现记录下来的答案评分，每份报告都会注明这一点。用 pip 安装（pip install 加上这个 wheel 文件），或解压普通 zip 包后在其文件夹中运行 python -m grader。复制存根代码（{skeleton}），按照契约（{contract}）完成，然后用 gradekit check FOLDER 为你的副本评分。最终成绩由教师用完整工具包评定，它还会用这些答案之外的样例评分。",
     "kit.needs_reference": "{door} 需要参考实现，而这是学生工具包：它只带有从参考实现记录下来的答案，不带参考实现本身。请在教师的完整工具包中运行 {door}。",
     "kit.profile_not_recorded": "这个学生工具包只带有 {recorded} 档位的记录答案，没有 {profile} 档位的；请加上 --profile {first} 评分。",
     "kit.banked": "本次评分对照的是从参考实现记录下来的答案（学生工具包，不带参考实现）：这些答案无法判断的检查会被跳过，不扣分。最终成绩由教师用完整工具包评定。",
     "kit.answers": "答案",
     "kit.answers_banked": "从参考实现记录而来（学生工具包）",
     "kit.quiz_choice_only": "这个学生工具包不带参考实现，因此答案要由参考实现算出的题目已略去。",
+    "kit.cli.recording": "[{i}/{n}] 在 {name} 上记录 {profile} 档位的答案",
+    "kit.cli.bank": "答案库：{answers} 个答案，档位 {profiles}",
+    "kit.cli.built": "{path}：{files} 个文件，{size} MB",
+    "kit.cli.scan_clean": "{path}：没有发现参考实现（检查了 {files} 个文件）",
+    "kit.cli.scan_found": "{path}：发现 {n} 处问题：工具包不得带有参考实现、编译后的代码或序列化（pickle）数据",
+    "kit.cli.refused": "工具包没有写出：检查发现了工具包不得带有的内容（见上面列出的问题）",
+    "kit.cli.no_kits": "{path}：没有可检查的工具包（应为 .whl 或 .zip 文件，或含有这些文件的文件夹）",
+    "kit.finding.same_code": "{member}：{name} 就是参考实现的 {ref}",
+    "kit.finding.renamed": "{member}：{name} 就是参考实现的 {ref}，只是改了名字",
+    "kit.finding.line": "{member} 第 {line} 行：参考实现 {ref} 中的一行：{text}",
+    "kit.finding.packed": "{member}：压缩内容中含有参考实现 {ref} 中的一行：{text}",
+    "kit.finding.compiled": "{member}：编译后的 Python 代码",
+    "kit.finding.pickle": "{member}：序列化数据（pickle、torch.save 或 TorchScript）",
+    "kit.finding.suffix": "{member}：{suffix} 文件（编译后的代码、pickle 或保存的权重）",
+    "kit.finding.unreadable": "{member}：无法解析的 Python 代码，因此无法与参考实现比较（{detail}）",
 }
