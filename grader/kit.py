@@ -70,7 +70,12 @@ def record(assignment, paths, *, profiles=("quick", "full"), tasks=None, progres
         if progress is not None:
             progress(i, len(jobs), path, profile)
         api.check(path=path, assignment=assignment, profile=profile, tasks=tasks, diagnose=False, reference_cache=cache)
-    meta = {"assignment": assignment.name, "profiles": list(profiles), "gradings": len(jobs)}
+    meta = {
+        "assignment": assignment.name,
+        "profiles": list(profiles),
+        "tasks": list(tasks or ()),
+        "gradings": len(jobs),
+    }
     return Bank.of_cache(cache, meta)
 
 
@@ -368,7 +373,8 @@ def build(assignment, out, *, profiles=("quick", "full"), bank=None, folders=Non
 
     The answer bank: ``bank`` (a file made by ``gradekit bank build`` for this assignment, whatever its profiles),
     else recorded now over ``folders`` (default: ``catalogue_folders``) in ``profiles``, for ``tasks`` (default:
-    all); ``progress(i, n, path, profile)`` before each grading. What was written is scanned (``scan``): a finding
+    all; the kit grades the bank's tasks unless told others); ``progress(i, n, path, profile)`` before each
+    grading. What was written is scanned (``scan``): a finding
     removes it and raises ``KitRefused``. ``KitError`` without the reference; ``ValueError`` for a bank of another
     assignment or an assignment loaded from a folder."""
     assignment = load(assignment)
@@ -394,7 +400,6 @@ def build(assignment, out, *, profiles=("quick", "full"), bank=None, folders=Non
         "assignment": assignment.name if builtin else assignment.package,
         "name": assignment.name,
         "profiles": recorded.meta.get("profiles"),
-        "tasks": list(tasks) if tasks else None,
     }
     contents[f"grader/{KIT_MANIFEST}"] = (json.dumps(manifest, indent=2, sort_keys=True) + "\n").encode()
     contents = dict(sorted(contents.items()))

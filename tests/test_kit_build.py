@@ -399,6 +399,18 @@ def test_the_unzipped_kit_grades_against_its_answers_and_says_so(unzipped, tmp_p
     assert "--profile quick" in full.stderr and "quick" in full.stderr, full.stderr
 
 
+def test_a_kit_built_for_some_tasks_grades_those(tmp_path):
+    a = ASSIGNMENTS["transformer"]
+    built = kit.build(a, tmp_path / "kit", profiles=("quick",), folders=[a.reference], tasks=("masks",))
+    with zipfile.ZipFile(built.zip) as zf:
+        zf.extractall(tmp_path / "unzipped")
+    (folder,) = (tmp_path / "unzipped").iterdir()
+    out = _run(folder, "check", a.reference, "--profile", "quick", "--json", tmp_path / "r.json")
+    assert out.returncode == 0, out.stdout + out.stderr
+    data = json.loads((tmp_path / "r.json").read_text(encoding="utf-8"))
+    assert [t["id"] for t in data["tasks"]] == ["masks"] and data["score"] == data["max_score"]
+
+
 DOORS = [
     (("demo",), "gradekit demo", "en"),
     (("demo",), "gradekit demo", "zh"),
