@@ -4,7 +4,6 @@ behave as the part itself (values, gradients, random draws, devices, copies, sta
 reference's code, and a host must answer only what its variant gives, whatever a message says."""
 
 import copy
-import sys
 import types
 from pathlib import Path
 
@@ -517,72 +516,3 @@ def test_correct_styles_keep_full_marks_over_stand_ins(style):
         if any(n.key in ("note.not_isolated", "note.partly_isolated") for n in c.notes)
     }
     assert not lost and not fallen, (lost, fallen)
-
-
-_SIZED = """
-import torch
-from torch import nn
-
-
-class Sized(nn.Module):
-    def __init__(self, n, scratch=0):
-        super().__init__()
-        if scratch:
-            waste = torch.ones(scratch)  # room taken while it is built, given back before it is done
-            del waste
-        self.w = nn.Parameter(torch.randn(n))
-"""
-
-
-def _sized_host():
-    from grader.submission.standin import Host
-
-    module = types.ModuleType("sized")
-    exec(compile(_SIZED, "sized.py", "exec"), vars(module))  # noqa: S102 - the test's own part
-    host = Host([module], {"Sized"})
-    return module, StandIns(Loopback(host), host.surface).get("Sized")
-
-
-@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="RLIMIT_DATA and /proc/self/status")
-def test_a_part_is_built_once_under_a_cap_and_the_cap_is_lifted_after():
-    import resource
-
-    from grader.submission import standin
-
-    module, Sized = _sized_host()
-    limit = resource.getrlimit(resource.RLIMIT_DATA)
-    builds = []
-    real = module.Sized.__init__
-
-    def counted(self, *args, **kwargs):
-        builds.append(torch.get_default_device())
-        real(self, *args, **kwargs)
-
-    module.Sized.__init__ = counted
-    try:
-        torch.manual_seed(3)
-        theirs = Sized(5)
-        torch.manual_seed(3)
-        assert torch.equal(theirs.w.detach(), module.Sized(5).w.detach())  # the same draws as a part built here
-        assert [str(d) for d in builds] == ["cpu", "cpu"]  # once in the host (no meta measurement), once here
-        assert resource.getrlimit(resource.RLIMIT_DATA) == limit
-        cap = standin._DataCap(1 << 20)
-        assert cap.armed and cap.cap > 1 << 20
-    finally:
-        module.Sized.__init__ = real
-
-
-@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="RLIMIT_DATA and /proc/self/status")
-def test_a_part_that_needs_room_while_it_is_built_is_still_built_and_one_too_big_is_refused():
-    from grader.submission.standin import CAP_ROOM, MAX_STATE_BYTES
-
-    module, Sized = _sized_host()
-    floats = (MAX_STATE_BYTES + CAP_ROOM) // 4 + (64 << 20)  # more than the cap allows, for a moment
-    torch.manual_seed(4)
-    theirs = Sized(7, scratch=floats)  # fails under the cap, measured on meta, built again from the same draws
-    torch.manual_seed(4)
-    assert torch.equal(theirs.w.detach(), module.Sized(7).w.detach())
-    with pytest.raises(StandInError, match="more than"):
-        Sized(MAX_STATE_BYTES // 4 + 1000)  # just over: built under the cap, measured, refused
-    with pytest.raises(StandInError, match="more than"):
-        Sized(1 << 36)  # far over: the cap stops its first allocation, then the meta measurement refuses it

@@ -551,71 +551,6 @@ def _nbytes(t):
     return t.numel() * t.element_size()
 
 
-def _unique_tensors(module):
-    return itertools.chain(module.parameters(), module.buffers())
-
-
-def _size_key(cls, args, kwargs, env):
-    """What a construction's size depends on, where its arguments are plain (else ``None``: measured each time)."""
-    plain = all(v is None or type(v) in (bool, int, float, str) for v in (*args, *kwargs.values()))
-    env = env if isinstance(env, dict) else {}
-    return (cls, args, tuple(sorted(kwargs.items())), str(env.get("dtype"))) if plain else None
-
-
-def _remember_size(key):
-    if key is not None and len(_SIZES_SEEN) < 10_000:
-        _SIZES_SEEN.add(key)
-
-
-def _refuse_if_too_big(cls, size):
-    if size > MAX_STATE_BYTES:
-        raise StandInError(
-            f"the reference's {cls.__name__} with these arguments would hold {size} bytes of "
-            f"tensors, more than the {MAX_STATE_BYTES} that grading ever needs"
-        )
-
-
-def _on_cpu(env):
-    """Whether a construction in ``env`` puts its tensors in this process's memory (not a GPU's, not meta)."""
-    device = env.get("device") if isinstance(env, dict) else None
-    return device is None or device == "cpu" or (isinstance(device, str) and device.startswith("cpu"))
-
-
-CAP_ROOM = 64 << 20
-"""Room past ``MAX_STATE_BYTES`` under ``_DataCap`` for what a construction allocates besides its tensors."""
-
-
-class _DataCap:
-    """For the length of a ``with``: this process's data segment (``RLIMIT_DATA``: heap and private writable mappings,
-    which is where tensors on the CPU live) capped at what it holds now (``VmData``) plus ``extra`` bytes, so that an
-    allocation past it fails at once instead of growing the judge. ``armed`` is false where it cannot be set (not
-    Linux, or a limit already tighter), and nothing is capped."""
-
-    def __init__(self, extra):
-        self.armed = False
-        try:
-            import resource
-
-            self._resource = resource
-            self.old = resource.getrlimit(resource.RLIMIT_DATA)
-            with open("/proc/self/status", "rb") as f:
-                used = next(int(line.split()[1]) * 1024 for line in f if line.startswith(b"VmData:"))
-        except (ImportError, AttributeError, OSError, ValueError, StopIteration, IndexError):
-            return
-        infinity = resource.RLIM_INFINITY
-        self.cap = used + extra
-        soft, hard = self.old
-        self.armed = (hard == infinity or self.cap <= hard) and (soft == infinity or self.cap <= soft)
-
-    def __enter__(self):
-        self._resource.setrlimit(self._resource.RLIMIT_DATA, (self.cap, self.old[1]))
-        return self
-
-    def __exit__(self, *exc):
-        self._resource.setrlimit(self._resource.RLIMIT_DATA, self.old)
-        return False
-
-
 class _HostCache:
     """The host's copies of the worker's cached tensors (``_TensorCache``), by slot. What it keeps never changes: a
     call is given a copy, so that whatever the reference's code does to it, the next call that names the slot gets
@@ -990,16 +925,14 @@ class Host:
         if not isinstance(args, tuple) or not isinstance(kwargs, dict):
             raise StandInError("malformed arguments")
         env = body.get("env")
+        if op == "new" and issubclass(target, nn.Module):
+            self._check_size(target, args, kwargs, env)
         key = _construction_key(target.__name__, args, kwargs, env) if op == "new" else None
         if op == "vjp":
             return self._vjp(body, decoder, target, method, args, kwargs, env, first)
-        grad = False if body.get("autograd") else None
-        if op == "new" and issubclass(target, nn.Module):
-            result, after = self._construct(target, args, kwargs, env, grad)
-        else:
-            with _Environment(env, grad=grad):
-                result = _invoke(target, method, args, kwargs, op)
-                after = _rng_after()
+        with _Environment(env, grad=False if body.get("autograd") else None):
+            result = _invoke(target, method, args, kwargs, op)
+            after = _rng_after()
         reply = self._reply(decoder, result, after, first)
         if key is not None:
             try:
@@ -1041,40 +974,23 @@ class Host:
             raise StandInError(f"the reference's {type(target).__name__} has no method {str(method)[:40]!r}")
         return target, method
 
-    def _construct(self, cls, args, kwargs, env, grad):
-        """``(part, rng after)``: the reference's module ``cls`` built, or ``StandInError`` if its tensors would hold
-        more than ``MAX_STATE_BYTES``. Where the process's data segment can be capped (Linux, on the CPU), it is built
-        once under a cap of what it holds now plus ``MAX_STATE_BYTES`` and some room (``_DataCap``), then measured; a
-        build that fails under the cap is measured on the meta device first and built again, from the same random
-        state, as everywhere else. Either way the same parts are refused, and the judge never holds more than
-        ``MAX_STATE_BYTES + CAP_ROOM`` for one, only while it is measured."""
-        size_key = _size_key(cls, args, kwargs, env)
-        if size_key is None or size_key not in _SIZES_SEEN:
-            cap = _DataCap(MAX_STATE_BYTES + CAP_ROOM) if _on_cpu(env) else None
-            if cap is not None and cap.armed:
-                try:
-                    with cap, _Environment(env, grad=grad):
-                        built, after = cls(*args, **kwargs), _rng_after()
-                except Exception:  # noqa: BLE001 - out of room, or the part's own error: decided below, on meta
-                    built = None
-                if built is not None:
-                    _refuse_if_too_big(cls, sum(_nbytes(t) for t in _unique_tensors(built)))
-                    _remember_size(size_key)
-                    return built, after
-            self._check_size(cls, args, kwargs, env)
-        with _Environment(env, grad=grad):
-            return cls(*args, **kwargs), _rng_after()
-
     def _check_size(self, cls, args, kwargs, env):
         """Refuse a part whose tensors would not fit what grading needs (built on the meta device first, once for
         each class and plain arguments)."""
-        key = _size_key(cls, args, kwargs, env)
+        plain = all(v is None or type(v) in (bool, int, float, str) for v in (*args, *kwargs.values()))
+        key = (cls, args, tuple(sorted(kwargs.items())), str(env.get("dtype"))) if plain else None
         if key is not None and key in _SIZES_SEEN:
             return
         with _Environment(env, grad=False), torch.device("meta"):
             probe = cls(*args, **kwargs)
-        _refuse_if_too_big(cls, sum(_nbytes(t) for t in _unique_tensors(probe)))
-        _remember_size(key)
+        size = sum(_nbytes(t) for t in itertools.chain(probe.parameters(), probe.buffers()))
+        if size > MAX_STATE_BYTES:
+            raise StandInError(
+                f"the reference's {cls.__name__} with these arguments would hold {size} bytes of "
+                f"tensors, more than the {MAX_STATE_BYTES} that grading ever needs"
+            )
+        if key is not None and len(_SIZES_SEEN) < 10_000:
+            _SIZES_SEEN.add(key)
 
     def _encoder(self, decoder, first):
         known = {id(t): (i, decoder.versions[i]) for i, t in decoder.tensors.items()}
