@@ -261,12 +261,13 @@ def test_every_csv_the_batch_writes_is_checked(batch):
 
 
 def test_every_csv_writer_in_the_kit_is_checked():
-    """The kit writes CSV in gradebook.py and exports.py only (both checked above, both through ``text_cell``):
-    a CSV written anywhere else needs its own check."""
+    """The kit writes CSV for people in gradebook.py and exports.py only (both checked above, both through
+    ``text_cell``): a CSV written anywhere else needs its own check. kit.py writes a wheel's RECORD (read by pip,
+    never by a spreadsheet: the student kit's own file names, their hashes and sizes; tests/test_kit_build.py)."""
     root = Path(gradebook.__file__).resolve().parents[1]
     writers = sorted(
         p.relative_to(root).as_posix()
         for p in root.rglob("*.py")
         if re.search(r"csv\.(writer|DictWriter)\b|\bDictWriter\(", p.read_text(encoding="utf-8"))
     )
-    assert writers == ["batch/exports.py", "batch/gradebook.py"]
+    assert writers == ["batch/exports.py", "batch/gradebook.py", "kit.py"]
