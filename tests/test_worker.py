@@ -120,9 +120,10 @@ def _hostile_forward(self, query, key, value, mask=None):
         getattr(_F, "scaled_dot_" + "product_attention")(query, key, value)
     if mode == "env":
         raise RuntimeError(repr((sorted(_os.environ), _os.getcwd())))
-    if mode == "peek":
-        from grader.assignment import load as _load
-        return open(_load().reference / "attention.py").read()
+    if mode == "peek":  # the reference's file, where the kit's own layout puts it
+        import grader as _g
+        kit = _os.path.dirname(_os.path.dirname(_os.path.abspath(_g.__file__)))
+        return open(_os.path.join(kit, "solution", "attention.py")).read()
     if mode == "identity":
         raise RuntimeError(repr((_os.getuid(), _os.geteuid(), _os.getgid(), _os.getgroups())))
     if mode == "trespass":  # read the judge's secret, write into the judge's results: both must fail
