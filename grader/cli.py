@@ -218,6 +218,17 @@ def cmd_demo(args):
     return run_demo(args.rest)
 
 
+def _folders_argument(parser):
+    """``--folders``: what ``bank build`` and ``kit build`` record over instead of ``kit.catalogue_folders``."""
+    parser.add_argument(
+        "--folders",
+        nargs="*",
+        default=None,
+        metavar="FOLDER",
+        help="record over these submission folders instead of the reference, the skeleton and the catalogue",
+    )
+
+
 def _bank_parser(sub):
     p = sub.add_parser(
         "bank",
@@ -237,20 +248,12 @@ def _bank_parser(sub):
         default="both",
         help="the profiles whose questions the bank answers (default: both)",
     )
-    b.add_argument(
-        "--folders",
-        nargs="*",
-        default=None,
-        metavar="FOLDER",
-        help="record over these submission folders instead of the reference, the skeleton and the catalogue",
-    )
+    _folders_argument(b)
     b.add_argument("--lang", choices=("en", "zh"), default=None, help="language of what it says (default en)")
     return p
 
 
 def cmd_bank(args):
-    import tempfile
-
     from grader import api
     from grader import kit as bank
 
@@ -261,9 +264,7 @@ def cmd_bank(args):
     def progress(i, n, path, profile):
         print(f"[{i + 1}/{n}] {profile:<5} {path.name}", file=sys.stderr, flush=True)
 
-    with tempfile.TemporaryDirectory(prefix="gradekit-bank-") as work:
-        folders = args.folders if args.folders is not None else bank.catalogue_folders(assignment, work)
-        recorded = bank.record(assignment, folders, profiles=profiles, tasks=args.tasks, progress=progress)
+    recorded = bank.record(assignment, args.folders, profiles=profiles, tasks=args.tasks, progress=progress)
     written = recorded.save(args.out)
     print(f"{os.path.abspath(written)}: {len(recorded)} answers ({written.stat().st_size / 1e6:.1f} MB)")
     return 0
@@ -293,13 +294,7 @@ def _kit_parser(sub):
     source.add_argument(
         "--bank", metavar="FILE", default=None, help="use this answer bank (gradekit bank build) instead of recording"
     )
-    source.add_argument(
-        "--folders",
-        nargs="*",
-        default=None,
-        metavar="FOLDER",
-        help="record over these submission folders instead of the reference, the skeleton and the catalogue",
-    )
+    _folders_argument(source)
     b.add_argument("--lang", choices=("en", "zh"), default=None, help="language of what it says (default en)")
     s = actions.add_parser(
         "scan",

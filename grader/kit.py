@@ -58,10 +58,16 @@ PACKED_MAX = 1 << 30
 """The most bytes a compressed member is unpacked to for ``scan``."""
 
 
-def record(assignment, paths, *, profiles=("quick", "full"), tasks=None, progress=None):
+def record(assignment, paths=None, *, profiles=("quick", "full"), tasks=None, progress=None):
     """A ``Bank`` of the answers the reference gives when each submission folder of ``paths`` is graded in each
-    of ``profiles`` (in process: these are the instructor's own folders, such as the reference, the skeleton and
-    the catalogue's mistakes). ``progress(i, n, path, profile)`` is told before each grading."""
+    of ``profiles`` (in process: these are the instructor's own folders; ``None``: the reference, the skeleton and
+    the catalogue's mistakes, ``catalogue_folders``, written into a temporary folder for the length of it).
+    ``progress(i, n, path, profile)`` is told before each grading."""
+    if paths is None:
+        with tempfile.TemporaryDirectory(prefix="gradekit-bank-") as work:
+            return record(
+                assignment, catalogue_folders(assignment, work), profiles=profiles, tasks=tasks, progress=progress
+            )
     from grader import api
 
     cache = ReferenceCache(max_bytes=1 << 62)
@@ -388,9 +394,7 @@ def build(assignment, out, *, profiles=("quick", "full"), bank=None, folders=Non
                 f"{assignment.name!r}"
             )
     else:
-        with tempfile.TemporaryDirectory(prefix="gradekit-kit-") as work:
-            chosen = folders if folders is not None else catalogue_folders(assignment, work)
-            recorded = record(assignment, chosen, profiles=profiles, tasks=tasks, progress=progress)
+        recorded = record(assignment, folders, profiles=profiles, tasks=tasks, progress=progress)
     arc = "/".join(assignment.package.partition(":")[0].split("."))
     contents = {name: path.read_bytes() for name, path in files.items()}
     with tempfile.TemporaryDirectory(prefix="gradekit-kit-") as work:

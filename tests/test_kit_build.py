@@ -15,7 +15,6 @@ import csv
 import hashlib
 import io
 import json
-import os
 import pickle
 import py_compile
 import re
@@ -34,20 +33,11 @@ from grader.assignment import KIT_BANK, KIT_MANIFEST, load
 from grader.config import _tomllib
 from grader.messages import text
 from grader.submission.bank import Bank
+from tests.test_class_similarity import _drop_docstrings
+from tests.test_gradescope_install import _clean_env
 
 ROOT = Path(__file__).resolve().parent.parent
 ASSIGNMENTS = {"transformer": load("transformer"), "decoder_lm": load("decoder_lm")}
-
-
-def _clean_env(**extra):
-    """This process's environment without what would point Python at this checkout or venv."""
-    env = {
-        k: v
-        for k, v in os.environ.items()
-        if k not in ("PYTHONPATH", "PYTHONHOME", "VIRTUAL_ENV", "PYTHONSTARTUP", "PYTHONUSERBASE")
-    }
-    env.update(extra)
-    return env
 
 
 @pytest.fixture(scope="module")
@@ -238,15 +228,7 @@ class _Rename(ast.NodeTransformer):
 def _disguised(source):
     """``source`` with every function's local names changed, reformatted (``ast.unparse``), docstrings dropped."""
     tree = _Rename().visit(ast.parse(source))
-    for node in ast.walk(tree):
-        body = getattr(node, "body", None)
-        if (
-            isinstance(body, list)
-            and body
-            and isinstance(body[0], ast.Expr)
-            and isinstance(body[0].value, ast.Constant)
-        ):
-            node.body = body[1:] or [ast.Pass()]
+    _drop_docstrings(tree)
     return "# helpers\n" + ast.unparse(tree) + "\n"
 
 
