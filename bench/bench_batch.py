@@ -23,6 +23,8 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
+import speed  # noqa: E402 - bench/speed.py
+
 from grader import api  # noqa: E402
 from grader.assignment import load  # noqa: E402
 from grader.batch import runner  # noqa: E402
@@ -83,6 +85,7 @@ def main(argv=None):
     parser.add_argument("--profile", default="quick")
     parser.add_argument("--sample", type=int, default=4, help="submissions for the sealed grading's overhead")
     parser.add_argument("--rounds", type=int, default=3, help="alternated rounds for the sealed grading's overhead")
+    speed.add_argument(parser)
     args = parser.parse_args(argv)
     tasks = args.tasks.split(",")
     work = Path(tempfile.mkdtemp(prefix="gradekit-bench-"))
@@ -102,7 +105,16 @@ def main(argv=None):
                 f"-j {jobs}: {times[jobs]:7.1f} s  {60 * args.n / times[jobs]:6.1f} submissions/min  "
                 f"{cores:.2f} cores busy on average (graded {res.graded}; before: {before}; after: {load()})"
             )
-        print(f"parallel efficiency time_j1 / (2 * time_j2) = {times[1] / (2 * times[2]):.0%} (target >= 85%)")
+        efficiency = times[1] / (2 * times[2])
+        print(f"parallel efficiency time_j1 / (2 * time_j2) = {efficiency:.0%} (target >= 85%)")
+        speed.record(
+            "batch.efficiency",
+            f"batch, {args.n} submissions, {'every task' if len(tasks) == len(TASK_IDS) else args.tasks}, "
+            f"{args.profile}: `-j 2` vs `-j 1`",
+            f"{times[2]:.1f} s vs {times[1]:.1f} s: parallel efficiency {efficiency:.0%}",
+            ">= 85%",
+            efficiency >= 0.85,
+        )
         sample = sorted((work / "class").iterdir())[: args.sample]
         from grader.submission import forkserver
 
@@ -123,6 +135,14 @@ def main(argv=None):
             f"in-process check {cost[False]:.2f} s {_fmt(rounds[False])}, sealed check {cost[True]:.2f} s "
             f"{_fmt(rounds[True])}, overhead {cost[True] / cost[False]:.2f}x (target <= 1.3x); "
             f"batch -j 1 {times[1] / args.n:.2f} s; {load()}"
+        )
+        speed.record(
+            "batch.sealed_per_submission",
+            f"a sealed check against an in-process one, per submission (median of {args.rounds} alternated rounds "
+            f"over {len(sample)} submissions, {args.profile})",
+            f"{cost[True]:.2f} s vs {cost[False]:.2f} s: {cost[True] / cost[False]:.2f}x",
+            "<= 1.3x",
+            cost[True] / cost[False] <= 1.3,
         )
     finally:
         shutil.rmtree(work, ignore_errors=True)

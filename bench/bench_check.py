@@ -19,6 +19,8 @@ import tempfile
 import time
 from pathlib import Path
 
+import speed  # noqa: I001 - bench/speed.py, first: it notes the load average at the start
+
 from grader import api
 from grader.assignment import load
 from grader.bugs.catalogue import Catalogue, apply
@@ -43,6 +45,10 @@ def three_bug_submission(dest):
     return dest
 
 
+LAST_STANDINS = [0, 0.0]
+"""The stand-in calls of the last ``timed`` grading, and the seconds the judge spent answering them."""
+
+
 def timed(label, **kwargs):
     before = dict(standin.STATS)
     start = time.perf_counter()
@@ -50,6 +56,7 @@ def timed(label, **kwargs):
     seconds = time.perf_counter() - start
     calls = standin.STATS["messages"] - before["messages"]
     spent = standin.STATS["seconds"] - before["seconds"]
+    LAST_STANDINS[:] = [calls, spent]
     print(
         f"{label:<44} {seconds:6.1f} s   score {result.score:g}/{result.max_score:g}   stand-in calls {calls} "
         f"({spent:.2f} s computing the reference's parts)",
@@ -81,8 +88,10 @@ def main():
         help="the assignment whose reference is graded "
         "(default: transformer; the three-bug figure is the transformer's)",
     )
+    speed.add_argument(parser)
     args = parser.parse_args()
     name = args.assignment
+    label = {"transformer": "the Transformer", "decoder_lm": "the decoder LM"}.get(name, f"the {name}")
     root = load(name).reference
     print(f"cores {os.cpu_count()}, load average {os.getloadavg()[0]:.2f} at start; assignment {name}")
     timed(
@@ -99,6 +108,13 @@ def main():
             buggy = three_bug_submission(Path(tmp) / "three_bugs")
             bugs_full = timed("check three-bug submission --profile full", path=buggy, profile="full")
         print(f"three bugs / solution (full): {bugs_full / full:.2f}x   (target <= 1.5x)")
+        speed.record(
+            "check.three_bugs",
+            "a submission with three bugs, full profile, against the solution (diagnosis runs only on failures)",
+            f"{bugs_full / full:.2f}x",
+            "<= 1.5x",
+            bugs_full / full <= 1.5,
+        )
     if not args.skip_sealed:
         from grader.submission import forkserver
 
@@ -113,10 +129,18 @@ def main():
         sealed_full = timed(
             "check solution --profile full --sealed", path=root, assignment=name, profile="full", sealed=True
         )
+        calls, spent = LAST_STANDINS
         print(
             f"sealed / in-process (full, in one process, fork server warm): {sealed_full / full:.2f}x   "
             "(target <= 1.15x)"
         )
+        speed.record(
+            f"check.standin_calls.{name}",
+            f"{label}: stand-in calls in a full `--sealed` grading, and the judges' time computing the reference's "
+            "parts for them",
+            f"{calls:,} calls, {spent:.1f} s",
+        )
+        in_one = f"{sealed_full / full:.2f}x"
         if judges > 1:
             one = timed(
                 "check solution --profile full --sealed, one judge",
@@ -127,6 +151,15 @@ def main():
                 shards=1,
             )
             print(f"the same with one judge: {one / full:.2f}x")
+            in_one += f" ({one / full:.2f}x)"
+        speed.record(
+            f"check.sealed_in_process.{name}",
+            f"{label}: `--profile full --sealed` against in-process, in one process (fork server warm, as in a batch "
+            f"judge), {judges} judge(s)" + ("; in brackets, one judge" if judges > 1 else ""),
+            in_one,
+            "<= 1.15x",
+            sealed_full / full <= 1.15,
+        )
         runs = {False: [], True: []}
         for _ in range(args.repeat):  # alternated, so that a change in the machine's speed hits both alike
             for sealed in (False, True):
@@ -137,6 +170,22 @@ def main():
             f"{_fmt(runs[False])}; --sealed {sealed_cmd:.1f} s {_fmt(runs[True])}"
         )
         print(f"sealed / in-process (whole command): {sealed_cmd / plain:.2f}x   (target <= 1.15x)")
+        speed.record(
+            f"check.sealed_whole.{name}",
+            f"{label}: whole command `gradekit check solution` (full), in process vs `--sealed` ({judges} judge(s)), "
+            f"median of {args.repeat} alternated runs",
+            f"{plain:.1f} s vs {sealed_cmd:.1f} s: {sealed_cmd / plain:.2f}x",
+            "<= 1.15x",
+            sealed_cmd / plain <= 1.15,
+        )
+    for profile, seconds, target in (("quick", quick, 8), ("full", full, 30)):
+        speed.record(
+            f"check.{profile}.{name}",
+            f"{label}: `check solution --profile {profile}`, in the grader's process, after imports",
+            f"{seconds:.1f} s",
+            f"<= {target} s",
+            seconds <= target,
+        )
     print(
         f"targets: quick {quick:.1f} s (<= 8 s), full {full:.1f} s (<= 30 s); "
         f"load average {os.getloadavg()[0]:.2f} at end"

@@ -139,3 +139,51 @@ def test_every_relative_link_resolves(page):
         elif anchor and file.suffix != ".md":
             broken.append(f"{target}: an anchor into a file that is not Markdown")
     assert not broken, f"{page.relative_to(ROOT)} has broken links:\n  " + "\n  ".join(broken)
+
+
+def _speed():
+    import importlib.util
+
+    spec = importlib.util.spec_from_file_location("bench_speed", ROOT / "bench" / "speed.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def test_the_speed_page_is_what_the_bench_scripts_wrote():
+    """docs/SPEED.md is rendered from docs/speed.json (bench/speed.py), never edited by hand; every row names the bench
+    script that measured it, and that script exists."""
+    speed = _speed()
+    rows = speed.load_rows(speed.DATA)
+    assert (ROOT / "docs" / "SPEED.md").read_text(encoding="utf-8") == speed.render(rows), (
+        "docs/SPEED.md differs from what bench/speed.py renders from docs/speed.json: run the bench script of the "
+        "row instead of editing the page"
+    )
+    for key, row in rows.items():
+        assert set(row) == set(speed.FIELDS), key
+        if row["command"].startswith("python "):
+            script = row["command"].split(" ")[1]
+            assert (ROOT / script).is_file(), f"{key}: {script} does not exist"
+
+
+def test_a_bench_script_records_its_figure_where_it_is_told(tmp_path, monkeypatch):
+    speed = _speed()
+    data = tmp_path / "speed.json"
+    monkeypatch.setenv("GRADEKIT_SPEED_FILE", str(data))
+    monkeypatch.setattr("sys.argv", ["bench/bench_x.py", "--n", "3"])
+    speed.record("x.first", "a figure", "1.0 s", "<= 2 s", True)
+    speed.record("x.second", "another | with a bar", "3", "", None)
+    speed.record("x.first", "a figure", "2.5 s", "<= 2 s", False)  # a new value replaces the row, in its place
+    rows = speed.load_rows(data)
+    assert list(rows) == ["x.first", "x.second"]
+    assert rows["x.first"]["value"] == "2.5 s" and rows["x.first"]["met"] is False
+    assert rows["x.first"]["command"].endswith("bench_x.py --n 3")
+    page = (tmp_path / "SPEED.md").read_text(encoding="utf-8")
+    assert "| a figure | 2.5 s | <= 2 s (not met) |" in page
+    assert "another \\| with a bar" in page
+    monkeypatch.setattr("sys.argv", ["bench/bench_x.py", "--no-record"])
+    speed.record("x.third", "not written", "0", "", None)
+    assert "x.third" not in speed.load_rows(data)
+    monkeypatch.setenv("GRADEKIT_SPEED_FILE", "")
+    speed.record("x.fourth", "nowhere", "0", "", None)
+    assert speed.data_path() is None and "x.fourth" not in speed.load_rows(data)
