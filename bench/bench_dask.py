@@ -22,6 +22,7 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "bench"))
 
+import speed  # noqa: E402 - bench/speed.py
 from bench_batch import TASK_IDS, make_class  # noqa: E402
 from bench_batch import load as load_average  # noqa: E402
 
@@ -46,6 +47,7 @@ def main(argv=None):
     parser.add_argument("--n", type=int, default=40)
     parser.add_argument("--tasks", default=",".join(TASK_IDS), help="default: every task")
     parser.add_argument("--profile", default="quick")
+    speed.add_argument(parser)
     args = parser.parse_args(argv)
     tasks = args.tasks.split(",")
     work = Path(tempfile.mkdtemp(prefix="gradekit-bench-dask-"))
@@ -85,6 +87,27 @@ def main(argv=None):
             f"per core: local:1 {3600 * args.n / dask1:.0f} submissions/hour, local:2 "
             f"{3600 * args.n / (2 * dask2):.0f} submissions/hour/core; the three gradebooks "
             f"{'are identical' if same else 'DIFFER'}; {load_average()}"
+        )
+        what = f"{args.n} submissions, {'every task' if len(tasks) == len(TASK_IDS) else args.tasks}, {args.profile}"
+        speed.record(
+            "dask.vs_batch",
+            f"Dask `local:2` against the local batch `-j 2`, {what}",
+            f"{dask2:.1f} s vs {local:.1f} s: {local / dask2:.0%} of its throughput; the gradebooks "
+            + ("identical" if same else "DIFFER"),
+            ">= 90%, the same gradebook",
+            local / dask2 >= 0.9 and same,
+        )
+        speed.record(
+            "dask.scaling",
+            "Dask scaling, `local:1` to `local:2`",
+            f"{dask1:.1f} s to {dask2:.1f} s: {dask1 / (2 * dask2):.0%}",
+            ">= 85%",
+            dask1 / (2 * dask2) >= 0.85,
+        )
+        speed.record(
+            "dask.hourly",
+            f"Dask submissions an hour a core ({args.profile})",
+            f"{3600 * args.n / (2 * dask2):,.0f}-{3600 * args.n / dask1:,.0f}",
         )
     finally:
         shutil.rmtree(work, ignore_errors=True)

@@ -27,6 +27,8 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
+import speed  # noqa: E402 - bench/speed.py
+
 from grader import api  # noqa: E402
 from grader.assignment import load  # noqa: E402
 
@@ -85,6 +87,7 @@ def main(argv=None):
     ap.add_argument("--details", action="store_true")
     ap.add_argument("--only", default="")
     ap.add_argument("--timing", type=int, default=12, help="cases whose grade is also timed without diagnosis")
+    speed.add_argument(ap)
     args = ap.parse_args(argv)
     cases = json.loads((DATA / "labels.json").read_text(encoding="utf-8"))
     if args.only:
@@ -112,11 +115,21 @@ def main(argv=None):
     print(f"named right: {counts['right']}/{n} = {100 * counts['right'] / max(n, 1):.1f}%")
     print(f"wrong names: {counts['wrong']}/{named_any} named = {100 * counts['wrong'] / max(named_any, 1):.1f}%")
     print(f"unnamed: {counts['unnamed']}/{n}")
+    if not args.only:
+        speed.record(
+            "diagnosis.blind",
+            f"diagnosis of {n} blind mistakes (`tests/blind_bugs`), quick",
+            f"{counts['right']} named right, {counts['wrong']} wrong, {counts['unnamed']} unnamed",
+            "0 wrong, >= 90% named right",
+            counts["wrong"] == 0 and counts["right"] >= 0.9 * n,
+        )
     if without_d:
         print(
             f"time with diagnosis / without, first {min(args.timing, n)} cases: {with_d:.1f} s / {without_d:.1f} s "
             f"= {with_d / without_d:.2f}x"
         )
+        if not args.only:
+            speed.record("diagnosis.cost", "grading with diagnosis against without", f"{with_d / without_d:.2f}x")
 
 
 if __name__ == "__main__":

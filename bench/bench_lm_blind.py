@@ -24,6 +24,8 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
+import speed  # noqa: E402 - bench/speed.py
+
 from grader import api  # noqa: E402
 
 DATA = ROOT / "tests" / "blind_lm"
@@ -65,8 +67,10 @@ def main(argv=None):
     parser.add_argument("--profile", default="quick", choices=("quick", "full"))
     parser.add_argument("--only", default=None, help="comma-separated case keys")
     parser.add_argument("--details", action="store_true")
+    speed.add_argument(parser)
     args = parser.parse_args(argv)
     started = time.perf_counter()
+    correct_line = ""
     cases = json.loads((DATA / "bugs" / "cases.json").read_text(encoding="utf-8"))
     labels_file = DATA / "bugs" / "labels.json"
     labels = json.loads(labels_file.read_text(encoding="utf-8")) if labels_file.is_file() else {}
@@ -85,10 +89,11 @@ def main(argv=None):
                 f"correct {folder.parent.name}/{folder.name}: {result.score:g}/{result.max_score:g}"
                 + ("" if full else f"  FALSE FAIL: {', '.join(failing)}")
             )
-        print(
+        correct_line = (
             f"correct submissions: {len(correct) + len(bases) - false_fails}/{len(correct) + len(bases)} "
             f"full marks ({false_fails} false fails)"
         )
+        print(correct_line)
     caught = 0
     tally = {"right": 0, "wrong": 0, "unnamed": 0}
     with tempfile.TemporaryDirectory() as tmp:
@@ -108,7 +113,18 @@ def main(argv=None):
     print(f"cases: {caught}/{len(cases)} caught ({len(cases) - caught} false passes)")
     if any(tally.values()):
         print(f"labelled cases: named right {tally['right']}, wrong name {tally['wrong']}, unnamed {tally['unnamed']}")
-    print(f"time: {time.perf_counter() - started:.0f} s")
+    seconds = time.perf_counter() - started
+    print(f"time: {seconds:.0f} s")
+    if not args.only:
+        speed.record(
+            "lm_blind.verdicts",
+            f"the decoder-only LM's blind corpus (`tests/blind_lm`), {args.profile}",
+            f"{correct_line}; {caught}/{len(cases)} mistakes caught; labelled: named right {tally['right']}, "
+            f"wrong name {tally['wrong']}, unnamed {tally['unnamed']}",
+            "no false fail, no false pass, no wrong name",
+            "(0 false fails)" in correct_line and caught == len(cases) and tally["wrong"] == 0,
+        )
+        speed.record("lm_blind.time", "the same corpus's running time", f"{seconds:.0f} s")
 
 
 if __name__ == "__main__":

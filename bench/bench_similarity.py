@@ -24,6 +24,8 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
+import speed  # noqa: E402 - bench/speed.py
+
 from grader.assignment import load  # noqa: E402
 from grader.batch import classsim  # noqa: E402
 from tests.test_class_similarity import BASES, DISGUISES, _sources, _write  # noqa: E402
@@ -98,6 +100,7 @@ def main(argv=None):
     parser.add_argument("--planted", type=int, default=20)
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--common-share", type=float, default=classsim.COMMON_SHARE)
+    speed.add_argument(parser)
     args = parser.parse_args(argv)
     with tempfile.TemporaryDirectory(prefix="bench-sim-") as tmp:
         t0 = time.perf_counter()
@@ -145,6 +148,16 @@ def main(argv=None):
             f"{flagged_shares[0]:.0%}), a random pair {shares[len(shares) // 2]:.0%} (median; 99th percentile "
             f"{shares[int(0.99 * len(shares))]:.0%}))"
         )
+    caught = sum(1 for *_, s in found if s is not None)
+    speed.record(
+        "similarity.class",
+        f"class-wide similarity of {len(entries):,} submissions ({lines / len(entries):.0f} lines each, "
+        f"{len(found)} disguised copies planted)",
+        f"{t3 - t1:.1f} s (fingerprints {t2 - t1:.1f} s, comparison {t3 - t2:.1f} s; peak memory {peak} MB); "
+        f"{caught}/{len(found)} planted copies found",
+        "< 60 s, every planted copy found",
+        t3 - t1 < 60 and caught == len(found),
+    )
     return 0 if all(s is not None for *_, s in found) else 1
 
 

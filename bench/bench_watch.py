@@ -27,6 +27,8 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
+import speed  # noqa: E402 - bench/speed.py
+
 from grader import api  # noqa: E402
 from grader.options import CheckOptions  # noqa: E402
 from grader.watch import Watch  # noqa: E402
@@ -94,6 +96,15 @@ def watch_latency(rounds):
             f"save -> redrawn sdpa verdict, {label}: median {statistics.median(t):.2f} s "
             f"(min {min(t):.2f}, max {max(t):.2f}, n={len(t)})   (target < 1 s)"
         )
+        speed.record(
+            f"watch.{kind}",
+            "`gradekit watch`: saving a one-line bug in `attention.py` to the redrawn `sdpa` verdict (quick)"
+            if kind == "bug"
+            else "`gradekit watch`: the same for its fix",
+            f"median {statistics.median(t):.2f} s (min {min(t):.2f}, max {max(t):.2f}, n={len(t)})",
+            "< 1 s",
+            statistics.median(t) < 1,
+        )
 
 
 def timed_command(args):
@@ -135,6 +146,21 @@ def quick_vs_import(repeat):
         f"  for scale: a cold `import torch` building one optimizer (torch imports torch._dynamo and sympy then): "
         f"{o:.2f} s ({o / t:.1f}x)"
     )
+    speed.record(
+        "watch.cold_command",
+        'the command `gradekit check solution --profile quick` against a cold `python -c "import torch"`',
+        f"{c:.2f} s: {c / t:.2f}x (CPU time {cpu['command'] / cpu['torch']:.2f}x)",
+        "<= 3x",
+        c / t <= 3,
+    )
+    speed.record(
+        "watch.warm_quick",
+        "the quick profile in a warm process (watch, pytest) against a cold `import torch`",
+        f"{w / t:.1f}x",
+    )
+    speed.record(
+        "watch.optimizer_import", "a cold `import torch` that builds one optimizer, against a bare one", f"{o / t:.1f}x"
+    )
     print(
         f"  CPU time (user + system): import torch {cpu['torch']:.2f} s, with an optimizer {cpu['optimizer']:.2f} s "
         f"({cpu['optimizer'] / cpu['torch']:.2f}x), the command {cpu['command']:.2f} s "
@@ -146,6 +172,7 @@ def main():
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--rounds", type=int, default=7)
     parser.add_argument("--repeat", type=int, default=5)
+    speed.add_argument(parser)
     args = parser.parse_args()
     print(f"cores {os.cpu_count()}, load average {os.getloadavg()[0]:.2f} at start", flush=True)
     watch_latency(args.rounds)

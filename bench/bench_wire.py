@@ -13,6 +13,7 @@ import argparse
 import os
 import time
 
+import speed  # noqa: E402 - bench/speed.py
 import torch
 
 from grader import api
@@ -45,6 +46,7 @@ def main():
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--repeat", type=int, default=5, help="replays; the best is printed (default 5)")
     parser.add_argument("--assignment", default=load().name)
+    speed.add_argument(parser)
     args = parser.parse_args()
     print(f"cores {os.cpu_count()}, load average {os.getloadavg()[0]:.2f} at start; assignment {args.assignment}")
     blobs = record(args.assignment)
@@ -64,6 +66,12 @@ def main():
     print(
         f"{len(blobs)} messages ({sum(map(len, blobs)) / 1e6:.1f} MB): decode {decode:.3f} s, encode {encode:.3f} s "
         f"(best of {args.repeat}); load average {os.getloadavg()[0]:.2f} at end"
+    )
+    speed.record(
+        "wire.replay" if args.assignment == "transformer" else f"wire.replay.{args.assignment}",
+        f"the wire format alone over one full {args.assignment} grading's stand-in messages "
+        f"({len(blobs):,}, {sum(map(len, blobs)) / 1e6:.0f} MB), replayed, best of {args.repeat}: decode, encode",
+        f"{decode:.3f} s, {encode:.3f} s",
     )
 
 

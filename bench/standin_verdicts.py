@@ -23,6 +23,8 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "bench"))
 
+import speed  # noqa: E402 - bench/speed.py
+
 from grader import api  # noqa: E402
 from grader.assignment import load  # noqa: E402
 from grader.bugs.catalogue import Catalogue  # noqa: E402
@@ -68,6 +70,7 @@ def main():
     parser.add_argument("--which", choices=("catalogue", "blind", "all"), default="all")
     parser.add_argument("--shard", type=int, default=0)
     parser.add_argument("--shards", type=int, default=1)
+    speed.add_argument(parser)
     args = parser.parse_args()
     diffs = checks = n = 0
     start = time.time()
@@ -85,6 +88,14 @@ def main():
                 print("DIFF", kind, name, key, check, parts.get(check), standins.get(check), flush=True)
         print(f"case {n} {name} {key}: {len(parts)} checks", flush=True)
     print(f"shard {args.shard}: {n} cases, {checks} checks, {diffs} differ, {time.time() - start:.0f} s", flush=True)
+    if args.shards == 1 and args.which == "all":  # a shard's figure is part of one: the whole run is recorded
+        speed.record(
+            "standin.verdicts",
+            "verdicts over stand-ins against over the reference's parts (every catalogued mistake and blind bug)",
+            f"{n} cases, {checks:,} checks: {'none differs' if not diffs else f'{diffs} differ'}",
+            "none differs",
+            diffs == 0,
+        )
 
 
 if __name__ == "__main__":
