@@ -1,4 +1,4 @@
-"""The blind corpus (issue 12): correct submissions written from the contract alone, by writers who never saw the
+"""The blind corpus: correct submissions written from the contract alone, by writers who never saw the
 reference, the grader or these tests, each in a style of its own (tests/blind/correct/*/STYLE.md), and single
 deviations of them, each a realistic departure from the contract (tests/blind/deviations/*/README.md).
 

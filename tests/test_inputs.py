@@ -39,7 +39,7 @@ def test_unknown_task_is_a_usage_error(capsys):
 
 
 def test_empty_folder_is_said_to_be_empty_once(tmp_path):
-    """No .py file at all: one sentence, not a missing-file error per contract file and per check (issue 15)."""
+    """No .py file at all: one sentence, not a missing-file error per contract file and per check."""
     (tmp_path / "notes.txt").write_text("not python")
     (tmp_path / "data.bin").write_bytes(b"\x00\xff")
     with pytest.raises(api.UsageError, match="is an empty submission: it holds no .py file"):

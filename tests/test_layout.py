@@ -187,3 +187,23 @@ def test_a_bench_script_records_its_figure_where_it_is_told(tmp_path, monkeypatc
     monkeypatch.setenv("GRADEKIT_SPEED_FILE", "")
     speed.record("x.fourth", "nowhere", "0", "", None)
     assert speed.data_path() is None and "x.fourth" not in speed.load_rows(data)
+
+
+def test_no_file_names_an_issue_number():
+    """The repository has no issue tracker: its code, tests and pages name no issue numbers (history goes in commit
+    messages)."""
+    pattern = re.compile(r"\b[Ii]ssues? #?\d+|\(#\d+\)")
+    found = []
+    for folder in ("grader", "assignments", "tests", "bench", "scripts", "docs", "skeleton", "solution", "notebooks"):
+        for path in sorted((ROOT / folder).rglob("*")):
+            if (
+                path.suffix not in (".py", ".md", ".txt", ".toml", ".html", ".j2", ".sh", ".json", "")
+                or not path.is_file()
+            ):
+                continue
+            if ".venv" in path.parts or "__pycache__" in path.parts:
+                continue
+            text = path.read_text(encoding="utf-8", errors="replace")
+            found += [f"{path.relative_to(ROOT)}: {m.group(0)}" for m in pattern.finditer(text)]
+    found += [f"README.md: {m.group(0)}" for m in pattern.finditer(README.read_text(encoding="utf-8"))]
+    assert not found, found

@@ -1,4 +1,4 @@
-"""The decoder-only LM's checks for sampling, the optimiser and training (issue 17), graded end to end.
+"""The decoder-only LM's checks for sampling, the optimiser and training, graded end to end.
 
 The reference gets full marks on these tasks and the skeleton 0 with every task "not implemented yet"; each
 plausible mistake (an edit of a copy of the reference) loses points in its own task; correct implementations

@@ -1,6 +1,6 @@
 """The second assignment through every door the first one has: the CLI (named with --assignment or by the course
-configuration), batch, the Gradescope autograder and the pytest plugin, unchanged (issue 17's "batch, Gradescope
-build, the plugin and the report work unchanged"). Submissions are the blind corpus's (written elsewhere), so
+configuration), batch, the Gradescope autograder and the pytest plugin, unchanged (batch, Gradescope
+build, the plugin and the report work as for the first). Submissions are the blind corpus's (written elsewhere), so
 that the batch does not flag a copy of the reference."""
 
 import csv

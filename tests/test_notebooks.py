@@ -1,4 +1,4 @@
-"""Notebooks (issue 19): an ``.ipynb`` graded as the contract's modules, checks from inside a running kernel, and
+"""Notebooks: an ``.ipynb`` graded as the contract's modules, checks from inside a running kernel, and
 the starter notebook generated from ``skeleton/``.
 
 The notebooks' code is the contract written by hand in ``tests/submissions/alt_functional`` (never the

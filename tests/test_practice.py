@@ -484,7 +484,7 @@ def test_another_assignment_has_its_own_drills_and_quiz(tmp_path, capsys):
     assert code == 2 and "unknown topic(s) attention; expected some of: arith" in err
 
 
-# -- issue 14: no hint leaks, honest history, saved quizzes, Chinese task text, workspaces outside the clone -----
+# -- no hint leaks, honest history, saved quizzes, Chinese task text, workspaces outside the clone -----
 
 
 def gradekit_line(capsys, line):

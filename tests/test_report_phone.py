@@ -1,4 +1,4 @@
-"""The HTML report on a phone (390 px) and what its pictures say (issue 14).
+"""The HTML report on a phone (390 px) and what its pictures say.
 
 Every picture and its legend fit a phone's screen with legible labels, reproduce commands can be read
 and copied whole, a boolean mismatch map has a two-colour legend, the attention picture draws the

@@ -1,4 +1,4 @@
-"""Banned APIs by every route (issue 11, class 2).
+"""Banned APIs by every route.
 
 The runtime guard watches PyTorch's dispatcher, not names: whatever route a submission takes to layer norm,
 fused attention or multi-head attention (a private entry point, ``torch.ops.aten``, the original function

@@ -1,4 +1,4 @@
-"""Links, special files and names (issue 11, classes 3 and 7).
+"""Links, special files and names.
 
 The judge reads a submission only through a snapshot made once, with ``lstat`` and ``O_NOFOLLOW``:
 regular files are copied; symbolic links (even to a file inside the folder), devices, FIFOs, sockets,

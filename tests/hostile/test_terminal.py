@@ -1,4 +1,4 @@
-"""The terminal (issue 11, class 9) and text that must stay valid (class 7).
+"""The terminal, and text that must stay valid.
 
 Control characters from a submission never reach the terminal raw: escape codes in exception text
 cannot clear the screen or draw a fake "140/140 All checks passed" above the real result. The
