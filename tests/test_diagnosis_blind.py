@@ -1,12 +1,16 @@
-"""Diagnoses that hold on mistakes written by others (issue 13): the blind bug set in tests/blind_bugs.
+"""Diagnoses that hold on mistakes written by others: the blind bug set in tests/blind_bugs.
 
 96 buggy submissions, each one file of an independent writer's correct implementation with one mistake written
 from a plain description; the writers never saw the catalogue, grader/bugs/ or the reference. Each is labelled
 with the catalogue id a teacher would name ("none" where the catalogue has no such bug). A wrong name sends a
 student to fix code that is right, so no case may be given a name other than its label; the share named right
-is measured by bench/bench_diagnosis.py (not asserted here, beyond the cases the issue lists).
+is measured by bench/bench_diagnosis.py (not asserted here, beyond the cases listed below).
+
+Each case is graded once per session (``_graded``), and its verdicts (scores and names) are compared exactly with
+``tests/golden/blind_bugs.json`` (``tests/golden.py``): a change in any of them shows as a diff in review.
 """
 
+import functools
 import json
 import shutil
 import sys
@@ -17,18 +21,39 @@ import pytest
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "bench"))
 
-from bench_diagnosis import DATA, grade_case, named, verdict  # noqa: E402
+from bench_diagnosis import DATA, named, verdict  # noqa: E402
+from bench_diagnosis import grade_case as _grade_case  # noqa: E402
+
+from tests import golden  # noqa: E402
 
 CASES = json.loads((DATA / "labels.json").read_text(encoding="utf-8"))
 BY_KEY = {c["key"]: c for c in CASES}
+CORPUS = "blind_bugs"
+
+
+@functools.cache
+def _graded(key):
+    return _grade_case(BY_KEY[key])
+
+
+def grade_case(case):
+    """The case's grading, made once per session (the tests below read it again)."""
+    return _graded(case["key"])
 
 
 @pytest.mark.parametrize("key", [c["key"] for c in CASES])
-def test_no_wrong_name(key):
+def test_verdicts_as_reviewed_and_no_wrong_name(key):
     case = BY_KEY[key]
     result, _ = grade_case(case)
     found = named(result)
+    golden.check(CORPUS, key, golden.verdicts(result))
     assert verdict(case, found) != "wrong", (case["description"], found)
+
+
+def test_the_golden_file_holds_every_case_and_no_other():
+    if golden.UPDATE:
+        pytest.skip("the records are being rewritten")
+    assert golden.keys(CORPUS) == set(BY_KEY)
 
 
 def _first(label):
