@@ -264,6 +264,7 @@ def check(*, path, assignment=None, options=None, reference_cache=None, **overri
             ref,
             profile=o.profile,
             seed=o.seed,
+            held_back=o.held_back if bank is None else None,
             devices=devices,
             shards=judges,
             banked=bank is not None,
@@ -271,8 +272,13 @@ def check(*, path, assignment=None, options=None, reference_cache=None, **overri
                 path, spec, seed=o.seed, sealed=sealed, assignment=a, command=o.command, options=o.rerun_options
             ),
         )
-        # An answer bank is recorded and read on examples that do not depend on the modules loaded.
-        portable = without_local_constants() if bank is not None or reference_cache is not None else nullcontext()
+        # An answer bank is recorded and read on examples that do not depend on the modules loaded; a final grade
+        # with held-back examples asks exactly the bank's questions, then examples no submission's source can steer.
+        portable = (
+            without_local_constants()
+            if bank is not None or reference_cache is not None or g.held_back is not None
+            else nullcontext()
+        )
         with portable:
             result = engine.grade(
                 g,

@@ -30,7 +30,14 @@ memory_mb = 4096                          # the worker's memory cap
 "*" = "visible"
 "overfit" = "after_published"             # a task id, a check id or a glob ("mha.*")
 "*.low_precision" = "hidden"
+
+[held_back]                               # the course secret: the final grade's held-back examples
+secret_file = "secret.txt"                # a file holding it (relative to this file); or secret_env = "NAME"
+                                          # (an environment variable), or secret = "..." (here, in the file)
 ```
+
+The held-back secret is read only by the final grade's doors (``batch``, ``gradescope build``) through
+``held_back_seed()``; a student's self-check never reads it, and a student kit never ships it (``grader.kit``).
 
 Task ids (in ``tasks``, ``[points]`` and ``[visibility]``) are validated against the assignment the file names,
 or against the one the caller grades (``load(path, assignment=...)``). The engine calls ``select(specs)`` and
@@ -39,6 +46,8 @@ self-check) drops the checks that are not visible.
 """
 
 import fnmatch
+import hashlib
+import os
 import sys
 from dataclasses import dataclass, field, replace
 from pathlib import Path
@@ -61,7 +70,10 @@ TOP_KEYS = (
     "overrides",
     "columns",
     "gradescope",
+    "held_back",
 )
+HELD_BACK_KEYS = ("secret", "secret_file", "secret_env")
+"""Where the course secret is: in the file itself, in a file of its own, or in an environment variable (one)."""
 LIMIT_KEYS = ("call_timeout", "total_timeout", "memory_mb")
 COPY_POLICIES = ("zero", "flag")
 LANGS = ("en", "zh")
@@ -136,6 +148,10 @@ class CourseConfig:
     """A student's self-check: checks that are not ``visible`` are neither run nor shown."""
     text: str = ""
     """The file's text (part of a batch's cache key)."""
+    held_back: dict = field(default_factory=dict)
+    """``[held_back]``: one of ``HELD_BACK_KEYS`` and its value (a ``secret_file`` made absolute); empty: no secret.
+    Resolved only when asked (``held_back_seed``), so that a configuration naming a file or a variable this
+    machine lacks loads anywhere (a Gradescope container gets the seed from its settings instead)."""
 
     # -- loading ------------------------------------------------------------------------------
     @classmethod
@@ -265,6 +281,7 @@ class CourseConfig:
             raise ConfigError(
                 f"{source}: gradescope.output_format must be one of {', '.join(OUTPUT_FORMATS)}, got {output_format!r}"
             )
+        held_back = _held_back(_table(data, "held_back", source), source, base)
         return cls(
             assignment=spec,
             tasks=tuple(tasks),
@@ -281,6 +298,7 @@ class CourseConfig:
             overrides=_overrides_path(data.get("overrides"), source, base),
             columns={k: v.strip() for k, v in columns.items()},
             gradescope_format=output_format,
+            held_back=held_back,
         )
 
     def students(self):
@@ -333,6 +351,39 @@ class CourseConfig:
         result.score = round(points * earned, 4)
         result.visibility = self.visibility_of(spec)
 
+    # -- the final grade's held-back examples --------------------------------------------------------
+    def held_back_secret(self):
+        """The course secret's bytes (``[held_back]``), ``None`` without one; ``ConfigError`` saying where when the
+        file or the environment variable it names cannot be read or holds nothing."""
+        if not self.held_back:
+            return None
+        ((key, value),) = self.held_back.items()
+        where = f"{self.source}: held_back.{key}"
+        if key == "secret":
+            secret = value.encode("utf-8")
+        elif key == "secret_env":
+            found = os.environ.get(value)
+            if found is None:
+                raise ConfigError(f"{where}: the environment variable {value} is not set; expected the course secret")
+            secret = found.encode("utf-8")
+        else:
+            try:
+                secret = Path(value).read_bytes()
+            except OSError as exc:
+                raise ConfigError(
+                    f"{where}: cannot read {value} ({exc.strerror}); expected the course secret"
+                ) from None
+        secret = secret.strip()
+        if not secret:
+            raise ConfigError(f"{where}: the course secret is empty; expected some text no student can guess")
+        return secret
+
+    def held_back_seed(self):
+        """The seed of the final grade's held-back examples, made of the course secret (``held_back_secret``);
+        ``None`` without a secret. Only a digest of the secret: the secret itself goes nowhere."""
+        secret = self.held_back_secret()
+        return None if secret is None else held_back_seed(secret)
+
     @property
     def call_timeout(self):
         return self.limits.get("call_timeout")
@@ -363,6 +414,30 @@ def course_config(given=None, *, start=".", students=True, assignment=None, usag
             from grader.api import UsageError as usage_error
         raise usage_error(str(exc)) from None
     return found.students() if found is not None and students else found
+
+
+def held_back_seed(secret):
+    """The held-back seed of a course secret (bytes): a 63-bit digest, the same on every machine."""
+    digest = hashlib.sha256(b"gradekit held-back examples\0" + bytes(secret)).digest()
+    return int.from_bytes(digest[:8], "big") >> 1
+
+
+def _held_back(table, source, base):
+    """``[held_back]`` validated: ``{key: value}`` with one of ``HELD_BACK_KEYS`` (a ``secret_file`` made absolute,
+    relative to the configuration's folder), or ``{}``."""
+    unknown = [k for k in table if k not in HELD_BACK_KEYS]
+    if unknown:
+        raise ConfigError(f"{source}: held_back.{unknown[0]}: unknown key; expected one of {', '.join(HELD_BACK_KEYS)}")
+    if len(table) > 1:
+        raise ConfigError(f"{source}: [held_back] gives {' and '.join(table)}; expected one of them")
+    if not table:
+        return {}
+    ((key, value),) = table.items()
+    if not isinstance(value, str) or not value.strip():
+        raise ConfigError(f"{source}: held_back.{key}: expected a non-empty string, got {value!r}")
+    if key == "secret_file":
+        value = str((Path(base or ".") / value).resolve())
+    return {key: value}
 
 
 def _table(data, key, source):

@@ -6,6 +6,7 @@ the result, never on it.
 """
 
 import functools
+import hashlib
 import platform
 import time
 import zlib
@@ -47,6 +48,10 @@ class Grading:
     memo: dict = field(default_factory=dict)
     """What the checks of this grading find out once about the submission and look up after (``CheckContext``'s
     ``memo``)."""
+    held_back: int | None = None
+    """The final grade's held-back seed (``CheckOptions.held_back``): each check that draws examples is graded again
+    on examples of a seed of its own made of this one (``held_back_seed``) and keeps its points only where it passes
+    on both sets (``_run_variant``); ``None``: the default examples only."""
     banked: bool = False
     """The reference's answers come from an answer bank (``submission.bank``): there are no reference parts to
     isolate a task with, so every check runs over the submission's own parts, and a check that fails while a task
@@ -310,14 +315,15 @@ def run_one(g, spec):
     return result, calls
 
 
-def context(g, spec, variant, fresh=None):
-    """The ``CheckContext`` of one run of ``spec`` in grading ``g`` (``fresh``: see ``CheckContext``)."""
+def context(g, spec, variant, fresh=None, seed=None):
+    """The ``CheckContext`` of one run of ``spec`` in grading ``g`` (``fresh``: see ``CheckContext``; ``seed``: the
+    examples' seed, else ``g.seed``)."""
     return CheckContext(
         spec,
         sub=g.sub,
         ref=g.ref,
         profile=g.profile,
-        seed=g.seed,
+        seed=g.seed if seed is None else seed,
         devices=g.devices,
         variant=variant,
         fresh=fresh,
@@ -326,8 +332,41 @@ def context(g, spec, variant, fresh=None):
     )
 
 
+def held_back_seed(g, spec):
+    """The seed of ``spec``'s held-back examples in grading ``g``: a digest of the held-back seed and the check's id,
+    so that each check draws examples of its own, the same on every run, and no example tells another's seed."""
+    digest = hashlib.sha256(f"{g.held_back}/{spec.id}".encode()).digest()
+    return int.from_bytes(digest[:8], "big")
+
+
 def _run_variant(g, spec, variant):
-    ctx = context(g, spec, variant)
+    """Grade ``spec`` in ``variant``: ``(result, calls)``. With held-back examples (``g.held_back``), a check that
+    drew examples is graded again on its held-back ones (``held_back_seed``) and passes only where it passes on
+    both sets; ``result.sets`` says how it did on each. Where it fails on the default examples, that failure is the
+    one shown (the student kit reproduces it); where it fails only on held-back ones, theirs is, with a note. The
+    calls are those of the failure shown, so that a mistake is named once, from one set. A check that draws no
+    examples asks the same questions on both sets and is graded once."""
+    result, calls, drew = _run_set(g, spec, variant, g.seed)
+    if g.held_back is None:
+        return result, calls
+    sets = {"kit": result.status}
+    if drew:
+        held, held_calls, _ = _run_set(g, spec, variant, held_back_seed(g, spec))
+        sets["held_back"] = held.status
+        if result.status == "passed" and held.status != "passed":
+            held.notes.append(Message("note.held_back_failed", {}))
+            held.duration_s += result.duration_s
+            result, calls = held, held_calls
+        else:
+            result.duration_s += held.duration_s
+    result.sets = sets
+    return result, calls
+
+
+def _run_set(g, spec, variant, seed):
+    """One run of ``spec`` in ``variant`` on the examples of ``seed`` (``None``: the default ones):
+    ``(result, calls, whether it drew examples)``."""
+    ctx = context(g, spec, variant, seed=seed)
     start = time.perf_counter()
     result = CheckResult(
         id=spec.id,
@@ -380,7 +419,7 @@ def _run_variant(g, spec, variant):
         if unused and len(unused) == len(direct):  # nothing beneath was the reference's: say what was graded
             result.notes.append(Message("note.partly_isolated", {"task": spec.task, "names": ", ".join(unused)}))
     first = ctx.first_failing_calls or []
-    return result, ctx.calls + [c for c in first if not any(c is seen for seen in ctx.calls)]
+    return result, ctx.calls + [c for c in first if not any(c is seen for seen in ctx.calls)], ctx.drew
 
 
 FRESH_EXAMPLES = 4
@@ -481,6 +520,13 @@ def grade(
     task_results = assemble_tasks(g.assignment, results, findings, allow_banned)
     total = sum(t.score for t in task_results)
     max_total = sum(t.max_score for t in task_results)
+    held_back = None
+    if g.held_back is not None:
+        drawn = [r for r in results if "held_back" in r.sets]
+        held_back = {
+            "kit": [sum(r.sets.get("kit") == "passed" for r in results), len(results)],
+            "held_back": [sum(r.sets["held_back"] == "passed" for r in drawn), len(drawn)],
+        }
     return GradeResult(
         submission=str(path),
         score=round(total, 4),
@@ -496,6 +542,7 @@ def grade(
         allow_banned=allow_banned,
         hidden_checks=len(selection.hidden) if selection is not None else 0,
         assignment=g.assignment.name,
+        held_back=held_back,
     )
 
 

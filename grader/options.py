@@ -37,6 +37,12 @@ class CheckOptions:
     """``"quick"`` (fewer examples) or ``"full"``."""
     seed: int | None = None
     """``None`` for the same examples every run, else a Hypothesis seed."""
+    held_back: int | None = None
+    """The final grade's held-back seed (``CourseConfig.held_back_seed``, made of the course secret): every check
+    that draws examples is graded on the default examples (those a student kit's answer bank answers) and again on
+    examples drawn from a seed made of this one and the check's id, and earns its points only where it passes on
+    both (``engine.run_one``). ``None``: the default examples only. Not with an answer bank (it holds no answers
+    to those examples)."""
     device: str | None = None
     """Grade on this device only (default: cpu plus any accelerator found)."""
     only: tuple | None = None

@@ -84,6 +84,11 @@ class CheckResult:
     notes: list = field(default_factory=list)
     """``Message`` objects: how the check was graded when that differs from its description (your parts could
     not be isolated; the reference's missing biases were set to zero...), shown whatever the status."""
+    sets: dict = field(default_factory=dict)
+    """In a final grade with held-back examples: the check's status on each set of examples, ``{"kit": status,
+    "held_back": status}`` (the default examples, those a student kit's answer bank answers, and the held-back
+    ones; ``held_back`` absent for a check that draws no examples, whose questions are the same on both); empty
+    otherwise. ``status`` passes only where both passed."""
 
     @classmethod
     def from_dict(cls, data: dict) -> CheckResult:
@@ -169,6 +174,10 @@ class GradeResult:
     output_dropped: int = 0
     """Calls into the submission that printed more than the output cap: the rest of their output was dropped
     (printing costs no points; only time and memory limits do)."""
+    held_back: dict | None = None
+    """A final grade with held-back examples (``CheckOptions.held_back``): ``{"kit": [passed, checks], "held_back":
+    [passed, checks]}``, how many checks passed on the default examples (every check) and on the held-back ones (the
+    checks that draw examples); ``None``: graded on the default examples only."""
     settings: dict = field(default_factory=dict)
     """What the grading ran with, as every door resolves it (``grader.api.settings``): ``limits`` (the call and
     total time limits in seconds, the worker's memory cap in MiB), ``lang`` and ``banned``."""
@@ -183,6 +192,16 @@ class GradeResult:
         values = _known(cls, data)
         values["tasks"] = [TaskResult.from_dict(t) for t in data.get("tasks") or ()]
         return cls(**values)
+
+    @property
+    def held_back_counts(self):
+        """``held_back`` as a sentence's parameters (``kit``, ``kit_total``, ``held``, ``held_total``: the
+        ``ui.held_back`` sentences'), or ``None`` without held-back examples."""
+        counts = self.held_back
+        if not counts:
+            return None
+        (kit, kit_total), (held, held_total) = counts["kit"], counts["held_back"]
+        return {"kit": kit, "kit_total": kit_total, "held": held, "held_total": held_total}
 
     @property
     def passed(self):

@@ -84,6 +84,9 @@ MESSAGES = {
     "isolates this check over the reference's parts).",
     "note.not_in_bank": "not graded in this kit: it asked the reference a question ({probe}) that the kit's answer "
     "bank does not hold; no points are taken here, and the final grade checks it.",
+    "note.held_back_failed": "passed on the student kit's examples and failed on held-back examples (examples "
+    "the kit never saw, drawn the same way): the example shown is one of those. A check earns its points only "
+    "where it passes on both.",
     "note.charged_beneath": "failed with your own parts beneath and passes over the reference's: the defect "
     "is in {tasks}, charged there, not here.",
     "note.not_isolated": "graded with your own parts: run over the reference's parts, your code raised "

@@ -35,6 +35,10 @@ MESSAGES = {
     "ui.same_mistake": "the same mistake as under {check} above.",
     "ui.load_error": "{file} could not be imported: {detail}",
     "ui.seed": "seed",
+    "ui.held_back": "On the kit's examples: {kit} of {kit_total} checks passed; on held-back examples: {held} of "
+    "{held_total}.",
+    "ui.held_back_label": "examples",
+    "ui.held_back_short": "kit's: {kit} of {kit_total} passed; held-back: {held} of {held_total}",
     "ui.derandomized": "the same examples every run",
     "ui.duration": "time",
     "ui.profile": "profile",

@@ -153,6 +153,9 @@ def summary_blocks(result, *, lang="en", score=None):
             f"({text('ui.profile', lang)} {result.profile}, {text('ui.seed', lang)} {seed})",
         )
     ]
+    counts = getattr(result, "held_back_counts", None)
+    if counts:
+        blocks.append(Block("sentence", text("ui.held_back", lang, **counts)))
     lines = [describe_refused(r, lang) for r in getattr(result, "refused", None) or ()]
     for file, err in sorted(result.load_errors.items()):
         lines.append(

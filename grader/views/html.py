@@ -148,6 +148,11 @@ def context(result, *, lang="en", review=None):
                 else t("ui.mode_unjailed"),
             ),
             *([(t("kit.answers"), t("kit.answers_banked"))] if getattr(result, "banked", False) else []),
+            *(
+                [(t("ui.held_back_label"), t("ui.held_back_short", **result.held_back_counts))]
+                if getattr(result, "held_back_counts", None)
+                else []
+            ),
         ],
         "environment": [(k, _plain(v)) for k, v in env.items() if k != "when"],
         "score": _score(shown),

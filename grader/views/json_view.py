@@ -28,6 +28,7 @@ def to_data(result, *, lang="en"):
             "duration_s": round(c.duration_s, 4),
             "visibility": c.visibility,
             "variant": c.variant,
+            "sets": dict(getattr(c, "sets", None) or {}),
             "artifacts": _clean(c.artifacts),
         }
 
@@ -41,6 +42,7 @@ def to_data(result, *, lang="en"):
         "sealed": result.sealed,
         "jailed": result.jailed,
         "banked": getattr(result, "banked", False),
+        "held_back": getattr(result, "held_back", None),
         "environment": result.environment,
         "hidden_checks": result.hidden_checks,
         "assignment": result.assignment,

@@ -199,6 +199,9 @@ def summary(result, *, lang="en", verbose=False, color=False):
     total = len(checks)
     lines.append("")
     lines.append(score_line(result, lang))
+    counts = getattr(result, "held_back_counts", None)
+    if counts:
+        lines.append(text("ui.held_back", lang, **counts))
     if getattr(result, "banked", False):
         lines.append(text("kit.banked", lang))
     if getattr(result, "output_dropped", 0):
