@@ -295,6 +295,12 @@ def _kit_parser(sub):
         "--bank", metavar="FILE", default=None, help="use this answer bank (gradekit bank build) instead of recording"
     )
     _folders_argument(source)
+    b.add_argument(
+        "--config",
+        metavar="FILE",
+        default=None,
+        help="the course configuration whose held-back secret no kit may hold (default: the nearest gradekit.toml)",
+    )
     b.add_argument("--lang", choices=("en", "zh"), default=None, help="language of what it says (default en)")
     s = actions.add_parser(
         "scan",
@@ -341,6 +347,13 @@ def cmd_kit(args):
     def progress(i, n, path, profile):
         print(text("kit.cli.recording", lang, i=i + 1, n=n, profile=profile, name=path.name), file=sys.stderr)
 
+    from grader.config import ConfigError, course_config
+
+    course = course_config(args.config, students=False, assignment=assignment)
+    try:  # the course secret of the final grade's held-back examples: a kit holding it is refused
+        secret = course.held_back_secret() if course is not None else None
+    except ConfigError as exc:
+        raise api.UsageError(str(exc)) from None
     try:
         built = kit.build(
             assignment,
@@ -350,6 +363,7 @@ def cmd_kit(args):
             folders=args.folders,
             tasks=args.tasks,
             progress=progress,
+            secrets=(secret,) if secret else (),
         )
     except kit.KitRefused as exc:
         for finding in exc.findings:

@@ -374,14 +374,18 @@ class KitRefused(ValueError):
         self.findings = findings
 
 
-def build(assignment, out, *, profiles=("quick", "full"), bank=None, folders=None, tasks=None, progress=None):
+def build(
+    assignment, out, *, profiles=("quick", "full"), bank=None, folders=None, tasks=None, progress=None, secrets=()
+):
     """Write ``assignment``'s student kit into folder ``out``: a wheel and a plain zip of the same files; ``Built``.
 
     The answer bank: ``bank`` (a file made by ``gradekit bank build`` for this assignment, whatever its profiles),
     else recorded now over ``folders`` (default: ``catalogue_folders``) in ``profiles``, for ``tasks`` (default:
     all; the kit grades the bank's tasks unless told others); ``progress(i, n, path, profile)`` before each
     grading. What was written is scanned (``scan``): a finding
-    removes it and raises ``KitRefused``. ``KitError`` without the reference; ``ValueError`` for a bank of another
+    removes it and raises ``KitRefused``; so does a member that holds one of ``secrets`` (bytes: the course secret of
+    the final grade's held-back examples, ``CourseConfig.held_back_secret``, which the kit must never ship), found
+    in the members before they are written. ``KitError`` without the reference; ``ValueError`` for a bank of another
     assignment or an assignment loaded from a folder."""
     assignment = load(assignment)
     assignment.require_reference("gradekit kit build")
@@ -407,6 +411,9 @@ def build(assignment, out, *, profiles=("quick", "full"), bank=None, folders=Non
     }
     contents[f"grader/{KIT_MANIFEST}"] = (json.dumps(manifest, indent=2, sort_keys=True) + "\n").encode()
     contents = dict(sorted(contents.items()))
+    leaks = [Finding("secret", name) for name, data in contents.items() if any(s and s in data for s in secrets)]
+    if leaks:
+        raise KitRefused(leaks)
     out = Path(out)
     out.mkdir(parents=True, exist_ok=True)
     proj = pinned(project())

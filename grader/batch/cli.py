@@ -1,8 +1,10 @@
 """``gradekit batch`` and ``gradekit gradescope build``: registered by ``grader.cli`` (``FEATURE_COMMANDS``)."""
 
 import argparse
+import json
 import os
 import sys
+import zipfile
 
 from grader.assignment import DEFAULT
 
@@ -210,10 +212,11 @@ def cmd_gradescope_build(args):
     from grader.batch.gradescope_build import build
     from grader.messages import text
 
+    config = _config_path(args.config, args.assignment)
     try:
         path = build(
             out=args.out,
-            config=_config_path(args.config, args.assignment),
+            config=config,
             tasks=args.tasks,
             profile=args.profile,
             assignment=args.assignment,
@@ -226,4 +229,7 @@ def cmd_gradescope_build(args):
     except ValueError as exc:  # the configuration (ConfigError), the assignment (AssignmentError), a task id
         raise UsageError(str(exc)) from None
     print(text("batch.cli.built", "en", path=path, size=path.stat().st_size))
+    settings = json.loads(zipfile.ZipFile(path).read("settings.json"))
+    if settings.get("held_back") is None:  # said once, as the batch says it
+        print(text("batch.cli.no_held_back", "en"), file=sys.stderr)
     return 0

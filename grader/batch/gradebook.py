@@ -9,7 +9,8 @@ Format decisions:
   break (``csv.QUOTE_MINIMAL``), quotes doubled.
 - Stable columns: ``student_id, total, max, status``, then one column per task graded, in the
   assignment's task order, headed by the course's ``[columns]`` name (default: the task id), then
-  ``reason``, then the instructor's review (``REVIEW``) when the class has one. Scores are plain
+  ``reason``, then the counts on each set of examples (``HELD_BACK``) when the course has a secret, then the
+  instructor's review (``REVIEW``) when the class has one. Scores are plain
   decimals (``12.5``), never locale-formatted.
 - ``total`` and the task columns are the final grade: after the copy policy and the instructor's review
   (``grader.batch.overrides.apply``); ``before_review`` keeps the grader's total beside it.
@@ -79,8 +80,23 @@ def _review_cells(review):
     ]
 
 
-def render(records, assignment, *, headings=None, reviews=None):
+HELD_BACK = ("kit_passed", "kit_checks", "held_back_passed", "held_back_checks")
+"""With held-back examples (a course secret): how many checks passed on the student kit's examples, of how many,
+and on the held-back ones (the checks that draw examples), of how many; numbers (a ``3/5`` would be a date to a
+spreadsheet). Empty on a row that was not graded."""
+
+
+def _held_back_cells(counts):
+    if not counts:
+        return [""] * len(HELD_BACK)
+    return [number_cell(n) for k in ("kit", "held_back") for n in counts[k]]
+
+
+def render(records, assignment, *, headings=None, reviews=None, held_back=None):
     """The CSV text (without the BOM).
+
+    ``held_back``: whether the columns of ``HELD_BACK`` are written, after ``reason`` (``None``: when a record
+    has the counts; the batch passes whether the course has a secret).
 
     ``headings``: task id -> column heading (the course's ``[columns]``). ``reviews``: whether the review
     columns are written (``None``: when a record has a review; the batch passes ``True`` whenever the course
@@ -89,9 +105,17 @@ def render(records, assignment, *, headings=None, reviews=None):
     names = [(headings or {}).get(t, t) for t in tasks]
     if reviews is None:
         reviews = any(r.get("review") for r in records)
+    if held_back is None:
+        held_back = any(r.get("held_back") for r in records)
     buf = io.StringIO()
     writer = csv.writer(buf, lineterminator="\r\n", quoting=csv.QUOTE_MINIMAL)
-    writer.writerow(list(HEAD) + [text_cell(n) for n in names] + ["reason"] + (list(REVIEW) if reviews else []))
+    writer.writerow(
+        list(HEAD)
+        + [text_cell(n) for n in names]
+        + ["reason"]
+        + (list(HELD_BACK) if held_back else [])
+        + (list(REVIEW) if reviews else [])
+    )
     for r in records:
         row = [
             text_cell(r["student"]),
@@ -101,12 +125,16 @@ def render(records, assignment, *, headings=None, reviews=None):
         ]
         row += [number_cell(r["tasks"][t]) if t in r.get("tasks", {}) else "" for t in tasks]
         row.append(text_cell(r.get("reason", "")))
+        if held_back:
+            row += _held_back_cells(r.get("held_back"))
         if reviews:
             row += _review_cells(r.get("review"))
         writer.writerow(row)
     return buf.getvalue()
 
 
-def write(records, path, assignment, *, headings=None, reviews=None):
+def write(records, path, assignment, *, headings=None, reviews=None, held_back=None):
     """Write ``render(...)`` to ``path`` with the BOM, atomically."""
-    atomic_write(Path(path), "\ufeff" + render(records, assignment, headings=headings, reviews=reviews))
+    atomic_write(
+        Path(path), "\ufeff" + render(records, assignment, headings=headings, reviews=reviews, held_back=held_back)
+    )

@@ -14,7 +14,8 @@ package under its import path (``src/assignments/transformer``, with the parent 
 top-level packages). With them come ``requirements.txt``: the kit's own dependencies as pyproject.toml lists
 them (the core list and the ``notebook`` extra: all a submission or a notebook hand-in may need, NumPy included),
 each pinned to the version that built it; ``settings.json`` (the assignment's spec, tasks, profile, limits, and
-the language and Gradescope ``output_format`` of what students read) and the course
+the language and Gradescope ``output_format`` of what students read, and the held-back seed, a digest of the course
+secret where the configuration names one: the container never reads the secret's file or variable) and the course
 configuration (``gradekit.toml``: points, banned APIs, per-check visibility). ``run_autograder`` runs
 ``python3 -m grader.batch.gradescope_run``, which grades with ``api.check(sealed=True)`` and writes the
 Gradescope view.
@@ -130,6 +131,8 @@ def build(
     )
     assignment = resolved.assignment
     assignment.require_reference("gradekit gradescope build")  # the container grades with the reference
+    # The course secret is resolved here, where its file or variable is; the container gets only its digest.
+    held_back = course.held_back_seed() if course is not None else None
     if tasks:
         assignment.require_tasks(tasks)
     spec, shipped = _assignment_files(assignment)
@@ -143,6 +146,7 @@ def build(
         **resolved.limits,
         "lang": resolved.options.lang,
         "output_format": resolved.output_format,
+        "held_back": held_back,
         "gradekit": grader.__version__,
     }
     package = Path(grader.__file__).resolve().parent

@@ -79,6 +79,7 @@ def grade(root, settings, scratch, *, lang="en", output_format="md"):
         memory_mb=settings.get("memory_mb"),
         snapshot=Snapshot(root=submission, refused=snap.refused),
         lang=lang,
+        held_back=settings.get("held_back"),
     )
     data = gradescope.to_data(result, lang=lang, output_format=output_format)
     verdict = compare(submission, assignment)

@@ -73,6 +73,9 @@ class Job:
     config: str | None
     """The course configuration's file on the machine that grades (``None``: none); read for the points, the
     banned APIs and the checks' visibility."""
+    held_back: int | None = None
+    """The held-back seed, made of the course secret (``CourseConfig.held_back_seed``): the final grade's examples
+    that no student kit holds; ``None``: the default examples only."""
     student: str = ""
     """The student's id, as the gradebook shows it."""
     hash: str = ""
@@ -262,6 +265,7 @@ def grade(job):
         spin_s=0.0,
         shards=1,
         lang=lang,
+        held_back=job.held_back,
     )  # the batch's judges fill the cores: none polls, none forks
     verdict = compare(job.path, assignment)
     copy = verdict.copy
@@ -290,6 +294,7 @@ def grade(job):
         "raw_tasks": {t.id: t.score for t in result.tasks},
         "task_max": {t.id: t.max_score for t in result.tasks},
         "checks": {c.id: c.status for t in result.tasks for c in t.checks},
+        "held_back": result.held_back,
         "diagnoses": sorted({d.id for t in result.tasks for c in t.checks for d in c.diagnoses if d.kind == "bug"}),
         "flags": {"copy_of_reference": verdict.to_dict()},
         "refused": list(result.refused),

@@ -177,6 +177,12 @@ def batch(
     )
     assignment = settings.assignment
     assignment.require_reference("gradekit batch")  # a final grade: the reference, never a kit's recorded answers
+    from grader.config import ConfigError
+
+    try:  # the course secret: each check graded on held-back examples too (engine._run_variant)
+        held_back = course.held_back_seed() if course is not None else None
+    except ConfigError as exc:
+        raise UsageError(str(exc)) from None
     if tasks:
         try:
             assignment.require_tasks(tasks)
@@ -206,12 +212,15 @@ def batch(
         "figures": figures,
         "lang": lang,
         "config": course.text if course else None,
+        "held_back": held_back,  # the secret may live outside the file: a new one grades everything again
         "grader": grader_fingerprint(assignment),
     }
     salt = json.dumps(options, sort_keys=True)
     # The snapshots: read by this process and the judges (same user) only; each worker gets its own copy.
     scratch = Path(tempfile.mkdtemp(prefix="gradekit-batch-"))
     result = BatchResult(out=out, lang=lang)
+    if held_back is None:
+        result.warnings.append(text("batch.cli.no_held_back", lang))
     try:
         found = sources.discover(src, result.skipped)
         overrides = overrides or (course.overrides if course else None)
@@ -251,6 +260,7 @@ def batch(
             figures=figures,
             lang=lang,
             config=str(Path(config).resolve()) if config else None,
+            held_back=held_back,
         )
         deadline_s = total_timeout + 3 * call_timeout + 300.0
         bar = Progress(len(todo), stream if stream is not None else (sys.stderr if sys.stderr.isatty() else None), lang)
@@ -270,6 +280,7 @@ def batch(
             assignment,
             headings=course.columns if course else None,
             reviews=overrides is not None,
+            held_back=held_back is not None,
         )
         summary.write(
             result.records,

@@ -135,6 +135,10 @@ MESSAGES = {
     "batch.cli.skipped": "skipped {n} entries that are not submissions: {entries}",
     "batch.cli.skipped_one": "skipped 1 entry that is not a submission: {entries}",
     "batch.cli.not_graded": "{n} could not be graded: {entries}",
+    "batch.cli.no_held_back": "no held-back examples were used: every check was graded only on the examples the "
+    "student kit's answer bank answers, so a submission that replays the bank scores as a correct one. To add "
+    'them, give the course configuration a secret: a [held_back] table with secret_file = "FILE" (a file of '
+    'your own holding some text no student can guess) or secret_env = "VARIABLE".',
     "batch.detail.no_start": "the judge process did not start",
     "batch.reason.duplicate": "more than one entry (a folder, a .zip, a .ipynb) is named {name}",
 }

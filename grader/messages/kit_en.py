@@ -23,5 +23,6 @@ MESSAGES = {
     "kit.finding.compiled": "{member}: compiled Python",
     "kit.finding.pickle": "{member}: pickled data (pickle, torch.save or TorchScript)",
     "kit.finding.suffix": "{member}: a {suffix} file (compiled code, a pickle or saved weights)",
+    "kit.finding.secret": "{member}: holds the course secret of the final grade's held-back examples (keep the course configuration and the secret's file out of the assignment's folder)",
     "kit.finding.unreadable": "{member}: Python that cannot be parsed, so it could not be compared with the reference ({detail})",
 }

@@ -22,5 +22,6 @@ MESSAGES = {
     "kit.finding.compiled": "{member}：编译后的 Python 代码",
     "kit.finding.pickle": "{member}：序列化数据（pickle、torch.save 或 TorchScript）",
     "kit.finding.suffix": "{member}：{suffix} 文件（编译后的代码、pickle 或保存的权重）",
+    "kit.finding.secret": "{member}：含有最终评分所用保留例子的课程密钥（请把课程配置和密钥文件放在作业文件夹之外）",
     "kit.finding.unreadable": "{member}：无法解析的 Python 代码，因此无法与参考实现比较（{detail}）",
 }
