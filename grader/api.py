@@ -218,6 +218,9 @@ def check(*, path, assignment=None, options=None, reference_cache=None, **overri
             ref = CachedRunner(ref, refcache.shared(a))
     sub: InProcessRunner | WorkerRunner
     judges = 1
+    held_back = o.held_back if bank is None else None
+    # total_timeout is each set of examples' budget: held-back examples call the submission again as often
+    total_timeout = o.total_timeout * (engine.SETS if held_back is not None else 1)
     if sealed:
         from grader.submission import worker  # the worker's machinery only where it is used
 
@@ -226,7 +229,7 @@ def check(*, path, assignment=None, options=None, reference_cache=None, **overri
             assignment=a,
             banned=banned,
             call_timeout=o.call_timeout,
-            total_timeout=o.total_timeout,
+            total_timeout=total_timeout,
             memory_mb=o.memory_mb,
             run_as=o.run_as,
             spin=o.spin_s,
@@ -240,7 +243,7 @@ def check(*, path, assignment=None, options=None, reference_cache=None, **overri
             assignment=a,
             banned=banned,
             call_timeout=o.call_timeout,
-            total_timeout=o.total_timeout,
+            total_timeout=total_timeout,
             parts=functools.partial(loopback_parts, a) if o.stand_ins else None,
         )
     try:
@@ -264,7 +267,7 @@ def check(*, path, assignment=None, options=None, reference_cache=None, **overri
             ref,
             profile=o.profile,
             seed=o.seed,
-            held_back=o.held_back if bank is None else None,
+            held_back=held_back,
             devices=devices,
             shards=judges,
             banked=bank is not None,

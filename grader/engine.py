@@ -332,6 +332,11 @@ def context(g, spec, variant, fresh=None, seed=None):
     )
 
 
+SETS = 2
+"""The sets of examples a grading with held-back examples grades each drawing check on: the kit's and the held-back
+ones (the submission is called about as often on each, so a time budget for all its calls is one per set)."""
+
+
 def held_back_seed(g, spec):
     """The seed of ``spec``'s held-back examples in grading ``g``: a digest of the held-back seed and the check's id,
     so that each check draws examples of its own, the same on every run, and no example tells another's seed."""

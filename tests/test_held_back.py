@@ -33,6 +33,7 @@ from grader.batch import gradescope_build, gradescope_run
 from grader.batch.runner import batch
 from grader.config import ConfigError, CourseConfig, held_back_seed
 from grader.messages import text
+from grader.options import DEFAULTS
 
 HERE = Path(__file__).resolve().parent
 REPLAY = HERE / "hostile" / "replay"
@@ -276,3 +277,43 @@ def test_kit_build_gives_the_builder_the_courses_secret(tmp_path, monkeypatch, b
     config = _course(tmp_path / "course", SECRET)
     assert cli.main(["kit", "build", "--out", str(tmp_path / "kit"), "--bank", str(bank), "--config", str(config)]) == 1
     assert seen["secrets"] == (SECRET.encode(),)
+
+
+@pytest.mark.parametrize("bug", ["sdpa.no_scale", "layernorm.unbiased_variance"])
+def test_a_mistake_failing_on_both_sets_is_named_once_as_without_a_secret(tmp_path, bug):
+    from grader.bugs.catalogue import Catalogue
+
+    catalogue = Catalogue(A)
+    folder = catalogue.write_mutant(next(b for b in catalogue.bugs if b.id == bug), tmp_path / "mutant")
+
+    def named(held_back):
+        result = api.check(path=folder, assignment=A, profile="quick", tasks=TASKS, held_back=held_back)
+        return {
+            c.id: (c.status, [d.id for d in c.diagnoses if d.kind == "bug"], c.sets)
+            for t in result.tasks
+            for c in t.checks
+        }
+
+    plain, held = named(None), named(held_back_seed(SECRET.encode()))
+    failing = {c for c, (status, _, _) in plain.items() if status != "passed"}
+    assert failing and {c for c, (status, _, _) in held.items() if status != "passed"} == failing
+    for c in failing:
+        assert held[c][1] == plain[c][1] and len(set(held[c][1])) == len(held[c][1]), c  # the same names, once each
+        assert held[c][2]["kit"] != "passed"
+    assert any(bug in names for _, names, _ in held.values())
+
+
+def test_each_set_of_examples_has_the_whole_time_budget(monkeypatch, tmp_path):
+    budgets = []
+    real = api.InProcessRunner
+
+    def runner(*args, **kwargs):
+        if "total_timeout" in kwargs:  # the submission's runner (the reference's has no budget)
+            budgets.append(kwargs["total_timeout"])
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(api, "InProcessRunner", runner)
+    for held_back in (None, 7):
+        api.check(path=A.reference, assignment=A, profile="quick", only=("layernorm.contract",), held_back=held_back)
+    budget = DEFAULTS["total_timeout"].value
+    assert budgets == [budget, 2 * budget]

@@ -262,7 +262,9 @@ def batch(
             config=str(Path(config).resolve()) if config else None,
             held_back=held_back,
         )
-        deadline_s = total_timeout + 3 * call_timeout + 300.0
+        from grader.engine import SETS  # a judge's time: each set of examples has the whole budget (api.check)
+
+        deadline_s = total_timeout * (SETS if held_back is not None else 1) + 3 * call_timeout + 300.0
         bar = Progress(len(todo), stream if stream is not None else (sys.stderr if sys.stderr.isatty() else None), lang)
         for record in (pool or _run_pool)(todo, out, job, jobs, deadline_s, lang, bar, result.warnings):
             publish(record)  # as each arrives: a stopped batch leaves the finished students' files
