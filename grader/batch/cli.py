@@ -154,10 +154,10 @@ def cmd_batch(args):
 
 
 def closing_lines(result, lang):
-    """What the batch says when done: the entries skipped, the counts, a line per submission with files that
-    could not be imported, each with its error (graded, but its row alone would not say why), and last every
-    submission that could not be graded with its reason (all on the last line, so that it is the line a log
-    tail shows)."""
+    """What the batch says when done: the entries skipped, the counts, that no held-back examples were used (a
+    course without a secret), a line per submission with files that could not be imported, each with its error
+    (graded, but its row alone would not say why), and last every submission that could not be graded with its
+    reason (all on the last line, so that it is the line a log tail shows)."""
     from grader.messages import text
     from grader.safetext import for_terminal
 
@@ -185,6 +185,8 @@ def closing_lines(result, lang):
             gradebook=for_terminal(result.out / "gradebook.csv"),
         )
     )
+    if not result.held_back:  # said once: a replay of the student kit's answer bank would pass
+        lines.append(text("batch.cli.no_held_back", lang))
     lines += [
         text("batch.cli.not_imported", lang, student=for_terminal(r["student"]), causes=for_terminal(r["load_causes"]))
         for r in result.records

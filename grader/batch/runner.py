@@ -58,6 +58,9 @@ class BatchResult:
     """Sentences for the instructor (an override naming nobody in the class...), in ``lang``."""
     skipped: list = field(default_factory=list)
     """``sources.Skipped`` entries of the class folder that are not submissions (hidden folders, plain files)."""
+    held_back: bool = False
+    """Whether the checks were graded on held-back examples too (the course has a secret); the closing lines say
+    when they were not."""
 
     @property
     def not_graded(self):
@@ -218,9 +221,7 @@ def batch(
     salt = json.dumps(options, sort_keys=True)
     # The snapshots: read by this process and the judges (same user) only; each worker gets its own copy.
     scratch = Path(tempfile.mkdtemp(prefix="gradekit-batch-"))
-    result = BatchResult(out=out, lang=lang)
-    if held_back is None:
-        result.warnings.append(text("batch.cli.no_held_back", lang))
+    result = BatchResult(out=out, lang=lang, held_back=held_back is not None)
     try:
         found = sources.discover(src, result.skipped)
         overrides = overrides or (course.overrides if course else None)
