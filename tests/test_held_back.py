@@ -318,3 +318,22 @@ def test_each_set_of_examples_has_the_whole_time_budget(monkeypatch, tmp_path):
         api.check(path=A.reference, assignment=A, profile="quick", only=("layernorm.contract",), held_back=held_back)
     budget = DEFAULTS["total_timeout"].value
     assert budgets == [budget, 2 * budget]
+
+
+def test_a_mistake_beneath_is_charged_once_where_it_is_on_both_sets(tmp_path):
+    from grader.bugs.catalogue import Catalogue
+
+    catalogue = Catalogue(A)
+    folder = catalogue.write_mutant(next(b for b in catalogue.bugs if b.id == "sdpa.no_scale"), tmp_path / "mutant")
+
+    def graded(held_back):
+        result = api.check(
+            path=folder, assignment=A, profile="quick", tasks=("sdpa", "mha"), held_back=held_back, diagnose=False
+        )
+        charged = {
+            c.id for t in result.tasks for c in t.checks if any(n.key == "note.charged_beneath" for n in c.notes)
+        }
+        return {t.id: t.score for t in result.tasks}, charged
+
+    plain, held = graded(None), graded(held_back_seed(SECRET.encode()))
+    assert held == plain and plain[0]["mha"] == 10 and plain[0]["sdpa"] < 10 and "mha.integrated" in plain[1]
