@@ -110,7 +110,7 @@ def _kit_bank(a, o):
     return bank
 
 
-def check(*, path, assignment=None, options=None, reference_cache=None, **overrides):
+def check(*, path, assignment=None, options=None, reference_cache=None, prints=None, **overrides):
     """Grade the submission at ``path`` against ``assignment``; returns a ``GradeResult``.
 
     Args:
@@ -122,6 +122,8 @@ def check(*, path, assignment=None, options=None, reference_cache=None, **overri
         reference_cache: a ``refcache.ReferenceCache`` every answer of the reference goes through (an answer bank
             is recorded so: ``submission.bank.record``); only for code the grader's owner trusts, since in process
             the submission runs beside it.
+        prints: a ``grader.bugs.prints.Prints`` that keeps the fingerprint of every answer a catalogued mutant
+            gives while this grading diagnoses (a student kit's bank is recorded so: ``kit.record``).
 
     The submission is read through a snapshot made once (``submission.snapshot.safe_copy``): regular files only;
     links, special files, files over the caps and names that are not UTF-8 are refused and listed in
@@ -253,10 +255,18 @@ def check(*, path, assignment=None, options=None, reference_cache=None, **overri
             load_errors = {"*": err.to_dict()}
         findings = scan(snapshot.root, a, banned)
         diagnoser = None
-        if o.diagnose and bank is None:
+        if o.diagnose and bank is None and prints is not None:
+            from grader.bugs.prints import Recorder
+
+            diagnoser = Recorder(a, ref, prints)
+        elif o.diagnose and bank is None:
             from grader.bugs.diagnose import make_diagnoser
 
             diagnoser = make_diagnoser(a, ref=ref)
+        elif o.diagnose and bank is not None and bank.prints is not None:  # a kit: mutants' answers, fingerprinted
+            from grader.bugs.prints import make_bank_diagnoser
+
+            diagnoser = make_bank_diagnoser(a, ref=ref, prints=bank.prints)
         devices = engine.available_devices(o.device)
         # A worker says on which devices it can compute (a jail may hide the machine's GPU): only those are graded.
         unusable = [d for d in devices if d not in getattr(sub, "devices", devices)]

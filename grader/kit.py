@@ -36,7 +36,7 @@ from pathlib import Path
 
 import grader
 from grader.assignment import KIT_BANK, KIT_DOCS, KIT_MANIFEST, builtin_names, load
-from grader.submission.bank import Bank
+from grader.submission.bank import Bank, Prints
 from grader.submission.refcache import ReferenceCache
 
 DISTRIBUTION = "gradekit"
@@ -58,31 +58,49 @@ PACKED_MAX = 1 << 30
 """The most bytes a compressed member is unpacked to for ``scan``."""
 
 
-def record(assignment, paths=None, *, profiles=("quick", "full"), tasks=None, progress=None):
+def record(assignment, paths=None, *, profiles=("quick", "full"), tasks=None, progress=None, diagnoses=True):
     """A ``Bank`` of the answers the reference gives when each submission folder of ``paths`` is graded in each
     of ``profiles`` (in process: these are the instructor's own folders; ``None``: the reference, the skeleton and
     the catalogue's mistakes, ``catalogue_folders``, written into a temporary folder for the length of it).
-    ``progress(i, n, path, profile)`` is told before each grading."""
+    ``progress(i, n, path, profile)`` is told before each grading. With ``diagnoses``, each grading diagnoses its
+    failing checks, and the bank holds the reference's answers to what those diagnoses asked and the fingerprints
+    of the mutants' (``Bank.prints``: ``grader.bugs.prints``): the kit then names the mistakes it can."""
     if paths is None:
         with tempfile.TemporaryDirectory(prefix="gradekit-bank-") as work:
             return record(
-                assignment, catalogue_folders(assignment, work), profiles=profiles, tasks=tasks, progress=progress
+                assignment,
+                catalogue_folders(assignment, work),
+                profiles=profiles,
+                tasks=tasks,
+                progress=progress,
+                diagnoses=diagnoses,
             )
     from grader import api
+    from grader.bugs.catalogue import Catalogue
 
     cache = ReferenceCache(max_bytes=1 << 62)
+    outline = [[b.id, b.task, b.file, len(b.spellings())] for b in Catalogue(assignment).bugs]
+    prints = Prints(outline=outline) if diagnoses else None
     jobs = [(Path(p), profile) for p in paths for profile in profiles]
     for i, (path, profile) in enumerate(jobs):
         if progress is not None:
             progress(i, len(jobs), path, profile)
-        api.check(path=path, assignment=assignment, profile=profile, tasks=tasks, diagnose=False, reference_cache=cache)
+        api.check(
+            path=path,
+            assignment=assignment,
+            profile=profile,
+            tasks=tasks,
+            diagnose=diagnoses,
+            reference_cache=cache,
+            prints=prints,
+        )
     meta = {
         "assignment": assignment.name,
         "profiles": list(profiles),
         "tasks": list(tasks or ()),
         "gradings": len(jobs),
     }
-    return Bank.of_cache(cache, meta)
+    return Bank.of_cache(cache, meta, prints)
 
 
 def catalogue_folders(assignment, dest):

@@ -136,7 +136,7 @@ class Diagnoser:
         for probe, args, got in calls:
             if isinstance(got, SubmissionError) and got.kind in UNEXPLAINABLE:
                 continue  # a time limit or a crash says nothing about which mistake it is
-            if not same_but_guarded_nan(_evidence(probe, self._run(runner, probe, args)), _evidence(probe, got)):
+            if not self._same_guarded(self._answer(runner, probe, args), _evidence(probe, got)):
                 return False
         return True
 
@@ -165,11 +165,35 @@ class Diagnoser:
         """Whether the mutant reproduces every call of the submission while the reference does not."""
         differs_from_ref = False
         for (probe, args, got), ref in zip(calls, refs):
-            mine = _evidence(probe, self._run(runner, probe, args))
-            if not same(mine, _evidence(probe, got)):
+            mine = self._answer(runner, probe, args)
+            if not self._same(mine, _evidence(probe, got)):
                 return False
-            differs_from_ref = differs_from_ref or not same(mine, _evidence(probe, ref))
+            differs_from_ref = differs_from_ref or self._differs(mine, _evidence(probe, ref))
         return differs_from_ref
+
+    # What a mutant answers and how it is compared: a subclass answers from recorded fingerprints instead
+    # (``grader.bugs.prints``), each step in the same order, so that it is asked exactly what this one computes.
+
+    def _answer(self, runner, probe, args):
+        """What of the mutant's result for one call a diagnosis compares."""
+        return _evidence(probe, self._run(runner, probe, args))
+
+    def _same(self, mine, got):
+        return same(mine, got)
+
+    def _same_guarded(self, mine, got):
+        return same_but_guarded_nan(mine, got)
+
+    def _differs(self, mine, ref):
+        return not same(mine, ref)
+
+    def _reference(self, probe, args):
+        """The reference's result for one call."""
+        return self._run(self.ref, probe, args)
+
+    def _fresh(self, fresh):
+        """The fresh evidence ``fresh()`` gives."""
+        return fresh()
 
     @staticmethod
     def _run(runner, probe, args):
@@ -202,7 +226,7 @@ class Diagnoser:
             return []
         if any(isinstance(got, SubmissionError) and got.kind in UNEXPLAINABLE for _, _, got in calls):
             return []  # no mutant of the reference raises NotImplementedError or fails to import
-        refs = [self._run(self.ref, probe, args) for probe, args, _ in calls]
+        refs = [self._reference(probe, args) for probe, args, _ in calls]
         matches, variants = [], []
         for bug in self.candidates(spec, found or {}):
             for k in range(len(bug.spellings())):
@@ -217,7 +241,7 @@ class Diagnoser:
         if not matches:
             matches = self._compounds(spec, calls, refs)
         if matches and fresh is not None:
-            evidence = fresh()
+            evidence = self._fresh(fresh)
             if evidence:
                 matches = [(d, runner) for d, runner in matches if self._confirmed(d, runner, calls, refs, evidence)]
         if matches:

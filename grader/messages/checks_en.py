@@ -87,6 +87,9 @@ MESSAGES = {
     "note.held_back_failed": "passed on the student kit's examples and failed on held-back examples (examples "
     "the kit never saw, drawn the same way): the example shown is one of those. A check earns its points only "
     "where it passes on both.",
+    "note.undiagnosed_in_kit": "this kit cannot tell which known mistake, if any, this failure is: the answers of "
+    "the known mistakes it recorded do not cover this example, so it names none here (nor in this task); the full "
+    "grader names it.",
     "note.charged_beneath": "failed with your own parts beneath and passes over the reference's: the defect "
     "is in {tasks}, charged there, not here.",
     "note.not_isolated": "graded with your own parts: run over the reference's parts, your code raised "

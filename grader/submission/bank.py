@@ -22,8 +22,13 @@ from pathlib import Path
 from grader.submission import wire
 from grader.submission.refcache import ReferenceCache, question_key
 
-MAGIC = b"gradekit-bank 1\n"
-"""The first bytes of a bank file (then a JSON header line, then the records, all LZMA-compressed)."""
+MAGIC = b"gradekit-bank 2\n"
+"""The first bytes of a bank file (then a JSON header line, the records and the mutants' fingerprints, all
+LZMA-compressed)."""
+MAGICS = (b"gradekit-bank 1\n", MAGIC)
+"""The bank files ``load`` reads: version 1 has no fingerprints (a kit built with it names no mistake)."""
+PRINTS_VERSION = 1
+"""The format of the mutants' fingerprints (``Prints.to_data``); a kit refuses others and names no mistake."""
 _RECORD = struct.Struct("<32sdI")
 """One record's head: the question's 32-byte digest, the seconds the reference took, the answer's length."""
 
@@ -40,14 +45,17 @@ class NotInBank(BaseException):  # noqa: N818 - named for what it says, like Ref
 class Bank:
     """Answers by question digest: ``{digest: (encoded answer, seconds)}``, and ``meta`` (what it was built from)."""
 
-    def __init__(self, answers=None, meta=None):
+    def __init__(self, answers=None, meta=None, prints=None):
         self.answers = dict(answers or {})
         self.meta = dict(meta or {})
+        self.prints = prints
+        """The catalogue's mutants' answers to the questions diagnoses asked, fingerprinted (``Prints``), or
+        ``None``: the kit then names no mistake."""
 
     @classmethod
-    def of_cache(cls, cache: ReferenceCache, meta=None):
+    def of_cache(cls, cache: ReferenceCache, meta=None, prints=None):
         """The answers a ``ReferenceCache`` holds (each already wire-encoded)."""
-        return cls(cache._answers, meta)
+        return cls(cache._answers, meta, prints)
 
     def __len__(self):
         return len(self.answers)
@@ -58,12 +66,19 @@ class Bank:
         return sum(len(blob) for blob, _seconds in self.answers.values())
 
     def save(self, path):
-        """Write the bank to ``path``: ``MAGIC``, a JSON header line, the records; LZMA-compressed."""
-        head = json.dumps({"meta": self.meta, "count": len(self.answers)}, sort_keys=True).encode() + b"\n"
-        parts = [MAGIC, head]
+        """Write the bank to ``path``: ``MAGIC``, a JSON header line, the records, the fingerprints (``prints``:
+        their byte count in the header); LZMA-compressed."""
+        prints = self.prints.encode() if self.prints is not None else b""
+        header = {
+            "meta": self.meta,
+            "count": len(self.answers),
+            "prints": len(prints) if self.prints is not None else None,
+        }
+        parts = [MAGIC, json.dumps(header, sort_keys=True).encode() + b"\n"]
         for digest in sorted(self.answers):  # the same answers always give the same file
             blob, seconds = self.answers[digest]
             parts += [_RECORD.pack(digest, float(seconds), len(blob)), blob]
+        parts.append(prints)
         Path(path).write_bytes(lzma.compress(b"".join(parts), preset=6))
         return Path(path)
 
@@ -75,19 +90,71 @@ class Bank:
             data = lzma.decompress(path.read_bytes())
         except (OSError, lzma.LZMAError) as exc:
             raise ValueError(f"{path}: not a gradekit answer bank ({exc})") from None
-        if not data.startswith(MAGIC):
+        magic = next((m for m in MAGICS if data.startswith(m)), None)
+        if magic is None:
             raise ValueError(f"{path}: not a gradekit answer bank (it does not start with {MAGIC!r})")
-        end = data.index(b"\n", len(MAGIC))
-        head = json.loads(data[len(MAGIC) : end])
-        answers, at = {}, end + 1
-        while at < len(data):
+        try:
+            end = data.index(b"\n", len(magic))
+            head = json.loads(data[len(magic) : end])
+            count, at = int(head.get("count")), end + 1
+            printed = head.get("prints") if magic == MAGIC else None
+            tail = len(data) - (int(printed) if printed else 0)
+        except (ValueError, TypeError, AttributeError) as exc:
+            raise ValueError(f"{path}: not a gradekit answer bank (its header cannot be read: {exc})") from None
+        answers: dict[bytes, tuple[bytes, float]] = {}
+        while at + _RECORD.size <= tail and len(answers) < count:
             digest, seconds, n = _RECORD.unpack_from(data, at)
             at += _RECORD.size
             answers[digest] = (bytes(data[at : at + n]), seconds)
             at += n
-        if len(answers) != head.get("count"):
-            raise ValueError(f"{path}: the bank is cut short ({len(answers)} of {head.get('count')} answers)")
-        return cls(answers, head.get("meta"))
+        if len(answers) != count or at != tail:
+            raise ValueError(f"{path}: the bank is cut short ({len(answers)} of {count} answers)")
+        prints = None
+        if printed:
+            try:
+                prints = Prints.decode(bytes(data[tail:]))
+            except ValueError as exc:
+                raise ValueError(f"{path}: {exc}") from None
+        return cls(answers, head.get("meta"), prints)
+
+
+class Prints:
+    """The fingerprints of what the catalogue's mutants answered to the questions diagnoses asked them
+    (``grader.bugs.prints`` makes and reads them): ``entries`` ``{(question digest, label): (fingerprint, differs
+    from the reference)}``, ``broken`` (labels whose edits did not apply) and ``outline`` (the catalogue, as
+    ``[[bug id, task, file, spellings], ...]`` in catalogue order). Plain data, written by ``wire``."""
+
+    def __init__(self, entries=None, broken=(), outline=()):
+        self.entries = dict(entries or {})
+        self.broken = set(broken)
+        self.outline = [list(row) for row in outline]
+
+    def __len__(self):
+        return len(self.entries)
+
+    def to_data(self):
+        rows = [[k, label, bool(differs), fp] for (k, label), (fp, differs) in sorted(self.entries.items())]
+        return {"version": PRINTS_VERSION, "outline": self.outline, "broken": sorted(self.broken), "entries": rows}
+
+    def encode(self):
+        return wire.encode(self.to_data())
+
+    @classmethod
+    def decode(cls, blob):
+        """``Prints`` from ``encode``'s bytes; ``ValueError`` for anything else (another version included)."""
+        try:
+            data = wire.decode(blob)
+        except wire.WireError as exc:
+            raise ValueError(f"the mutants' fingerprints cannot be read ({exc})") from None
+        if not isinstance(data, dict) or data.get("version") != PRINTS_VERSION:
+            raise ValueError("the mutants' fingerprints are of another format")
+        try:
+            entries = {(bytes(k), str(label)): (fp, bool(differs)) for k, label, differs, fp in data["entries"]}
+            outline = [[str(i), str(t), str(f), int(n)] for i, t, f, n in data["outline"]]
+            broken = {str(x) for x in data["broken"]}
+        except (KeyError, TypeError, ValueError) as exc:
+            raise ValueError(f"the mutants' fingerprints are malformed ({exc})") from None
+        return cls(entries, broken, outline)
 
 
 class BankRunner:
