@@ -266,7 +266,9 @@ def cmd_bank(args):
 
     recorded = bank.record(assignment, args.folders, profiles=profiles, tasks=args.tasks, progress=progress)
     written = recorded.save(args.out)
-    print(f"{os.path.abspath(written)}: {len(recorded)} answers ({written.stat().st_size / 1e6:.1f} MB)")
+    prints = len(recorded.prints) if recorded.prints is not None else 0
+    size = written.stat().st_size / 1e6
+    print(f"{os.path.abspath(written)}: {len(recorded)} answers, {prints} mistakes' fingerprints ({size:.1f} MB)")
     return 0
 
 
@@ -375,7 +377,8 @@ def cmd_kit(args):
     except ValueError as exc:  # a bank of another assignment, an assignment loaded from a folder
         raise api.UsageError(str(exc)) from None
     recorded = ", ".join(built.bank.meta.get("profiles") or ())
-    print(text("kit.cli.bank", lang, answers=len(built.bank), profiles=recorded))
+    prints = len(built.bank.prints) if built.bank.prints is not None else 0
+    print(text("kit.cli.bank", lang, answers=len(built.bank), prints=prints, profiles=recorded))
     for path in (built.wheel, built.zip):
         print(text("kit.cli.built", lang, path=os.path.abspath(path), files=built.files, size=_megabytes(path)))
     return 0

@@ -10,7 +10,8 @@ MESSAGES = {
     "kit.answers_banked": "recorded from the reference (a student kit)",
     "kit.quiz_choice_only": "This student kit holds no reference, so the questions whose answers are computed from it are left out.",
     "kit.cli.recording": "[{i}/{n}] recording the {profile} profile over {name}",
-    "kit.cli.bank": "answer bank: {answers} answers, for the profiles {profiles}",
+    "kit.cli.bank": "answer bank: {answers} answers and {prints} fingerprints of known mistakes' answers (the "
+    "diagnoses the kit can make), for the profiles {profiles}",
     "kit.cli.built": "{path}: {files} files, {size} MB",
     "kit.cli.scan_clean": "{path}: no reference found ({files} files scanned)",
     "kit.cli.scan_found": "{path}: {n} finding(s): a kit must not carry the reference, compiled code or pickled data",

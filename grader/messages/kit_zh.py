@@ -9,7 +9,7 @@ MESSAGES = {
     "kit.answers_banked": "从参考实现记录而来（学生工具包）",
     "kit.quiz_choice_only": "这个学生工具包不带参考实现，因此答案要由参考实现算出的题目已略去。",
     "kit.cli.recording": "[{i}/{n}] 在 {name} 上记录 {profile} 档位的答案",
-    "kit.cli.bank": "答案库：{answers} 个答案，档位 {profiles}",
+    "kit.cli.bank": "答案库：{answers} 个答案，另有已知错误答案的 {prints} 个指纹（工具包据此指出错误名称），档位 {profiles}",
     "kit.cli.built": "{path}：{files} 个文件，{size} MB",
     "kit.cli.scan_clean": "{path}：没有发现参考实现（检查了 {files} 个文件）",
     "kit.cli.scan_found": "{path}：发现 {n} 处问题：工具包不得带有参考实现、编译后的代码或序列化（pickle）数据",
