@@ -136,6 +136,9 @@ def test_nan_and_infinity_are_compared_as_the_full_kit_compares_them():
         assert not same_but_guarded_nan(mine, got)
         assert not _matches(mine, got) and not _matches(mine, got, guarded=True)
     assert _matches(mine, mine.clone()) and _matches(mine, mine.clone(), guarded=True)
+    ints = torch.tensor([[1, 7], [3, 2]])  # no NaN is guarded against in an integer tensor
+    nan = torch.tensor([[1.0, float("nan")], [3.0, 2.0]])
+    assert not same_but_guarded_nan(nan, ints) and not _matches(nan, ints, guarded=True)
 
 
 def test_other_results_are_compared_as_the_full_kit_compares_them():
