@@ -322,3 +322,30 @@ def test_the_unzipped_kit_names_the_mistake_it_was_built_over(tmp_path):
 def test_a_bank_whose_gradings_asked_no_mutant_anything_still_loads(tmp_path):
     bank = Bank({b"q" * 32: (b"N", 0.5)}, {"assignment": "transformer"}, Prints())
     assert len(Bank.load(bank.save(tmp_path / "e.bank")).prints) == 0
+
+
+def test_how_far_off_one_element_must_be_to_be_seen():
+    """One element moved away from 0 over random tensors: by 99% of its own tolerance, always taken for the
+    mutant's answer; by k times the largest tolerance of its block, from ``3 * BLOCK`` on (a weight is at least a
+    third of the largest) never; below that, sometimes (printed)."""
+    g = torch.Generator().manual_seed(11)
+    rates = {}
+    for k in (None, 1.5, 2.0, 3.0, 4.5, 3 * BLOCK + 0.01):
+        seen = 0
+        for _ in range(400):
+            shape = [
+                int(torch.randint(1, 6, (), generator=g)) for _ in range(int(torch.randint(1, 4, (), generator=g)))
+            ]
+            scale = float(10 ** torch.randint(-2, 3, (), generator=g))
+            mine = torch.randn(shape, generator=g, dtype=torch.float64) * scale
+            got = mine.clone().reshape(-1)
+            at = int(torch.randint(0, got.numel(), (), generator=g))
+            block = got[(at // BLOCK) * BLOCK : (at // BLOCK + 1) * BLOCK]
+            room = ATOL + RTOL * float(block.abs().max() if k else got[at].abs())
+            got[at] += (0.99 if k is None else k) * room * (1.0 if float(got[at]) >= 0 else -1.0)
+            got = got.reshape(shape)
+            assert same(mine, got) is (k is None)
+            seen += not _matches(mine, got)
+        rates[k] = seen / 400
+    print("\nshare of one-element differences seen (None: within the tolerance; k: k block tolerances off):", rates)
+    assert rates[None] == 0.0 and rates[3 * BLOCK + 0.01] == 1.0
