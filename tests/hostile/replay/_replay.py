@@ -21,12 +21,12 @@ def _answers():
         _ANSWERS = {}
         path = Path(__file__).with_name("answers.bank")
         data = lzma.decompress(path.read_bytes()) if path.is_file() else b""
-        magic = b"gradekit-bank 1\n"
-        if data.startswith(magic):
+        magic = next((m for m in (b"gradekit-bank 1\n", b"gradekit-bank 2\n") if data.startswith(m)), None)
+        if magic is not None:  # a header line saying how many records, then the records (then fingerprints: unused)
             end = data.index(b"\n", len(magic))
-            json.loads(data[len(magic) : end])
+            count = int(json.loads(data[len(magic) : end])["count"])
             record, at = struct.Struct("<32sdI"), end + 1
-            while at < len(data):
+            while len(_ANSWERS) < count and at < len(data):
                 digest, _seconds, n = record.unpack_from(data, at)
                 at += record.size
                 _ANSWERS[digest] = bytes(data[at : at + n])
