@@ -126,7 +126,7 @@ MESSAGES = {
     "batch.cli.skipped": "跳过了 {n} 个不是提交的条目：{entries}",
     "batch.cli.skipped_one": "跳过了 1 个不是提交的条目：{entries}",
     "batch.cli.not_graded": "{n} 份提交无法评分：{entries}",
-    "batch.cli.no_held_back": '没有使用保留的例子：每项检查都只在学生工具包答案库能回答的例子上评分，因此照搬答案库的提交会和正确的提交得分一样。要加上保留的例子，请在课程配置里给出一个密钥：在 [held_back] 表里写 secret_file = "FILE"（你自己的一个文件，内容是学生猜不到的文字）或 secret_env = "VARIABLE"。',
+    "batch.cli.no_held_back": '没有使用保留的例子：每项检查都只在学生工具包答案库能回答的例子上评分，因此照搬答案库的提交会和正确的提交得分一样。要加上保留的例子，请在课程配置里给出一个密钥：在 [held_back] 表里写 secret_file = "文件路径"（你自己的一个文件，内容是学生猜不到的文字）或 secret_env = "环境变量名"。',
     "batch.detail.no_start": "评分进程未能启动",
     "batch.reason.duplicate": "有不止一项（文件夹、.zip 或 .ipynb）名为 {name}",
 }
