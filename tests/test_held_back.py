@@ -65,9 +65,11 @@ def bank(tmp_path_factory):
 
 @pytest.fixture(scope="module")
 def replay(tmp_path_factory, bank):
-    """The replay with the kit's bank beside it."""
+    """The replay with the kit's bank beside it: its own files over the assignment's skeleton (the files it leaves
+    as handed out are not kept twice)."""
     folder = tmp_path_factory.mktemp("replay") / "replay"
-    shutil.copytree(REPLAY, folder)
+    shutil.copytree(A.skeleton, folder, ignore=shutil.ignore_patterns("__pycache__"))
+    shutil.copytree(REPLAY, folder, dirs_exist_ok=True, ignore=shutil.ignore_patterns("__pycache__"))
     shutil.copy(bank, folder / "answers.bank")
     return folder
 
