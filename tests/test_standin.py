@@ -116,6 +116,213 @@ def test_a_state_unchanged_since_the_last_call_crosses_as_a_number_and_any_chang
     assert all(torch.allclose(a, b) for a, b in zip(g, g_ref))
 
 
+class _Tokens:
+    """A link that passes each message on and keeps, per message, whether its target went by token (``"R"``) and
+    whether the host asked for it in full (``stale``)."""
+
+    def __init__(self, link):
+        self.link, self.seen = link, []
+
+    def ask(self, message):
+        target = message["body"].get("self")
+        reply = self.link.ask(message)
+        self.seen.append(("R" if isinstance(target, tuple) and target[0] == "R" else "full", bool(reply.get("stale"))))
+        return reply
+
+
+def _lm_pair(seed=4):
+    ref = reference_namespace(LM).get("DecoderLM")
+    lm_parts = parts(LM, "generate")
+    link = lm_parts.standins.link = _Tokens(lm_parts.standins.link)
+    config = {"vocab_size": 13, "dim": 8, "num_layers": 2, "num_heads": 2, "hidden_dim": 12, "num_kv_heads": 1}
+    torch.manual_seed(seed)
+    mine = ref(**config)
+    torch.manual_seed(seed)
+    theirs = lm_parts.get("DecoderLM")(**config)
+    return mine, theirs, link
+
+
+def test_an_unchanged_target_goes_by_token_and_every_change_of_its_state_is_seen():
+    mine, theirs, link = _lm_pair()
+    tokens = torch.randint(0, 13, (2, 5))
+
+    def same(expect_token):
+        with torch.no_grad():
+            got, want = theirs(tokens), mine(tokens)
+        assert torch.equal(got, want)
+        assert link.seen[-1][0] == ("R" if expect_token else "full"), link.seen[-4:]
+
+    same(False)  # the first call sends it in full
+    same(True)  # then its token
+    changes = [  # each seen, whatever it goes through: no version counter moves for some
+        lambda m: m.layers[0].attn.q_proj.weight.data.mul_(3),
+        lambda m: setattr(m.norm, "weight", nn.Parameter(m.norm.weight.detach() * 2)),
+        lambda m: m.layers[1].ffn_norm.weight.copy_(torch.linspace(0.5, 2, 8)),
+        lambda m: m.eval(),
+        lambda m: m.layers[1].attn.train(),
+        lambda m: setattr(m.layers[0].attn_norm, "eps", 0.5),
+        lambda m: setattr(m.layers, "0", copy.deepcopy(m.layers[1])),
+        lambda m: m.embed.weight.requires_grad_(False),
+        lambda m: m.double(),
+    ]
+    for change in changes:
+        with torch.no_grad():
+            change(theirs)
+            change(mine)
+        if theirs.embed.weight.dtype == torch.float64:
+            tokens = tokens.clone()
+        same(False)
+        same(True)
+    theirs.layers[0].attn.o_proj.weight.grad = torch.ones_like(theirs.layers[0].attn.o_proj.weight)
+    same(False)  # a gradient: never by token
+    same(False)
+    assert not any(stale for _, stale in link.seen)
+
+
+def test_with_autograd_on_the_target_always_crosses_in_full():
+    mine, theirs, link = _lm_pair()
+    tokens = torch.randint(0, 13, (1, 4))
+    for _ in range(3):
+        got, want = theirs(tokens), mine(tokens)
+        assert torch.equal(got, want)
+        g = torch.autograd.grad(got.sum(), list(theirs.parameters()))
+        g_ref = torch.autograd.grad(want.sum(), list(mine.parameters()))
+        assert all(torch.allclose(a, b, atol=1e-6) for a, b in zip(g, g_ref))
+    assert all(kind == "full" for kind, _ in link.seen)
+
+
+def test_copies_that_share_the_hosts_object_never_stand_for_each_other():
+    mine, theirs, link = _lm_pair()
+    tokens = torch.randint(0, 13, (2, 3))
+    twin, twin_ref = copy.deepcopy(theirs), copy.deepcopy(mine)  # one host object for both, until they differ
+    optimiser = torch.optim.SGD(twin.parameters(), lr=0.1)
+    twin(tokens).sum().backward()
+    optimiser.step()
+    optimiser.zero_grad(set_to_none=True)
+    with torch.no_grad():
+        for p_ref, p in zip(twin_ref.parameters(), twin.parameters()):
+            p_ref.copy_(p)
+        for _ in range(3):
+            for model, ref in ((theirs, mine), (twin, twin_ref), (theirs, mine)):
+                assert torch.equal(model(tokens), ref(tokens))
+    assert any(kind == "R" for kind, _ in link.seen)
+
+
+def test_a_token_stands_for_nothing_once_the_hosts_object_took_another_state():
+    mine, theirs, link = _lm_pair()
+    tokens = torch.randint(0, 13, (2, 3))
+    with torch.no_grad():
+        theirs(tokens)
+        theirs(tokens)
+    assert link.seen[-1] == ("R", False)
+    twin, twin_ref = copy.deepcopy(theirs), copy.deepcopy(mine)  # shares the host's object, and its token
+    with torch.no_grad():
+        for p, p_ref in zip(twin.parameters(), twin_ref.parameters()):
+            p.mul_(-1)
+            p_ref.mul_(-1)
+    assert torch.equal(twin(tokens), twin_ref(tokens))  # with autograd: in full, onto the object both share
+    with torch.no_grad():
+        assert torch.equal(theirs(tokens), mine(tokens))
+    assert link.seen[-2:] == [("R", True), ("full", False)]
+
+
+_SELF_CHANGING = """
+import torch
+from torch import nn
+
+
+class Counter(nn.Module):
+    def __init__(self, n):
+        super().__init__()
+        self.w = nn.Parameter(torch.arange(1.0, n + 1))
+        self.calls = 0
+
+    def forward(self, x):
+        self.calls += 1  # a plain attribute changed by every call
+        return x * self.w + self.calls
+
+    @property
+    def weight(self):
+        return self.w  # its own parameter, given back
+
+
+class Plain(nn.Module):
+    def __init__(self, n):
+        super().__init__()
+        self.w = nn.Parameter(torch.arange(1.0, n + 1))
+
+    def forward(self, x):
+        return x * self.w
+
+    @property
+    def weight(self):
+        return self.w  # its own parameter, given back
+
+
+class Grower(nn.Module):
+    def __init__(self, n):
+        super().__init__()
+        self.register_buffer("total", torch.zeros(n))
+
+    def forward(self, x):
+        self.total.add_(x)  # its buffer, changed in place
+        return self.total * 1
+"""
+
+
+def test_a_part_that_changes_itself_without_autograd_keeps_both_sides_in_step():
+    from grader.submission.standin import Host
+
+    module = types.ModuleType("self_changing")
+    exec(compile(_SELF_CHANGING, "self_changing.py", "exec"), vars(module))  # noqa: S102 - the test's own part
+    host = Host([module], {"Counter", "Grower", "Plain"})
+    standins = StandIns(Loopback(host), host.surface)
+    link = standins.link = _Tokens(standins.link)
+    x = torch.ones(3)
+    with torch.no_grad():
+        for cls in ("Counter", "Grower"):
+            theirs, mine = standins.get(cls)(3), getattr(module, cls)(3)
+            for _ in range(4):
+                assert torch.equal(theirs(x), mine(x))
+                assert standin_state(theirs) == standin_state(mine)
+        plain = standins.get("Plain")(3)
+        plain(x)
+        plain(x)
+        assert link.seen[-1] == ("R", False)
+        assert plain.weight is plain.w  # the worker's own parameter, as in full, not a copy of it
+        assert link.seen[-2:] == [("R", True), ("full", False)]
+    assert sum(stale for _, stale in link.seen) <= 3  # once each, then never by token again
+
+
+def standin_state(module):
+    return (
+        {k: v.tolist() for k, v in module.state_dict().items()},
+        {k: v for k, v in vars(module).items() if not k.startswith("_") and k != "training"},
+    )
+
+
+def test_a_host_answers_a_token_it_did_not_give_by_asking_for_the_object_in_full():
+    mine, theirs, link = _lm_pair()
+    host = link.link.host
+    tokens = torch.randint(0, 13, (1, 3))
+    with torch.no_grad():
+        theirs(tokens)
+        theirs(tokens)
+    handle, token = vars(theirs)["_standin_sync"][:2]
+    body = {"self": None, "method": "forward", "args": ("U", [("T", 0)]), "kwargs": ("D", {}), "objects": 1}
+    for forged in (("R", 0, handle, token + 1), ("R", 0, handle + 1000, token), ("R", 0, 0, 0)):
+        reply = ask(host, {"op": "call", "table": [[tokens, 0, None]], "body": dict(body, self=forged)})
+        assert reply == {"stale": True}
+    for malformed in (("R", 0, handle), ("R", "0", handle, token), ("R", 0, handle, str(token))):
+        reply = ask(host, {"op": "call", "table": [[tokens, 0, None]], "body": dict(body, self=malformed)})
+        assert reply["error"]["type"] == "StandInError"
+    vjp = dict(body, self=("R", 0, handle, token), wrt=[0], outputs=[0], grad_outputs=[None])
+    assert ask(host, {"op": "vjp", "table": [[tokens, 0, None]], "body": vjp}) == {"stale": True}
+    with torch.no_grad():  # the worker's token still holds
+        assert torch.equal(theirs(tokens), mine(tokens))
+    assert link.seen[-1] == ("R", False)
+
+
 def test_the_host_forgets_the_copies_of_tensors_the_worker_no_longer_holds():
     import gc
 

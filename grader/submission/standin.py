@@ -135,8 +135,10 @@ def _class_surface(cls):
 # ================================================================================================
 # Values as plain data (both sides)
 # ================================================================================================
-_INTERNALS = frozenset(vars(nn.Module())) | {"_standin_handle", "_standin_cell"}
+_INTERNALS = frozenset(vars(nn.Module())) | {"_standin_handle", "_standin_cell", "_standin_sync"}
 """Attributes that are not an object's state: ``nn.Module``'s own bookkeeping and a stand-in's link."""
+_OWN = ("_standin_cell", "_standin_sync")
+"""A stand-in's link attributes that belong to that one object: a copy gets its own."""
 
 
 def _plain(x):
@@ -246,6 +248,13 @@ class _Encoder:
             self.next += 1
         self.by_number[k] = x
         return k
+
+    def synced(self, x, handle, token):
+        """``("R", k, handle, token)``: the stand-in ``x`` as the host's object ``handle`` holds it, unchanged since the
+        reply that gave ``token`` (``StandIns.call``); ``x`` itself is ``("O", k)`` in the rest of the message."""
+        k = self.number(x)
+        self.encoded.add(k)
+        return ("R", k, handle, token)
 
     def value(self, x, depth=0):
         if depth > 60:
@@ -365,6 +374,9 @@ class _Decoder:
             with torch.no_grad():
                 t.copy_(_tensor(data))
         self.tensors, self.versions, self.grads = {}, {}, {}
+        self.synced = {}
+        """``k -> (handle, record)``: the objects the message named by token (``Host._shortcut``)."""
+        self.taken = set()
         self.objects = {}
         self.entries = {}
         """``k -> entry``: each object as it came."""
@@ -625,6 +637,22 @@ class _TensorCache:
         self.entries[id(t)] = (weakref.ref(t, functools.partial(self._gone, id(t), slot)), slot, kept)
         return slot, kept, True
 
+    def unchanged(self, t):
+        """Whether ``t`` is the tensor of a slot and still equal to its copy (what ``slot`` would send as a number),
+        without making a slot."""
+        entry = self.entries.get(id(t))
+        if entry is None:
+            return False
+        ref, _slot, kept = entry
+        data = t.detach()
+        return (
+            ref() is t
+            and kept.dtype == data.dtype
+            and kept.device == data.device
+            and kept.shape == data.shape
+            and torch.equal(kept, data)
+        )
+
     def _gone(self, key, slot, _ref):
         entry = self.entries.get(key)
         if entry is not None and entry[1] == slot:
@@ -708,6 +736,96 @@ def _same_state(a, b):
             elif not (_plain(vx) and type(vx) is type(vy) and vx == vy):
                 return False
     return True
+
+
+_SENT = (
+    torch.Tensor,
+    list,
+    tuple,
+    dict,
+    torch.Generator,
+    nn.Module,
+    collections.abc.Iterator,
+    collections.abc.KeysView,
+    collections.abc.ValuesView,
+    collections.abc.ItemsView,
+)
+"""Kinds of attribute values an object's entry carries as data (``_Encoder.value``); a module is one only if it is
+torch's own, but every module counts here."""
+
+
+def _signature(root, is_part, mark):
+    """``(signature, kept)``: the identity of ``root``'s whole state (itself, its submodules, their classes, modes,
+    parameters, buffers and plain attributes), or ``None`` where some of it is not of those kinds. ``mark(t)`` is what
+    stands for a tensor's data besides the tensor itself (``None``: it cannot stand for it). Two signatures of one root
+    are equal only if nothing in that state was replaced or changed since, as long as ``kept`` (every object and tensor
+    the signature names by ``id``) is held: no other object can take an ``id`` it names."""
+    sig, kept, stack, seen = [], [], [root], set()
+    add, keep = sig.append, kept.append
+    while stack:
+        x = stack.pop()
+        if x is None:
+            add(None)
+            continue
+        if id(x) in seen:  # one submodule under two names
+            add(("again", id(x)))
+            continue
+        seen.add(id(x))
+        cls = type(x)
+        module = _TORCH_MODULE.get(cls)
+        if module is None:
+            module = _TORCH_MODULE[cls] = bool(issubclass(cls, nn.Module) and _torch_class_name(cls))
+        if not module and not is_part(x):
+            return None
+        keep(x)
+        add(id(x))
+        add(cls)
+        own = vars(x)
+        if isinstance(x, nn.Module):
+            add(x.training)
+            add(tuple(x._non_persistent_buffers_set) if x._non_persistent_buffers_set else ())
+            children = x._modules
+            add(tuple(children))
+            for tensors in (x._parameters, x._buffers):
+                add(tuple(tensors))
+                for t in tensors.values():
+                    if t is None:
+                        add(None)
+                        continue
+                    m = mark(t) if type(t) is torch.Tensor or type(t) is nn.Parameter else None
+                    if m is None:
+                        return None
+                    keep(t)
+                    add(id(t))
+                    add(m)
+            stack.extend(children.values())
+        for name, v in own.items():
+            if name in _INTERNALS or name.startswith("__"):
+                continue
+            add(name)
+            kind = type(v)
+            if v is None or kind in _PLAIN_TYPES:
+                add(kind)
+                add(v)
+            elif isinstance(v, _SENT) or is_part(v):  # sent in full every time: no signature stands for it
+                return None
+            else:  # not data (a function, say): never sent, it stays on each side as it is (``_SKIP``)
+                add(_SKIP)
+    return tuple(sig), kept
+
+
+_TORCH_MODULE: dict = {}
+"""``class -> whether it is one of torch.nn's own module classes`` (``_signature``)."""
+_PLAIN_TYPES = frozenset((bool, int, float, str, bytes, torch.dtype, torch.device))
+
+
+def _host_mark(t):
+    """A host tensor's data, for ``_signature``: its version counter (the host runs only the reference's code, which
+    changes a tensor in place through autograd's view of it). A tensor with a gradient, or one that keeps no version
+    (an inference tensor), stands for nothing."""
+    if t.is_inference() or (t.is_leaf and t.grad is not None):
+        return None
+    return (t._version, t.requires_grad, type(t))
 
 
 def _version(t):
@@ -833,6 +951,12 @@ class Host:
         """Messages answered."""
         self.seconds = 0.0
         """Seconds spent answering them."""
+        self.synced = {}
+        """``handle -> (token, signature, kept)``: the object's state when the worker was told it holds the same
+        (``_sync``), so that the worker may send it as ``("R", k, handle, token)`` while neither side changed it."""
+        self.volatile = set()
+        """Handles whose object changed in a call that named it by token: never given a token again."""
+        self._tokens = itertools.count(1)
 
     def answer(self, message):
         """The reply to one message (never raises for anything in it)."""
@@ -864,7 +988,10 @@ class Host:
     def release(self, handles):
         """Forget the objects the worker no longer holds."""
         for h in handles if isinstance(handles, list) else ():
-            obj = self.objects.pop(h, None) if type(h) is int else None
+            if type(h) is not int:
+                continue
+            obj = self.objects.pop(h, None)
+            self.synced.pop(h, None)
             if obj is not None and self._handles.get(id(obj)) == h:
                 del self._handles[id(obj)]
 
@@ -903,7 +1030,29 @@ class Host:
             taken.add(id(template))
             return template
 
-        return _Decoder(message, make, self.layouts_in, cache=self.cache)
+        decoder = _Decoder(message, make, self.layouts_in, cache=self.cache)
+        decoder.taken = taken
+        return decoder
+
+    def _host_signature(self, obj):
+        return _signature(obj, self._is_reference, _host_mark)
+
+    def _shortcut(self, ref, decoder):
+        """The object ``("R", k, handle, token)`` names, registered in ``decoder`` as object ``k``, or ``None`` when
+        the token is not the last this worker was given for it. Whether the object is still as it was when the token
+        was given (another message may have set another state on it since: a copy of the worker's that shares it) is
+        asked after the call, from the same signature (``_still_synced``): an answer computed from anything else is
+        never sent."""
+        if not (len(ref) == 4 and type(ref[1]) is int and type(ref[2]) is int and type(ref[3]) is int):
+            raise StandInError("a malformed reference to an object")
+        _, k, h, token = ref
+        record, obj = self.synced.get(h), self.objects.get(h)
+        if record is None or obj is None or record[0] != token or k in decoder.objects or id(obj) in decoder.taken:
+            return None
+        decoder.taken.add(id(obj))
+        decoder.objects[k] = obj
+        decoder.synced[k] = (h, record)
+        return obj
 
     def _run(self, op, message):
         body = message.get("body")
@@ -913,6 +1062,12 @@ class Host:
         first = body.get("objects")
         if type(first) is not int or first < 0:
             raise StandInError("a message without its object count")
+        ref = body.get("self")
+        if isinstance(ref, tuple) and ref and ref[0] == "R":  # the target as the host holds it (``_shortcut``)
+            if op not in ("call", "get") or body.get("autograd") or self._shortcut(ref, decoder) is None:
+                decoder.value(body.get("args")), decoder.value(body.get("kwargs"))  # keep the tensors it brought
+                return {"stale": True}
+            body = dict(body, self=("O", ref[1]))
         if op == "new":
             name = body.get("cls")
             if name not in self.allowed or name not in self.classes:
@@ -933,13 +1088,52 @@ class Host:
         with _Environment(env, grad=False if body.get("autograd") else None):
             result = _invoke(target, method, args, kwargs, op)
             after = _rng_after()
-        reply = self._reply(decoder, result, after, first)
+        encoder, reply = self._reply(decoder, result, after, first)
+        if decoder.synced:
+            if not self._still_synced(decoder, encoder):
+                return {"stale": True}
+            ((k, (_h, record)),) = decoder.synced.items()
+            reply["synced"] = [k, record[0]]
+        elif body.get("sync") is True and op in ("call", "get") and not body.get("autograd"):
+            reply["synced"] = self._sync(ref, decoder)
         if key is not None:
             try:
                 reply["reusable"] = self._reusable(key, result, env, after)
             except Exception:  # noqa: BLE001 - a state it cannot compare is never vouched for
                 reply["reusable"] = False
         return reply
+
+    def _still_synced(self, decoder, encoder):
+        """Whether the objects the message named by token are, after the call, as they were when the token was given
+        (so the call ran on that state and left it so), and the call made nothing of theirs part of what it gives back.
+        Else the worker is asked to send them in full, and a call that changed them gives them no token again."""
+        for h, record in decoder.synced.values():
+            now = self._host_signature(self.objects[h]) if h in self.objects else None
+            ids = {id(t) for t in record[2] if isinstance(t, torch.Tensor)}
+            if now is None or now[0] != record[1] or any(id(t) in ids for t in encoder.tensors):
+                self.volatile.add(h)
+                self.synced.pop(h, None)
+                return False
+        return True
+
+    def _sync(self, sent, decoder):
+        """``[k, token]`` for the call's target, sent in full as object ``k``: the worker holds what the host holds
+        once it applies the reply, and may name it by ``token`` until either side changes it. ``None`` when its state
+        is not all of kinds a signature compares (``_signature``)."""
+        if not (isinstance(sent, tuple) and len(sent) == 10 and sent[0] == "S" and type(sent[1]) is int):
+            return None
+        k = sent[1]
+        obj = decoder.objects.get(k)
+        h = self._handles.get(id(obj))
+        if h is None or self.objects.get(h) is not obj or h in self.volatile:
+            return None
+        found = self._host_signature(obj)
+        if found is None:
+            self.synced.pop(h, None)
+            return None
+        token = next(self._tokens)
+        self.synced[h] = (token, *found)
+        return [k, token]
 
     def _reusable(self, key, built, env, after):
         """Whether every construction of ``key`` gives what this one gave: it drew no random numbers, and the one
@@ -1001,6 +1195,7 @@ class Host:
         """The encoder holding every object the call involved (their states after it; with ``sent``, the entries
         of the objects as the worker sent them, only those the call changed) and the result."""
         encoder = self._encoder(decoder, first)
+        encoder.encoded.update(decoder.synced)  # named by token: unchanged (``_still_synced``), never sent back
         objects = [
             [k, encoder.obj(obj)] for k, obj in sorted(decoder.objects.items()) if not isinstance(obj, torch.Generator)
         ]
@@ -1021,7 +1216,7 @@ class Host:
             before, version = decoder.grads[i]
             if t.grad is not before or (before is not None and _version(before) != version):
                 grads.append([i, None if t.grad is None else t.grad.detach()])
-        return encoder.message(result=out, objects=objects, generators=generators, grads=grads, env=after)
+        return encoder, encoder.message(result=out, objects=objects, generators=generators, grads=grads, env=after)
 
     def _vjp(self, body, decoder, target, method, args, kwargs, env, first):
         wrt = body.get("wrt")
@@ -1171,7 +1366,7 @@ class StandIns:
                 {
                     k: (dict(v) if isinstance(v, dict) and k in _INTERNALS else v)
                     for k, v in vars(self).items()
-                    if k != "_standin_cell"
+                    if k not in _OWN
                 }
             )
             hub._track(twin, vars(self).get("_standin_handle"))
@@ -1273,26 +1468,78 @@ class StandIns:
         memo = {} if memo is None else memo
         memo[id(source)] = obj
         for k, value in vars(source).items():
-            if k != "_standin_cell":
+            if k not in _OWN:
                 vars(obj)[k] = value if k == "_standin_handle" else copy.deepcopy(value, memo)
         self._track(obj, vars(source).get("_standin_handle"))
 
     def call(self, target, args, kwargs, op="call"):
-        encoder = self._encoder()
-        body = dict(target)
-        if "self" in body:
-            body["self"] = encoder.value(body["self"])
-        body["args"] = encoder.value(tuple(args))
-        body["kwargs"] = encoder.value(dict(kwargs))
-        body["env"] = _env()
-        wrt = [
-            i
-            for i, t in enumerate(encoder.tensors)
-            if t.requires_grad and (t.dtype.is_floating_point or t.dtype.is_complex)
-        ]
-        if op == "call" and wrt and torch.is_grad_enabled():
-            return _through_autograd(self, encoder, body, wrt)
-        return self.settle(encoder, self.ask(op, encoder, body))
+        x = target.get("self")
+        # Without autograd, a target the host holds as the worker does crosses as its handle and a token (``_synced``)
+        synced = not torch.is_grad_enabled() and self.is_standin(x)
+        record = self._synced(x) if synced else None
+        while True:
+            encoder = self._encoder()
+            body = dict(target)
+            if x is not None:
+                body["self"] = encoder.synced(x, *record[:2]) if record is not None else encoder.value(x)
+            body["args"] = encoder.value(tuple(args))
+            body["kwargs"] = encoder.value(dict(kwargs))
+            body["env"] = _env()
+            wrt = [
+                i
+                for i, t in enumerate(encoder.tensors)
+                if t.requires_grad and (t.dtype.is_floating_point or t.dtype.is_complex)
+            ]
+            if op == "call" and wrt and torch.is_grad_enabled():
+                return _through_autograd(self, encoder, body, wrt)
+            if synced:
+                body["sync"] = True
+            reply = self.ask(op, encoder, body)
+            if reply.get("stale") is True and record is not None:  # the host's copy changed: send it in full
+                vars(x).pop("_standin_sync", None)
+                record = None
+                continue
+            result = self.settle(encoder, reply)
+            if synced:
+                self._remember(x, reply.get("synced"), encoder, record)
+            return result
+
+    def _mark(self, t):
+        """A stand-in's tensor, for ``_signature``: the same tensor, equal to what was last sent of it (the cache's
+        copy: a change through ``.data`` shows too), with no gradient."""
+        if (t.is_leaf and t.grad is not None) or not self.cache.unchanged(t):
+            return None
+        return (t.requires_grad, type(t))
+
+    def _synced(self, x):
+        """``(handle, token, signature, kept)``: the host holds ``x`` as the worker does, as it was when the host gave
+        ``token``, if nothing of ``x``'s state was replaced or changed since; else ``None``."""
+        record = vars(x).get("_standin_sync")
+        if record is None:
+            return None
+        now = _signature(x, self.is_standin, self._mark)
+        if now is None or now[0] != record[2] or record[0] != vars(x).get("_standin_handle"):
+            vars(x).pop("_standin_sync", None)
+            return None
+        return record
+
+    def _remember(self, x, given, encoder, record):
+        """Keep the token the host ``given`` for ``x`` (``[k, token]``), with ``x``'s signature now."""
+        if not (
+            isinstance(given, list)
+            and len(given) == 2
+            and given[0] == encoder.objects.get(id(x))
+            and type(given[1]) is int
+        ):
+            vars(x).pop("_standin_sync", None)
+            return
+        if record is not None and record[1] == given[1]:
+            return  # named by its token and unchanged: the signature holds
+        now = _signature(x, self.is_standin, self._mark)
+        if now is None:
+            vars(x).pop("_standin_sync", None)
+        else:
+            vars(x)["_standin_sync"] = (vars(x).get("_standin_handle"), given[1], *now)
 
     def settle(self, encoder, reply, into=None, outputs=None):
         """Apply a reply (the objects' new states, generators, gradients, the random state) and return its result.
