@@ -19,6 +19,11 @@ What crosses, each call (``grader.submission.wire``, so plain data only, both wa
 - back: the result, every state the call changed, and the generator's new state, so that the worker goes on
   exactly as if the part had run there (the same random numbers are drawn, the same tensors shared).
 
+Without autograd (generation, evaluation), a call's target whose whole state is what it was when the host last
+answered for it crosses as its handle and a token the host gave then (``StandIns._synced``, ``Host._shortcut``), not
+its tree: the host computes from its own object, and sends the answer only if that object's signature after the call
+is the one it recorded with the token (``_signature``); else it asks for the target in full.
+
 Parameters stay real ``nn.Parameter`` objects in the worker, so the student's optimiser, clipping and
 ``state_dict`` code work on them. Autograd crosses too: a call whose inputs or parameters need gradients is one
 ``torch.autograd.Function`` in the worker, whose backward asks the host for the vector-Jacobian product (the host
