@@ -727,3 +727,31 @@ def test_the_optimiser_probes_on_the_reference_match_pytorch():
         assert (x is None) == (y is None)
         if x is not None:
             torch.testing.assert_close(x, y, rtol=1e-12, atol=0.0)
+
+
+def test_generate_reads_a_caches_length_from_its_keys_and_asks_it_only_when_they_are_laid_out_otherwise():
+    from types import SimpleNamespace
+
+    from assignments.decoder_lm.sampling_probes import _cached_length
+    from grader.assignment import load
+    from grader.submission.inprocess import loopback_parts
+
+    class Asked:
+        def __init__(self, keys, length):
+            self.keys, self._length, self.asked = keys, length, 0
+
+        @property
+        def length(self):
+            self.asked += 1
+            return self._length
+
+    empty, full = Asked(None, 7), Asked(torch.zeros(2, 1, 5, 4), 7)
+    assert (_cached_length(empty), _cached_length(full)) == (0, 5) and empty.asked == full.asked == 0
+    for other in (Asked([torch.zeros(2, 1, 5, 4)], 3), Asked(torch.zeros(5, 4), 3), SimpleNamespace(length=3)):
+        assert _cached_length(other) == 3  # a layout of the student's own: its length says
+    lm_parts = loopback_parts(load("decoder_lm"), "generate")
+    cache = lm_parts.get("KVCache")()
+    cache.update(torch.randn(1, 1, 3, 2), torch.randn(1, 1, 3, 2))
+    calls = lm_parts.standins.calls
+    assert _cached_length(cache) == cache.length == 3
+    assert lm_parts.standins.calls == calls + 1  # the length property asked once, the keys read as data

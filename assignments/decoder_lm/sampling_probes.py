@@ -118,6 +118,19 @@ def lm_sample_counts(ns, *, logits, repeats, temperature=1.0, top_k=None, top_p=
     return {"counts": counts, "outside": int((~inside).sum())}
 
 
+def _cached_length(cache):
+    """How many positions ``cache`` holds, read from its ``keys`` as the contract lays them out (``None`` while empty,
+    then ``[B, Hkv, T, Dh]``): data, where its ``length`` would run the cache's own code (over the reference's parts,
+    one more call to the grader for every forward). A cache whose ``keys`` are laid out otherwise says it by
+    ``length``."""
+    keys = getattr(cache, "keys", -1)
+    if keys is None:
+        return 0
+    if type(keys) is torch.Tensor and keys.dim() == 4:
+        return int(keys.shape[2])
+    return int(cache.length)
+
+
 class _Recorder:
     """Wraps a model's ``forward`` on the instance (so ``model(...)`` and ``model.forward(...)`` both pass) and
     notes, for each call: the tokens' shape, whether caches came, the first cache's length before the call,
@@ -132,7 +145,7 @@ class _Recorder:
         length = -1
         if caches is not None:
             try:
-                length = int(caches[0].length)
+                length = _cached_length(caches[0])
             except Exception:  # noqa: BLE001 - a cache of the student's own that cannot say its length
                 length = -1
         self.calls.append(
