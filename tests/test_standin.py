@@ -291,6 +291,15 @@ def test_a_part_that_changes_itself_without_autograd_keeps_both_sides_in_step():
         assert link.seen[-1] == ("R", False)
         assert plain.weight is plain.w  # the worker's own parameter, as in full, not a copy of it
         assert link.seen[-2:] == [("R", True), ("full", False)]
+        mine = module.Plain(3)
+        plain(x)
+        assert link.seen[-1] == ("full", False)  # no token again for it: it gave its own tensor back
+        twin = standins.get("Plain")(3)
+        twin(x)
+        twin(x)
+        assert link.seen[-1] == ("R", False)
+        assert torch.equal(twin(twin.w), mine(mine.w))  # its own parameter as the argument: in full, one tensor
+        assert link.seen[-1] == ("full", False)
     assert sum(stale for _, stale in link.seen) <= 3  # once each, then never by token again
 
 

@@ -1489,6 +1489,9 @@ class StandIns:
                 body["self"] = encoder.synced(x, *record[:2]) if record is not None else encoder.value(x)
             body["args"] = encoder.value(tuple(args))
             body["kwargs"] = encoder.value(dict(kwargs))
+            if record is not None and self._shares(x, record, encoder):
+                record = None  # an argument is part of the target (its own parameter, a submodule): in full, as one
+                continue
             body["env"] = _env()
             wrt = [
                 i
@@ -1508,6 +1511,17 @@ class StandIns:
             if synced:
                 self._remember(x, reply.get("synced"), encoder, record)
             return result
+
+    @staticmethod
+    def _shares(x, record, encoder):
+        """Whether the message holds, besides the target ``x`` sent by token, a tensor or an object of ``x``'s state:
+        the host would take it for another than its own."""
+        if not encoder.tensors and len(encoder.by_number) <= 1:
+            return False
+        mine = {id(o) for o in record[3]}
+        return any(id(t) in mine for t in encoder.tensors) or any(
+            id(o) in mine for o in encoder.by_number.values() if o is not x
+        )
 
     def _mark(self, t):
         """A stand-in's tensor, for ``_signature``: the same tensor, equal to what was last sent of it (the cache's
