@@ -1,0 +1,60 @@
+"""A student kit installed from its wheel into a fresh venv grades as the full kit does (slow).
+
+The acceptance condition of student kits, on a small fixed slice (``bench/bench_kit.py`` measures the whole
+corpora): the decoder-only LM's kit for two tasks (``TASKS``: its bank recorded over the reference, the skeleton
+and those tasks' catalogued mistakes, quick profile, with the mutants' fingerprints), installed with only its
+dependencies into a fresh venv; then the reference, the skeleton and ``LIMIT`` cases of each other corpus (blind
+correct code, blind mistakes, catalogued mistakes), each graded by the kit's own ``gradekit check`` outside this
+checkout and by the full kit. Same verdict (status and score) on at least 99% of the checks, the same first
+diagnosis on at least 95% of the cases the full kit names a mistake in, no name the full kit does not give on the
+same check, a wheel of at most 25 MB. Without the venv module, the network or a dependency's wheel, it skips.
+"""
+
+import shutil
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT / "bench"))
+
+from bench_kit import NAME_TARGET, SIZE_TARGET_MB, VERDICT_TARGET, Tally, VenvError, agreement  # noqa: E402
+
+ASSIGNMENT = "decoder_lm"
+TASKS = ["rmsnorm", "swiglu"]
+LIMIT = 3
+"""Cases of each corpus (evenly spread over it): the catalogue's among the 8 mistakes of ``TASKS``."""
+
+
+@pytest.fixture(scope="module")
+def graded(tmp_path_factory):
+    """``(wheel size in MB, {corpus: Tally}, their total)``."""
+    work = tmp_path_factory.mktemp("kit-agreement")
+    try:
+        wheel, tallies = agreement(ASSIGNMENT, work, tasks=TASKS, limit=LIMIT, jobs=2)
+    except VenvError as exc:
+        if exc.unavailable:
+            pytest.skip(str(exc))
+        raise
+    finally:
+        shutil.rmtree(work / "venv", ignore_errors=True)  # about 1 GB (torch): not left for pytest's kept folders
+    total = Tally()
+    for tally in tallies.values():
+        total.add(tally)
+    return wheel.stat().st_size / 1e6, tallies, total
+
+
+@pytest.mark.slow
+def test_the_installed_kit_gives_the_full_kits_verdicts_and_names(graded):
+    size, tallies, total = graded
+    print(f"\nwheel {size:.2f} MB")
+    for corpus, tally in tallies.items():
+        print(f"  {corpus:18s} {tally.line()}")
+    # every corpus was graded, and the slice holds mistakes the full kit names (else the names prove nothing)
+    assert set(tallies) == {"reference", "skeleton", "blind_lm/correct", "blind_lm/bugs", "catalogue"}
+    assert all(t.cases for t in tallies.values()) and total.named >= 3, tallies
+    assert total.verdict_share >= VERDICT_TARGET, total.differing
+    assert not total.wrong_names, total.wrong_names
+    assert total.name_share >= NAME_TARGET, total.first_differs
+    assert size <= SIZE_TARGET_MB
