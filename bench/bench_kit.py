@@ -297,6 +297,11 @@ class Tally:
             getattr(self, f).extend(getattr(other, f))
 
     @property
+    def score_differs(self):
+        """The differing checks whose score differs too (the rest differ in status alone, e.g. skipped)."""
+        return sum(1 for _c, _k, full, got in self.differing if (full or (None, None))[1] != (got or (None, None))[1])
+
+    @property
     def verdict_share(self):
         return self.same_verdict / self.checks if self.checks else 1.0
 
@@ -309,9 +314,10 @@ class Tally:
         mine = statistics.median(self.kit_s) if self.kit_s else 0.0
         return (
             f"{self.cases} cases, {self.checks} checks: same verdict {self.same_verdict}/{self.checks} "
-            f"({100 * self.verdict_share:.1f}%); named by the full kit {self.named}, same first name "
-            f"{self.same_first}/{self.named} ({100 * self.name_share:.1f}%); names the full kit does not give: "
-            f"{len(self.wrong_names)}; median check {mine:.1f} s kit, {full:.1f} s full"
+            f"({100 * self.verdict_share:.1f}%; of the others, {self.score_differs} by score); "
+            f"named by the full kit {self.named}, same first name {self.same_first}/{self.named} "
+            f"({100 * self.name_share:.1f}%); names the full kit does not give: {len(self.wrong_names)}; "
+            f"median check {mine:.1f} s kit, {full:.1f} s full"
         )
 
 

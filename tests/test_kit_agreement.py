@@ -54,7 +54,13 @@ def test_the_installed_kit_gives_the_full_kits_verdicts_and_names(graded):
     # every corpus was graded, and the slice holds mistakes the full kit names (else the names prove nothing)
     assert set(tallies) == {"reference", "skeleton", "blind_lm/correct", "blind_lm/bugs", "catalogue"}
     assert all(t.cases for t in tallies.values()) and total.named >= 3, tallies
-    assert total.verdict_share >= VERDICT_TARGET, total.differing
-    assert not total.wrong_names, total.wrong_names
-    assert total.name_share >= NAME_TARGET, total.first_differs
-    assert size <= SIZE_TARGET_MB
+    unmet = []  # every condition, so that one run says all that is wrong
+    if total.verdict_share < VERDICT_TARGET:
+        unmet.append(f"same verdict on {100 * total.verdict_share:.1f}% of the checks: {total.differing}")
+    if total.wrong_names:
+        unmet.append(f"names the full kit does not give: {total.wrong_names}")
+    if total.name_share < NAME_TARGET:
+        unmet.append(f"same first name on {100 * total.name_share:.1f}% of the named cases: {total.first_differs}")
+    if size > SIZE_TARGET_MB:
+        unmet.append(f"a wheel of {size:.1f} MB")
+    assert not unmet, unmet
