@@ -413,7 +413,8 @@ def main(argv=None):
         if not args.no_diagnoses:
             speed.record(
                 f"kit.first_name.{a.name}",
-                "the same cases: same first diagnosis where the full kit names one, and names it does not give",
+                f"the same cases ({a.name}): same first diagnosis where the full kit names one; names it does not "
+                "give on the same check",
                 f"{total.same_first}/{total.named} ({100 * total.name_share:.1f}%), "
                 f"{len(total.wrong_names)} names the full kit does not give",
                 ">= 95%, none",
