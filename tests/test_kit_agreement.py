@@ -25,6 +25,11 @@ ASSIGNMENT = "decoder_lm"
 TASKS = ["rmsnorm", "swiglu"]
 LIMIT = 3
 """Cases of each corpus (evenly spread over it): the catalogue's among the 8 mistakes of ``TASKS``."""
+KNOWN = {("m003", "rmsnorm.devices")}
+"""Disagreements found and not yet fixed, each a false pass of the kit, pinned so that a new one or a fix shows: the
+blind mistake ``m003`` (RMSNorm's statistics in float16) fails ``rmsnorm.devices`` in the full kit, in process and
+sealed alike, and passes in process whenever a ``ReferenceCache`` answers for the reference (as ``kit.record`` has it
+when it records the bank), so the kit passes it too. The cause is not found yet."""
 
 
 @pytest.fixture(scope="module")
@@ -55,8 +60,13 @@ def test_the_installed_kit_gives_the_full_kits_verdicts_and_names(graded):
     assert set(tallies) == {"reference", "skeleton", "blind_lm/correct", "blind_lm/bugs", "catalogue"}
     assert all(t.cases for t in tallies.values()) and total.named >= 3, tallies
     unmet = []  # every condition, so that one run says all that is wrong
-    if total.verdict_share < VERDICT_TARGET:
-        unmet.append(f"same verdict on {100 * total.verdict_share:.1f}% of the checks: {total.differing}")
+    # on this fixed slice, every check the kit grades otherwise is a known one (stricter than VERDICT_TARGET's 99%)
+    differing = {(case, check) for case, check, *_ in total.differing}
+    if differing != KNOWN:
+        unmet.append(
+            f"graded otherwise than by the full kit: {total.differing} (known: {sorted(KNOWN)}); same verdict on "
+            f"{100 * total.verdict_share:.1f}% of the checks (target {100 * VERDICT_TARGET:g}%)"
+        )
     if total.wrong_names:
         unmet.append(f"names the full kit does not give: {total.wrong_names}")
     if total.name_share < NAME_TARGET:
