@@ -10,7 +10,8 @@ diagnosis on at least 95% of the cases the full kit names a mistake in, no name 
 same check, a wheel of at most 25 MB. Without the venv module, the network or a dependency's wheel, it skips.
 """
 
-import shutil
+import json
+import subprocess
 import sys
 from pathlib import Path
 
@@ -19,7 +20,7 @@ import pytest
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "bench"))
 
-from bench_kit import NAME_TARGET, SIZE_TARGET_MB, VERDICT_TARGET, Tally, VenvError, agreement  # noqa: E402
+from bench_kit import NAME_TARGET, SIZE_TARGET_MB, VERDICT_TARGET, Tally, VenvError  # noqa: E402
 
 ASSIGNMENT = "decoder_lm"
 TASKS = ["rmsnorm", "swiglu"]
@@ -33,22 +34,47 @@ draws from the source of the modules loaded (``checks.base.without_local_constan
 example is [3, 2], too small to overflow float16, so the kit passes it."""
 
 
+_AGREEMENT = """
+import dataclasses, json, shutil, sys
+from pathlib import Path
+sys.path.insert(0, sys.argv[1])
+from bench_kit import VenvError, agreement
+work = Path(sys.argv[2])
+try:
+    wheel, tallies = agreement(sys.argv[3], work, tasks=sys.argv[4].split(","), limit=int(sys.argv[5]), jobs=2)
+except VenvError as exc:
+    print(json.dumps({"venv": str(exc), "unavailable": bool(exc.unavailable)}))
+    sys.exit(0)
+finally:
+    shutil.rmtree(work / "venv", ignore_errors=True)  # about 1 GB (torch): not left for pytest's kept folders
+out = {"wheel": wheel.stat().st_size, "tallies": {k: dataclasses.asdict(t) for k, t in tallies.items()}}
+print(json.dumps(out))
+"""
+
+
 @pytest.fixture(scope="module")
 def graded(tmp_path_factory):
-    """``(wheel size in MB, {corpus: Tally}, their total)``."""
+    """``(wheel size in MB, {corpus: Tally}, their total)``. The kit is built and graded in a process of its own, as
+    ``gradekit kit build`` is: what earlier tests left in this one (the suite's) is not the instructor's."""
     work = tmp_path_factory.mktemp("kit-agreement")
-    try:
-        wheel, tallies = agreement(ASSIGNMENT, work, tasks=TASKS, limit=LIMIT, jobs=2)
-    except VenvError as exc:
-        if exc.unavailable:
-            pytest.skip(str(exc))
-        raise
-    finally:
-        shutil.rmtree(work / "venv", ignore_errors=True)  # about 1 GB (torch): not left for pytest's kept folders
+    done = subprocess.run(
+        [sys.executable, "-c", _AGREEMENT, str(ROOT / "bench"), str(work), ASSIGNMENT, ",".join(TASKS), str(LIMIT)],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=1800,
+    )
+    assert done.returncode == 0, done.stderr[-3000:]
+    data = json.loads(done.stdout.strip().splitlines()[-1])
+    if "venv" in data:
+        if data["unavailable"]:
+            pytest.skip(data["venv"])
+        raise VenvError(data["venv"], False)
+    tallies = {k: Tally(**v) for k, v in data["tallies"].items()}
     total = Tally()
     for tally in tallies.values():
         total.add(tally)
-    return wheel.stat().st_size / 1e6, tallies, total
+    return data["wheel"] / 1e6, tallies, total
 
 
 @pytest.mark.slow
