@@ -601,6 +601,18 @@ class _HostCache:
                 self.bytes -= _nbytes(old)
 
 
+def _still_kept(entry, t, data):
+    """Whether the cache's ``entry`` is ``t``'s and its copy still equals ``data`` (``t`` detached)."""
+    ref, _slot, kept = entry
+    return (
+        ref() is t
+        and kept.dtype == data.dtype
+        and kept.device == data.device
+        and kept.shape == data.shape
+        and torch.equal(kept, data)
+    )
+
+
 class _TensorCache:
     """The worker's side: for each stand-in parameter or buffer sent, a copy of what was sent and the slot the host
     keeps it under. A tensor equal to its copy (same dtype, device, shape and values: ``torch.equal``, which sees
@@ -621,16 +633,8 @@ class _TensorCache:
         if data.device.type == "meta":
             return None
         entry = self.entries.get(id(t))
-        if entry is not None:
-            ref, slot, kept = entry
-            if (
-                ref() is t
-                and kept.dtype == data.dtype
-                and kept.device == data.device
-                and kept.shape == data.shape
-                and torch.equal(kept, data)
-            ):
-                return slot, kept, False
+        if entry is not None and _still_kept(entry, t, data):
+            return entry[1], entry[2], False
         size = _nbytes(data)
         if self.bytes + size > CACHE_BYTES or len(self.entries) >= CACHE_SLOTS:
             return None
@@ -646,17 +650,7 @@ class _TensorCache:
         """Whether ``t`` is the tensor of a slot and still equal to its copy (what ``slot`` would send as a number),
         without making a slot."""
         entry = self.entries.get(id(t))
-        if entry is None:
-            return False
-        ref, _slot, kept = entry
-        data = t.detach()
-        return (
-            ref() is t
-            and kept.dtype == data.dtype
-            and kept.device == data.device
-            and kept.shape == data.shape
-            and torch.equal(kept, data)
-        )
+        return entry is not None and _still_kept(entry, t, t.detach())
 
     def _gone(self, key, slot, _ref):
         entry = self.entries.get(key)
