@@ -215,7 +215,7 @@ def check(*, path, assignment=None, options=None, reference_cache=None, prints=N
         reference = reference_namespace(a)
         ref = InProcessRunner(reference.root, assignment=a, banned=(), namespace=reference)
         if reference_cache is not None:
-            ref = CachedRunner(ref, reference_cache)
+            ref = CachedRunner(ref, reference_cache, records=True)
         elif sealed:  # no submission code runs in this process: the reference's answers are shared between gradings
             ref = CachedRunner(ref, refcache.shared(a))
     sub: InProcessRunner | WorkerRunner

@@ -273,6 +273,19 @@ class CheckContext:
         except SubmissionError as err:
             raise ReferenceFailed(err) from None
 
+    def ref_ahead(self, probe, **args):
+        """Where this grading records an answer bank: ask the reference ``probe`` now, its answer unused. For a
+        question a check asks only on a failing path (what the reference answers once a submission's output
+        differs): the bank then holds it for every example, not only for those a recorded submission failed, and a
+        kit decides any submission's failing path as the full kit does. Elsewhere it asks nothing."""
+        if self.records:
+            self.ref(probe, **args)
+
+    @property
+    def records(self):
+        """Whether this grading records an answer bank (``ref_ahead``)."""
+        return bool(getattr(self.ref_runner, "records", False))
+
     def both(self, probe, *, ref_args=None, **args):
         """``(reference result, submission result)`` of ``probe`` with ``args`` (the reference's with
         ``ref_args`` when given). In a worker, the submission's side runs while this process computes

@@ -70,6 +70,10 @@ def equivalent(
     ref, got = ctx.both(
         "forward", name=name, kwargs=kwargs, state=state, inputs=inputs, method=method, dtype=dtype, train=train
     )
+    if dtype == "float64":  # asked by _float32_inside on a mismatch: an answer bank holds it for every example
+        ctx.ref_ahead(
+            "forward", name=name, kwargs=kwargs, state=state, inputs=inputs, method=method, dtype="float32", train=train
+        )
     no_inplace(got, what, example)
     try:
         check_tensor(got["out"], ref["out"], what=what, dtype=dtype, example=example)

@@ -67,11 +67,14 @@ class ReferenceCache:
 
 class CachedRunner:
     """A runner on the reference whose ``run`` goes through a ``ReferenceCache``; everything else is the runner's.
-    ``last_seconds``: what the last answer took the reference when it was computed."""
+    ``last_seconds``: what the last answer took the reference when it was computed. ``records``: the cache is
+    recorded into an answer bank (``kit.record``), so checks also ask the questions they ask only on a failing path
+    (``CheckContext.ref_ahead``)."""
 
-    def __init__(self, runner, cache):
+    def __init__(self, runner, cache, *, records=False):
         self.runner = runner
         self.cache = cache
+        self.records = records
 
     def run(self, probe, variant="integrated", **args):
         result, self.last_seconds = self.cache.run(self.runner, probe, variant, args)
