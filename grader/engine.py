@@ -169,9 +169,9 @@ def _charge_once(g, specs, slots, calls):
 def _blocked(g, specs, slots):
     """``_charge_once`` without the reference's parts (``Grading.banked``): a check that fails while a task beneath
     it is charged cannot be told apart from a check failing only because of that task, so it is blocked by it:
-    marked ``"skipped"``, its points not taken (the final grade, which has the reference, isolates it), and a note
-    names the task to fix first. Tasks are taken bottom-up; a task whose failures are all blocked blocks nothing in
-    turn. Time-outs and crashes are charged where they happen, as the full kit charges them."""
+    marked ``"skipped"`` (not judged: no points earned here; the final grade, which has the reference, isolates it),
+    and a note names the task to fix first. Tasks are taken bottom-up; a task whose failures are all blocked blocks
+    nothing in turn. Time-outs and crashes are charged where they happen, as the full kit charges them."""
     a = g.assignment
     charged: set[str] = set()
     for task in a.task_ids:
@@ -180,7 +180,7 @@ def _blocked(g, specs, slots):
             if spec.task != task or r.status in ("passed", "skipped"):
                 continue
             if beneath and _worth_again(r):
-                r.status, r.score = "skipped", r.max_score
+                r.status, r.score = "skipped", 0.0
                 r.notes.append(Message("note.blocked_by", {"tasks": ", ".join(beneath)}))
             else:
                 charged.add(task)
@@ -392,9 +392,20 @@ def _run_set(g, spec, variant, seed):
     except Abort as abort:
         _errored(result, abort.error)
     except NotInBank as miss:  # a kit without the reference: this check asked what its answer bank does not hold
-        result.status, result.score = "skipped", spec.points
-        result.message = None
-        ctx.note("note.not_in_bank", probe=miss.probe)
+        if isinstance(ctx.first_failure, Fail):  # an example failed before: that failure stands
+            _failed(result, ctx.first_failure)
+            ctx.note("note.failed_in_bank")
+        elif isinstance(ctx.first_failure, SubmissionError):
+            _errored(result, ctx.first_failure)
+            ctx.note("note.failed_in_bank")
+        else:
+            _unjudged(result, ctx, ctx.unjudged[0] if ctx.unjudged else miss.probe)
+    except hypothesis.errors.Unsatisfiable as exc:
+        if ctx.unjudged:  # every example drawn asked what the bank does not hold
+            _unjudged(result, ctx, ctx.unjudged[0])
+        else:
+            result.status, result.score = "error", 0.0
+            result.message = Message("error.internal", {"detail": f"{type(exc).__name__}: {exc}"[:500]})
     except ReferenceFailed as failed:  # the assignment is at fault: the check cannot judge, and says so plainly
         why = failed.error
         result.status, result.score = "error", 0.0
@@ -415,6 +426,10 @@ def _run_set(g, spec, variant, seed):
     except Exception as exc:  # noqa: BLE001 - a grader bug must not sink the other checks
         result.status, result.score = "error", 0.0
         result.message = Message("error.internal", {"detail": f"{type(exc).__name__}: {exc}"[:500]})
+    if ctx.unjudged and result.status == "passed":  # passed only the examples the bank holds: not judged
+        _unjudged(result, ctx, ctx.unjudged[0])
+    elif (ctx.unjudged or ctx.shrunk_in_bank) and result.status in ("failed", "error"):
+        ctx.note("note.failed_in_bank")
     result.duration_s = time.perf_counter() - start
     result.notes.extend(Message(key, dict(params)) for key, params in ctx.notes)
     if variant == f"isolated:{spec.task}" and ctx.isolated_calls and result.status != "skipped":
@@ -450,6 +465,15 @@ def _variant_run(g, spec, result):
     if any(n.key == "note.not_isolated" for n in result.notes):
         return "integrated"
     return g.variant(spec)
+
+
+def _unjudged(result, ctx, probe):
+    """A check a kit cannot judge (its answer bank does not hold what it asked): ``"skipped"``, no points earned
+    here; the final grade, which has the reference, judges it."""
+    result.status, result.score = "skipped", 0.0
+    result.message = None
+    result.artifacts = {}
+    ctx.note("note.not_in_bank", probe=probe)
 
 
 def _failed(result, fail):

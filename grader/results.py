@@ -57,7 +57,8 @@ class CheckResult:
     task: str
     """The task id."""
     status: str
-    """``"passed"``, ``"failed"`` (wrong result), ``"error"`` (the code raised or could not load), ``"skipped"``."""
+    """``"passed"``, ``"failed"`` (wrong result), ``"error"`` (the code raised or could not load), ``"skipped"`` (a
+    student kit could not judge it: no points earned; the final grade judges it)."""
     score: float
     """Points earned."""
     max_score: float
@@ -158,7 +159,8 @@ class GradeResult:
     SEALED.md). A sealed grading by an ordinary user is not: the worker ran as that user."""
     banked: bool = False
     """Whether the reference's answers came from an answer bank (``--bank``, or a student kit, which holds no
-    reference): checks those answers cannot judge are skipped, and no mistake is named."""
+    reference): checks those answers cannot judge are ``"skipped"`` (not judged, no points earned: ``unjudged``), and
+    no mistake is named."""
     hidden_checks: int = 0
     """How many checks were hidden from this run by the course configuration."""
     allow_banned: bool = False
@@ -184,6 +186,12 @@ class GradeResult:
 
     def to_dict(self):
         return asdict(self)
+
+    @property
+    def unjudged(self):
+        """The points of the checks a student kit could not judge (status ``"skipped"``, none of them earned): the
+        final grade judges them."""
+        return round(sum(c.max_score for t in self.tasks for c in t.checks if c.status == "skipped"), 4)
 
     @classmethod
     def from_dict(cls, data: dict) -> GradeResult:

@@ -1,7 +1,7 @@
 """An answer bank grades as the reference does, both ways: the verdicts a kit without the reference gives from its
 bank are the full kit's on what the bank was recorded over; on code it was not recorded over, the kit never
-crashes and never takes points the full kit would not (a check it cannot judge is skipped and says why); and the
-bank holds answers, not the reference."""
+crashes, never takes points the full kit would not and never awards points the full kit would not award (a check it
+cannot judge is skipped, none of its points earned, and says why); and the bank holds answers, not the reference."""
 
 import lzma
 import shutil
@@ -65,7 +65,7 @@ def test_a_recorded_mistake_in_the_task_itself_gets_the_full_kits_verdicts(tmp_p
     assert all(c.message is not None and c.example for c in failed)  # a failure shows its example, as in full
 
 
-def test_a_mistake_beneath_blocks_the_checks_above_and_takes_no_points_there(tmp_path_factory, bank_file):
+def test_a_mistake_beneath_blocks_the_checks_above_without_their_points(tmp_path_factory, bank_file):
     sub = _mutant(tmp_path_factory, "sdpa.no_scale")
     full, kit = _grade(sub), _grade(sub, bank=str(bank_file))
     full_s, kit_s = _statuses(full), _statuses(kit)
@@ -73,11 +73,14 @@ def test_a_mistake_beneath_blocks_the_checks_above_and_takes_no_points_there(tmp
     blocked = [k for k, s in kit_s.items() if s == "skipped"]
     assert blocked and all(k.startswith("mha.") for k in blocked)
     assert all("note.blocked_by" in _notes(kit)[k] for k in blocked)
-    assert kit.score >= full.score
+    scores = {c.id: c.score for t in kit.tasks for c in t.checks}
+    assert all(scores[k] == 0 for k in blocked)  # not judged here: the final grade isolates them
+    assert kit.score == full.score - sum(c.score for t in full.tasks for c in t.checks if c.id in blocked)
+    assert kit.unjudged == sum(c.max_score for t in kit.tasks for c in t.checks if c.id in blocked)
 
 
 @pytest.mark.parametrize("bug_id", UNRECORDED)
-def test_code_the_bank_never_saw_is_never_charged_more_than_the_full_kit_charges(tmp_path_factory, bank_file, bug_id):
+def test_code_the_bank_never_saw_is_charged_and_credited_as_the_full_kit_does(tmp_path_factory, bank_file, bug_id):
     sub = _mutant(tmp_path_factory, bug_id)
     full, kit = _grade(sub), _grade(sub, bank=str(bank_file))
     full_s, kit_s = _statuses(full), _statuses(kit)
@@ -87,8 +90,10 @@ def test_code_the_bank_never_saw_is_never_charged_more_than_the_full_kit_charges
         elif status == "skipped":
             assert {"note.blocked_by", "note.not_in_bank"} & set(_notes(kit)[check_id]), check_id
         else:
-            assert status == "passed"
-    assert kit.score >= full.score
+            assert status == "passed" and full_s[check_id] == "passed", (check_id, full_s[check_id])
+    scores = {c.id: (c.score, c.status) for t in full.tasks for c in t.checks}
+    for check in (c for t in kit.tasks for c in t.checks):
+        assert check.score <= scores[check.id][0], (check.id, check.status, scores[check.id])
     charged = {k for k, s in kit_s.items() if s in ("failed", "error")}
     assert charged, f"{bug_id}: the kit charged nothing; its task's checks: {kit_s}"
 
@@ -140,7 +145,7 @@ def test_the_command_line_builds_a_bank_and_checks_against_it(tmp_path):
     assert "Traceback" not in checked.stderr
 
 
-def test_questions_the_bank_never_heard_skip_the_check_and_say_so(bank_file):
+def test_questions_the_bank_never_heard_leave_the_check_unjudged_and_say_so(bank_file):
     """The bank answers the quick profile's questions; the full profile's examples are others."""
     kit = api.check(
         path=TRANSFORMER.reference, assignment=TRANSFORMER, profile="full", tasks=["sdpa"], bank=str(bank_file)
@@ -149,7 +154,7 @@ def test_questions_the_bank_never_heard_skip_the_check_and_say_so(bank_file):
     missed = [k for k, s in statuses.items() if s == "skipped"]
     assert missed and set(statuses.values()) == {"passed", "skipped"}, statuses
     assert all(notes[k] == ["note.not_in_bank"] for k in missed)
-    assert kit.score == kit.max_score
+    assert kit.score == kit.max_score - kit.unjudged and kit.unjudged > 0  # none of their points earned here
     # the skeleton's own failures come before any question to the reference: charged, as in the full kit
     kit = api.check(
         path=TRANSFORMER.skeleton, assignment=TRANSFORMER, profile="full", tasks=["sdpa"], bank=str(bank_file)

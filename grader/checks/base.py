@@ -21,6 +21,7 @@ from dataclasses import dataclass, field
 
 from hypothesis import HealthCheck, Phase, Verbosity, given, reject, settings
 from hypothesis import seed as hypothesis_seed
+from hypothesis.errors import UnsatisfiedAssumption
 
 from grader.checks.fail import Fail
 from grader.errors import SubmissionError, said
@@ -245,6 +246,14 @@ class CheckContext:
         """Plain data for the report's pictures that a passing check wants to show (a loss curve)."""
         self.first_failing_calls = None
         """The calls of the first failing example, before Hypothesis shrank it."""
+        self.first_failure = None
+        """The first example's failure (``Fail`` or ``SubmissionError``), before Hypothesis shrank it."""
+        self.unjudged = []
+        """In a kit without the reference: the probes of the drawn examples, before any failed, that asked what the
+        answer bank does not hold (``given``); a check passing every other example is not judged (``engine``)."""
+        self.shrunk_in_bank = False
+        """Whether shrinking passed over examples whose answers the bank does not hold (the smallest failing
+        example shown is then the smallest the bank holds)."""
         self.parts_used = set()
         """Reference parts the submission's code used in this check's isolated calls."""
         self.isolated_calls = 0
@@ -360,17 +369,26 @@ class CheckContext:
                 self.calls = []  # keep only the calls of the example being run (the minimal one, last)
                 try:
                     return fn(*args, **kwargs)
-                except NotInBank:
+                except NotInBank as miss:
+                    # A kit without the reference: an example whose answers the bank does not hold is no evidence
+                    # either way. Shrinking passes over it (the smallest failing example shown is the smallest the
+                    # bank holds); before any failure the others are still drawn, up to max_examples such examples.
+                    if self.fresh is not None:
+                        raise
                     if self.first_failing_calls is not None:
-                        # shrinking, in a kit without the reference: an example whose answer the bank does not
-                        # hold is no evidence; the smallest failing example shown is the smallest the bank holds
-                        reject()
-                    raise
+                        self.shrunk_in_bank = True
+                    else:
+                        self.unjudged.append(miss.probe)
+                        if len(self.unjudged) >= self.max_examples:
+                            raise
+                    reject()
                 except BaseException as exc:
                     if self.fresh is not None and isinstance(exc, (Fail, SubmissionError)):
                         return None  # fresh evidence: every example's calls, failing or not
                     if self.first_failing_calls is None:
                         self.first_failing_calls = list(self.calls)  # before shrinking: larger, more telling
+                        if isinstance(exc, (Fail, SubmissionError)):
+                            self.first_failure = exc
                     raise
 
             self.drew = True
@@ -422,4 +440,7 @@ class CheckContext:
         if self.fresh is not None:
             return
         for case in cases:
-            prop.hypothesis.inner_test(*case)
+            try:
+                prop.hypothesis.inner_test(*case)
+            except UnsatisfiedAssumption:  # its answers are not in the kit's bank (``unjudged``)
+                continue

@@ -80,10 +80,14 @@ MESSAGES = {
     "{parts} and your own code for the rest: the defects are in {tasks}, "
     "charged there, not here.",
     "note.blocked_by": "failed while {tasks} beneath it fails: without the reference's parts this kit cannot tell "
-    "whether the defect is here or there, so no points are taken here; fix {tasks} first (the final grade "
-    "isolates this check over the reference's parts).",
-    "note.not_in_bank": "not graded in this kit: it asked the reference a question ({probe}) that the kit's answer "
-    "bank does not hold; no points are taken here, and the final grade checks it.",
+    "whether the defect is here or there, so it is not judged here and its points are not counted; fix {tasks} "
+    "first (the final grade isolates this check over the reference's parts).",
+    "note.not_in_bank": "not judged: this kit cannot judge this check on this machine, since it needs the "
+    "reference's answer to a question ({probe}) that the kit's answer bank does not hold. Its points are not "
+    "counted here; the final grade, which has the reference, judges it.",
+    "note.failed_in_bank": "some examples needed the reference's answers to questions this kit's answer bank does "
+    "not hold and were left out: the failing example shown is the smallest one the bank holds (the final grade, "
+    "which has the reference, may show a smaller one).",
     "note.held_back_failed": "passed on the student kit's examples and failed on held-back examples (examples "
     "the kit never saw, drawn the same way): the example shown is one of those. A check earns its points only "
     "where it passes on both.",

@@ -149,6 +149,11 @@ def context(result, *, lang="en", review=None):
             ),
             *([(t("kit.answers"), t("kit.answers_banked"))] if getattr(result, "banked", False) else []),
             *(
+                [(t("ui.skipped"), t("kit.unjudged_short", points=f"{result.unjudged:g}"))]
+                if getattr(result, "unjudged", 0)
+                else []
+            ),
+            *(
                 [(t("ui.held_back_label"), t("ui.held_back_short", **result.held_back_counts))]
                 if getattr(result, "held_back_counts", None)
                 else []

@@ -5,6 +5,7 @@ import math
 
 from grader.messages import PHRASE, is_phrase, text
 from grader.messages import render as render_message
+from grader.results import Message
 from grader.submission.snapshot import describe as describe_refused
 
 
@@ -28,6 +29,7 @@ def to_data(result, *, lang="en"):
             "duration_s": round(c.duration_s, 4),
             "visibility": c.visibility,
             "variant": c.variant,
+            "notes": _notes(c, lang),
             "sets": dict(getattr(c, "sets", None) or {}),
             "artifacts": _clean(c.artifacts),
         }
@@ -42,6 +44,7 @@ def to_data(result, *, lang="en"):
         "sealed": result.sealed,
         "jailed": result.jailed,
         "banked": getattr(result, "banked", False),
+        "unjudged": getattr(result, "unjudged", 0),
         "held_back": getattr(result, "held_back", None),
         "environment": result.environment,
         "hidden_checks": result.hidden_checks,
@@ -62,6 +65,16 @@ def to_data(result, *, lang="en"):
         "load_errors": _clean(result.load_errors),
         "refused": [dict(_clean(r), message=describe_refused(r, lang)) for r in getattr(result, "refused", None) or ()],
     }
+
+
+def _notes(c, lang):
+    """How the check was graded where it adapted (one sentence each, in ``lang``): why a check was not judged."""
+    out = []
+    for n in getattr(c, "notes", None) or []:
+        sentence = render_message(Message.of(n), lang)
+        if sentence not in out:
+            out.append(sentence)
+    return out
 
 
 def _worded(value, lang):

@@ -204,6 +204,8 @@ def summary(result, *, lang="en", verbose=False, color=False):
         lines.append(text("ui.held_back", lang, **counts))
     if getattr(result, "banked", False):
         lines.append(text("kit.banked", lang))
+        if getattr(result, "unjudged", 0):
+            lines.append(text("kit.unjudged", lang, points=f"{result.unjudged:g}", max_score=f"{result.max_score:g}"))
     if getattr(result, "output_dropped", 0):
         lines.append(say("note.output_dropped", lang, n=result.output_dropped))
     unusable = (getattr(result, "environment", None) or {}).get("devices_unusable")
