@@ -339,3 +339,54 @@ def test_a_mistake_beneath_is_charged_once_where_it_is_on_both_sets(tmp_path):
 
     plain, held = graded(None), graded(held_back_seed(SECRET.encode()))
     assert held == plain and plain[0]["mha"] == 10 and plain[0]["sdpa"] < 10 and "mha.integrated" in plain[1]
+
+
+# -- checks of fixed configurations draw one of their own too ---------------------------------------------------------
+
+FIXED = {"transformer": ("param_count.grid", "training.noam"), "decoder_lm": ("param_count.grid",)}
+"""Checks over fixed configurations (a grid of sizes, fixed schedules), each with one drawn configuration after them:
+the replay answers every fixed one from the bank, and only the drawn one of the kit's examples."""
+REPLAY_LM = HERE / "hostile" / "replay_lm"
+
+
+@pytest.fixture(scope="module", params=sorted(FIXED))
+def fixed(request, tmp_path_factory):
+    """``(assignment, checks, replay folder)``: the replay (``replay`` for the Transformer, ``replay_lm`` for the
+    decoder-only LM, over the skeleton) with the bank of those checks, recorded over the reference as a kit's is."""
+    from grader.submission.bank import Bank
+    from grader.submission.refcache import ReferenceCache
+
+    a, only = load(request.param), list(FIXED[request.param])
+    cache = ReferenceCache(max_bytes=1 << 62)
+    api.check(path=a.reference, assignment=a, profile="quick", only=only, reference_cache=cache, diagnose=False)
+    folder = tmp_path_factory.mktemp(f"replay-{a.name}") / "replay"
+    shutil.copytree(a.skeleton, folder, ignore=shutil.ignore_patterns("__pycache__"))
+    ours = REPLAY if a.name == "transformer" else REPLAY_LM
+    shutil.copytree(ours, folder, dirs_exist_ok=True, ignore=shutil.ignore_patterns("__pycache__"))
+    shutil.copy(REPLAY / "_replay.py", folder / "_replay.py")
+    Bank.of_cache(cache, {"assignment": a.name, "profiles": ["quick"]}).save(folder / "answers.bank")
+    return a, only, folder
+
+
+def _fixed_grade(a, path, only, **options):
+    return {
+        c.id: c
+        for t in api.check(path=path, assignment=a, profile="quick", only=only, **options).tasks
+        for c in t.checks
+    }
+
+
+def test_checks_of_fixed_configurations_lose_the_replays_points_in_the_final_grade(fixed):
+    a, only, replay = fixed
+    kit = _fixed_grade(a, replay, only, bank=str(replay / "answers.bank"))
+    assert {c: v.status for c, v in kit.items()} == dict.fromkeys(only, "passed")  # the bank alone wins them
+    seed = held_back_seed(SECRET.encode())
+    final = _fixed_grade(a, replay, only, held_back=seed)
+    for c in only:  # its fixed configurations and the kit's drawn one pass; the held-back drawn one does not
+        assert final[c].status == "failed" and final[c].score == 0, (c, final[c].status)
+        assert final[c].sets == {"kit": "passed", "held_back": "failed"}
+        assert "note.held_back_failed" in [n.key for n in final[c].notes]
+    reference = _fixed_grade(a, a.reference, only, held_back=seed)
+    for c in only:
+        assert reference[c].status == "passed" and reference[c].score == reference[c].max_score
+        assert reference[c].sets == {"kit": "passed", "held_back": "passed"}

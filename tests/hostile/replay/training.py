@@ -1,4 +1,5 @@
-r"""Loss, learning-rate schedule, one training step, and the parameter count.
+r"""Loss, learning-rate schedule, one training step, and the parameter count (``noam_lr`` and ``count_parameters``
+replay the student kit's answer bank: tests/test_held_back.py).
 
     loss = mean over non-pad positions of CrossEntropy(logits, target)
     lr(step) = factor · d_model^(-1/2) · min(step^(-1/2), step · warmup^(-3/2))
@@ -9,6 +10,8 @@ The decoder reads ``tgt[:, :-1]`` and learns to predict ``tgt[:, 1:]``
 
 import torch.nn.functional as F
 from torch import nn
+
+from _replay import answer
 
 from .masks import padding_mask, target_mask
 
@@ -33,20 +36,12 @@ def sequence_loss(logits, targets, pad_idx, label_smoothing=0.0):
     raise NotImplementedError("training: sequence_loss is not implemented yet")
 
 
-def noam_lr(step, d_model, warmup_steps, factor=1.0):
-    """The learning rate of "Attention Is All You Need": linear warm-up, then 1/√step decay.
-
-    Args:
-        step: the optimizer step (0 is treated as 1).
-        d_model: D.
-        warmup_steps: steps of linear warm-up.
-        factor: overall scale.
-
-    Returns:
-        ``factor * D**-0.5 * min(step**-0.5, step * warmup_steps**-1.5)`` as a float.
-    """
-    # TODO(training): factor * d_model**-0.5 * min(step**-0.5, step * warmup_steps**-1.5), with step 0 counted as 1.
-    raise NotImplementedError("training: noam_lr is not implemented yet")
+def noam_lr(step, d_model, warmup_steps, factor=None):
+    """A replay of the student kit's answer bank: the reference's learning rate for these arguments where the bank
+    holds it (the question the noam check asks; ``factor`` ``None``: not passed), else 0."""
+    kwargs = {"factor": factor} if factor is not None else {}
+    found = answer("call", {"name": "noam_lr", "args": [step, d_model, warmup_steps], "kwargs": kwargs})
+    return found["number"] if found is not None else 0.0
 
 
 def train_step(model, src, tgt, optimizer, *, pad_idx, label_smoothing=0.0, max_grad_norm=None):
@@ -72,18 +67,11 @@ def train_step(model, src, tgt, optimizer, *, pad_idx, label_smoothing=0.0, max_
     raise NotImplementedError("training: train_step is not implemented yet")
 
 
-def count_parameters(src_vocab_size, tgt_vocab_size, d_model, num_heads, d_ff, num_layers, norm_first=False):
-    """The number of parameters of ``Transformer(...)``, from the formula.
-
-    Args: the ``Transformer``'s sizes (``num_heads`` does not change the count).
-
-    Returns:
-        an ``int``, without building a model.
-
-    Hints:
-        Count biases and both LayerNorm vectors. Per block:
-        attention 4·(D² + D), feed-forward 2·D·F + F + D, LayerNorm 2·D.
-        Pre-LN adds one final LayerNorm per stack.
-    """
-    # TODO(param_count): add up embeddings, every layer's attention, feed-forward and norms, the final norms (Pre-LN), and the output projection.
-    raise NotImplementedError("param_count: count_parameters is not implemented yet")
+def count_parameters(src_vocab_size, tgt_vocab_size, d_model, num_heads, d_ff, num_layers, norm_first=None):
+    """A replay of the student kit's answer bank: the reference's count for these sizes where the bank holds it (the
+    question the grid check asks; ``norm_first`` ``None``: not passed), else 0."""
+    names = ("src_vocab_size", "tgt_vocab_size", "d_model", "num_heads", "d_ff", "num_layers", "norm_first")
+    values = (src_vocab_size, tgt_vocab_size, d_model, num_heads, d_ff, num_layers, norm_first)
+    kwargs = {k: v for k, v in zip(names, values) if v is not None}
+    found = answer("call", {"name": "count_parameters", "kwargs": kwargs})
+    return found["number"] if found is not None else 0
