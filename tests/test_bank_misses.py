@@ -12,12 +12,15 @@ example the bank holds is failed, and says that its example is the smallest the 
 import json
 import shutil
 from pathlib import Path
+from types import SimpleNamespace
 
 import pytest
+from hypothesis import strategies as st
 
-from grader import api
+from grader import api, engine
 from grader.assignment import load
-from grader.checks.base import CheckContext
+from grader.checks.base import CheckContext, CheckSpec, Fail
+from grader.submission.bank import NotInBank
 from grader.views import html, json_view, terminal
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -146,3 +149,82 @@ def test_a_check_that_failed_on_an_example_the_bank_holds_stays_failed_and_says_
     got = _checks(kit)["rmsnorm.devices"]
     assert got.status == "failed" and got.score == 0 and got.example, got
     assert "note.failed_in_bank" in [n.key for n in got.notes]
+
+
+# -- the engine, on a made-up check: which examples the bank holds decides the verdict ------------------------------
+
+
+class _Bank:
+    """A reference runner answering from a bank that holds the question ``("p", n)`` for each ``n`` in ``held``."""
+
+    records = False
+    last_seconds = 0.0
+
+    def __init__(self, held):
+        self.held = held
+
+    def run(self, probe, variant="integrated", **args):
+        if args["n"] not in self.held:
+            raise NotInBank(probe)
+        return {"n": args["n"]}
+
+
+def _run(held, wrong_from=None, explicit=()):
+    """The made-up check graded with the bank of ``held``: a property over ``n`` in 0..100 asking the reference about
+    ``n``, failing where ``n >= wrong_from``; ``explicit`` cases run after the drawn ones."""
+
+    def fn(ctx):
+        def prop(n):
+            ctx.ref("p", n=n)
+            if wrong_from is not None and n >= wrong_from:
+                raise Fail("fail.param_count", got=n, difference=n, example={"config": {"n": n}})
+
+        ctx.given(st.integers(0, 100), explicit=explicit)(prop)()
+
+    g = SimpleNamespace(
+        sub=None,
+        ref=_Bank(held),
+        profile="quick",
+        seed=None,
+        devices=("cpu",),
+        timed_out={},
+        memo={},
+        command=lambda spec: "",
+        assignment=None,
+    )
+    spec = CheckSpec(id="made.up", task="made", fn=fn, points=3, examples=(8, 8))
+    result, _calls, _drew = engine._run_set(g, spec, "integrated", None)
+    return result
+
+
+def test_a_check_whose_examples_the_bank_partly_holds_and_that_passes_them_is_not_judged():
+    result = _run(held=set(range(0, 101, 2)))
+    assert (result.status, result.score, result.message) == ("skipped", 0.0, None)
+    assert [n.key for n in result.notes] == ["note.not_in_bank"]
+
+
+def test_a_check_failing_on_an_example_the_bank_holds_fails_there_and_says_so():
+    result = _run(held=set(range(10, 101)), wrong_from=30)
+    assert (result.status, result.score, result.example) == (
+        "failed",
+        0.0,
+        {"config": {"n": 30}},
+    )  # the smallest it holds
+    assert "note.failed_in_bank" in [n.key for n in result.notes]
+
+
+def test_a_check_whose_every_example_the_bank_lacks_is_not_judged():
+    for explicit in ((), [(7,)]):
+        result = _run(held=set(), explicit=explicit)
+        assert (result.status, result.score) == ("skipped", 0.0), result
+
+
+def test_an_explicit_case_the_bank_lacks_leaves_a_check_unjudged_and_one_it_holds_still_fails():
+    assert _run(held=set(range(101)), explicit=[(101,)]).status == "skipped"
+    failed = _run(held=set(range(102)), wrong_from=101, explicit=[(101,)])
+    assert (failed.status, failed.example) == ("failed", {"config": {"n": 101}})
+
+
+def test_a_bank_that_holds_every_example_grades_as_the_reference_would():
+    assert _run(held=set(range(101))).status == "passed"
+    assert _run(held=set(range(101)), wrong_from=40).example == {"config": {"n": 40}}

@@ -19,9 +19,8 @@ import math
 import time
 from dataclasses import dataclass, field
 
-from hypothesis import HealthCheck, Phase, Verbosity, given, reject, settings
+from hypothesis import HealthCheck, Phase, Verbosity, currently_in_test_context, given, reject, settings
 from hypothesis import seed as hypothesis_seed
-from hypothesis.errors import UnsatisfiedAssumption
 
 from grader.checks.fail import Fail
 from grader.errors import SubmissionError, said
@@ -29,6 +28,11 @@ from grader.submission.bank import NotInBank
 from grader.submission.inprocess import PARTS_USED, Deferred
 
 __all__ = ["ABORT_KINDS", "Abort", "CheckContext", "CheckSpec", "Fail", "ReferenceFailed", "check", "specs_of"]
+
+
+class _PassedOver(BaseException):  # noqa: N818 - what happened to the case, as NotInBank says what happened
+    """An explicit case (``CheckContext.explicit``) whose answers a kit's bank does not hold: no evidence either
+    way, passed over as Hypothesis passes over a drawn example it rejects."""
 
 
 @contextlib.contextmanager
@@ -381,6 +385,8 @@ class CheckContext:
                         self.unjudged.append(miss.probe)
                         if len(self.unjudged) >= self.max_examples:
                             raise
+                    if not currently_in_test_context():  # an explicit case (``explicit``): passed over there
+                        raise _PassedOver() from None
                     reject()
                 except BaseException as exc:
                     if self.fresh is not None and isinstance(exc, (Fail, SubmissionError)):
@@ -442,5 +448,5 @@ class CheckContext:
         for case in cases:
             try:
                 prop.hypothesis.inner_test(*case)
-            except UnsatisfiedAssumption:  # its answers are not in the kit's bank (``unjudged``)
+            except _PassedOver:  # its answers are not in the kit's bank (``unjudged``)
                 continue
