@@ -5,7 +5,6 @@ import functools
 import shlex
 import shutil
 import tempfile
-from contextlib import nullcontext
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -285,14 +284,9 @@ def check(*, path, assignment=None, options=None, reference_cache=None, prints=N
                 path, spec, seed=o.seed, sealed=sealed, assignment=a, command=o.command, options=o.rerun_options
             ),
         )
-        # An answer bank is recorded and read on examples that do not depend on the modules loaded; a final grade
-        # with held-back examples asks exactly the bank's questions, then examples no submission's source can steer.
-        portable = (
-            without_local_constants()
-            if bank is not None or reference_cache is not None or g.held_back is not None
-            else nullcontext()
-        )
-        with portable:
+        # Every grading draws examples that do not depend on the modules loaded: the same in process, sealed, from
+        # a clone, in an installed student kit and with its answer bank, and never steered by a submission's source.
+        with without_local_constants():
             result = engine.grade(
                 g,
                 path=root,

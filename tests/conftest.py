@@ -95,22 +95,24 @@ def make_submission(tmp_path):
 def assert_bug_caught_in_its_task_and_named_first(assignment, catalogue, bug, ref, diagnoser, tmp_path):
     """The mutation test of one catalogued bug: the reference with ``bug`` applied fails some quick check of the
     bug's own task, and the diagnosis of the first such check, confirmed on fresh examples as a grading confirms
-    it, names ``bug`` first."""
+    it, names ``bug`` first. The checks draw the examples a grading draws (``without_local_constants``)."""
     import functools
 
+    from grader.checks.base import without_local_constants
     from grader.engine import Grading, fresh_calls, run_one, select_checks, variant_of
     from grader.submission.inprocess import InProcessRunner
 
     sub = InProcessRunner(catalogue.write_mutant(bug, tmp_path / "sub"), assignment=assignment, banned=())
     try:
         g = Grading(assignment, sub, ref, profile="quick", devices=["cpu"])
-        for spec in select_checks(assignment, tasks=[bug.task], profile="quick"):
-            result, calls = run_one(g, spec)
-            if result.status != "passed":
-                fresh = functools.partial(fresh_calls, g, spec, variant_of(assignment, spec))
-                diagnoses = diagnoser(spec, calls, fresh=fresh)
-                assert diagnoses and diagnoses[0].id == bug.id, (spec.id, [d.id for d in diagnoses])
-                return
+        with without_local_constants():
+            for spec in select_checks(assignment, tasks=[bug.task], profile="quick"):
+                result, calls = run_one(g, spec)
+                if result.status != "passed":
+                    fresh = functools.partial(fresh_calls, g, spec, variant_of(assignment, spec))
+                    diagnoses = diagnoser(spec, calls, fresh=fresh)
+                    assert diagnoses and diagnoses[0].id == bug.id, (spec.id, [d.id for d in diagnoses])
+                    return
         pytest.fail(f"no check of task {bug.task} fails with {bug.id}: the grader cannot see this bug")
     finally:
         sub.close()
