@@ -77,7 +77,10 @@ def record(assignment, paths=None, *, profiles=("quick", "full"), tasks=None, pr
             )
     from grader import api
     from grader.bugs.catalogue import Catalogue
+    from grader.checks.base import forget_reference_memos
 
+    # what earlier gradings of this process kept of the reference's answers would answer here unheard
+    forget_reference_memos()
     cache = ReferenceCache(max_bytes=1 << 62)
     outline = [[b.id, b.task, b.file, len(b.spellings())] for b in Catalogue(assignment).bugs]
     prints = Prints(outline=outline) if diagnoses else None

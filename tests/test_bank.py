@@ -3,10 +3,12 @@ bank are the full kit's on what the bank was recorded over; on code it was not r
 crashes, never takes points the full kit would not and never awards points the full kit would not award (a check it
 cannot judge is skipped, none of its points earned, and says why); and the bank holds answers, not the reference."""
 
+import ast
 import lzma
 import shutil
 import subprocess
 import sys
+from pathlib import Path
 
 import pytest
 
@@ -21,6 +23,7 @@ RECORDED = ["sdpa.no_scale", "mha.merge_without_transpose"]
 """Mistakes the test bank is recorded over (besides the reference)."""
 UNRECORDED = ["sdpa.scale_not_sqrt", "mha.key_uses_query_projection", "mha.no_output_projection"]
 
+ROOT = Path(__file__).resolve().parent.parent
 TRANSFORMER = load("transformer")
 CATALOGUE = Catalogue(TRANSFORMER)
 
@@ -180,3 +183,60 @@ def test_a_bank_answers_a_grading_in_another_process_with_other_modules_loaded(t
     )
     assert checked.returncode == 0, checked.stdout + checked.stderr
     assert "not graded in this kit" not in checked.stdout, checked.stdout
+
+
+def test_a_bank_recorded_after_a_grading_in_the_same_process_holds_every_question(tmp_path):
+    """Checks keep some answers of the reference for every later grading of the process (a module's parameter
+    table, ``reference_memo``): a recording after an in-process grading still hears every question, as a recording
+    in a fresh process does."""
+    lm = load("decoder_lm")
+    fresh = tmp_path / "fresh.bank"
+    build = [sys.executable, "-m", "grader", "bank", "build", "--assignment", "decoder_lm", "--tasks", "rmsnorm"]
+    made = subprocess.run(
+        [*build, "--profile", "quick", "--out", str(fresh), "--folders", str(lm.reference)],
+        capture_output=True,
+        text=True,
+    )
+    assert made.returncode == 0, made.stderr
+    graded = api.check(path=lm.reference, assignment=lm, profile="quick", tasks=["rmsnorm"], diagnose=False)
+    assert graded.score == graded.max_score
+    after, before = record(lm, [lm.reference], profiles=("quick",), tasks=["rmsnorm"]), Bank.load(fresh)
+    assert set(after.answers) == set(before.answers), f"{len(after)} answers after a grading, {len(before)} fresh"
+
+
+CHECK_MODULES = sorted((ROOT / "grader" / "checks").glob("*.py")) + sorted(ROOT.glob("assignments/*/checks/*.py"))
+KEPT = {("grader/checks/base.py", "REGISTRY"), ("grader/checks/base.py", "_REFERENCE_MEMOS")}
+"""Module-level containers of the checks that keep no answer of the reference."""
+
+
+def _empty_container(node):
+    """Whether ``node`` makes an empty dict, list or set (a literal, or a call of its type without arguments)."""
+    if isinstance(node, ast.Dict):
+        return not node.keys
+    if isinstance(node, ast.List):
+        return not node.elts
+    return (
+        isinstance(node, ast.Call)
+        and isinstance(node.func, ast.Name)
+        and node.func.id in ("dict", "list", "set", "OrderedDict", "defaultdict")
+        and not node.args
+        and not node.keywords
+    )
+
+
+def test_what_checks_keep_between_gradings_is_forgotten_before_a_recording():
+    """A check keeps nothing between gradings in a module-level container of its own, only in a
+    ``reference_memo``, which ``kit.record`` empties before it records."""
+    found = []
+    for path in CHECK_MODULES:
+        rel = path.relative_to(ROOT).as_posix()
+        for node in ast.parse(path.read_text(encoding="utf-8")).body:
+            if isinstance(node, ast.Assign) and len(node.targets) == 1:
+                target, value = node.targets[0], node.value
+            elif isinstance(node, ast.AnnAssign):
+                target, value = node.target, node.value
+            else:
+                continue
+            if isinstance(target, ast.Name) and _empty_container(value) and (rel, target.id) not in KEPT:
+                found.append(f"{rel}: {target.id}")
+    assert CHECK_MODULES and not found, found

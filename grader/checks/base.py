@@ -30,6 +30,28 @@ from grader.submission.inprocess import PARTS_USED, Deferred
 __all__ = ["ABORT_KINDS", "Abort", "CheckContext", "CheckSpec", "Fail", "ReferenceFailed", "check", "specs_of"]
 
 
+_REFERENCE_MEMOS: list[dict] = []
+"""Every dict ``reference_memo`` has handed out."""
+
+
+def reference_memo() -> dict:
+    """A new dict, kept for the life of the process, for what the reference answered that every later grading may
+    reuse (a module's parameter names and shapes): later gradings then do not ask the reference again.
+
+    A check keeps such answers only in a dict made here: ``forget_reference_memos`` empties every one, so that a
+    recording of the reference's answers (``kit.record``) hears every question a grading asks, whatever this
+    process graded before."""
+    memo: dict = {}
+    _REFERENCE_MEMOS.append(memo)
+    return memo
+
+
+def forget_reference_memos():
+    """Empty every dict of ``reference_memo``: the next grading asks the reference all it needs."""
+    for memo in _REFERENCE_MEMOS:
+        memo.clear()
+
+
 class _PassedOver(BaseException):  # noqa: N818 - what happened to the case, as NotInBank says what happened
     """An explicit case (``CheckContext.explicit``) whose answers a kit's bank does not hold: no evidence either
     way, passed over as Hypothesis passes over a drawn example it rejects."""

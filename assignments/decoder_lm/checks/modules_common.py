@@ -5,7 +5,19 @@ from dataclasses import dataclass
 import torch
 from hypothesis import strategies as st
 
-from grader.author import MISMATCH, TOL, Case, Fail, check_tensor, no_inplace, phrase, random_state, returned, seeds
+from grader.author import (
+    MISMATCH,
+    TOL,
+    Case,
+    Fail,
+    check_tensor,
+    no_inplace,
+    phrase,
+    random_state,
+    reference_memo,
+    returned,
+    seeds,
+)
 
 FLOAT32_MARGIN = 4.0
 """As ``grader.checks.common.FLOAT32_MARGIN``: how much further from the float64 result than the reference's own
@@ -132,7 +144,8 @@ EVERY_KIND = st.tuples(layer_sizes(("mha",)), layer_sizes(("mqa",)), layer_sizes
 
 
 # -- the model's weights ------------------------------------------------------------------------------
-_TABLES = {}
+_TABLES = reference_memo()
+"""DecoderLM's constructor arguments -> the reference's parameter names and shapes."""
 
 
 def model_state(ctx, kwargs, seed):
