@@ -21,9 +21,9 @@ from markupsafe import Markup
 from grader.errors import words
 from grader.messages import CATALOGUES, PHRASE, is_phrase, text
 from grader.messages import render as render_message
-from grader.results import Message
 from grader.submission.snapshot import describe as describe_refused
 from grader.views import svg
+from grader.views.json_view import check_notes
 
 TEMPLATES = Path(__file__).resolve().parent / "templates"
 PRINT_SCRIPT = "print.js"
@@ -217,7 +217,7 @@ def _task(task, t, lang, allow_banned):
     else:
         state, note = "fail", ""
     failing = [c for c in task.checks if c.status != "passed"]
-    notes = [(c.id, n) for c in task.checks if c.status == "passed" for n in _notes(c, lang)]
+    notes = [(c.id, n) for c in task.checks if c.status == "passed" for n in check_notes(c, lang)]
     return {
         "id": task.id,
         "score": _score(task.score),
@@ -248,18 +248,8 @@ def _check(c, t, lang):
         # Word by word, so that a narrow screen wraps the command between words, not inside "--only".
         "reproduce": c.reproduce.split(" ") if c.reproduce else [],
         "visibility": "" if c.visibility == "visible" else t(f"report.visibility.{c.visibility}"),
-        "notes": _notes(c, lang),
+        "notes": check_notes(c, lang),
     }
-
-
-def _notes(c, lang):
-    """How the check was graded where it adapted (one sentence each, rendered from the catalogue)."""
-    out = []
-    for n in getattr(c, "notes", None) or []:
-        sentence = render_message(Message.of(n), lang)
-        if sentence not in out:
-            out.append(sentence)
-    return out
 
 
 def _diagnosis(d, t):

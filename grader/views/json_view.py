@@ -29,7 +29,7 @@ def to_data(result, *, lang="en"):
             "duration_s": round(c.duration_s, 4),
             "visibility": c.visibility,
             "variant": c.variant,
-            "notes": _notes(c, lang),
+            "notes": check_notes(c, lang),
             "sets": dict(getattr(c, "sets", None) or {}),
             "artifacts": _clean(c.artifacts),
         }
@@ -67,8 +67,9 @@ def to_data(result, *, lang="en"):
     }
 
 
-def _notes(c, lang):
-    """How the check was graded where it adapted (one sentence each, in ``lang``): why a check was not judged."""
+def check_notes(c, lang):
+    """How the check was graded where it adapted (one sentence each, in ``lang``, each once): why a check was not
+    judged, or what it graded instead. The JSON and HTML reports both say them."""
     out = []
     for n in getattr(c, "notes", None) or []:
         sentence = render_message(Message.of(n), lang)
