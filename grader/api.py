@@ -16,7 +16,7 @@ from grader.checks.base import without_local_constants
 from grader.errors import SubmissionError
 from grader.options import CheckOptions, Settings, resolved
 from grader.safetext import bound_result, clean_result
-from grader.submission import ipynb, refcache
+from grader.submission import ipynb, refcache, replay
 from grader.submission.bank import BankRunner, NotInBank
 from grader.submission.banned import scan
 from grader.submission.inprocess import InProcessRunner, loopback_parts, reference_namespace
@@ -109,7 +109,7 @@ def _kit_bank(a, o):
     return bank
 
 
-def check(*, path, assignment=None, options=None, reference_cache=None, prints=None, **overrides):
+def check(*, path, assignment=None, options=None, reference_cache=None, prints=None, parts_log=None, **overrides):
     """Grade the submission at ``path`` against ``assignment``; returns a ``GradeResult``.
 
     Args:
@@ -123,6 +123,8 @@ def check(*, path, assignment=None, options=None, reference_cache=None, prints=N
             the submission runs beside it.
         prints: a ``grader.bugs.prints.Prints`` that keeps the fingerprint of every answer a catalogued mutant
             gives while this grading diagnoses (a student kit's bank is recorded so: ``kit.record``).
+        parts_log: a ``submission.replay.Log`` that records the reference's functions as the reference's own
+            composites call them: every check of a task built only on functions runs over them (``kit.record``).
 
     The submission is read through a snapshot made once (``submission.snapshot.safe_copy``): regular files only;
     links, special files, files over the caps and names that are not UTF-8 are refused and listed in
@@ -219,6 +221,8 @@ def check(*, path, assignment=None, options=None, reference_cache=None, prints=N
             ref = CachedRunner(ref, refcache.shared(a))
     sub: InProcessRunner | WorkerRunner
     judges = 1
+    recorded = None
+    isolate: frozenset = frozenset()
     held_back = o.held_back if bank is None else None
     # total_timeout is each set of examples' budget: held-back examples call the submission again as often
     total_timeout = o.total_timeout * (engine.SETS if held_back is not None else 1)
@@ -239,13 +243,20 @@ def check(*, path, assignment=None, options=None, reference_cache=None, prints=N
         if judges > 1 and o.spin_s is None:  # two judges and their workers share the cores: none polls
             sub.spin = 0.0
     else:
+        parts = functools.partial(loopback_parts, a) if o.stand_ins else None
+        if parts_log is not None:
+            parts = functools.partial(replay.recording_parts, a, parts_log)
+            isolate = frozenset(replay.function_tasks(a))
+        elif bank is not None:  # a kit: the reference's functions, as its record answers them
+            recorded = replay.Replay.of_bank(bank, a)
+            parts = recorded.parts if recorded is not None else None
         sub = InProcessRunner(
             graded,
             assignment=a,
             banned=banned,
             call_timeout=o.call_timeout,
             total_timeout=total_timeout,
-            parts=functools.partial(loopback_parts, a) if o.stand_ins else None,
+            parts=parts,
         )
     try:
         try:
@@ -280,6 +291,8 @@ def check(*, path, assignment=None, options=None, reference_cache=None, prints=N
             devices=devices,
             shards=judges,
             banked=bank is not None,
+            replay=recorded,
+            isolate=isolate,
             reproduce=lambda spec: reproduce_command(
                 path, spec, seed=o.seed, sealed=sealed, assignment=a, command=o.command, options=o.rerun_options
             ),

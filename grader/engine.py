@@ -57,9 +57,21 @@ class Grading:
     isolate a task with, so every check runs over the submission's own parts, and a check that fails while a task
     beneath fails is blocked by it (not charged: the final grade isolates it)."""
 
+    replay: object = None
+    """With ``banked``: the bank's record of the reference's functions (``submission.replay.Replay``), over which
+    a check blocked by a task beneath is graded as the full kit grades it, where every part beneath is one."""
+    isolate: frozenset = frozenset()
+    """Tasks every check of which runs over the reference's parts (while a bank records them: ``kit.record``)."""
+    replayed: set = field(default_factory=set)
+    """Ids of the checks whose result came from ``replay`` (graded in their task's isolated variant)."""
+
     def variant(self, spec: CheckSpec) -> str:
         """The variant ``spec`` is graded in here (``variant_of``; always integrated when ``banked``)."""
-        return "integrated" if self.banked else variant_of(self.assignment, spec)
+        if self.banked:
+            return "integrated"
+        if spec.task in self.isolate and self.assignment.all_deps(spec.task):  # type: ignore[attr-defined]
+            return f"isolated:{spec.task}"
+        return variant_of(self.assignment, spec)
 
     def command(self, spec: CheckSpec) -> str:
         return self.reproduce(spec) if self.reproduce else ""
@@ -166,24 +178,54 @@ def _charge_once(g, specs, slots, calls):
                 _keep_if_it_passes(g, spec, i, f"isolated:{mending}", note, slots, calls)
 
 
-def _blocked(g, specs, slots):
+def _blocked(g, specs, slots, calls):
     """``_charge_once`` without the reference's parts (``Grading.banked``): a check that fails while a task beneath
     it is charged cannot be told apart from a check failing only because of that task, so it is blocked by it:
     marked ``"skipped"`` (not judged: no points earned here; the final grade, which has the reference, isolates it),
-    and a note names the task to fix first. Tasks are taken bottom-up; a task whose failures are all blocked blocks
-    nothing in turn. Time-outs and crashes are charged where they happen, as the full kit charges them."""
+    and a note names the task to fix first; where every part beneath is a function the bank recorded, the check is
+    graded over that record instead (``_replayed``), as the full kit grades it. Tasks are taken bottom-up; a task
+    whose failures are all blocked blocks nothing in turn. Time-outs and crashes are charged where they happen, as
+    the full kit charges them."""
     a = g.assignment
     charged: set[str] = set()
     for task in a.task_ids:
         beneath = [d for d in a.all_deps(task) if d in charged]
-        for spec, r in zip(specs, slots):
+        for i, (spec, r) in enumerate(zip(specs, slots)):
             if spec.task != task or r.status in ("passed", "skipped"):
                 continue
             if beneath and _worth_again(r):
-                r.status, r.score = "skipped", 0.0
-                r.notes.append(Message("note.blocked_by", {"tasks": ", ".join(beneath)}))
+                judged = _replayed(g, spec, i, beneath, slots, calls)
+                if judged is None:
+                    r.status, r.score = "skipped", 0.0
+                    r.notes.append(Message("note.blocked_by", {"tasks": ", ".join(beneath)}))
+                elif not judged:
+                    charged.add(task)
             else:
                 charged.add(task)
+
+
+def _replayed(g, spec, i, beneath, slots, calls):
+    """Grade check ``i``, failed in a kit while tasks ``beneath`` fail, over the bank's record of the reference's
+    parts (``Grading.replay``), as the full kit grades it over the parts themselves: ``True`` where it passes there
+    (that result replaces the failed one, as in ``_charge_once``), ``False`` where it fails there too (charged
+    here: an isolated check's failure is the one shown, an integrated one's stays), ``None`` where the record
+    cannot judge it (a part beneath is no recorded function, or a call the record does not hold)."""
+    replay = g.replay
+    if replay is None or not replay.covers(spec.task):
+        return None
+    missed = replay.missed
+    again, again_calls = _run_variant(g, spec, f"isolated:{spec.task}")
+    if replay.missed != missed or again.status not in ("passed", "failed"):
+        return None
+    failed = slots[i]
+    if again.status == "passed" or spec.variant == "isolated":
+        if again.status == "passed" and spec.variant != "isolated":
+            again.notes.append(Message("note.charged_beneath", {"tasks": ", ".join(beneath)}))
+        again.duration_s += failed.duration_s
+        again.variant = failed.variant
+        slots[i], calls[i] = again, again_calls
+        g.replayed.add(spec.id)
+    return again.status == "passed"
 
 
 def _keep_if_it_passes(g, spec, i, variant, note, slots, calls):
@@ -464,6 +506,8 @@ def _variant_run(g, spec, result):
     """The variant ``result`` of ``spec`` was graded in (an isolated check that could not be isolated: integrated)."""
     if any(n.key == "note.not_isolated" for n in result.notes):
         return "integrated"
+    if spec.id in g.replayed:
+        return f"isolated:{spec.task}"
     return g.variant(spec)
 
 
@@ -523,7 +567,7 @@ def grade(
                 progress(n, len(specs), specs[i])
             slots[i], calls[i] = run_one(g, specs[i])
     if g.banked:
-        _blocked(g, specs, slots)
+        _blocked(g, specs, slots, calls)
     else:
         _charge_once(g, specs, slots, calls)
     results: list[CheckResult] = []

@@ -36,6 +36,7 @@ from pathlib import Path
 
 import grader
 from grader.assignment import KIT_BANK, KIT_DOCS, KIT_MANIFEST, builtin_names, load
+from grader.submission import replay, wire
 from grader.submission.bank import Bank, Prints
 from grader.submission.refcache import ReferenceCache
 
@@ -97,13 +98,31 @@ def record(assignment, paths=None, *, profiles=("quick", "full"), tasks=None, pr
             reference_cache=cache,
             prints=prints,
         )
+    # The reference's own composites over its recorded functions: the kit grades a task over those where the
+    # task beneath fails (``submission.replay``).
+    log = replay.Log()
+    recorded = [t for t in replay.function_tasks(assignment) if not tasks or t in tasks]
+    for profile in profiles if recorded else ():
+        api.check(
+            path=assignment.reference,
+            assignment=assignment,
+            profile=profile,
+            tasks=tasks,
+            only=tuple(recorded),
+            diagnose=False,
+            reference_cache=cache,
+            parts_log=log,
+        )
     meta = {
         "assignment": assignment.name,
         "profiles": list(profiles),
         "tasks": list(tasks or ()),
         "gradings": len(jobs),
     }
-    return Bank.of_cache(cache, meta, prints)
+    bank = Bank.of_cache(cache, meta, prints)
+    if log.count:
+        bank.answers[replay.TABLE_DIGEST] = (wire.encode(log.to_data()), 0.0)
+    return bank
 
 
 def catalogue_folders(assignment, dest):

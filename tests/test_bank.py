@@ -68,7 +68,23 @@ def test_a_recorded_mistake_in_the_task_itself_gets_the_full_kits_verdicts(tmp_p
     assert all(c.message is not None and c.example for c in failed)  # a failure shows its example, as in full
 
 
+def test_a_mistake_in_a_function_beneath_is_charged_there_as_in_the_full_kit(tmp_path_factory, bank_file):
+    """The checks above are graded over the bank's record of the reference's function (``submission.replay``)."""
+    sub = _mutant(tmp_path_factory, "sdpa.no_scale")
+    full, kit = _grade(sub), _grade(sub, bank=str(bank_file))
+    assert _statuses(kit) == _statuses(full)
+    assert {k for k, s in _statuses(kit).items() if s != "passed"} == {"sdpa.equivalence", "sdpa.float32"}
+    assert _notes(kit)["mha.integrated"] == _notes(full)["mha.integrated"] == ["note.charged_beneath"]
+    assert kit.score == full.score and not kit.unjudged
+
+
 def test_a_mistake_beneath_blocks_the_checks_above_without_their_points(tmp_path_factory, bank_file):
+    """Without the record of the function beneath (a bank made before it, or a part the record cannot answer)."""
+    from grader.submission.replay import TABLE_DIGEST
+
+    bank = Bank.load(bank_file)
+    del bank.answers[TABLE_DIGEST]
+    bank_file = bank.save(tmp_path_factory.mktemp("unrecorded") / "transformer.bank")
     sub = _mutant(tmp_path_factory, "sdpa.no_scale")
     full, kit = _grade(sub), _grade(sub, bank=str(bank_file))
     full_s, kit_s = _statuses(full), _statuses(kit)

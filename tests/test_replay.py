@@ -1,0 +1,184 @@
+"""A student kit grades a task over the reference's functions beneath it from their record (``submission.replay``):
+a correct composite over a broken part is graded as the full kit grades it, and a call the record does not hold is
+never answered."""
+
+import shutil
+
+import pytest
+import torch
+
+from grader import api, kit
+from grader.assignment import load
+from grader.bugs.catalogue import Catalogue
+from grader.submission import replay, wire
+from grader.submission.bank import Bank, NotInBank
+from tests.conftest import ROOT as REPO
+
+
+def _attend(query, key, value, mask=None, scale=1.0):
+    scores = (query @ key.transpose(-2, -1)) * scale
+    if mask is not None:
+        scores = scores.masked_fill(~mask, float("-inf"))
+    weights = scores.softmax(-1)
+    return weights @ value, weights
+
+
+def _dropped(x, p=0.5):
+    return torch.nn.functional.dropout(x, p, training=True)
+
+
+def _replay_of(log, assignment=None):
+    return replay.Replay(assignment, wire.decode(wire.encode(log.to_data())))
+
+
+def _inputs(seed=0):
+    g = torch.Generator().manual_seed(seed)
+    return [torch.randn(2, 3, 4, generator=g, dtype=torch.float64) for _ in range(3)]
+
+
+def test_a_recorded_call_is_answered_however_it_is_passed_and_its_gradient_too():
+    log = replay.Log()
+    recorded = log.wrap("attend", _attend)
+    q, k, v = (t.requires_grad_() for t in _inputs())
+    out, weights = recorded(q, k, v, None, 0.5)  # positionally
+    (out.sum() + 2 * weights.sum()).backward()
+    expected = [t.grad.clone() for t in (q, k, v)]
+    assert len(log.calls) == 1 and log.count == 1
+
+    r = _replay_of(log)
+    q2, k2, v2 = (t.detach().clone().requires_grad_() for t in (q, k, v))
+    got, got_weights = r.call("attend", (q2,), {"key": k2, "value": v2, "scale": 0.5})  # by name, default left out
+    torch.testing.assert_close(got, out.detach(), rtol=0, atol=0)
+    torch.testing.assert_close(got_weights, weights.detach(), rtol=0, atol=0)
+    (got.sum() + 2 * got_weights.sum()).backward()
+    for t, want in zip((q2, k2, v2), expected):
+        torch.testing.assert_close(t.grad, want, rtol=0, atol=0)
+    assert (r.answered, r.missed) == (1, 0)
+
+
+def test_arguments_off_by_rounding_are_answered_and_others_never():
+    log = replay.Log()
+    recorded = log.wrap("attend", _attend)
+    q, k, v = _inputs()
+    recorded(q, k, v)
+    r = _replay_of(log)
+    scale = float(q.abs().max())
+    nudged = q + scale * 1e-14  # another order of the same sums
+    torch.testing.assert_close(r.call("attend", (nudged, k, v), {})[0], _attend(q, k, v)[0], rtol=0, atol=0)
+    for other in (q + scale * 1e-9, q.float(), q[:, :2], q.flip(0)):
+        with pytest.raises(NotInBank):
+            r.call("attend", (other, k, v), {})
+    with pytest.raises(NotInBank):
+        r.call("attend", (q, k, v), {"scale": 2.0})
+    with pytest.raises(NotInBank):  # a gradient it was never asked for
+        r.call("attend", (q.clone().requires_grad_(), k, v), {})[0].sum().backward()
+    assert r.missed == 6
+
+
+def test_a_call_that_draws_random_numbers_is_answered_only_from_the_same_generator_state():
+    log = replay.Log()
+    recorded = log.wrap("dropped", _dropped)
+    x = torch.ones(50, dtype=torch.float64)
+    torch.manual_seed(3)
+    want = recorded(x)
+    after = torch.get_rng_state()
+    r = _replay_of(log)
+    torch.manual_seed(3)
+    torch.testing.assert_close(r.call("dropped", (x,), {}), want, rtol=0, atol=0)
+    assert torch.equal(torch.get_rng_state(), after)  # the generator goes on as after the reference's call
+    torch.manual_seed(4)
+    with pytest.raises(NotInBank):
+        r.call("dropped", (x,), {})
+
+
+def test_a_call_with_an_argument_of_no_plain_form_is_computed_but_not_recorded():
+    log = replay.Log()
+    recorded = log.wrap("attend", lambda q, k, v, mask=None, scale=1.0: _attend(q, k, v, None, scale))
+    q, k, v = _inputs()
+    recorded(q, k, v, object())
+    assert log.count == 0
+    with pytest.raises(NotInBank):
+        _replay_of(log).call("attend", (q, k, v, object()), {})
+
+
+# -- the Transformer: MultiHeadAttention over a broken scaled_dot_product_attention ------------------------------
+UNSCALED = """
+
+def scaled_dot_product_attention(query, key, value, mask=None, dropout=None):  # no 1/sqrt(d_k)
+    scores = query @ key.transpose(-2, -1)
+    if mask is not None:
+        scores = scores.masked_fill(mask == 0, float("-inf"))
+    weights = scores.softmax(dim=-1)
+    if dropout is not None:
+        weights = dropout(weights)
+    return weights @ value, weights
+"""
+TASKS = ("sdpa", "mha")
+
+
+@pytest.fixture(scope="module")
+def bank_file(tmp_path_factory):
+    a = load("transformer")
+    bank = kit.record(a, [a.reference], profiles=("quick",), tasks=TASKS, diagnoses=False)
+    assert replay.TABLE_DIGEST in bank.answers
+    return bank.save(tmp_path_factory.mktemp("replay") / "answers.bank")
+
+
+def _both(folder, bank_file):
+    a = load("transformer")
+    full = api.check(path=folder, assignment=a, profile="quick", tasks=TASKS, diagnose=False)
+    kitted = api.check(path=folder, assignment=a, profile="quick", tasks=TASKS, diagnose=False, bank=str(bank_file))
+    statuses = [{c.id: c for t in r.tasks for c in t.checks} for r in (full, kitted)]
+    return statuses
+
+
+def _with_broken_sdpa(src, dest):
+    shutil.copytree(src, dest)
+    (dest / "attention.py").write_text((dest / "attention.py").read_text() + UNSCALED)
+    return dest
+
+
+@pytest.mark.parametrize("style", ["reference", "fused_qkv", "einsum", "functional"])
+def test_a_correct_attention_over_a_broken_function_is_graded_as_the_full_kit_grades_it(style, bank_file, tmp_path):
+    src = load("transformer").reference if style == "reference" else REPO / "tests/blind/correct" / style
+    full, kitted = _both(_with_broken_sdpa(src, tmp_path / style), bank_file)
+    assert full["sdpa.equivalence"].status == kitted["sdpa.equivalence"].status == "failed"
+    for cid, c in full.items():
+        if cid.startswith("mha."):
+            assert c.status == "passed", cid
+            assert kitted[cid].status == "passed", (cid, kitted[cid].notes)
+            assert kitted[cid].score == c.score
+
+
+@pytest.mark.parametrize("bug", ["mha.no_output_projection", "mha.key_uses_query_projection", "mha.scale_d_model"])
+def test_a_broken_attention_over_a_broken_function_never_passes_what_the_full_kit_fails(bug, bank_file, tmp_path):
+    a = load("transformer")
+    catalogue = Catalogue(a)
+    mutant = catalogue.write_mutant(catalogue.by_id[bug], tmp_path / "mutant")
+    folder = _with_broken_sdpa(mutant, tmp_path / "both")
+    full, kitted = _both(folder, bank_file)
+    for cid, c in full.items():
+        if c.status != "passed":
+            assert kitted[cid].status != "passed", cid
+        if kitted[cid].status == "failed":  # judged over the record: the full kit fails it too
+            assert c.status == "failed", cid
+    if bug == "mha.no_output_projection":  # its calls are the reference's: judged, and charged where it is
+        assert kitted["mha.equivalence"].status == "failed"
+
+
+def test_calls_the_record_does_not_hold_leave_the_check_blocked_not_failed(bank_file, tmp_path):
+    """One call per head: every call has other shapes than the reference's, so the record answers none."""
+    folder = _with_broken_sdpa(REPO / "tests/blind/correct/per_head_loops", tmp_path / "loops")
+    full, kitted = _both(folder, bank_file)
+    assert full["mha.equivalence"].status == "passed"
+    blocked = kitted["mha.equivalence"]
+    assert blocked.status == "skipped" and blocked.score == 0
+    assert any(n.key == "note.blocked_by" for n in blocked.notes)
+
+
+def test_a_bank_keeps_the_record_as_plain_data(bank_file):
+    bank = Bank.load(bank_file)
+    data = wire.decode(bank.answers[replay.TABLE_DIGEST][0])
+    assert data["functions"] == ["scaled_dot_product_attention"]
+    r = replay.Replay.of_bank(bank, load("transformer"))
+    assert r.covers("mha") and not r.covers("encoder_layer") and not r.covers("sdpa")
