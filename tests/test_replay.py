@@ -75,6 +75,31 @@ def test_arguments_off_by_rounding_are_answered_and_others_never():
     assert r.missed == 6
 
 
+def test_a_mask_of_another_rank_is_answered_only_where_the_reference_answers_it_alike():
+    q, k, v = (t.unsqueeze(1).expand(2, 2, 3, 4) for t in _inputs())  # [B, H, L, D]
+    mask = torch.tensor([[True, False, True], [True, True, False]])  # [Lq, Lk] broadcast over batch and heads
+
+    def picky(query, key, value, mask=None, scale=1.0):  # reads a rank-4 mask as something else
+        if mask is not None and mask.dim() == 4:
+            mask = ~mask
+        return _attend(query, key, value, mask, scale)
+
+    for fn, answered in ((_attend, True), (picky, False)):
+        log = replay.Log()
+        recorded = log.wrap("attend", fn)
+        q2 = q[:, :, :2]
+        want = recorded(q2, k, v, mask)
+        r = _replay_of(log)
+        for form in (mask[None], mask[None, None]):
+            if answered:
+                torch.testing.assert_close(r.call("attend", (q2, k, v, form), {})[0], want[0], rtol=0, atol=0)
+        if not answered:
+            with pytest.raises(NotInBank):
+                r.call("attend", (q2, k, v, mask[None, None]), {})
+        expanded = r.call("attend", (q2, k, v, mask[None]), {})  # rank 3 reads alike in both
+        torch.testing.assert_close(expanded[0], want[0], rtol=0, atol=0)
+
+
 def test_a_call_that_draws_random_numbers_is_answered_only_from_the_same_generator_state():
     log = replay.Log()
     recorded = log.wrap("dropped", _dropped)
@@ -138,7 +163,7 @@ def _with_broken_sdpa(src, dest):
     return dest
 
 
-@pytest.mark.parametrize("style", ["reference", "fused_qkv", "einsum", "functional"])
+@pytest.mark.parametrize("style", ["reference", "fused_qkv", "einsum", "functional", "custom_init"])
 def test_a_correct_attention_over_a_broken_function_is_graded_as_the_full_kit_grades_it(style, bank_file, tmp_path):
     src = load("transformer").reference if style == "reference" else REPO / "tests/blind/correct" / style
     full, kitted = _both(_with_broken_sdpa(src, tmp_path / style), bank_file)

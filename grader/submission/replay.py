@@ -175,6 +175,17 @@ def _all_close(got, recorded):
     )
 
 
+def _identical(got, want):
+    """Whether two lists of tensors are the same to the bit (NaN where NaN)."""
+    return len(got) == len(want) and all(
+        g.shape == w.shape
+        and g.dtype == w.dtype
+        and g.device == w.device
+        and (g.is_meta or bool(((g == w) | ((g != g) & (w != w))).all()))
+        for g, w in zip(got, want)
+    )
+
+
 def _cpu(t):
     """A copy of ``t`` to keep (on the CPU, or on the meta device where it lives there)."""
     if t is None:
@@ -204,8 +215,9 @@ class Log:
         @functools.wraps(fn)
         def recorded(*args, **kwargs):
             tensors: list = []
+            bound = _bound(signature, args, kwargs)
             try:
-                skeleton = _skeleton(list(_bound(signature, args, kwargs)), tensors)
+                skeleton = _skeleton(list(bound), tensors)
             except Unrecordable:
                 return fn(*args, **kwargs)
             before = torch.get_rng_state()
@@ -215,8 +227,12 @@ class Log:
             try:  # what cannot be recorded is not: the reference's answer is returned all the same
                 outs = _flat(out, [])
                 call = log._keep(name, skeleton, tensors, out, before if drew else None, after if drew else None)
+                if call is not None:
+                    log._other_forms(name, fn, bound, out, call, before if drew else None)
             except Exception:  # noqa: BLE001 - a value of a kind the record has no form for
                 return out
+            finally:
+                torch.set_rng_state(after)
             if call is None:
                 return out
             wrt = [t for t in tensors if t.requires_grad and torch.is_grad_enabled()]
@@ -227,7 +243,39 @@ class Log:
 
         return recorded
 
-    def _keep(self, name, skeleton, tensors, out, rng_before, rng_after):
+    def _other_forms(self, name, fn, bound, out, call, rng_before):
+        """Record the same call with a tensor argument in another rank that broadcasts alike (a mask ``[L, L]`` as
+        ``[1, 1, L, L]`` and back: leading dimensions of size one added or dropped, up to the rank of the largest
+        tensor argument), where the reference's answer to that form, computed now, is the same to the bit. A
+        gradient flows to none of those arguments, so the call's gradient products are the same too."""
+        values, named = bound
+        slots = [(values, i) for i in range(len(values))] + [(named, k) for k in named]
+        tops = [x[k].dim() for x, k in slots if isinstance(x[k], torch.Tensor)]
+        for x, k in slots:
+            t = x[k]
+            if not isinstance(t, torch.Tensor) or t.requires_grad or t.is_meta:
+                continue
+            lead = next((i for i, n in enumerate(t.shape) if n != 1), t.dim())
+            core = tuple(t.shape[lead:])
+            for ones in range(max(tops) - len(core) + 1):
+                if ones == lead:
+                    continue
+                x[k] = t.reshape((1,) * ones + core)
+                try:
+                    tensors: list = []
+                    skeleton = _skeleton([values, named], tensors)
+                    if rng_before is not None:
+                        torch.set_rng_state(rng_before)
+                    with torch.no_grad():
+                        again = fn(*values, **named)
+                    if _identical(_flat(again, []), _flat(out, [])):
+                        self._keep(name, skeleton, tensors, out, rng_before, call["rng"], vjp=call["vjp"])
+                except Exception:  # noqa: BLE001 - the reference refuses that form: it is not recorded
+                    pass
+                finally:
+                    x[k] = t
+
+    def _keep(self, name, skeleton, tensors, out, rng_before, rng_after, vjp=None):
         if self.count >= MAX_CALLS:
             return None
         key = _key(name, skeleton, rng_before)
@@ -240,7 +288,7 @@ class Log:
             "in": stored,
             "out": _rebuild(out, iter(outs)),
             "rng": None if rng_after is None else rng_after.clone(),
-            "vjp": [],
+            "vjp": [] if vjp is None else vjp,
         }
         self.calls.setdefault(key, []).append(call)
         self.count += 1
