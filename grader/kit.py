@@ -125,16 +125,43 @@ def record(assignment, paths=None, *, profiles=("quick", "full"), tasks=None, pr
     return bank
 
 
+SPELLING = "~"
+"""Between a mistake's id and a spelling's number in the name of a folder ``catalogue_folders`` writes."""
+
+
 def catalogue_folders(assignment, dest):
-    """Folders to record a bank over: the reference, the skeleton and each catalogued mistake (written into
-    ``dest``), in that order."""
-    from grader.bugs.catalogue import Catalogue
+    """Folders to record a bank over: the reference, the skeleton, each catalogued mistake, then each of its other
+    spellings (``Bug.spellings``: its parts and variants, named ``<bug id>~<k>``) that writes a file unlike every
+    folder's before it (written into ``dest``), in that order. A mistake is recorded in each way it is written, so
+    that a kit finds the fingerprints of the spelling a student's code makes on that code's own failing examples."""
+    from grader.bugs.catalogue import Catalogue, apply
 
     folders = [Path(assignment.reference), Path(assignment.skeleton)]
     catalogue = Catalogue(assignment)
     for bug in catalogue.bugs:
         folders.append(catalogue.write_mutant(bug, Path(dest) / bug.id))
+    written = {(b.file, apply(b, _reference_text(assignment, b.file))) for b in catalogue.bugs}
+    for bug in catalogue.bugs:
+        source = _reference_text(assignment, bug.file)
+        for k, edits in enumerate(bug.spellings()[1:], start=1):
+            try:
+                text = apply(bug, source, edits)
+            except ValueError:  # a spelling whose edits do not apply to this reference
+                continue
+            if (bug.file, text) in written or text == source:
+                continue
+            written.add((bug.file, text))
+            folder = Path(dest) / f"{bug.id}{SPELLING}{k}"
+            for file in assignment.contract_files:
+                body = text if file == bug.file else _reference_text(assignment, file)
+                (folder / file).parent.mkdir(parents=True, exist_ok=True)
+                (folder / file).write_text(body, encoding="utf-8")
+            folders.append(folder)
     return folders
+
+
+def _reference_text(assignment, file):
+    return (Path(assignment.reference) / file).read_text(encoding="utf-8")
 
 
 # -- what a kit holds ----------------------------------------------------------------------------------------------

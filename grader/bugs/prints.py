@@ -40,7 +40,7 @@ import math
 import numpy
 import torch
 
-from grader.bugs.diagnose import ATOL, RTOL, Diagnoser, _evidence, _meaning, pattern_hints
+from grader.bugs.diagnose import ATOL, RTOL, UNEXPLAINABLE, Diagnoser, _evidence, _meaning, pattern_hints
 from grader.bugs.diagnose import same as same_result
 from grader.errors import SubmissionError
 from grader.submission import wire
@@ -266,6 +266,50 @@ class Recorder(Diagnoser):
             raise
         self._labels[id(runner)] = name
         return runner
+
+    def __call__(self, spec, calls, found=None, fresh=None):
+        named = super().__call__(spec, calls, found, fresh)
+        if (
+            calls
+            and spec.diagnose
+            and not any(isinstance(got, SubmissionError) and got.kind in UNEXPLAINABLE for *_, got in calls)
+        ):
+            self._every_answer(spec, calls, fresh)
+        return named
+
+    def _every_answer(self, spec, calls, fresh):
+        """Fingerprint what every mutant a diagnosis of ``spec`` may ask gives on these failing calls (each spelling of
+        the task's mistakes and of those beneath it, each pair of the task's own in one file), and what each single
+        mistake gives on the check's fresh examples (the same for every submission): a kit's diagnosis of another
+        submission failing on the same example then finds every answer it asks, whichever mutants match there."""
+        bugs = list(self.catalogue.bugs_for(spec.task))
+        if spec.variant != "isolated":
+            for dep in self.assignment.all_deps(spec.task):
+                bugs += [b for b in self.catalogue.bugs_for(dep) if b not in bugs]
+        singles = []
+        for bug in bugs:
+            for k in range(len(bug.spellings())):
+                try:
+                    singles.append(self.mutant(bug, k))
+                except ValueError:
+                    continue
+        pairs = []
+        own = self.catalogue.bugs_for(spec.task)
+        for i, first in enumerate(own):
+            for second in own[i + 1 :]:
+                if first.file == second.file:
+                    try:
+                        pairs.append(self.mutant(first, None, also=second))
+                    except ValueError:
+                        continue
+        for runner in singles + pairs:
+            for probe, args, _got in calls:
+                self._answer(runner, probe, args)
+        evidence = (self._fresh(fresh) if fresh is not None else None) or []
+        for runner in singles if evidence else ():
+            for probe, args, got in evidence:
+                if not (isinstance(got, SubmissionError) and got.kind in UNEXPLAINABLE):
+                    self._answer(runner, probe, args)
 
     def _answer(self, runner, probe, args):
         mine = super()._answer(runner, probe, args)
