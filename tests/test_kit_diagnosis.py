@@ -349,3 +349,20 @@ def test_how_far_off_one_element_must_be_to_be_seen():
         rates[k] = seen / 400
     print("\nshare of one-element differences seen (None: within the tolerance; k: k block tolerances off):", rates)
     assert rates[None] == 0.0 and rates[3 * BLOCK + 0.01] == 1.0
+
+
+@pytest.mark.parametrize("case", ["m001", "m083"])
+def test_blind_mistakes_in_another_spelling_or_reaching_pairs_get_the_full_kits_name(recorded, case, tmp_path):
+    """m001 writes a catalogued mistake as one of its other spellings (the causal mask expanded to the batch), and
+    m083's diagnosis of one check reaches the pairs of mistakes: the bank holds what those diagnoses ask."""
+    bank_file, _ = recorded
+    blind = Path(__file__).parent / "blind_bugs"
+    label = next(c for c in json.loads((blind / "labels.json").read_text(encoding="utf-8")) if c["key"] == case)
+    sub = tmp_path / case
+    shutil.copytree(blind / "bases" / label["base"], sub, ignore=shutil.ignore_patterns("__pycache__"))
+    shutil.copy(blind / "cases" / case / label["file"], sub / label["file"])
+    full, kit = _both(sub, bank_file)
+    (full_by, full_first), (kit_by, kit_first) = _names(full), _names(kit)
+    assert full_first == label["label"]
+    assert kit_first == full_first, (full_by, kit_by)
+    assert all(n in full_by.get(c, []) for c, ns in kit_by.items() for n in ns)
