@@ -256,3 +256,44 @@ def test_what_checks_keep_between_gradings_is_forgotten_before_a_recording():
             if isinstance(target, ast.Name) and _empty_container(value) and (rel, target.id) not in KEPT:
                 found.append(f"{rel}: {target.id}")
     assert CHECK_MODULES and not found, found
+
+
+# -- checks the full kit grades over the reference's own parts --------------------------------------------------
+OVER_PARTS = ("layernorm", "encoder_layer", "training")
+
+
+@pytest.fixture(scope="module")
+def parts_bank(tmp_path_factory):
+    bank = record(TRANSFORMER, [TRANSFORMER.reference], profiles=("quick",), tasks=OVER_PARTS, diagnoses=False)
+    return bank.save(tmp_path_factory.mktemp("parts") / "transformer.bank")
+
+
+def _both_over_parts(path, bank):
+    grade = lambda **kw: api.check(  # noqa: E731
+        path=path, assignment=TRANSFORMER, profile="quick", tasks=OVER_PARTS, diagnose=False, **kw
+    )
+    return _statuses(grade()), _grade_notes(grade(bank=str(bank)))
+
+
+def _grade_notes(result):
+    return {c.id: (c.status, [n.key for n in c.notes]) for t in result.tasks for c in t.checks}
+
+
+def test_a_layer_dropping_no_residual_fails_its_dropout_check_in_the_kit_too(tmp_path_factory, parts_bank):
+    """The full kit checks the residual dropout only over the reference's sublayers; the kit, over the student's,
+    where every sublayer's output is dropped whole: it must not pass what the final grade fails."""
+    full, kit = _both_over_parts(_mutant(tmp_path_factory, "encoder_layer.no_attention_residual"), parts_bank)
+    assert full["encoder_layer.dropout"] == kit["encoder_layer.dropout"][0] == "failed"
+    full, kit = _both_over_parts(TRANSFORMER.reference, parts_bank)
+    assert full["encoder_layer.dropout"] == kit["encoder_layer.dropout"][0] == "passed"
+
+
+def test_a_train_step_over_a_wrong_loss_of_its_own_task_is_not_judged_in_the_kit(tmp_path_factory, parts_bank):
+    """The full kit grades train_step over the reference's sequence_loss (the training task's own reference part):
+    the kit, which has only the student's, cannot tell a wrong step from a wrong loss, and neither fails nor
+    passes it."""
+    full, kit = _both_over_parts(_mutant(tmp_path_factory, "training.loss_counts_padding"), parts_bank)
+    assert full["training.train_step"] == "passed"
+    status, notes = kit["training.train_step"]
+    assert status == "skipped" and "note.blocked_by_own" in notes
+    assert full["training.loss"] == kit["training.loss"][0] == "failed"

@@ -24,7 +24,7 @@ from hypothesis import seed as hypothesis_seed
 
 from grader.checks.fail import Fail
 from grader.errors import SubmissionError, said
-from grader.submission.bank import NotInBank
+from grader.submission.bank import BankRunner, NotInBank
 from grader.submission.inprocess import PARTS_USED, Deferred
 
 __all__ = ["ABORT_KINDS", "Abort", "CheckContext", "CheckSpec", "Fail", "ReferenceFailed", "check", "specs_of"]
@@ -315,6 +315,12 @@ class CheckContext:
         kit decides any submission's failing path as the full kit does. Elsewhere it asks nothing."""
         if self.records:
             self.ref(probe, **args)
+
+    @property
+    def kit(self):
+        """Whether this run grades against a student kit's answer bank: there are no reference parts, and a check
+        declared isolated runs over the submission's own (``engine.Grading.banked``)."""
+        return isinstance(self.ref_runner, BankRunner)
 
     @property
     def records(self):
