@@ -450,19 +450,11 @@ class _Functions:
     """What ``StandInParts`` asks of its stand-ins, for recorded functions."""
 
     def __init__(self, functions):
-        self.used = set()
+        from grader.submission.inprocess import _watched
+
+        self.used: set = set()
         self._names = sorted(functions)
-        self._fns = {n: self._watched(n, fn) for n, fn in functions.items()}
-
-    def _watched(self, name, fn):
-        used = self.used
-
-        @functools.wraps(fn)
-        def standin(*args, **kwargs):
-            used.add(name)
-            return fn(*args, **kwargs)
-
-        return standin
+        self._fns = {n: _watched(fn, n, self.used) for n, fn in functions.items()}
 
     def get(self, name):
         return self._fns[name]
