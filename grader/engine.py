@@ -188,7 +188,9 @@ def _blocked(g, specs, slots, calls):
     the full kit charges them."""
     a = g.assignment
     charged: set[str] = set()
-    for task in a.task_ids:
+    # every task after those beneath it (an assignment may list a task before one it builds on: the language
+    # model's attention before its KV cache)
+    for task in sorted(a.task_ids, key=lambda t: len(a.all_deps(t))):
         beneath = [d for d in a.all_deps(task) if d in charged]
         own = a.task_by_id[task].own_reference
         # the full kit grades an isolated check of this task over the reference's own parts of it (a train step over
