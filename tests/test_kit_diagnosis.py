@@ -212,6 +212,22 @@ def test_the_fingerprints_survive_the_bank_file_and_a_bank_of_the_first_format_s
     assert Bank.load(old.save(tmp_path / "b.bank")).prints is None
 
 
+def test_a_kit_reads_the_fingerprints_only_when_it_diagnoses_and_damaged_ones_as_none(tmp_path):
+    """Decoding a whole assignment's fingerprints takes about a second: a kit grading code that fails nothing never
+    pays it. Fingerprints that cannot be read name nothing (the kit says so where it would name)."""
+    p = Prints(entries={(b"k" * 32, "sdpa.no_scale#0"): (fingerprint(torch.ones(2)), True)}, outline=[])
+    back = Bank.load(Bank({}, {}, p).save(tmp_path / "a.bank"))
+    assert back.prints._prints is None  # not read yet
+    assert len(back.prints) == 1 and back.prints._prints is not None
+
+    class Damaged(Prints):
+        def encode(self):
+            return b"not a fingerprint table"
+
+    damaged = Bank.load(Bank({}, {}, Damaged()).save(tmp_path / "d.bank"))
+    assert damaged.prints is not None and len(damaged.prints) == 0 and not damaged.prints.outline
+
+
 # -- the kit's diagnoses against the full kit's --------------------------------------------------------------------
 
 

@@ -377,12 +377,18 @@ class BankDiagnoser(Diagnoser):
 
     def __init__(self, assignment, ref, prints):
         self.assignment = assignment
-        self.catalogue = _Outline(prints.outline)  # type: ignore[assignment]  # what diagnosing reads of one
+        self._outline = None
         self.ref = ref
         self.prints = prints
         self._mutants = {}
         self.undecided = set()
         self._told = set()
+
+    @property
+    def catalogue(self):  # type: ignore[override]  # what diagnosing reads of one, from the outline, once asked
+        if self._outline is None:
+            self._outline = _Outline(self.prints.outline)
+        return self._outline
 
     def mutant(self, bug, spelling=None, also=None):
         name = label(bug, spelling, also)

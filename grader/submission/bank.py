@@ -109,12 +109,7 @@ class Bank:
             at += n
         if len(answers) != count or at != tail:
             raise ValueError(f"{path}: the bank is cut short ({len(answers)} of {count} answers)")
-        prints = None
-        if printed:
-            try:
-                prints = Prints.decode(bytes(data[tail:]))
-            except ValueError as exc:
-                raise ValueError(f"{path}: {exc}") from None
+        prints = _LazyPrints(bytes(data[tail:]), path) if printed else None
         return cls(answers, head.get("meta"), prints)
 
 
@@ -155,6 +150,28 @@ class Prints:
         except (KeyError, TypeError, ValueError) as exc:
             raise ValueError(f"the mutants' fingerprints are malformed ({exc})") from None
         return cls(entries, broken, outline)
+
+
+class _LazyPrints(Prints):
+    """``Prints`` as a bank file holds them, decoded when first read: a kit grading a submission that fails nothing
+    never reads them (a whole assignment's fingerprints take a second to decode). Unreadable ones (another
+    version, a damaged file) read as none: the kit then names no mistake, and says so where it would."""
+
+    def __init__(self, blob, path):  # noqa: D107 - no Prints.__init__: its fields are read through _decoded
+        self._blob, self._path, self._prints = blob, path, None
+
+    def _decoded(self):
+        if self._prints is None:
+            try:
+                self._prints = Prints.decode(self._blob)
+            except ValueError:
+                self._prints = Prints()
+            self._blob = b""
+        return self._prints
+
+    entries = property(lambda self: self._decoded().entries)
+    broken = property(lambda self: self._decoded().broken)
+    outline = property(lambda self: self._decoded().outline)
 
 
 class BankRunner:
