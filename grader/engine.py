@@ -229,26 +229,28 @@ def _replayed(g, spec, i, beneath, slots, calls):
     again, again_calls = _run_variant(g, spec, f"isolated:{spec.task}")
     if replay.missed != missed or again.status not in ("passed", "failed"):
         return None
-    failed = slots[i]
     if again.status == "passed" or spec.variant == "isolated":
         if again.status == "passed" and spec.variant != "isolated":
             again.notes.append(Message("note.charged_beneath", {"tasks": ", ".join(beneath)}))
-        again.duration_s += failed.duration_s
-        again.variant = failed.variant
-        slots[i], calls[i] = again, again_calls
+        _replace(i, again, again_calls, slots, calls)
         g.replayed.add(spec.id)
     return again.status == "passed"
 
 
 def _keep_if_it_passes(g, spec, i, variant, note, slots, calls):
     """Grade check ``i`` again in ``variant``: if it passes there, that result (with ``note``) replaces the failed."""
-    failed = slots[i]
     again, again_calls = _run_variant(g, spec, variant)
     if again.status == "passed":
         again.notes.append(note)
-        again.duration_s += failed.duration_s
-        again.variant = failed.variant
-        slots[i], calls[i] = again, again_calls
+        _replace(i, again, again_calls, slots, calls)
+
+
+def _replace(i, again, again_calls, slots, calls):
+    """Check ``i``'s result from a second run, ``again`` (and its calls), in place of the first: the time of both,
+    the variant the check is declared in."""
+    again.duration_s += slots[i].duration_s
+    again.variant = slots[i].variant
+    slots[i], calls[i] = again, again_calls
 
 
 def _mending_task(a, task, beneath, failing):

@@ -140,28 +140,19 @@ def catalogue_folders(assignment, dest):
     catalogue = Catalogue(assignment)
     for bug in catalogue.bugs:
         folders.append(catalogue.write_mutant(bug, Path(dest) / bug.id))
-    written = {(b.file, apply(b, _reference_text(assignment, b.file))) for b in catalogue.bugs}
+    sources = {f: (Path(assignment.reference) / f).read_text(encoding="utf-8") for f in assignment.contract_files}
+    written = {(b.file, apply(b, sources[b.file])) for b in catalogue.bugs}
     for bug in catalogue.bugs:
-        source = _reference_text(assignment, bug.file)
         for k, edits in enumerate(bug.spellings()[1:], start=1):
             try:
-                text = apply(bug, source, edits)
+                text = apply(bug, sources[bug.file], edits)
             except ValueError:  # a spelling whose edits do not apply to this reference
                 continue
-            if (bug.file, text) in written or text == source:
+            if (bug.file, text) in written or text == sources[bug.file]:
                 continue
             written.add((bug.file, text))
-            folder = Path(dest) / f"{bug.id}{SPELLING}{k}"
-            for file in assignment.contract_files:
-                body = text if file == bug.file else _reference_text(assignment, file)
-                (folder / file).parent.mkdir(parents=True, exist_ok=True)
-                (folder / file).write_text(body, encoding="utf-8")
-            folders.append(folder)
+            folders.append(catalogue.write_mutant(bug, Path(dest) / f"{bug.id}{SPELLING}{k}", edits))
     return folders
-
-
-def _reference_text(assignment, file):
-    return (Path(assignment.reference) / file).read_text(encoding="utf-8")
 
 
 # -- what a kit holds ----------------------------------------------------------------------------------------------

@@ -64,18 +64,19 @@ class Catalogue:
         """The catalogued bugs of one task, in catalogue order."""
         return [b for b in self.bugs if b.task == task_id]
 
-    def write_mutant(self, bug, dest):
-        """Write the reference with ``bug`` applied into folder ``dest`` (a submission with exactly that mistake)."""
-        return write_mutant(bug, dest, self.assignment)
+    def write_mutant(self, bug, dest, edits=None):
+        """Write the reference with ``bug`` applied into folder ``dest`` (a submission with exactly that mistake);
+        ``edits``: one of its other spellings (``Bug.spellings``)."""
+        return write_mutant(bug, dest, self.assignment, edits)
 
 
-def write_mutant(bug, dest, assignment):
-    """Write ``assignment``'s reference with ``bug`` applied into folder ``dest``."""
+def write_mutant(bug, dest, assignment, edits=None):
+    """Write ``assignment``'s reference with ``bug`` (or its spelling ``edits``) applied into folder ``dest``."""
     from pathlib import Path
 
     dest = Path(dest)
     dest.mkdir(parents=True, exist_ok=True)
     for file in assignment.contract_files:
         source = (assignment.reference / file).read_text(encoding="utf-8")
-        (dest / file).write_text(apply(bug, source) if file == bug.file else source, encoding="utf-8")
+        (dest / file).write_text(apply(bug, source, edits) if file == bug.file else source, encoding="utf-8")
     return dest

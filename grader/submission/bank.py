@@ -109,7 +109,7 @@ class Bank:
             at += n
         if len(answers) != count or at != tail:
             raise ValueError(f"{path}: the bank is cut short ({len(answers)} of {count} answers)")
-        prints = _LazyPrints(bytes(data[tail:]), path) if printed else None
+        prints = _LazyPrints(bytes(data[tail:])) if printed else None
         return cls(answers, head.get("meta"), prints)
 
 
@@ -157,8 +157,8 @@ class _LazyPrints(Prints):
     never reads them (a whole assignment's fingerprints take a second to decode). Unreadable ones (another
     version, a damaged file) read as none: the kit then names no mistake, and says so where it would."""
 
-    def __init__(self, blob, path):  # noqa: D107 - no Prints.__init__: its fields are read through _decoded
-        self._blob, self._path, self._prints = blob, path, None
+    def __init__(self, blob):  # noqa: D107 - no Prints.__init__: its fields are read through _decoded
+        self._blob, self._prints = blob, None
 
     def _decoded(self):
         if self._prints is None:
