@@ -246,7 +246,7 @@ def check(*, path, assignment=None, options=None, reference_cache=None, prints=N
         parts = functools.partial(loopback_parts, a) if o.stand_ins else None
         if parts_log is not None:
             parts = functools.partial(replay.recording_parts, a, parts_log)
-            isolate = frozenset(replay.function_tasks(a))
+            isolate = frozenset(replay.replayable_tasks(a))
         elif bank is not None:  # a kit: the reference's functions, as its record answers them
             recorded = replay.Replay.of_bank(bank, a)
             parts = recorded.parts if recorded is not None else None
@@ -293,6 +293,7 @@ def check(*, path, assignment=None, options=None, reference_cache=None, prints=N
             banked=bank is not None,
             replay=recorded,
             isolate=isolate,
+            recording=parts_log,
             reproduce=lambda spec: reproduce_command(
                 path, spec, seed=o.seed, sealed=sealed, assignment=a, command=o.command, options=o.rerun_options
             ),

@@ -62,6 +62,8 @@ class Grading:
     a check blocked by a task beneath is graded as the full kit grades it, where every part beneath is one."""
     isolate: frozenset = frozenset()
     """Tasks every check of which runs over the reference's parts (while a bank records them: ``kit.record``)."""
+    recording: object = None
+    """With ``isolate``: the ``submission.replay.Log`` those parts record their calls in."""
     replayed: set = field(default_factory=set)
     """Ids of the checks whose result came from ``replay`` (graded in their task's isolated variant)."""
 
@@ -426,7 +428,16 @@ def _run_variant(g, spec, variant):
 
 def _run_set(g, spec, variant, seed):
     """One run of ``spec`` in ``variant`` on the examples of ``seed`` (``None``: the default ones):
-    ``(result, calls, whether it drew examples)``."""
+    ``(result, calls, whether it drew examples)``; while a bank records the reference's parts, the calls of one
+    run are kept together or not at all (``submission.replay.Log.window``)."""
+    recording = getattr(g, "recording", None)
+    if recording is None:
+        return _run_set_now(g, spec, variant, seed)
+    with recording.window():
+        return _run_set_now(g, spec, variant, seed)
+
+
+def _run_set_now(g, spec, variant, seed):
     ctx = context(g, spec, variant, seed=seed)
     start = time.perf_counter()
     result = CheckResult(

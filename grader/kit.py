@@ -101,7 +101,7 @@ def record(assignment, paths=None, *, profiles=("quick", "full"), tasks=None, pr
     # The reference's own composites over its recorded functions: the kit grades a task over those where the
     # task beneath fails (``submission.replay``).
     log = replay.Log()
-    recorded = [t for t in replay.function_tasks(assignment) if not tasks or t in tasks]
+    recorded = [t for t in replay.replayable_tasks(assignment) if not tasks or t in tasks]
     for profile in profiles if recorded else ():
         api.check(
             path=assignment.reference,

@@ -159,10 +159,14 @@ EXAMPLES = {
 """Edits whose failure says in words of the check's what the call was given (a list or a generator, the
 defaults) or what a default changed (the failure of the call with the default spelled out, a loss that differs):
 a phrase in the example or in the sentence's detail, said in the reader's language, as ``EDITS``."""
-BANKED = {"transformer": {"banked:layernorm.unbiased_variance": ("layernorm", "encoder_layer")}, "decoder_lm": {}}
-"""Mistakes graded against an answer bank recorded over the reference alone, as a student kit grades (``grader.kit``):
-the report says so, checks are blocked by a task beneath, and examples the bank holds no answer to are left out;
-``{which: the tasks graded}``."""
+BANKED = {
+    "transformer": {"banked:layernorm.unbiased_variance+encoder_layer.norms_swapped": ("layernorm", "encoder_layer")},
+    "decoder_lm": {},
+}
+"""Mistakes (``+`` between two in other files) graded against an answer bank recorded over the reference alone, as a
+student kit grades (``grader.kit``): the report says so, checks are blocked by a task beneath (the layer's calls to
+the norms are not the reference's, so the record of the reference's parts cannot judge them), and examples the bank
+holds no answer to are left out; ``{which: the tasks graded}``."""
 SUBMISSIONS = [
     (a, which)
     for a in (TRANSFORMER, LM)
@@ -238,8 +242,11 @@ def graded(tmp_path_factory):
             bank = record(a, [a.reference], profiles=("quick",), tasks=tasks).save(
                 tmp_path_factory.mktemp("bank") / "b"
             )
-            bug = Catalogue(a).by_id[which.split(":", 1)[1]]
-            path = Catalogue(a).write_mutant(bug, tmp_path_factory.mktemp("mutant") / "sub")
+            catalogue = Catalogue(a)
+            first, *others = (catalogue.by_id[b] for b in which.split(":", 1)[1].split("+"))
+            path = catalogue.write_mutant(first, tmp_path_factory.mktemp("mutant") / "sub")
+            for other in others:  # its file, over the first mutant's folder
+                shutil.copy(catalogue.write_mutant(other, tmp_path_factory.mktemp("other") / "sub") / other.file, path)
         elif which in ("solution", "skeleton"):
             path = getattr(a, "reference" if which == "solution" else "skeleton")
         elif which in _edits(a):

@@ -207,3 +207,243 @@ def test_a_bank_keeps_the_record_as_plain_data(bank_file):
     assert data["functions"] == ["scaled_dot_product_attention"]
     r = replay.Replay.of_bank(bank, load("transformer"))
     assert r.covers("mha") and not r.covers("encoder_layer") and not r.covers("sdpa")
+
+
+# -- classes: a part with state, built and called by the composite ------------------------------------------------
+class _Scale(torch.nn.Module):
+    def __init__(self, d, p=0.0):
+        super().__init__()
+        self.proj = torch.nn.Linear(d, d)
+        self.drop = torch.nn.Dropout(p)
+        self.d = d
+
+    def forward(self, x):
+        return self.drop(self.proj(x)).tanh()
+
+    @property
+    def width(self):
+        return 2 * self.d
+
+
+class _Store:
+    def __init__(self):
+        self.kept = None
+
+    def add(self, x):
+        self.kept = x if self.kept is None else torch.cat([self.kept, x])
+        return self.kept
+
+
+class _Bump(torch.nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.register_buffer("count", torch.zeros(()))
+
+    def forward(self, x):
+        self.count += 1  # its state, changed in place
+        return x * 2
+
+
+CLASSES = {"_Scale": _Scale, "_Store": _Store, "_Bump": _Bump}
+
+
+def _recorded_classes():
+    log = replay.Log()
+    return log, {name: log.wrap_class(name, cls, CLASSES) for name, cls in CLASSES.items()}
+
+
+def test_a_recorded_class_is_built_called_and_differentiated_from_the_record_alone():
+    log, rec = _recorded_classes()
+    torch.manual_seed(0)
+    m = rec["_Scale"](4)
+    x = torch.randn(3, 4, dtype=torch.float32, requires_grad=True)
+    y = m(x)
+    (y**2).sum().backward()
+    store = rec["_Store"]()
+    store.add(torch.ones(1, 2))
+    both = store.add(torch.zeros(2, 2))
+    assert m.width == 8
+
+    r = _replay_of(log)
+    shell = r.shells["_Scale"]
+    assert shell.__name__ == "_Scale" and issubclass(shell, torch.nn.Module)
+    torch.manual_seed(0)
+    m2 = shell(4)
+    assert [n for n, _ in m2.named_parameters()] == ["proj.weight", "proj.bias"]
+    assert torch.equal(m2.proj.weight, m.proj.weight) and isinstance(m2.proj, torch.nn.Linear)
+    x2 = x.detach().clone().requires_grad_()
+    y2 = m2(x2)
+    assert torch.equal(y2, y.detach())
+    (y2**2).sum().backward()
+    assert torch.equal(x2.grad, x.grad) and torch.equal(m2.proj.weight.grad, m.proj.weight.grad)
+    assert m2.width == 8
+    store2 = r.shells["_Store"]()
+    store2.add(torch.ones(1, 2))
+    assert torch.equal(store2.add(torch.zeros(2, 2)), both) and store2.kept.shape == (3, 2)
+    assert r.missed == 0
+
+
+def test_a_class_call_the_record_does_not_hold_is_never_answered():
+    log, rec = _recorded_classes()
+    torch.manual_seed(0)
+    m = rec["_Scale"](4)
+    x = torch.randn(3, 4)
+    m(x)
+    r = _replay_of(log)
+    torch.manual_seed(0)
+    m2 = r.shells["_Scale"](4)
+    with pytest.raises(NotInBank):  # other inputs
+        m2(x * 2)
+    with torch.no_grad():
+        m2.proj.weight[0, 0] += 1e-3  # other parameters: the student's optimiser moved them
+    with pytest.raises(NotInBank):
+        m2(x)
+    with pytest.raises(NotInBank):  # other arguments to the constructor
+        r.shells["_Scale"](5)
+    assert r.missed == 3
+
+
+def test_a_construction_from_another_generator_state_gets_recorded_values_and_leaves_the_generator():
+    log, rec = _recorded_classes()
+    torch.manual_seed(0)
+    m = rec["_Scale"](4)
+    after = torch.get_rng_state()
+    r = _replay_of(log)
+    torch.manual_seed(0)
+    r.shells["_Scale"](4)
+    assert torch.equal(torch.get_rng_state(), after)  # from the same state: goes on as the reference's did
+    torch.manual_seed(7)
+    here = torch.get_rng_state()
+    other = r.shells["_Scale"](4)
+    assert torch.equal(other.proj.weight, m.proj.weight)  # the reference's values, from its own draw
+    assert torch.equal(torch.get_rng_state(), here)
+
+
+def test_a_part_that_changes_its_state_in_place_is_computed_but_not_recorded():
+    log, rec = _recorded_classes()
+    b = rec["_Bump"]()
+    assert torch.equal(b(torch.ones(2)), torch.full((2,), 2.0)) and float(b.count) == 1
+    assert not any(k for k, calls in log.calls.items() for c in calls if "out" in c)
+    r = _replay_of(log)
+    with pytest.raises(NotInBank):
+        r.shells["_Bump"]()(torch.ones(2))
+
+
+# -- the Transformer: an EncoderLayer over a broken LayerNorm (classes beneath) -----------------------------------
+LAYER_TASKS = ("sdpa", "mha", "layernorm", "feedforward", "encoder_layer")
+UNBIASED = """
+
+class LayerNorm(nn.Module):  # the unbiased variance
+    def __init__(self, d_model, eps=1e-5):
+        super().__init__()
+        self.eps = eps
+        self.weight = nn.Parameter(torch.ones(d_model))
+        self.bias = nn.Parameter(torch.zeros(d_model))
+
+    def forward(self, x):
+        mean = x.mean(-1, keepdim=True)
+        var = x.var(-1, keepdim=True, unbiased=True)
+        return (x - mean) / torch.sqrt(var + self.eps) * self.weight + self.bias
+"""
+
+
+@pytest.fixture(scope="module")
+def layer_bank(tmp_path_factory):
+    a = load("transformer")
+    bank = kit.record(a, [a.reference], profiles=("quick",), tasks=LAYER_TASKS, diagnoses=False)
+    return bank.save(tmp_path_factory.mktemp("replay") / "layers.bank")
+
+
+def _layer_verdicts(folder, bank_file):
+    a = load("transformer")
+    runs = [
+        api.check(path=folder, assignment=a, profile="quick", tasks=LAYER_TASKS, diagnose=False, bank=bank)
+        for bank in (None, str(bank_file))
+    ]
+    return [{c.id: c for t in r.tasks for c in t.checks} for r in runs]
+
+
+@pytest.mark.parametrize("style", ["reference", "einsum", "fused_qkv"])
+def test_a_correct_layer_over_a_broken_norm_is_graded_as_the_full_kit_grades_it(style, layer_bank, tmp_path):
+    src = load("transformer").reference if style == "reference" else REPO / "tests/blind/correct" / style
+    dest = shutil.copytree(src, tmp_path / style)
+    (dest / "norm.py").write_text((dest / "norm.py").read_text() + UNBIASED)
+    full, kitted = _layer_verdicts(dest, layer_bank)
+    assert full["layernorm.equivalence"].status == kitted["layernorm.equivalence"].status == "failed"
+    judged = [cid for cid in full if cid.startswith("encoder_layer.")]
+    assert judged
+    for cid in judged:
+        assert (kitted[cid].status, kitted[cid].score) == (full[cid].status, full[cid].score), (
+            cid,
+            full[cid].status,
+            kitted[cid].status,
+            [n.key for n in kitted[cid].notes],
+        )
+
+
+@pytest.mark.parametrize("bug", ["encoder_layer.no_attention_residual", "encoder_layer.norms_swapped"])
+def test_a_broken_layer_over_a_broken_norm_never_passes_what_the_full_kit_fails(bug, layer_bank, tmp_path):
+    """A mistake in the layer itself: the kit fails what it can judge over the record, as the full kit fails it, and
+    blocks the rest."""
+    a = load("transformer")
+    catalogue = Catalogue(a)
+    dest = catalogue.write_mutant(catalogue.by_id[bug], tmp_path / "mutant")
+    (dest / "norm.py").write_text((dest / "norm.py").read_text() + UNBIASED)
+    full, kitted = _layer_verdicts(dest, layer_bank)
+    for cid, c in full.items():
+        if c.status != "passed":
+            assert kitted[cid].status != "passed", cid
+        if kitted[cid].status == "failed":
+            assert c.status == "failed", cid
+    # its calls to the parts are not the reference's (another input to a norm, no mask): blocked, never passed
+    blocked = [c for c in kitted if c.startswith("encoder_layer.") and kitted[c].status == "skipped"]
+    assert blocked and all(any(n.key == "note.blocked_by" for n in kitted[c].notes) for c in blocked), bug
+
+
+def _clip(parameters, max_norm):
+    grads = [p.grad for p in parameters if p.grad is not None]
+    total = torch.linalg.vector_norm(torch.stack([torch.linalg.vector_norm(g) for g in grads]))
+    for g in grads:
+        g.mul_((max_norm / (total + 1e-6)).clamp(max=1.0))
+    return total
+
+
+def _draw(logits, generator):
+    return torch.multinomial(logits.softmax(-1), 1, generator=generator)
+
+
+def _net_with_grads(seed):
+    torch.manual_seed(seed)
+    net = torch.nn.Linear(3, 2)
+    net(torch.randn(4, 3)).pow(2).sum().backward()
+    return net
+
+
+def test_a_function_that_changes_its_arguments_in_place_is_replayed_with_the_change():
+    log = replay.Log()
+    recorded = log.wrap("clip", _clip)
+    net = _net_with_grads(0)
+    total = recorded(net.parameters(), 0.1)  # a generator, read once
+    clipped = [p.grad.clone() for p in net.parameters()]
+    r = _replay_of(log)
+    net2 = _net_with_grads(0)
+    got = r.call("clip", (net2.parameters(),), {"max_norm": 0.1})
+    assert torch.equal(got, total)
+    for p, want in zip(net2.parameters(), clipped):
+        assert torch.equal(p.grad, want)  # scaled in place, as the reference scaled them
+    with pytest.raises(NotInBank):  # other gradients: another question
+        r.call("clip", (_net_with_grads(1).parameters(), 0.1), {})
+
+
+def test_a_function_drawing_from_a_generator_it_is_given_leaves_that_generator_as_the_reference_did():
+    log = replay.Log()
+    recorded = log.wrap("draw", _draw)
+    logits = torch.randn(2, 5)
+    g = torch.Generator().manual_seed(5)
+    want = recorded(logits, g)
+    after = g.get_state()
+    r = _replay_of(log)
+    g2 = torch.Generator().manual_seed(5)
+    assert torch.equal(r.call("draw", (logits, g2), {}), want) and torch.equal(g2.get_state(), after)
+    with pytest.raises(NotInBank):
+        r.call("draw", (logits, torch.Generator().manual_seed(6)), {})

@@ -1,29 +1,49 @@
-"""The reference's functions, recorded: how a student kit grades a task over parts beneath it that it does not hold.
+"""The reference's parts, recorded: how a student kit grades a task over parts beneath it that it does not hold.
 
 The full kit grades a task over the reference's parts for the tasks beneath it (``isolated:<task>``): the
-student's ``MultiHeadAttention`` over the reference's ``scaled_dot_product_attention``, so that a mistake in the
-attention function is charged there, once. A student kit holds no reference. Where every part beneath a task is a
-*function* (no state, no construction), what the part computes is fixed by its arguments, and the kit can use the
-reference's answers instead of its code: ``Log`` records each call the reference's own composite makes to those
-functions while the bank is built (``kit.record`` grades the reference with its isolated checks over recording
-parts), with its arguments, its answer and, where gradients flow back through it, each vector-Jacobian product the
-check asked for. In the kit, ``Replay`` gives the student's composite stand-ins of those functions that answer from
-the record: the student's code computes the arguments itself, and a call whose arguments are those the reference
-passed (every tensor within a few units in the last place of its largest element; everything else equal) gets the
-reference's answer. A correct composite over a broken part is then graded as the full kit grades it.
+student's ``EncoderLayer`` over the reference's ``MultiHeadAttention``, ``FeedForward`` and ``LayerNorm``, so that
+a mistake in the norm is charged there, once. A student kit holds no reference. What a part computes is fixed by
+its arguments and its state, so the kit can use the reference's answers instead of its code: ``Log`` records each
+call the reference's own composite makes to its parts while the bank is built (``kit.record`` grades the reference
+with its isolated checks over recording parts):
 
-A call the record does not hold (the student's composite passes other arguments, or draws random numbers in
-another order before a part that draws them) raises ``NotInBank`` and is counted (``Replay.missed``): the check is
-then not judged by the record, and the kit says what it says without it (blocked by the task beneath). Nothing is
-approximated beyond the tolerance: a miss is never answered.
+- a *function*'s call: its arguments (a leaf's gradient counts as one: a clipping function reads and scales it),
+  its answer, what it changed in place, the random generators' states where it drew numbers, and, where
+  gradients flow back through it, each vector-Jacobian product the check asked for;
+- a *class*'s construction: its arguments, the default dtype and device, and the object built, described by its
+  state (parameters, buffers, submodules, plain attributes: ``_Describe``), from the generator's state before it
+  (and the same construction in the other default dtypes and on the meta device, built then);
+- a method's or property's call on such an object: the object's state and the arguments as the key, the answer,
+  every change to the state of the objects involved (a KV cache that grew), generator and gradients as for
+  functions.
 
-The record is plain data (``grader.submission.wire``: tensors, numbers, names), kept in the answer bank under one
-reserved digest (``TABLE_DIGEST``); it holds no code.
+In the kit, ``Replay`` gives the student's composite stand-ins of those parts that answer from the record: a
+function, or a *shell* class of the reference's name whose objects hold real state (real parameters, so the
+student's ``load_state_dict``, optimiser and ``.to()`` work on them) and whose every construction and method
+looks the call up. The student's code computes the arguments itself, and a call whose key and tensors are those the
+reference's composite made (every tensor within a few units in the last place of its largest element; everything
+else equal) gets the reference's answer. A correct composite over a broken part is then graded as the full kit
+grades it.
+
+A call the record does not hold (other arguments, parameters the student's own optimiser moved elsewhere, random
+numbers drawn in another order before a part that draws them) raises ``NotInBank`` and is counted
+(``Replay.missed``): the check is then not judged by the record, and the kit says what it says without it (blocked
+by the task beneath). Nothing is approximated beyond the tolerance: a miss is never answered, with one exception a
+check cannot see: a construction from a generator state the record does not hold is given the values the reference
+drew from another one (an isolated check loads the values it compares, or seeds the generator before it builds).
+A recorded check in which one call could not be recorded (an argument of no plain form, a part that changes its
+arguments in place) keeps none of its calls (``Log.window``): the kit would miss there whatever the rest holds.
+
+The record is plain data (``grader.submission.wire``: tensors, numbers, names; each distinct tensor once), kept in
+the answer bank under one reserved digest (``TABLE_DIGEST``); it holds no code.
 """
 
+import collections.abc
+import contextlib
 import functools
 import hashlib
 import inspect
+import itertools
 
 import torch
 from torch import nn
@@ -33,7 +53,7 @@ from grader.submission.bank import NotInBank
 
 TABLE_DIGEST = hashlib.sha256(b"gradekit recorded reference functions 1").digest()
 """The bank key the record is kept under (no question's digest: those are blake2b of a probe's encoding)."""
-VERSION = 1
+VERSION = 2
 TOLERANCE = {
     torch.float64: 1e-12,
     torch.float32: 4e-6,
@@ -47,6 +67,13 @@ magnitude: a few units in the last place, what another order of the same sums gi
 MAX_CALLS = 50_000
 """Calls a record keeps at most (a bank must stay small)."""
 MAX_DEPTH = 8
+CONSTRUCTIONS = 8
+"""Constructions of one class with the same arguments a record keeps at most (each from another generator state)."""
+ENVIRONMENTS = ((torch.float32, "meta"), (torch.float64, "meta"), (torch.float32, "cpu"), (torch.float64, "cpu"))
+"""The default dtypes and devices a construction is recorded in besides the one it was made in."""
+CONSTRUCTION_BYTES = 1 << 20
+"""A construction whose tensors would hold more than this on the CPU (a full-size model, built on the meta device by
+the contract's checks) is recorded only where it was made on the meta device, which holds no values."""
 
 
 class Unrecordable(Exception):
@@ -64,7 +91,11 @@ def _skeleton(x, tensors, depth=0):
             raise Unrecordable(type(x).__name__)
         tensors.append(x)
         grad = bool(x.requires_grad and torch.is_grad_enabled())
-        return ["T", str(x.dtype), list(x.shape), x.device.type, grad]
+        entry = ["T", str(x.dtype), list(x.shape), x.device.type, grad]
+        if x.is_leaf and x.requires_grad and x.grad is not None:  # what a function may read (and clip) of it
+            tensors.append(x.grad)
+            entry.append(["grad", str(x.grad.dtype), list(x.grad.shape)])
+        return entry
     if x is None or type(x) in (bool, int, float, str):
         return [type(x).__name__, x]
     if type(x) in (list, tuple):
@@ -73,6 +104,9 @@ def _skeleton(x, tensors, depth=0):
         return ["dict", [[k, _skeleton(x[k], tensors, depth + 1)] for k in sorted(x)]]
     if isinstance(x, (torch.dtype, torch.device)):
         return [type(x).__name__, str(x)]
+    if isinstance(x, torch.Generator):  # its state is an input of the call (and changes: ``_generators``)
+        tensors.append(x.get_state())
+        return ["Generator", x.device.type]
     if isinstance(x, nn.Module) and type(x).__module__.startswith("torch.nn.") and not x._modules:
         if next(x.parameters(), None) is not None or next(x.buffers(), None) is not None:
             raise Unrecordable(type(x).__name__)
@@ -125,6 +159,57 @@ def _key(name, skeleton, rng=None):
     if rng is not None:
         parts.append(hashlib.sha256(rng.numpy().tobytes()).hexdigest())
     return hashlib.sha256(wire.encode(parts)).digest()
+
+
+_POOLED = "\x00pool"
+
+
+def _pool(x, pool, index):
+    """``x`` with each tensor replaced by ``{_POOLED: i}``, ``pool[i]`` the tensor (equal tensors share one entry)."""
+    if isinstance(x, torch.Tensor):
+        data = b"" if x.is_meta else x.detach().contiguous().reshape(-1).view(torch.uint8).numpy().tobytes()
+        key = (str(x.dtype), tuple(x.shape), x.device.type, x.requires_grad, hashlib.sha256(data).digest())
+        i = index.get(key)
+        if i is None:
+            i = index[key] = len(pool)
+            pool.append(x)
+        return {_POOLED: i}
+    if type(x) in (list, tuple):
+        return type(x)(_pool(v, pool, index) for v in x)
+    if type(x) is dict:
+        return {k: _pool(v, pool, index) for k, v in x.items()}
+    return x
+
+
+def _unpool(x, pool):
+    """``_pool`` undone (an entry out of range: ``None``, which no call matches)."""
+    if type(x) is dict:
+        if len(x) == 1 and _POOLED in x:
+            i = x[_POOLED]
+            return pool[i] if type(i) is int and 0 <= i < len(pool) else None
+        return {k: _unpool(v, pool) for k, v in x.items()}
+    if type(x) in (list, tuple):
+        return type(x)(_unpool(v, pool) for v in x)
+    return x
+
+
+def _consumed(args, kwargs):
+    """A call's arguments with each iterator read into a list (``model.parameters()``), as the function would have
+    read it: the same list is then both what is recorded and what the function is given."""
+
+    def read(x):
+        if isinstance(x, collections.abc.Iterator) and not isinstance(x, (torch.Tensor, nn.Module)):
+            return list(itertools.islice(x, 1_000_000))
+        return x
+
+    return tuple(read(a) for a in args), {k: read(v) for k, v in kwargs.items()}
+
+
+def _generators(bound):
+    """The random generators passed to a call (``_bound``'s form), in order: each one's state after the call is part
+    of its answer."""
+    values, named = bound
+    return [v for v in [*values, *(named[k] for k in sorted(named))] if isinstance(v, torch.Generator)]
 
 
 def _flat(x, out, depth=0):
@@ -193,6 +278,227 @@ def _cpu(t):
     return t.detach().clone() if t.is_meta else t.detach().to("cpu").clone()
 
 
+@contextlib.contextmanager
+def _default_dtype(dtype):
+    old = torch.get_default_dtype()
+    torch.set_default_dtype(dtype)
+    try:
+        yield
+    finally:
+        torch.set_default_dtype(old)
+
+
+def _bare(cls):
+    from grader.submission.standin import _bare as bare
+
+    return bare(cls)
+
+
+def _env():
+    """What a construction depends on besides its arguments: the default dtype and device."""
+    return [str(torch.get_default_dtype()), torch.get_default_device().type]
+
+
+def _bytes(tensors):
+    """What ``tensors`` hold (or would hold, for those on the meta device), in bytes."""
+    return sum(t.numel() * t.element_size() for t in tensors)
+
+
+def _same_state(a, b):
+    """Whether two random generator states (or ``None``: drew nothing) are the same."""
+    return (a is None and b is None) or (a is not None and b is not None and torch.equal(a, b))
+
+
+def _unchanged(tensors, kept):
+    """Whether each tensor still holds the values kept of it (a part changed none of its inputs in place)."""
+    return all(t.is_meta or _identical([t.detach().to("cpu")], [k]) for t, k in zip(tensors, kept))
+
+
+def _flat_or_none(x):
+    try:
+        return _flat(x, [])
+    except Unrecordable:
+        return None
+
+
+class _Describe:
+    """Objects, tensors and plain values as a skeleton (plain data, what a call's key is made of) and the tensors it
+    names, numbered in the order met, one numbering for a call's arguments, its objects' states after it and its
+    answer: a tensor or object met again is ``["t", i]`` / ``["o", k]``. An object is the reference's (one of
+    ``classes``, by class) or a module of torch's own, described by its state: ``[tag, class name, training,
+    params, buffers, submodules, attributes]``; anything else is ``Unrecordable``."""
+
+    def __init__(self, classes):
+        self.classes = classes
+        self.kinds = tuple(classes.values())
+        self.tensors, self.tensor_ids = [], {}
+        self.objects, self.object_ids = [], {}
+        self.new = []
+
+    def fork(self):
+        """A describer that goes on from this one's numbering without changing it."""
+        twin = _Describe(self.classes)
+        twin.tensors, twin.tensor_ids = list(self.tensors), dict(self.tensor_ids)
+        twin.objects, twin.object_ids = list(self.objects), dict(self.object_ids)
+        return twin
+
+    def take(self):
+        """The tensors described in full since the last ``take``."""
+        new, self.new = self.new, []
+        return new
+
+    def _name(self, x):
+        for klass in type(x).__mro__:
+            if klass in self.kinds:
+                return "R", klass.__name__
+        if isinstance(x, nn.Module):
+            from grader.submission.standin import _torch_class_name
+
+            name = _torch_class_name(type(x))
+            if name is not None:
+                return "M", name
+        return None, None
+
+    def value(self, x, depth=0):
+        if depth > MAX_DEPTH * 4:
+            raise Unrecordable("nested too deep")
+        if isinstance(x, torch.Tensor):
+            if type(x) is not torch.Tensor and not isinstance(x, nn.Parameter):
+                raise Unrecordable(type(x).__name__)
+            i = self.tensor_ids.get(id(x))
+            if i is not None:
+                return ["t", i]
+            self.tensor_ids[id(x)] = len(self.tensors)
+            self.tensors.append(x)
+            self.new.append(x)
+            grad = bool(x.requires_grad and torch.is_grad_enabled())
+            if isinstance(x, nn.Parameter):
+                return ["P", str(x.dtype), list(x.shape), x.device.type, grad, bool(x.requires_grad)]
+            return ["T", str(x.dtype), list(x.shape), x.device.type, grad]
+        if x is None or type(x) in (bool, int, float, str):
+            return [type(x).__name__, x]
+        if type(x) in (list, tuple):
+            return [type(x).__name__, [self.value(v, depth + 1) for v in x]]
+        if type(x) is dict and all(type(k) is str for k in x):
+            return ["dict", [[k, self.value(x[k], depth + 1)] for k in sorted(x)]]
+        if isinstance(x, (torch.dtype, torch.device)):
+            return [type(x).__name__, str(x)]
+        k = self.object_ids.get(id(x))
+        if k is not None:
+            return ["o", k]
+        tag, name = self._name(x)
+        if tag is None:
+            raise Unrecordable(type(x).__name__)
+        self.object_ids[id(x)] = len(self.objects)
+        self.objects.append(x)
+        return [tag, name, *self.own(x, depth)]
+
+    def own(self, x, depth=0):
+        """``[training, params, buffers, submodules, attributes]`` of object ``x``, its parts by number where met."""
+        from grader.submission.standin import _state_attrs
+
+        if isinstance(x, nn.Module):
+            training = bool(x.training)
+            params = [[n, None if p is None else self.value(p, depth + 1)] for n, p in x._parameters.items()]
+            transient = x._non_persistent_buffers_set
+            buffers = [
+                [n, None if b is None else self.value(b, depth + 1), n not in transient] for n, b in x._buffers.items()
+            ]
+            children = [[n, None if c is None else self.value(c, depth + 1)] for n, c in x._modules.items()]
+        else:
+            training, params, buffers, children = None, [], [], []
+        attrs = [[n, self._attribute(vars(x)[n], depth + 1)] for n in sorted(_state_attrs(x))]
+        return [training, params, buffers, children, attrs]
+
+    def _attribute(self, v, depth):
+        """An attribute's value, or ``["X", its type]`` where it is not data (a function, a wrapper the grader put on
+        the object): as the stand-ins do, such an attribute is not state, and stays as it is."""
+        try:
+            return self.value(v, depth)
+        except Unrecordable:
+            if depth > MAX_DEPTH * 4:
+                raise
+            return ["X", type(v).__qualname__]
+
+    def states(self, objects):
+        """Each object's own state (``own``), in order."""
+        return [self.own(x) for x in objects]
+
+
+class _Rebuild:
+    """A skeleton (``_Describe``) back into values: the tensors and objects it names by number are those of the call
+    (``tensors``, ``objects``: the student's own, as described for the key); those it describes in full come from
+    ``feed`` (the record's), and objects are built as ``shells`` (the kit's classes for the reference's) or torch's."""
+
+    def __init__(self, shells, tensors, objects):
+        self.shells = shells
+        self.tensors, self.objects = list(tensors), list(objects)
+        self.fresh = iter(())
+
+    def feed(self, tensors):
+        self.fresh = iter(tensors)
+
+    def _next(self):
+        t = next(self.fresh, None)
+        if t is None:
+            raise NotInBank("a record that does not hold what it names")
+        return t
+
+    def value(self, s):
+        tag = s[0]
+        if tag in ("NoneType", "bool", "int", "float", "str"):
+            return s[1]
+        if tag in ("list", "tuple"):
+            items = [self.value(v) for v in s[1]]
+            return items if tag == "list" else tuple(items)
+        if tag == "dict":
+            return {k: self.value(v) for k, v in s[1]}
+        if tag == "dtype":
+            return getattr(torch, s[1].rpartition(".")[2])
+        if tag == "device":
+            return torch.device(s[1])
+        if tag == "t":
+            return self.tensors[s[1]]
+        if tag == "o":
+            return self.objects[s[1]]
+        if tag == "T" or tag == "P":
+            t = self._next().clone()
+            if tag == "P":
+                t = nn.Parameter(t, requires_grad=bool(s[5]))
+            self.tensors.append(t)
+            return t
+        if tag == "R" or tag == "M":
+            from grader.submission.standin import _bare, _torch_class
+
+            cls = self.shells.get(s[1]) if tag == "R" else _torch_class(s[1])
+            if cls is None:
+                raise NotInBank(f"reference {s[1]}")
+            obj = _bare(cls)
+            self.objects.append(obj)
+            self.fill(obj, s[2:])
+            return obj
+        raise NotInBank("a record of an unknown form")
+
+    def fill(self, obj, own):
+        """Give ``obj`` the state ``own`` (``_Describe.own``); a tensor or object it already holds stays itself."""
+        training, params, buffers, children, attrs = own
+        if isinstance(obj, nn.Module):
+            object.__setattr__(obj, "training", bool(training))
+            for n, s in params:
+                obj._parameters[n] = None if s is None else self.value(s)
+            for n, s, persistent in buffers:
+                obj._buffers[n] = None if s is None else self.value(s)
+                if persistent:
+                    obj._non_persistent_buffers_set.discard(n)
+                else:
+                    obj._non_persistent_buffers_set.add(n)
+            for n, s in children:
+                obj._modules[n] = None if s is None else self.value(s)
+        for n, s in attrs:
+            if s[0] != "X":
+                vars(obj)[n] = self.value(s)
+
+
 # ================================================================================================
 # Recording (the instructor's process, with the reference)
 # ================================================================================================
@@ -203,8 +509,14 @@ class Log:
     def __init__(self):
         self.calls = {}
         self.functions = set()
+        self.classes = {}
+        """``name -> surface`` (``standin._class_surface``) of the reference classes the record may hold objects of."""
         self.signatures = {}
         self.count = 0
+        self.busy = 0
+        """Recorded calls under way: a part's own calls inside one are the reference's, not the composite's."""
+        self.spoiled = False
+        """A call of the current ``window`` could not be recorded."""
 
     def wrap(self, name, fn):
         """``fn`` (a reference function) that records each call in this log."""
@@ -214,26 +526,36 @@ class Log:
 
         @functools.wraps(fn)
         def recorded(*args, **kwargs):
+            args, kwargs = _consumed(args, kwargs)
             tensors: list = []
             bound = _bound(signature, args, kwargs)
             try:
                 skeleton = _skeleton(list(bound), tensors)
+                kept = [_cpu(t) for t in tensors]
             except Unrecordable:
+                log.spoiled = True
                 return fn(*args, **kwargs)
             before = torch.get_rng_state()
             out = fn(*args, **kwargs)
             after = torch.get_rng_state()
             drew = not torch.equal(before, after)
+            generators = _generators(bound)
             try:  # what cannot be recorded is not: the reference's answer is returned all the same
                 outs = _flat(out, [])
-                call = log._keep(name, skeleton, tensors, out, before if drew else None, after if drew else None)
+                changed = [[i, _cpu(t)] for i, (t, k) in enumerate(zip(tensors, kept)) if not _unchanged([t], [k])]
+                call = log._keep(name, skeleton, kept, out, before if drew else None, after if drew else None)
                 if call is not None:
-                    log._other_forms(name, fn, bound, out, call, before if drew else None)
+                    call["gens"] = [g.get_state() for g in generators]
+                    call["inplace"] = changed
+                    if not generators and not changed:
+                        log._other_forms(name, fn, bound, out, call, before if drew else None)
             except Exception:  # noqa: BLE001 - a value of a kind the record has no form for
+                log.spoiled = True
                 return out
             finally:
                 torch.set_rng_state(after)
             if call is None:
+                log.spoiled = True
                 return out
             wrt = [t for t in tensors if t.requires_grad and torch.is_grad_enabled()]
             if wrt and any(o.requires_grad for o in outs):
@@ -281,7 +603,7 @@ class Log:
         key = _key(name, skeleton, rng_before)
         stored = [_cpu(t) for t in tensors]
         for call in self.calls.get(key, ()):
-            if all(torch.equal(a, b) for a, b in zip(call["in"], stored)):
+            if _identical(call["in"], stored):
                 return call
         outs = [_cpu(t) for t in _flat(out, [])]
         call = {
@@ -294,14 +616,242 @@ class Log:
         self.count += 1
         return call
 
+    @contextlib.contextmanager
+    def window(self):
+        """One check's run: where a call of the composite's in it could not be recorded (an argument with no plain
+        form, a part that changes its arguments in place), a kit replaying that check would miss there whatever the
+        rest holds, and the calls recorded in it are dropped again (those it shares with other runs stay)."""
+        mark = {key: len(calls) for key, calls in self.calls.items()}
+        count, self.spoiled = self.count, False
+        try:
+            yield
+        finally:
+            if self.spoiled:
+                for key in list(self.calls):
+                    del self.calls[key][mark.get(key, 0) :]
+                    if not self.calls[key]:
+                        del self.calls[key]
+                self.count = count
+            self.spoiled = False
+
     def to_data(self):
-        """The record as plain data (``wire``)."""
+        """The record as plain data (``wire``), each distinct tensor once (``pool``: a model's parameters are the
+        same in every call of a generation)."""
+        pool: list = []
         return {
             "version": VERSION,
             "functions": sorted(self.functions),
-            "signatures": {name: self.signatures.get(name) for name in sorted(self.functions)},
-            "calls": [[key, calls] for key, calls in sorted(self.calls.items())],
+            "classes": {name: self.classes[name] for name in sorted(self.classes)},
+            "signatures": {name: self.signatures[name] for name in sorted(self.signatures)},
+            "calls": _pool([[key, calls] for key, calls in sorted(self.calls.items())], pool, {}),
+            "pool": pool,
         }
+
+    # -- classes ------------------------------------------------------------------------------------
+    def wrap_class(self, name, cls, classes):
+        """``cls`` (the reference's class ``name``) as a subclass whose construction and every public method and
+        property the student's composite uses are recorded in this log. ``classes``: ``{name: class}`` of every
+        reference class of the same parts, whose objects the record describes by their state (``_Describe``)."""
+        from grader.submission.standin import _class_surface
+
+        for other, klass in classes.items():
+            self.classes.setdefault(other, _class_surface(klass))
+        info = self.classes[name]
+        log = self
+        init_signature = signature_of(cls.__init__)
+        self.signatures[f"{name}.__init__"] = init_signature
+
+        def __init__(obj, *args, **kwargs):
+            log._construct(name, cls, classes, init_signature, obj, args, kwargs)
+
+        ns = {
+            "__init__": __init__,
+            "__module__": cls.__module__,
+            "__qualname__": cls.__qualname__,
+            "__doc__": cls.__doc__,
+        }
+        for method in info["methods"]:
+            fn = inspect.getattr_static(cls, method, None)
+            if inspect.isfunction(fn):
+                ns[method] = self._method(f"{name}.{method}", fn, classes)
+        for prop in info["properties"]:
+            fn = inspect.getattr_static(cls, prop, None)
+            if isinstance(fn, property) and fn.fget is not None:
+                ns[prop] = property(self._method(f"{name}.{prop}", fn.fget, classes))
+        return type(cls.__name__, (cls,), ns)
+
+    def _construct(self, name, cls, classes, signature, obj, args, kwargs):
+        """Build ``obj`` as ``cls`` builds it and record the construction (never changing what it builds: where it
+        cannot be recorded, the window is spoiled)."""
+        if self.busy:
+            cls.__init__(obj, *args, **kwargs)
+            return
+        d = _Describe(classes)
+        values, named = _bound(signature, (obj, *args), kwargs)
+        try:
+            skeleton = d.value([values[1:], named])
+            inputs, kept = list(d.tensors), [_cpu(t) for t in d.tensors]
+            d.take()
+        except Exception:  # noqa: BLE001 - an argument of no plain form (``Unrecordable``), or worse
+            self.spoiled = True
+            cls.__init__(obj, *args, **kwargs)
+            return
+        env = _env()
+        before = torch.get_rng_state()
+        self.busy += 1
+        try:
+            cls.__init__(obj, *args, **kwargs)
+        finally:
+            self.busy -= 1
+        after = torch.get_rng_state()
+        try:
+            tree = d.value(obj)
+            if not _unchanged(inputs, kept):
+                raise Unrecordable("an argument changed in place")
+            made = d.take()
+            size = _bytes(made)
+            if size > CONSTRUCTION_BYTES and env[1] != "meta":
+                raise Unrecordable("too big")
+            self._keep_construction(name, skeleton, env, kept, tree, [_cpu(t) for t in made], before, after)
+            if not inputs:
+                self._other_environments(name, cls, classes, obj, values[1:], named, skeleton, env, before, size)
+        except Exception:  # noqa: BLE001
+            self.spoiled = True
+        finally:
+            torch.set_rng_state(after)
+
+    def _other_environments(self, name, cls, classes, obj, args, kwargs, skeleton, env, before, size):
+        """The same construction where the default dtype or device differ (a check's float32 run, a build on the meta
+        device), from the same generator state: each is the reference's own, built now and recorded (on the CPU only
+        where it is small: ``size``, the bytes of the one made)."""
+        for dtype, device in ENVIRONMENTS:
+            if [str(dtype), device] == env or (device != "meta" and size > CONSTRUCTION_BYTES):
+                continue
+            torch.set_rng_state(before)
+            twin = _bare(type(obj))
+            self.busy += 1
+            try:
+                with _default_dtype(dtype), torch.device(device):
+                    cls.__init__(twin, *args, **kwargs)
+                d = _Describe(classes)
+                d.value([args, kwargs])
+                tree = d.value(twin)
+            except Exception:  # noqa: BLE001 - the reference does not build so: not recorded
+                continue
+            finally:
+                self.busy -= 1
+            built = [_cpu(t) for t in d.tensors]
+            self._keep_construction(
+                name, skeleton, [str(dtype), device], [], tree, built, before, torch.get_rng_state()
+            )
+
+    def _keep_construction(self, name, skeleton, env, kept, tree, built, before, after):
+        # kept under its arguments alone: a construction's random initial values are answered from another state of
+        # the generator where none was recorded for this one (``Replay.construct``)
+        drew = not torch.equal(before, after)
+        self._store(
+            _key(f"{name}.__init__", [skeleton, env]),
+            kept,
+            lambda: {
+                "tree": [tree, built],
+                "from": before.clone() if drew else None,
+                "rng": after.clone() if drew else None,
+            },
+            same=lambda call: _same_state(call.get("from"), before if drew else None),
+            most=CONSTRUCTIONS,
+        )
+
+    def _method(self, qualname, fn, classes):
+        """``fn``, a method (or a property's getter) of a reference class, recording each call the composite makes."""
+        log = self
+        signature = self.signatures[qualname] = signature_of(fn)
+
+        @functools.wraps(fn)
+        def recorded(obj, *args, **kwargs):
+            if log.busy:
+                return fn(obj, *args, **kwargs)
+            log.busy += 1
+            try:
+                return log._record_call(qualname, fn, classes, signature, obj, args, kwargs)
+            finally:
+                log.busy -= 1
+
+        return recorded
+
+    def _record_call(self, qualname, fn, classes, signature, obj, args, kwargs):
+        """Call ``fn`` and record the call. Recording never changes what the reference does: where the call cannot be
+        recorded, or the bookkeeping itself fails, the answer is returned all the same and the window is spoiled."""
+        d = _Describe(classes)
+        try:
+            skeleton = d.value(list(_bound(signature, (obj, *args), kwargs)))
+            inputs, kept = list(d.tensors), [_cpu(t) for t in d.tensors]
+            d.take()
+            objects = list(d.objects)
+            state_before = d.fork().states(objects)
+        except Exception:  # noqa: BLE001 - an argument of no plain form (``Unrecordable``), or worse
+            self.spoiled = True
+            return fn(obj, *args, **kwargs)
+        before = torch.get_rng_state()
+        out = fn(obj, *args, **kwargs)
+        after = torch.get_rng_state()
+        try:
+            return self._recorded_answer(qualname, skeleton, d, inputs, kept, objects, state_before, out, before, after)
+        except Exception:  # noqa: BLE001
+            self.spoiled = True
+            return out
+        finally:
+            torch.set_rng_state(after)
+
+    def _recorded_answer(self, qualname, skeleton, d, inputs, kept, objects, state_before, out, before, after):
+        """Record a call made (``_record_call``) and give its answer: ``out``, joined to ``_Tap`` where gradients
+        flow."""
+        drew = not torch.equal(before, after)
+        state_after = d.fork().states(objects)
+        state = d.states(objects) if state_after != state_before else None
+        state_tensors = [_cpu(t) for t in d.take()]
+        answer = d.value(out)
+        made = d.take()
+        if not _unchanged(inputs, kept):
+            self.spoiled = True
+            return out  # a part that changes its arguments or its state in place: not recorded
+        grads = torch.is_grad_enabled()
+        wrt = [t for t in inputs if t.requires_grad and grads]
+        flows = wrt and any(t.requires_grad for t in made)
+        flat = _flat_or_none(out)
+        if flows and (flat is None or [id(t) for t in flat] != [id(t) for t in made]):
+            self.spoiled = True
+            return out  # an answer holding objects or its own arguments, through which a gradient flows
+        call = self._store(
+            _key(qualname, skeleton, before if drew else None),
+            kept,
+            lambda: {
+                "after": None if state is None else [state, state_tensors],
+                "out": [answer, [_cpu(t) for t in made]],
+                "rng": after.clone() if drew else None,
+                "vjp": [],
+            },
+        )
+        if call is None:
+            self.spoiled = True
+        if call is None or not flows:
+            return out
+        tapped = _Tap.apply(_TapBox(call, wrt, made), *made)
+        return _rebuild(out, iter(tapped))
+
+    def _store(self, key, kept, make, same=None, most=None):
+        """The call recorded under ``key`` with inputs ``kept`` (the one there, or ``make()``, kept now).
+        ``same(call)``: whether a recorded call of the same inputs is this one too; ``most``: calls kept under one key
+        at most."""
+        held = self.calls.get(key, ())
+        for call in held:
+            if _identical(call["in"], kept) and (same is None or same(call)):
+                return call
+        if self.count >= MAX_CALLS or (most is not None and len(held) >= most):
+            return None
+        call = dict(make(), **{"in": kept})
+        self.calls.setdefault(key, []).append(call)
+        self.count += 1
+        return call
 
 
 class _TapBox:
@@ -322,13 +872,16 @@ class _Tap(torch.autograd.Function):
     def backward(ctx, *grads):
         box = ctx.box
         grads = tuple(torch.zeros_like(o) if g is None else g for o, g in zip(box.outs, grads))
-        pairs = [(o, g) for o, g in zip(box.outs, grads) if o.requires_grad]
-        got = torch.autograd.grad(
-            [o for o, _ in pairs], box.wrt, [g for _, g in pairs], retain_graph=True, allow_unused=True
-        )
-        entry = [[_cpu(g) for g in grads], [_cpu(g) for g in got]]
-        if len(box.call["vjp"]) < 64 and not any(_all_close(entry[0], v[0]) for v in box.call["vjp"]):
-            box.call["vjp"].append(entry)
+        try:  # recording never changes the reference's gradients: what cannot be recorded is not
+            pairs = [(o, g) for o, g in zip(box.outs, grads) if o.requires_grad]
+            got = torch.autograd.grad(
+                [o for o, _ in pairs], box.wrt, [g for _, g in pairs], retain_graph=True, allow_unused=True
+            )
+            entry = [[_cpu(g) for g in grads], [_cpu(g) for g in got]]
+            if len(box.call["vjp"]) < 64 and not any(_all_close(entry[0], v[0]) for v in box.call["vjp"]):
+                box.call["vjp"].append(entry)
+        except Exception:  # noqa: BLE001
+            pass
         return (None, *grads)
 
 
@@ -344,7 +897,9 @@ class Replay:
         self.assignment = assignment
         self.functions = frozenset(str(n) for n in data.get("functions", ()))
         self.signatures = dict(data.get("signatures") or {})
-        self.calls = {bytes(k): v for k, v in data.get("calls", ())}
+        pool = data.get("pool") or []
+        self.calls = {bytes(k): v for k, v in _unpool(data.get("calls", ()), pool)}
+        self.shells = {str(n): self._shell(str(n), info) for n, info in (data.get("classes") or {}).items()}
         self.missed = 0
         self.answered = 0
 
@@ -369,14 +924,107 @@ class Replay:
 
     def covers(self, task):
         names = self.beneath(task)
-        return bool(names) and names <= self.functions
+        return bool(names) and names <= self.functions | set(self.shells)
 
     def parts(self, task):
         from grader.submission.inprocess import StandInParts
 
-        return StandInParts(
-            self.assignment, _Functions({n: self._function(n) for n in self.beneath(task) & self.functions})
-        )
+        names = self.beneath(task)
+        given = {n: self._function(n) for n in names & self.functions}
+        given.update({n: self.shells[n] for n in names - self.functions if n in self.shells})
+        return StandInParts(self.assignment, _Functions(given))
+
+    # -- classes ------------------------------------------------------------------------------------
+    def _shell(self, name, info):
+        """The kit's class for the reference's class ``name``: an object holding only state (parameters, buffers,
+        submodules, attributes: real ones, as the student's code expects), whose construction and every method
+        and property answer from the record (``construct``, ``invoke``)."""
+        replay = self
+        module = bool(info.get("module"))
+
+        def __init__(obj, *args, **kwargs):
+            if isinstance(obj, nn.Module):
+                nn.Module.__init__(obj)
+            replay.construct(name, obj, args, kwargs)
+
+        ns = {
+            "__init__": __init__,
+            "__module__": "reference",
+            "__qualname__": name,
+            "__doc__": f"The reference's {name}, answered from the kit's record of it.",
+        }
+        for method in info.get("methods") or ():
+            if method != "__init__":
+                ns[str(method)] = _shell_method(self, f"{name}.{method}")
+        for prop in info.get("properties") or ():
+            ns[str(prop)] = property(_shell_method(self, f"{name}.{prop}"))
+        return type(name, (nn.Module,) if module else (object,), ns)
+
+    def _describe(self):
+        return _Describe(self.shells)
+
+    def construct(self, name, obj, args, kwargs):
+        d = self._describe()
+        values, named = _bound(self.signatures.get(f"{name}.__init__"), (obj, *args), kwargs)
+        try:
+            skeleton = d.value([values[1:], named])
+        except Unrecordable:
+            return self._miss(name)
+        calls = [
+            c
+            for c in self.calls.get(_key(f"{name}.__init__", [skeleton, _env()]), ())
+            if _all_close(d.tensors, c["in"])
+        ]
+        if not calls:
+            return self._miss(f"{name}.__init__")
+        # the construction from this state of the generator, which goes on from where it left it; where none was
+        # recorded, one from another: the parts' initial values are then other random draws of the reference's (an
+        # isolated check loads the values it compares, or seeds the generator before it builds), and the generator
+        # stays where it is
+        now = torch.get_rng_state()
+        call = next((c for c in calls if c.get("from") is None or _same_state(c["from"], now)), calls[0])
+        if call.get("rng") is not None and _same_state(call.get("from"), now):
+            torch.set_rng_state(call["rng"])
+        r = _Rebuild(self.shells, d.tensors, d.objects)
+        tree, made = call["tree"]
+        r.feed(made)
+        r.objects.append(obj)
+        r.fill(obj, tree[2:])
+        self.answered += 1
+
+    def invoke(self, qualname, obj, args, kwargs):
+        d = self._describe()
+        try:
+            skeleton = d.value(list(_bound(self.signatures.get(qualname), (obj, *args), kwargs)))
+        except Unrecordable:
+            return self._miss(qualname)
+        call = self._lookup(qualname, skeleton, d.tensors)
+        r = _Rebuild(self.shells, d.tensors, d.objects)
+        if call.get("after") is not None:
+            state, made = call["after"]
+            r.feed(made)
+            for x, own in zip(d.objects, state):
+                r.fill(x, own)
+        answer, made = call["out"]
+        wrt = [t for t in d.tensors if t.requires_grad and torch.is_grad_enabled()]
+        if wrt and made:
+            made = list(_Replayed.apply(_ReplayBox(self, qualname, made, call["vjp"], wrt), *wrt))
+        else:
+            made = [t.clone() for t in made]
+        r.feed(made)
+        self.answered += 1
+        return _Unclone(r).value(answer)
+
+    def _lookup(self, name, skeleton, tensors):
+        """The recorded call of ``name`` with this skeleton and these tensors, the random generator left as after
+        it; ``NotInBank`` where none."""
+        found = self._find(_key(name, skeleton), tensors)
+        if found is None:
+            found = self._find(_key(name, skeleton, torch.get_rng_state()), tensors)
+            if found is None:
+                return self._miss(name)
+            torch.set_rng_state(found["rng"])
+        return found
 
     def _function(self, name):
         replay = self
@@ -390,6 +1038,7 @@ class Replay:
         return standin
 
     def call(self, name, args, kwargs):
+        args, kwargs = _consumed(args, kwargs)
         tensors: list = []
         try:
             skeleton = _skeleton(list(_bound(self.signatures.get(name), args, kwargs)), tensors)
@@ -401,11 +1050,16 @@ class Replay:
             if found is None:
                 return self._miss(name)
             torch.set_rng_state(found["rng"])
+        for g, state in zip(_generators(_bound(self.signatures.get(name), args, kwargs)), found.get("gens") or ()):
+            g.set_state(state)
+        with torch.no_grad():  # what the reference's function changed in place (a gradient it clipped)
+            for i, value in found.get("inplace") or ():
+                tensors[i].copy_(value.to(tensors[i].device))
         self.answered += 1
         outs = [t.clone() for t in _flat(found["out"], [])]
         wrt = [t for t in tensors if t.requires_grad and torch.is_grad_enabled()]
         if wrt and outs:
-            outs = list(_Replayed.apply(_ReplayBox(self, name, found, wrt), *wrt))
+            outs = list(_Replayed.apply(_ReplayBox(self, name, _flat(found["out"], []), found["vjp"], wrt), *wrt))
         return _rebuild(found["out"], iter(outs))
 
     def _find(self, key, tensors):
@@ -419,31 +1073,32 @@ class Replay:
         raise NotInBank(f"reference {name}")
 
 
-def function_tasks(assignment):
-    """The tasks that build on others where every part beneath is a function in the reference (no class): those
-    a student kit can grade over recorded parts."""
-    from grader.submission.inprocess import beneath_names, reference_namespace
+def replayable_tasks(assignment):
+    """The tasks that build on others: those a student kit grades over the record of the reference's parts beneath
+    them (functions and classes) where a task beneath fails."""
+    from grader.submission.inprocess import beneath_names
 
-    ns = reference_namespace(assignment)
-    tasks = []
-    for task in assignment.task_ids:
-        names = beneath_names(assignment, task)
-        if assignment.all_deps(task) and names and all(_is_function(ns.get(n)) for n in names):
-            tasks.append(task)
-    return tasks
-
-
-def _is_function(obj):
-    return callable(obj) and not isinstance(obj, type)
+    return [t for t in assignment.task_ids if assignment.all_deps(t) and beneath_names(assignment, t)]
 
 
 def recording_parts(assignment, log, task_id):
-    """``StandInParts`` for 'isolated:<task_id>' whose functions are the reference's own, recorded in ``log``."""
+    """``StandInParts`` for 'isolated:<task_id>' whose functions and classes are the reference's own, recorded in
+    ``log``."""
     from grader.submission.inprocess import StandInParts, beneath_names, parts_namespace, reference_parts_for
 
-    ns = parts_namespace(assignment, reference_parts_for(assignment, task_id))
-    names = sorted(beneath_names(assignment, task_id))
-    return StandInParts(assignment, _Functions({n: log.wrap(n, ns.get(n)) for n in names}))
+    parts = reference_parts_for(assignment, task_id)
+    ns = parts_namespace(assignment, parts)
+    classes = {}
+    for file in sorted(parts):
+        module = ns.module(file)
+        for name, obj in vars(module).items():
+            if isinstance(obj, type) and obj.__module__ == module.__name__:
+                classes[name] = obj
+    given = {}
+    for name in sorted(beneath_names(assignment, task_id)):
+        obj = ns.get(name)
+        given[name] = log.wrap_class(name, obj, classes) if isinstance(obj, type) else log.wrap(name, obj)
+    return StandInParts(assignment, _Functions(given))
 
 
 class _Functions:
@@ -464,8 +1119,8 @@ class _Functions:
 
 
 class _ReplayBox:
-    def __init__(self, replay, name, call, wrt):
-        self.replay, self.name, self.call, self.wrt = replay, name, call, wrt
+    def __init__(self, replay, name, outs, vjp, wrt):
+        self.replay, self.name, self.outs, self.vjp, self.wrt = replay, name, outs, vjp, wrt
 
 
 class _Replayed(torch.autograd.Function):
@@ -475,14 +1130,42 @@ class _Replayed(torch.autograd.Function):
     @staticmethod
     def forward(ctx, box, *wrt):
         ctx.box = box
-        return tuple(t.clone() for t in _flat(box.call["out"], []))
+        return tuple(t.clone() for t in box.outs)
 
     @staticmethod
     def backward(ctx, *grads):
         box = ctx.box
-        outs = _flat(box.call["out"], [])
-        given = [torch.zeros_like(o) if g is None else g for o, g in zip(outs, grads)]
-        for grads_out, grads_in in box.call["vjp"]:
+        given = [torch.zeros_like(o) if g is None else g for o, g in zip(box.outs, grads)]
+        for grads_out, grads_in in box.vjp:
             if _all_close(given, grads_out):
                 return (None, *(None if g is None else g.clone() for g in grads_in))
         box.replay._miss(box.name)
+
+
+def _shell_method(replay, qualname):
+    def call(self, *args, **kwargs):
+        return replay.invoke(qualname, self, args, kwargs)
+
+    call.__name__ = call.__qualname__ = qualname.rpartition(".")[2]
+    return call
+
+
+class _Unclone:
+    """``_Rebuild.value`` for an answer whose fresh tensors are given as they are (already the kit's own copies,
+    joined to the student's graph)."""
+
+    def __init__(self, rebuild):
+        self.r = rebuild
+
+    def value(self, s):
+        if s[0] == "T":
+            t = self.r._next()
+            self.r.tensors.append(t)
+            return t
+        return self.r.value(s) if s[0] not in ("list", "tuple", "dict") else self._container(s)
+
+    def _container(self, s):
+        if s[0] == "dict":
+            return {k: self.value(v) for k, v in s[1]}
+        items = [self.value(v) for v in s[1]]
+        return items if s[0] == "list" else tuple(items)
