@@ -53,7 +53,7 @@ from grader.submission.bank import NotInBank
 
 TABLE_DIGEST = hashlib.sha256(b"gradekit recorded reference functions 1").digest()
 """The bank key the record is kept under (no question's digest: those are blake2b of a probe's encoding)."""
-VERSION = 2
+VERSION = 3
 TOLERANCE = {
     torch.float64: 1e-12,
     torch.float32: 4e-6,
@@ -158,7 +158,7 @@ def _key(name, skeleton, rng=None):
     parts = [name, skeleton, str(torch.get_default_dtype())]
     if rng is not None:
         parts.append(hashlib.sha256(rng.numpy().tobytes()).hexdigest())
-    return hashlib.sha256(wire.encode(parts)).digest()
+    return hashlib.sha256(repr(parts).encode()).digest()  # plain lists, strings and numbers: one text each
 
 
 _POOLED = "\x00pool"
@@ -205,6 +205,63 @@ def _consumed(args, kwargs):
     return tuple(read(a) for a in args), {k: read(v) for k, v in kwargs.items()}
 
 
+class _Deferred:
+    """A bank's record as ``Replay.of_bank`` gives it: decoded on first use (an undecodable one covers nothing)."""
+
+    def __init__(self, cls, blob, assignment):
+        self._make = lambda: cls.decode(blob, assignment)
+        self._replay = None
+        self._read = False
+
+    def _get(self):
+        if not self._read:
+            self._replay, self._read = self._make(), True
+        return self._replay
+
+    def covers(self, task):
+        r = self._get()
+        return r is not None and r.covers(task)
+
+    def parts(self, task):
+        return self._get().parts(task)
+
+    @property
+    def missed(self):
+        r = self._replay
+        return 0 if r is None else r.missed
+
+    @property
+    def answered(self):
+        r = self._replay
+        return 0 if r is None else r.answered
+
+
+class _Calls:
+    """A record's calls by key, each key's decoded only when first looked up (a kit pays for the calls its checks
+    ask, not for the whole record)."""
+
+    def __init__(self, entries, pool):
+        self._raw = {bytes(k): v for k, v in entries if isinstance(v, bytes)}
+        self._pool = pool
+        self._decoded = {}
+
+    def get(self, key, default=()):
+        calls = self._decoded.get(key)
+        if calls is None:
+            raw = self._raw.get(key)
+            if raw is None:
+                return default
+            try:
+                calls = _unpool(wire.decode(raw), self._pool)
+            except wire.WireError:
+                calls = []
+            self._decoded[key] = calls = calls if isinstance(calls, list) else []
+        return calls
+
+    def __len__(self):
+        return len(self._raw)
+
+
 def _generators(bound):
     """The random generators passed to a call (``_bound``'s form), in order: each one's state after the call is part
     of its answer."""
@@ -243,6 +300,8 @@ def _close(got, recorded):
     if recorded.is_meta:
         return True
     got = got.detach().to("cpu")
+    if torch.equal(got, recorded):  # the common case (parameters loaded from the same values): one comparison
+        return True
     tol = TOLERANCE.get(recorded.dtype)
     if tol is None:
         return torch.equal(got, recorded)
@@ -411,12 +470,14 @@ class _Describe:
         return [training, params, buffers, children, attrs]
 
     def _attribute(self, v, depth):
-        """An attribute's value, or ``["X", its type]`` where it is not data (a function, a wrapper the grader put on
-        the object): as the stand-ins do, such an attribute is not state, and stays as it is."""
+        """An attribute's value, or ``["X", its type]`` where it is code, not data (a function, a bound method, a
+        wrapper the grader put on the object: ``model.forward`` replaced by a recorder): as the stand-ins do, such an
+        attribute is not state, and stays as it is. Data of no plain form (a dict keyed by tensors: an optimiser's
+        state) is ``Unrecordable``: state the key could not see would answer another call."""
         try:
             return self.value(v, depth)
         except Unrecordable:
-            if depth > MAX_DEPTH * 4:
+            if depth > MAX_DEPTH * 4 or not callable(v) or isinstance(v, (dict, list, tuple, set, torch.Tensor)):
                 raise
             return ["X", type(v).__qualname__]
 
@@ -638,12 +699,13 @@ class Log:
         """The record as plain data (``wire``), each distinct tensor once (``pool``: a model's parameters are the
         same in every call of a generation)."""
         pool: list = []
+        index: dict = {}
         return {
             "version": VERSION,
             "functions": sorted(self.functions),
             "classes": {name: self.classes[name] for name in sorted(self.classes)},
             "signatures": {name: self.signatures[name] for name in sorted(self.signatures)},
-            "calls": _pool([[key, calls] for key, calls in sorted(self.calls.items())], pool, {}),
+            "calls": [[key, wire.encode(_pool(calls, pool, index))] for key, calls in sorted(self.calls.items())],
             "pool": pool,
         }
 
@@ -889,28 +951,32 @@ class _Tap(torch.autograd.Function):
 # Replaying (the student kit: no reference)
 # ================================================================================================
 class Replay:
-    """The record of a bank (``of_bank``), answering the student's calls to the recorded functions. ``covers(task)``:
-    whether every part beneath ``task`` is a recorded function; ``parts(task)``: what ``InProcessRunner`` gives an
-    'isolated:<task>' run (``StandInParts``); ``missed``: calls it could not answer so far."""
+    """The record of a bank (``of_bank``), answering the student's calls to the recorded parts. ``covers(task)``:
+    whether every part beneath ``task`` is a recorded function or class; ``parts(task)``: what ``InProcessRunner``
+    gives an 'isolated:<task>' run (``StandInParts``: functions, and ``shells`` for the classes); ``missed``: calls it
+    could not answer so far."""
 
     def __init__(self, assignment, data):
         self.assignment = assignment
         self.functions = frozenset(str(n) for n in data.get("functions", ()))
         self.signatures = dict(data.get("signatures") or {})
-        pool = data.get("pool") or []
-        self.calls = {bytes(k): v for k, v in _unpool(data.get("calls", ()), pool)}
+        self.calls = _Calls(data.get("calls", ()), data.get("pool") or [])
         self.shells = {str(n): self._shell(str(n), info) for n, info in (data.get("classes") or {}).items()}
         self.missed = 0
         self.answered = 0
 
     @classmethod
     def of_bank(cls, bank, assignment):
-        """The record in ``bank``, or ``None`` where it holds none (or one of another version)."""
+        """The record in ``bank`` (``None`` where it holds none), decoded when a check first needs it: a grading
+        that blocks no check never reads it."""
         stored = bank.answers.get(TABLE_DIGEST)
-        if stored is None:
-            return None
+        return None if stored is None else _Deferred(cls, stored[0], assignment)
+
+    @classmethod
+    def decode(cls, blob, assignment):
+        """The record ``blob`` as a ``Replay``, or ``None`` where it is of another version or not one."""
         try:
-            data = wire.decode(stored[0])
+            data = wire.decode(blob)
         except wire.WireError:
             return None
         if not isinstance(data, dict) or data.get("version") != VERSION:
