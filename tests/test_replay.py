@@ -331,20 +331,13 @@ def test_a_part_that_changes_its_state_in_place_is_computed_but_not_recorded():
 
 # -- the Transformer: an EncoderLayer over a broken LayerNorm (classes beneath) -----------------------------------
 LAYER_TASKS = ("sdpa", "mha", "layernorm", "feedforward", "encoder_layer")
-UNBIASED = """
 
-class LayerNorm(nn.Module):  # the unbiased variance
-    def __init__(self, d_model, eps=1e-5):
-        super().__init__()
-        self.eps = eps
-        self.weight = nn.Parameter(torch.ones(d_model))
-        self.bias = nn.Parameter(torch.zeros(d_model))
 
-    def forward(self, x):
-        mean = x.mean(-1, keepdim=True)
-        var = x.var(-1, keepdim=True, unbiased=True)
-        return (x - mean) / torch.sqrt(var + self.eps) * self.weight + self.bias
-"""
+def _break_norm(folder, tmp_path):
+    """``folder``'s norm.py replaced by the reference's with its variance unbiased (the catalogued mistake)."""
+    catalogue = Catalogue(load("transformer"))
+    broken = catalogue.write_mutant(catalogue.by_id["layernorm.unbiased_variance"], tmp_path / "broken_norm")
+    shutil.copy(broken / "norm.py", folder / "norm.py")
 
 
 @pytest.fixture(scope="module")
@@ -365,9 +358,10 @@ def _layer_verdicts(folder, bank_file):
 
 @pytest.mark.parametrize("style", ["reference", "einsum", "fused_qkv"])
 def test_a_correct_layer_over_a_broken_norm_is_graded_as_the_full_kit_grades_it(style, layer_bank, tmp_path):
-    src = load("transformer").reference if style == "reference" else REPO / "tests/blind/correct" / style
+    a = load("transformer")
+    src = a.reference if style == "reference" else REPO / "tests/blind/correct" / style
     dest = shutil.copytree(src, tmp_path / style)
-    (dest / "norm.py").write_text((dest / "norm.py").read_text() + UNBIASED)
+    _break_norm(dest, tmp_path)
     full, kitted = _layer_verdicts(dest, layer_bank)
     assert full["layernorm.equivalence"].status == kitted["layernorm.equivalence"].status == "failed"
     judged = [cid for cid in full if cid.startswith("encoder_layer.")]
@@ -388,7 +382,7 @@ def test_a_broken_layer_over_a_broken_norm_never_passes_what_the_full_kit_fails(
     a = load("transformer")
     catalogue = Catalogue(a)
     dest = catalogue.write_mutant(catalogue.by_id[bug], tmp_path / "mutant")
-    (dest / "norm.py").write_text((dest / "norm.py").read_text() + UNBIASED)
+    _break_norm(dest, tmp_path)
     full, kitted = _layer_verdicts(dest, layer_bank)
     for cid, c in full.items():
         if c.status != "passed":

@@ -1110,12 +1110,7 @@ class Replay:
             skeleton = _skeleton(list(_bound(self.signatures.get(name), args, kwargs)), tensors)
         except Unrecordable:
             return self._miss(name)
-        found = self._find(_key(name, skeleton), tensors)
-        if found is None:
-            found = self._find(_key(name, skeleton, torch.get_rng_state()), tensors)
-            if found is None:
-                return self._miss(name)
-            torch.set_rng_state(found["rng"])
+        found = self._lookup(name, skeleton, tensors)
         for g, state in zip(_generators(_bound(self.signatures.get(name), args, kwargs)), found.get("gens") or ()):
             g.set_state(state)
         with torch.no_grad():  # what the reference's function changed in place (a gradient it clipped)
