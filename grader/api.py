@@ -123,8 +123,9 @@ def check(*, path, assignment=None, options=None, reference_cache=None, prints=N
             the submission runs beside it.
         prints: a ``grader.bugs.prints.Prints`` that keeps the fingerprint of every answer a catalogued mutant
             gives while this grading diagnoses (a student kit's bank is recorded so: ``kit.record``).
-        parts_log: a ``submission.replay.Log`` that records the reference's functions as the reference's own
-            composites call them: every check of a task built only on functions runs over them (``kit.record``).
+        parts_log: a ``submission.replay.Log`` that records the reference's parts (functions and classes) as the
+            reference's own composites call them: every check of a task built on others runs over them
+            (``kit.record``).
 
     The submission is read through a snapshot made once (``submission.snapshot.safe_copy``): regular files only;
     links, special files, files over the caps and names that are not UTF-8 are refused and listed in
@@ -247,7 +248,7 @@ def check(*, path, assignment=None, options=None, reference_cache=None, prints=N
         if parts_log is not None:
             parts = functools.partial(replay.recording_parts, a, parts_log)
             isolate = frozenset(replay.replayable_tasks(a))
-        elif bank is not None:  # a kit: the reference's functions, as its record answers them
+        elif bank is not None:  # a kit: the reference's parts, as its record answers them
             recorded = replay.Replay.of_bank(bank, a)
             parts = recorded.parts if recorded is not None else None
         sub = InProcessRunner(

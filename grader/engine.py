@@ -58,8 +58,8 @@ class Grading:
     beneath fails is blocked by it (not charged: the final grade isolates it)."""
 
     replay: object = None
-    """With ``banked``: the bank's record of the reference's functions (``submission.replay.Replay``), over which
-    a check blocked by a task beneath is graded as the full kit grades it, where every part beneath is one."""
+    """With ``banked``: the bank's record of the reference's parts (``submission.replay.Replay``), over which
+    a check blocked by a task beneath is graded as the full kit grades it, where every call it makes is recorded."""
     isolate: frozenset = frozenset()
     """Tasks every check of which runs over the reference's parts (while a bank records them: ``kit.record``)."""
     recording: object = None
@@ -184,7 +184,7 @@ def _blocked(g, specs, slots, calls):
     """``_charge_once`` without the reference's parts (``Grading.banked``): a check that fails while a task beneath
     it is charged cannot be told apart from a check failing only because of that task, so it is blocked by it:
     marked ``"skipped"`` (not judged: no points earned here; the final grade, which has the reference, isolates it),
-    and a note names the task to fix first; where every part beneath is a function the bank recorded, the check is
+    and a note names the task to fix first; where the bank recorded the reference's parts beneath, the check is
     graded over that record instead (``_replayed``), as the full kit grades it. Tasks are taken bottom-up; a task
     whose failures are all blocked blocks nothing in turn. Time-outs and crashes are charged where they happen, as
     the full kit charges them."""
@@ -223,7 +223,7 @@ def _replayed(g, spec, i, beneath, slots, calls):
     parts (``Grading.replay``), as the full kit grades it over the parts themselves: ``True`` where it passes there
     (that result replaces the failed one, as in ``_charge_once``), ``False`` where it fails there too (charged
     here: an isolated check's failure is the one shown, an integrated one's stays), ``None`` where the record
-    cannot judge it (a part beneath is no recorded function, or a call the record does not hold)."""
+    cannot judge it (a part beneath is not recorded, or a call the record does not hold)."""
     replay = g.replay
     if replay is None or not replay.covers(spec.task):
         return None

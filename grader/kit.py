@@ -98,8 +98,8 @@ def record(assignment, paths=None, *, profiles=("quick", "full"), tasks=None, pr
             reference_cache=cache,
             prints=prints,
         )
-    # The reference's own composites over its recorded functions: the kit grades a task over those where the
-    # task beneath fails (``submission.replay``).
+    # The reference's own composites over its recorded parts (functions and classes): the kit grades a task over
+    # those where a task beneath fails (``submission.replay``).
     log = replay.Log()
     recorded = [t for t in replay.replayable_tasks(assignment) if not tasks or t in tasks]
     for profile in profiles if recorded else ():

@@ -1163,7 +1163,7 @@ def recording_parts(assignment, log, task_id):
 
 
 class _Functions:
-    """What ``StandInParts`` asks of its stand-ins, for recorded functions."""
+    """What ``StandInParts`` asks of its stand-ins, for recorded functions and shell classes."""
 
     def __init__(self, functions):
         from grader.submission.inprocess import _watched
