@@ -109,7 +109,17 @@ def _kit_bank(a, o):
     return bank
 
 
-def check(*, path, assignment=None, options=None, reference_cache=None, prints=None, parts_log=None, **overrides):
+def check(
+    *,
+    path,
+    assignment=None,
+    options=None,
+    reference_cache=None,
+    prints=None,
+    parts_log=None,
+    isolate_as=None,
+    **overrides,
+):
     """Grade the submission at ``path`` against ``assignment``; returns a ``GradeResult``.
 
     Args:
@@ -126,6 +136,9 @@ def check(*, path, assignment=None, options=None, reference_cache=None, prints=N
         parts_log: a ``submission.replay.Log`` that records the reference's parts (functions and classes) as the
             reference's own composites call them: every check of a task built on others runs over them
             (``kit.record``).
+        isolate_as: with ``parts_log``, ``{task: task beneath}``: the checks of such a task run over the recorded
+            parts of the other's isolated variant instead of their own (a task with no code of its own over the
+            parts a kit mends it with: ``engine._replayed_whole``).
 
     The submission is read through a snapshot made once (``submission.snapshot.safe_copy``): regular files only;
     links, special files, files over the caps and names that are not UTF-8 are refused and listed in
@@ -294,6 +307,7 @@ def check(*, path, assignment=None, options=None, reference_cache=None, prints=N
             banked=bank is not None,
             replay=recorded,
             isolate=isolate,
+            isolate_as=dict(isolate_as or {}),
             recording=parts_log,
             reproduce=lambda spec: reproduce_command(
                 path, spec, seed=o.seed, sealed=sealed, assignment=a, command=o.command, options=o.rerun_options

@@ -229,6 +229,24 @@ def _folders_argument(parser):
     )
 
 
+def _whole_runs_argument(parser):
+    """``--whole-run-mb``: how much of the reference's whole runs over mending parts a bank keeps
+    (``kit.record``'s ``mending_bytes``)."""
+    parser.add_argument(
+        "--whole-run-mb",
+        type=float,
+        default=None,
+        metavar="MB",
+        help="keep the record of the reference's overfit run over the parts that mend a broken task beneath it, "
+        "up to MB megabytes of tensors each (default 1: none of the built-in assignments' fit; about 30 lets a "
+        "kit grade such a run as the final grade does, for a bigger kit)",
+    )
+
+
+def _mending_bytes(args):
+    return None if args.whole_run_mb is None else int(args.whole_run_mb * 1e6)
+
+
 def _bank_parser(sub):
     p = sub.add_parser(
         "bank",
@@ -249,6 +267,7 @@ def _bank_parser(sub):
         help="the profiles whose questions the bank answers (default: both)",
     )
     _folders_argument(b)
+    _whole_runs_argument(b)
     b.add_argument("--lang", choices=("en", "zh"), default=None, help="language of what it says (default en)")
     return p
 
@@ -264,7 +283,14 @@ def cmd_bank(args):
     def progress(i, n, path, profile):
         print(f"[{i + 1}/{n}] {profile:<5} {path.name}", file=sys.stderr, flush=True)
 
-    recorded = bank.record(assignment, args.folders, profiles=profiles, tasks=args.tasks, progress=progress)
+    recorded = bank.record(
+        assignment,
+        args.folders,
+        profiles=profiles,
+        tasks=args.tasks,
+        progress=progress,
+        mending_bytes=_mending_bytes(args),
+    )
     written = recorded.save(args.out)
     prints = len(recorded.prints) if recorded.prints is not None else 0
     size = written.stat().st_size / 1e6
@@ -297,6 +323,7 @@ def _kit_parser(sub):
         "--bank", metavar="FILE", default=None, help="use this answer bank (gradekit bank build) instead of recording"
     )
     _folders_argument(source)
+    _whole_runs_argument(b)
     b.add_argument(
         "--config",
         metavar="FILE",
@@ -366,6 +393,7 @@ def cmd_kit(args):
             tasks=args.tasks,
             progress=progress,
             secrets=(secret,) if secret else (),
+            mending_bytes=_mending_bytes(args),
         )
     except kit.KitRefused as exc:
         for finding in exc.findings:

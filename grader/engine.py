@@ -62,6 +62,8 @@ class Grading:
     a check blocked by a task beneath is graded as the full kit grades it, where every call it makes is recorded."""
     isolate: frozenset = frozenset()
     """Tasks every check of which runs over the reference's parts (while a bank records them: ``kit.record``)."""
+    isolate_as: dict = field(default_factory=dict)
+    """``{task: task beneath}``: with ``recording``, the checks of such a task run in the other's isolated variant."""
     recording: object = None
     """With ``isolate``: the ``submission.replay.Log`` those parts record their calls in."""
     replayed: set = field(default_factory=set)
@@ -71,6 +73,8 @@ class Grading:
         """The variant ``spec`` is graded in here (``variant_of``; always integrated when ``banked``)."""
         if self.banked:
             return "integrated"
+        if spec.task in self.isolate_as:
+            return f"isolated:{self.isolate_as[spec.task]}"
         if spec.task in self.isolate and self.assignment.all_deps(spec.task):  # type: ignore[attr-defined]
             return f"isolated:{spec.task}"
         return variant_of(self.assignment, spec)
@@ -190,6 +194,7 @@ def _blocked(g, specs, slots, calls):
     the full kit charges them."""
     a = g.assignment
     charged: set[str] = set()
+    blocked: set[str] = set()
     # every task after those beneath it (an assignment may list a task before one it builds on: the language
     # model's attention before its KV cache)
     for task in sorted(a.task_ids, key=lambda t: len(a.all_deps(t))):
@@ -208,14 +213,45 @@ def _blocked(g, specs, slots, calls):
                 r.status, r.score = "skipped", 0.0
                 r.notes.append(Message("note.blocked_by_own", {"names": ", ".join(own)}))
             elif beneath and _worth_again(r):
-                judged = _replayed(g, spec, i, beneath, slots, calls)
+                if a.task_by_id[task].names:
+                    judged = _replayed(g, spec, i, beneath, slots, calls)
+                else:
+                    judged = _replayed_whole(g, spec, i, beneath, charged, blocked, slots, calls)
                 if judged is None:
                     r.status, r.score = "skipped", 0.0
                     r.notes.append(Message("note.blocked_by", {"tasks": ", ".join(beneath)}))
+                    blocked.add(task)
                 elif not judged:
                     charged.add(task)
             else:
                 charged.add(task)
+
+
+def _replayed_whole(g, spec, i, beneath, charged, blocked, slots, calls):
+    """``_replayed`` for a check of a task with no code of its own (``overfit``), graded as ``_charge_once`` grades
+    it: over the reference's parts of the mending task (``_mending_task``) and the submission's own code for the
+    rest. ``True`` where it passes there; ``False`` where the full kit charges it here (no mending task, or it fails
+    over that one too: the failure first seen stays); ``None`` where the kit cannot tell (a task beneath whose
+    verdict it could not judge, or the record does not hold the run)."""
+    a = g.assignment
+    unsure = [d for d in a.all_deps(spec.task) if d in blocked]
+    mending = _mending_task(a, spec.task, beneath, charged | blocked)
+    if mending is None:
+        return None if unsure else False
+    replay = g.replay
+    if replay is None or not replay.covers(mending):
+        return None
+    missed = replay.missed
+    again, again_calls = _run_variant(g, spec, f"isolated:{mending}")
+    if replay.missed != missed or again.status not in ("passed", "failed"):
+        return None
+    if again.status != "passed":
+        return False
+    parts = ", ".join(d for d in a.task_ids if d in a.all_deps(mending))
+    again.notes.append(Message("note.charged_beneath_whole", {"tasks": ", ".join(beneath), "parts": parts}))
+    _replace(i, again, again_calls, slots, calls)
+    g.replayed.add(spec.id)
+    return True
 
 
 def _replayed(g, spec, i, beneath, slots, calls):

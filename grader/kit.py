@@ -59,13 +59,24 @@ PACKED_MAX = 1 << 30
 """The most bytes a compressed member is unpacked to for ``scan``."""
 
 
-def record(assignment, paths=None, *, profiles=("quick", "full"), tasks=None, progress=None, diagnoses=True):
+def record(
+    assignment,
+    paths=None,
+    *,
+    profiles=("quick", "full"),
+    tasks=None,
+    progress=None,
+    diagnoses=True,
+    mending_bytes=None,
+):
     """A ``Bank`` of the answers the reference gives when each submission folder of ``paths`` is graded in each
     of ``profiles`` (in process: these are the instructor's own folders; ``None``: the reference, the skeleton and
     the catalogue's mistakes, ``catalogue_folders``, written into a temporary folder for the length of it).
     ``progress(i, n, path, profile)`` is told before each grading. With ``diagnoses``, each grading diagnoses its
     failing checks, and the bank holds the reference's answers to what those diagnoses asked and the fingerprints
-    of the mutants' (``Bank.prints``: ``grader.bugs.prints``): the kit then names the mistakes it can."""
+    of the mutants' (``Bank.prints``: ``grader.bugs.prints``): the kit then names the mistakes it can.
+    ``mending_bytes``: what the record of a whole task over one mending task's parts may add (default
+    ``MENDING_BYTES``)."""
     if paths is None:
         with tempfile.TemporaryDirectory(prefix="gradekit-bank-") as work:
             return record(
@@ -75,6 +86,7 @@ def record(assignment, paths=None, *, profiles=("quick", "full"), tasks=None, pr
                 tasks=tasks,
                 progress=progress,
                 diagnoses=diagnoses,
+                mending_bytes=mending_bytes,
             )
     from grader import api
     from grader.bugs.catalogue import Catalogue
@@ -100,19 +112,32 @@ def record(assignment, paths=None, *, profiles=("quick", "full"), tasks=None, pr
         )
     # The reference's own composites over its recorded parts (functions and classes): the kit grades a task over
     # those where a task beneath fails (``submission.replay``).
+    # A task with no code of its own (``overfit``) is graded, where tasks beneath fail, over the parts of the task
+    # that mends them (``engine._replayed_whole``): the reference's whole over each such task's parts, each kept only
+    # where its record is small (a training run over a part records every step of it: megabytes).
     log = replay.Log()
     recorded = [t for t in replay.replayable_tasks(assignment) if not tasks or t in tasks]
-    for profile in profiles if recorded else ():
-        api.check(
-            path=assignment.reference,
-            assignment=assignment,
-            profile=profile,
-            tasks=tasks,
-            only=tuple(recorded),
-            diagnose=False,
-            reference_cache=cache,
-            parts_log=log,
-        )
+    passes: list[tuple[dict, list, int | None]] = [({}, recorded, None)] if recorded else []
+    for whole, menders in replay.mending_tasks(assignment).items():
+        if not tasks or whole in tasks:
+            most = MENDING_BYTES if mending_bytes is None else mending_bytes
+            passes += [({whole: m}, [whole], most) for m in menders]
+    for profile in profiles:
+        for isolate_as, only, most in passes:
+            into = log if most is None else replay.Log()
+            api.check(
+                path=assignment.reference,
+                assignment=assignment,
+                profile=profile,
+                tasks=tasks,
+                only=tuple(only),
+                diagnose=False,
+                reference_cache=cache,
+                parts_log=into,
+                isolate_as=isolate_as,
+            )
+            if into is not log and into.nbytes() <= most:
+                log.merge(into)
     meta = {
         "assignment": assignment.name,
         "profiles": list(profiles),
@@ -124,6 +149,10 @@ def record(assignment, paths=None, *, profiles=("quick", "full"), tasks=None, pr
         bank.answers[replay.TABLE_DIGEST] = (wire.encode(log.to_data()), 0.0)
     return bank
 
+
+MENDING_BYTES = 1_000_000
+"""Bytes of tensors a record of the reference's whole over one mending task's parts may add to a bank
+(``kit.record``); a bigger one is left out, and the kit marks that task's checks blocked where it would need it."""
 
 SPELLING = "~"
 """Between a mistake's id and a spelling's number in the name of a folder ``catalogue_folders`` writes."""
@@ -433,7 +462,16 @@ class KitRefused(ValueError):
 
 
 def build(
-    assignment, out, *, profiles=("quick", "full"), bank=None, folders=None, tasks=None, progress=None, secrets=()
+    assignment,
+    out,
+    *,
+    profiles=("quick", "full"),
+    bank=None,
+    folders=None,
+    tasks=None,
+    progress=None,
+    secrets=(),
+    mending_bytes=None,
 ):
     """Write ``assignment``'s student kit into folder ``out``: a wheel and a plain zip of the same files; ``Built``.
 
@@ -443,8 +481,8 @@ def build(
     grading. What was written is scanned (``scan``): a finding
     removes it and raises ``KitRefused``; so does a member that holds one of ``secrets`` (bytes: the course secret of
     the final grade's held-back examples, ``CourseConfig.held_back_secret``, which the kit must never ship), found
-    in the members before they are written. ``KitError`` without the reference; ``ValueError`` for a bank of another
-    assignment or an assignment loaded from a folder."""
+    in the members before they are written. ``mending_bytes``: as for ``record``. ``KitError`` without the reference;
+    ``ValueError`` for a bank of another assignment or an assignment loaded from a folder."""
     assignment = load(assignment)
     assignment.require_reference("gradekit kit build")
     files = shipped_files(assignment)
@@ -456,7 +494,9 @@ def build(
                 f"{assignment.name!r}"
             )
     else:
-        recorded = record(assignment, folders, profiles=profiles, tasks=tasks, progress=progress)
+        recorded = record(
+            assignment, folders, profiles=profiles, tasks=tasks, progress=progress, mending_bytes=mending_bytes
+        )
     arc = "/".join(assignment.package.partition(":")[0].split("."))
     contents = {name: path.read_bytes() for name, path in files.items()}
     with tempfile.TemporaryDirectory(prefix="gradekit-kit-") as work:

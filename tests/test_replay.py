@@ -463,3 +463,86 @@ def test_state_of_no_plain_form_is_never_left_out_of_a_key():
     assert not any("out" in call for calls in log.calls.values() for call in calls)
     with pytest.raises(NotInBank):
         _replay_of(log).shells["_Counter"]().add(torch.ones(2))
+
+
+# -- a task with no code of its own (the language model's overfit run) ---------------------------------------------
+WHOLE_TASKS = ("rope", "gqa", "kv_cache", "attention", "overfit")
+"""The whole learning and the parts of attention, which mends a broken ``causal_attention`` (``gqa``) beneath it."""
+
+
+def _whole_bank(tmp_path_factory, name, mending_bytes, tasks=WHOLE_TASKS):
+    a = load("decoder_lm")
+    bank = kit.record(a, [a.reference], profiles=("quick",), tasks=tasks, diagnoses=False, mending_bytes=mending_bytes)
+    return bank.save(tmp_path_factory.mktemp("whole") / name)
+
+
+@pytest.fixture(scope="module")
+def mended_bank(tmp_path_factory):
+    """With the reference's training run over attention's recorded parts (26 MB of tensors: above the default)."""
+    return _whole_bank(tmp_path_factory, "mended.bank", 26 << 20)
+
+
+@pytest.fixture(scope="module")
+def small_bank(tmp_path_factory):
+    """The default: a training run's record is too big to keep. With the optimiser's task too."""
+    return _whole_bank(tmp_path_factory, "small.bank", None, WHOLE_TASKS + ("adamw",))
+
+
+def _lm_with_mutants(bugs, tmp_path, src=None):
+    a = load("decoder_lm")
+    catalogue = Catalogue(a)
+    dest = shutil.copytree(src or a.reference, tmp_path / "case")
+    for bug in bugs:
+        mutant = catalogue.write_mutant(catalogue.by_id[bug], tmp_path / bug)
+        shutil.copy(mutant / catalogue.by_id[bug].file, dest / catalogue.by_id[bug].file)
+    return dest
+
+
+def _overfit(folder, bank_file):
+    a = load("decoder_lm")
+    runs = [
+        api.check(path=folder, assignment=a, profile="quick", tasks=WHOLE_TASKS, diagnose=False, bank=bank)
+        for bank in (None, None if bank_file is None else str(bank_file))
+    ]
+    return [{c.id: c for t in r.tasks for c in t.checks}["overfit.ten_poems"] for r in runs]
+
+
+@pytest.mark.parametrize("style", ["reference", "einsum"])
+def test_a_whole_over_a_broken_part_is_graded_over_the_record_of_the_part_that_mends_it(style, mended_bank, tmp_path):
+    src = None if style == "reference" else REPO / "tests/blind_lm/correct" / style
+    full, kitted = _overfit(_lm_with_mutants(["gqa.fill_zero"], tmp_path, src), mended_bank)
+    assert full.status == "passed" and [n.key for n in full.notes] == ["note.charged_beneath_whole"]
+    assert (kitted.status, kitted.score) == (full.status, full.score), [n.key for n in kitted.notes]
+    assert kitted.notes == full.notes
+
+
+def test_a_whole_the_record_cannot_mend_is_blocked_not_failed(small_bank, tmp_path):
+    full, kitted = _overfit(_lm_with_mutants(["gqa.fill_zero"], tmp_path), small_bank)
+    assert full.status == "passed"
+    assert (kitted.status, kitted.score) == ("skipped", 0.0)
+    assert [n.key for n in kitted.notes] == ["note.blocked_by"] and kitted.notes[0].params["tasks"] == "gqa"
+
+
+def test_a_whole_over_a_broken_part_it_uses_directly_fails_as_in_the_full_kit(small_bank, tmp_path):
+    """No task beneath holds the broken optimiser: the full kit charges the whole run, and so does the kit."""
+    a = load("decoder_lm")
+    folder = _lm_with_mutants(["adamw.l2_not_decoupled"], tmp_path)
+    tasks = WHOLE_TASKS + ("adamw",)
+    runs = [
+        api.check(path=folder, assignment=a, profile="quick", tasks=tasks, diagnose=False, bank=bank)
+        for bank in (None, str(small_bank))
+    ]
+    full, kitted = ({c.id: c for t in r.tasks for c in t.checks} for r in runs)
+    assert any(c.status == "failed" for cid, c in full.items() if cid.startswith("adamw."))
+    assert any(c.status == "failed" for cid, c in kitted.items() if cid.startswith("adamw."))
+    whole = "overfit.ten_poems"
+    assert full[whole].status == "failed"
+    assert (kitted[whole].status, kitted[whole].score, kitted[whole].notes) == ("failed", 0.0, full[whole].notes)
+
+
+def test_a_whole_that_fails_over_the_mending_parts_too_never_passes(mended_bank, tmp_path):
+    """A broken loss (a task not graded here) beside the broken attention: the whole does not learn over the
+    reference's attention either, and the kit never passes it."""
+    full, kitted = _overfit(_lm_with_mutants(["gqa.fill_zero", "loss.not_shifted"], tmp_path), mended_bank)
+    assert full.status == "failed"
+    assert kitted.status != "passed" and kitted.score == 0

@@ -695,6 +695,30 @@ class Log:
                 self.count = count
             self.spoiled = False
 
+    def nbytes(self):
+        """Bytes of the tensors the record holds (each distinct tensor once, as ``to_data`` keeps them)."""
+        pool: list = []
+        for calls in self.calls.values():
+            _pool(calls, pool, {})
+        return _bytes(pool)
+
+    def merge(self, other):
+        """Take in ``other``'s record (a log of other runs): its calls, each once, and what it knows of the parts."""
+        self.functions |= other.functions
+        for mapping in ("classes", "signatures"):
+            for name, value in getattr(other, mapping).items():
+                getattr(self, mapping).setdefault(name, value)
+        for key, calls in other.calls.items():
+            held = self.calls.setdefault(key, [])
+            for call in calls:
+                if self.count >= MAX_CALLS:
+                    return
+                if not any(
+                    _identical(c["in"], call["in"]) and _same_state(c.get("from"), call.get("from")) for c in held
+                ):
+                    held.append(call)
+                    self.count += 1
+
     def to_data(self):
         """The record as plain data (``wire``), each distinct tensor once (``pool``: a model's parameters are the
         same in every call of a generation)."""
@@ -1135,11 +1159,24 @@ class Replay:
 
 
 def replayable_tasks(assignment):
-    """The tasks that build on others: those a student kit grades over the record of the reference's parts beneath
-    them (functions and classes) where a task beneath fails."""
+    """The tasks of code of their own that build on others: those a student kit grades over the record of the
+    reference's parts beneath them (functions and classes) where a task beneath fails."""
     from grader.submission.inprocess import beneath_names
 
-    return [t for t in assignment.task_ids if assignment.all_deps(t) and beneath_names(assignment, t)]
+    return [
+        t
+        for t in assignment.task_ids
+        if assignment.task_by_id[t].names and assignment.all_deps(t) and beneath_names(assignment, t)
+    ]
+
+
+def mending_tasks(assignment):
+    """``{task: [tasks]}``: for each task with no code of its own that builds on others (``overfit``: the whole
+    learning), the replayable tasks beneath it whose isolated variant it may be graded in, where the tasks that fail
+    beneath it are all beneath one of those (``engine._mending_task``)."""
+    replayable = replayable_tasks(assignment)
+    whole = [t for t in assignment.task_ids if not assignment.task_by_id[t].names and assignment.all_deps(t)]
+    return {w: [t for t in replayable if t in assignment.all_deps(w)] for w in whole}
 
 
 def recording_parts(assignment, log, task_id):
