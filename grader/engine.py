@@ -66,6 +66,8 @@ class Grading:
     """``{task: task beneath}``: with ``recording``, the checks of such a task run in the other's isolated variant."""
     recording: object = None
     """With ``isolate``: the ``submission.replay.Log`` those parts record their calls in."""
+    failing: set = field(default_factory=set)
+    """Tasks a check of which has failed so far in this grading (checks run in ``_variant_rank`` order)."""
     replayed: set = field(default_factory=set)
     """Ids of the checks whose result came from ``replay`` (graded in their task's isolated variant)."""
 
@@ -209,7 +211,9 @@ def _blocked(g, specs, slots, calls):
         for i, (spec, r) in enumerate(zip(specs, slots)):
             if spec.task != task or r.status in ("passed", "skipped"):
                 continue
-            if own_failing and spec.variant == "isolated" and not beneath and _worth_again(r):
+            if spec.id in g.replayed:  # failed over the record of the parts beneath (``_over_record``): charged here
+                charged.add(task)
+            elif own_failing and spec.variant == "isolated" and not beneath and _worth_again(r):
                 r.status, r.score = "skipped", 0.0
                 r.notes.append(Message("note.blocked_by_own", {"names": ", ".join(own)}))
             elif beneath and _worth_again(r):
@@ -385,6 +389,10 @@ def run_one(g, spec):
     the isolated variant never costs a correct submission.
 
     Returns ``(result, calls)``: the ``CheckResult`` and the submission's probe calls (what diagnosis replays)."""
+    if g.banked:
+        recorded = _over_record(g, spec)
+        if recorded is not None:
+            return recorded
     result, calls = _run_variant(g, spec, g.variant(spec))
     if (
         result.variant == "isolated"
@@ -406,6 +414,26 @@ def run_one(g, spec):
         )
         again.duration_s += result.duration_s
         return again, calls
+    return result, calls
+
+
+def _over_record(g, spec):
+    """In a kit (``g.banked``): a check the full kit grades over the reference's parts beneath its task (an isolated
+    check of a task built on others), graded over the bank's record of those parts (``g.replay``) as the full kit
+    grades it; ``None`` where the record cannot (it does not hold those parts, or a call the run made), and the check
+    is graded over the submission's own parts. Only where a task beneath has failed already: otherwise the check is
+    graded over the submission's own parts, as quickly, and over the record only if it fails there (``_blocked``)."""
+    variant = variant_of(g.assignment, spec)
+    replay = g.replay
+    if replay is None or variant != f"isolated:{spec.task}" or not replay.covers(spec.task):
+        return None
+    if not g.failing & set(g.assignment.all_deps(spec.task)):  # over its own parts, it is graded as fast
+        return None
+    missed = replay.missed
+    result, calls = _run_variant(g, spec, variant)
+    if replay.missed != missed or result.status not in ("passed", "failed"):
+        return None
+    g.replayed.add(spec.id)
     return result, calls
 
 
@@ -627,6 +655,8 @@ def grade(
             if progress:
                 progress(n, len(specs), specs[i])
             slots[i], calls[i] = run_one(g, specs[i])
+            if slots[i].status in ("failed", "error"):
+                g.failing.add(specs[i].task)
     if g.banked:
         _blocked(g, specs, slots, calls)
     else:

@@ -500,7 +500,7 @@ def build(
     arc = "/".join(assignment.package.partition(":")[0].split("."))
     contents = {name: path.read_bytes() for name, path in files.items()}
     with tempfile.TemporaryDirectory(prefix="gradekit-kit-") as work:
-        contents[f"{arc}/{KIT_BANK}"] = recorded.save(Path(work) / KIT_BANK).read_bytes()
+        contents[f"{arc}/{KIT_BANK}"] = recorded.save(Path(work) / KIT_BANK, compress=False).read_bytes()
     builtin = assignment.package == f"assignments.{assignment.name}"  # named as users name it: the default
     manifest = {
         "assignment": assignment.name if builtin else assignment.package,

@@ -16,7 +16,8 @@ from grader import api
 from grader.assignment import load
 from grader.bugs.catalogue import Catalogue
 from grader.kit import record
-from grader.submission.bank import MAGIC, Bank
+from grader.submission import wire
+from grader.submission.bank import MAGIC, Bank, Prints
 
 TASKS = ["sdpa", "mha"]
 RECORDED = ["sdpa.no_scale", "mha.merge_without_transpose"]
@@ -144,6 +145,35 @@ def test_a_file_that_is_not_a_bank_is_refused_plainly(tmp_path):
         Bank.load(cut)
     with pytest.raises(api.UsageError, match="expected a file made by 'gradekit bank build'"):
         _grade(TRANSFORMER.reference, bank=str(junk))
+
+
+def test_a_bank_reads_the_same_written_compressed_or_as_it_is(bank_file, tmp_path):
+    bank = Bank.load(bank_file)
+    plain = bank.save(tmp_path / "plain.bank", compress=False)
+    assert plain.read_bytes().startswith(MAGIC)  # a kit's: its wheel compresses it
+    back = Bank.load(plain)
+    assert back.answers == bank.answers and back.meta == bank.meta
+    assert back.prints.encode() == bank.prints.encode() and len(back.prints) == len(bank.prints) > 0
+    cut = tmp_path / "cut_plain.bank"
+    cut.write_bytes(plain.read_bytes()[: len(plain.read_bytes()) // 2])
+    with pytest.raises(ValueError, match="cut short|not a gradekit answer bank"):
+        Bank.load(cut)
+
+
+def test_fingerprints_are_read_question_by_question_and_a_damaged_one_reads_as_none():
+    first, second = b"\x01" * 32, b"\x02" * 32
+    prints = Prints(
+        {(first, "a.bug"): ([1.0, 2.0], True), (second, "b.bug"): ([3.0], False)}, (), [["a.bug", "a", "a.py", 1]]
+    )
+    data = wire.decode(prints.encode())
+    assert [bytes(k) for k, _rows in data["entries"]] == [first, second]  # one blob a question
+    back = Prints.decode(prints.encode())
+    assert back.entries.get((first, "a.bug")) == ([1.0, 2.0], True)
+    assert back.entries.get((first, "b.bug")) is None and (second, "b.bug") in back.entries
+    data["entries"][1][1] = b"\xff damaged"
+    damaged = Prints.decode(wire.encode(data))
+    assert damaged.entries.get((second, "b.bug")) is None  # the kit cannot decide there, and says so
+    assert damaged.entries.get((first, "a.bug")) == ([1.0, 2.0], True)
 
 
 def test_the_command_line_builds_a_bank_and_checks_against_it(tmp_path):

@@ -14,6 +14,7 @@ example it shows is then the smallest the bank holds); anywhere else the check c
 reference, and says so (``engine``).
 """
 
+import collections.abc
 import json
 import lzma
 import struct
@@ -23,12 +24,14 @@ from grader.submission import wire
 from grader.submission.refcache import ReferenceCache, question_key
 
 MAGIC = b"gradekit-bank 2\n"
-"""The first bytes of a bank file (then a JSON header line, the records and the mutants' fingerprints, all
-LZMA-compressed)."""
+"""The first bytes of a bank file (then a JSON header line, the records and the mutants' fingerprints; all of it
+LZMA-compressed, but in a kit)."""
 MAGICS = (b"gradekit-bank 1\n", MAGIC)
 """The bank files ``load`` reads: version 1 has no fingerprints (a kit built with it names no mistake)."""
-PRINTS_VERSION = 1
+PRINTS_VERSION = 2
 """The format of the mutants' fingerprints (``Prints.to_data``); a kit refuses others and names no mistake."""
+_XZ = b"\xfd7zXZ\x00"
+"""The first bytes of an LZMA (xz) file: a bank written compressed."""
 _RECORD = struct.Struct("<32sdI")
 """One record's head: the question's 32-byte digest, the seconds the reference took, the answer's length."""
 
@@ -65,9 +68,10 @@ class Bank:
         """Bytes of encoded answers (before compression)."""
         return sum(len(blob) for blob, _seconds in self.answers.values())
 
-    def save(self, path):
+    def save(self, path, compress=True):
         """Write the bank to ``path``: ``MAGIC``, a JSON header line, the records, the fingerprints (``prints``:
-        their byte count in the header); LZMA-compressed."""
+        their byte count in the header); LZMA-compressed, or as it is with ``compress=False`` (a kit's bank, which
+        its wheel compresses: read without decompressing it, each check starts sooner)."""
         prints = self.prints.encode() if self.prints is not None else b""
         header = {
             "meta": self.meta,
@@ -79,7 +83,8 @@ class Bank:
             blob, seconds = self.answers[digest]
             parts += [_RECORD.pack(digest, float(seconds), len(blob)), blob]
         parts.append(prints)
-        Path(path).write_bytes(lzma.compress(b"".join(parts), preset=6))
+        data = b"".join(parts)
+        Path(path).write_bytes(lzma.compress(data, preset=6) if compress else data)
         return Path(path)
 
     @classmethod
@@ -87,7 +92,9 @@ class Bank:
         """A bank written by ``save``; ``ValueError`` saying what is wrong with a file that is not one."""
         path = Path(path)
         try:
-            data = lzma.decompress(path.read_bytes())
+            data = path.read_bytes()
+            if data.startswith(_XZ):
+                data = lzma.decompress(data)
         except (OSError, lzma.LZMAError) as exc:
             raise ValueError(f"{path}: not a gradekit answer bank ({exc})") from None
         magic = next((m for m in MAGICS if data.startswith(m)), None)
@@ -117,10 +124,11 @@ class Prints:
     """The fingerprints of what the catalogue's mutants answered to the questions diagnoses asked them
     (``grader.bugs.prints`` makes and reads them): ``entries`` ``{(question digest, label): (fingerprint, differs
     from the reference)}``, ``broken`` (labels whose edits did not apply) and ``outline`` (the catalogue, as
-    ``[[bug id, task, file, spellings], ...]`` in catalogue order). Plain data, written by ``wire``."""
+    ``[[bug id, task, file, spellings], ...]`` in catalogue order). Plain data, written by ``wire``: the entries of
+    each question apart, so that a kit decodes those of the questions its diagnosis asks, not all of them."""
 
     def __init__(self, entries=None, broken=(), outline=()):
-        self.entries = dict(entries or {})
+        self.entries = entries if isinstance(entries, _Entries) else dict(entries or {})
         self.broken = set(broken)
         self.outline = [list(row) for row in outline]
 
@@ -128,7 +136,10 @@ class Prints:
         return len(self.entries)
 
     def to_data(self):
-        rows = [[k, label, bool(differs), fp] for (k, label), (fp, differs) in sorted(self.entries.items())]
+        groups: dict = {}
+        for (k, label), (fp, differs) in sorted(self.entries.items()):
+            groups.setdefault(k, []).append([label, bool(differs), fp])
+        rows = [[k, wire.encode(rows)] for k, rows in sorted(groups.items())]
         return {"version": PRINTS_VERSION, "outline": self.outline, "broken": sorted(self.broken), "entries": rows}
 
     def encode(self):
@@ -144,12 +155,44 @@ class Prints:
         if not isinstance(data, dict) or data.get("version") != PRINTS_VERSION:
             raise ValueError("the mutants' fingerprints are of another format")
         try:
-            entries = {(bytes(k), str(label)): (fp, bool(differs)) for k, label, differs, fp in data["entries"]}
+            groups = {bytes(k): bytes(rows) for k, rows in data["entries"]}
             outline = [[str(i), str(t), str(f), int(n)] for i, t, f, n in data["outline"]]
             broken = {str(x) for x in data["broken"]}
         except (KeyError, TypeError, ValueError) as exc:
             raise ValueError(f"the mutants' fingerprints are malformed ({exc})") from None
-        return cls(entries, broken, outline)
+        return cls(_Entries(groups), broken, outline)
+
+
+class _Entries(collections.abc.Mapping):
+    """``Prints.entries`` read from a file: each question's entries decoded when first asked for. A question whose
+    entries cannot be read has none (the kit then cannot decide there, and says so)."""
+
+    def __init__(self, groups):
+        self._groups = groups
+        self._decoded: dict = {}
+
+    def _of(self, k):
+        if k not in self._decoded:
+            try:
+                rows = wire.decode(self._groups[k])
+                self._decoded[k] = {str(label): (fp, bool(differs)) for label, differs, fp in rows}
+            except (wire.WireError, TypeError, ValueError):
+                self._decoded[k] = {}
+        return self._decoded[k]
+
+    def __getitem__(self, key):
+        k, label = key
+        if k not in self._groups:
+            raise KeyError(key)
+        return self._of(k)[label]
+
+    def __iter__(self):
+        for k in self._groups:
+            for label in self._of(k):
+                yield k, label
+
+    def __len__(self):
+        return sum(len(self._of(k)) for k in self._groups)
 
 
 class _LazyPrints(Prints):
