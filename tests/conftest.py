@@ -1,5 +1,6 @@
 """Shared fixtures: submissions made from the reference with edits, and fast single-threaded torch."""
 
+import os
 import shutil
 import tempfile
 from pathlib import Path
@@ -8,6 +9,11 @@ import pytest
 import torch
 
 from grader.assignment import load
+
+try:
+    import fcntl
+except ImportError:  # not a POSIX system: the tests run on one worker there
+    fcntl = None  # type: ignore[assignment]
 
 TRANSFORMER = load("transformer")
 """The first assignment, which most of the kit's tests grade."""
@@ -139,6 +145,25 @@ def browser():
             yield b
     finally:
         shutil.rmtree(profile, ignore_errors=True)
+
+
+# -- tests that read the whole machine: none runs beside another test -------------------------------------------
+@pytest.fixture(scope="module", autouse=True)
+def _machine(request):
+    """With tests on several workers (pytest-xdist: ``scripts/test``), a module marked ``alone`` (it reads what every
+    process of the machine left: processes, files and IPC of the jails' uids) holds the machine to itself while it
+    runs: an exclusive lock on a file of this test run, which every other module holds shared."""
+    run = os.environ.get("PYTEST_XDIST_TESTRUNUID")
+    if not run or fcntl is None:
+        yield
+        return
+    alone = request.node.get_closest_marker("alone") is not None
+    with open(Path(tempfile.gettempdir()) / f"gradekit-tests-{run}.lock", "a") as f:
+        fcntl.flock(f, fcntl.LOCK_EX if alone else fcntl.LOCK_SH)
+        try:
+            yield
+        finally:
+            fcntl.flock(f, fcntl.LOCK_UN)
 
 
 # -- slow tests: marked from tests/slow_tests.txt (scripts/test --fast runs pytest -m "not slow") ---------------

@@ -28,6 +28,7 @@ SUBMISSIONS = HERE.parent / "submissions"
 ROOT_ONLY = pytest.mark.skipif(os.geteuid() != 0, reason="jails and uids of each worker's own need a root judge; "
                                                          "as an ordinary user the worker runs as that user "
                                                          "(docs/SEALED.md)")
+pytestmark = pytest.mark.alone  # it reads what every jail on the machine left: no other test beside it
 FRESH_FLOOR = 100_000
 """Workers of a root judge run as uids drawn from here up (grader.submission.sandbox.fresh_uid)."""
 OPTIONS = {"tasks": ["masks"], "profile": "quick", "call_timeout": 20.0, "total_timeout": 60.0, "memory_mb": 2048}
