@@ -6,9 +6,9 @@ Builds ``--n`` submissions in a temporary folder. Each is a mix of the 14 indepe
 implementations (tests/blind/correct/*, tests/submissions/alt_*): every contract definition (function or class)
 comes from one of them at random, with that implementation's helpers, so sizes are realistic and two submissions
 share about one definition in fourteen. ``--planted`` of them are disguised copies of another (renamed, reordered,
-comments rewritten, reformatted, dead code, statements and operands swapped, files merged: the disguises of
-tests/test_class_similarity.py). Times ``fingerprint`` of every submission and the comparison, and prints how many
-planted pairs were found and how many other pairs were flagged.
+comments rewritten, reformatted, dead code, statements and operands swapped, files merged: the disguises
+of tests/corpus/test_class_similarity.py). Times ``fingerprint`` of every submission and the comparison, and prints
+how many planted pairs were found and how many other pairs were flagged.
 """
 
 import argparse
@@ -28,7 +28,7 @@ import speed  # noqa: E402 - bench/speed.py
 
 from grader.assignment import load  # noqa: E402
 from grader.batch import classsim  # noqa: E402
-from tests.test_class_similarity import BASES, DISGUISES, _sources, _write  # noqa: E402
+from tests.corpus.test_class_similarity import BASES, DISGUISES, _sources, _write  # noqa: E402
 
 ASSIGNMENT = load()
 _DEFS = (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)

@@ -1,6 +1,6 @@
 """The kit's face for assignment authors: everything an assignment (``assignments/<name>/``) may import from the
 kit, in one place. An assignment imports ``from grader.author import ...`` and nothing else of ``grader``
-(``tests/test_author_api.py`` says so); what is not here is the kit's own and may change.
+(``tests/unit/test_author_api.py`` says so); what is not here is the kit's own and may change.
 
 Each name is imported from its module on first use, so an assignment's checks do not pull in the practice, demo or
 report machinery they never use (``gradekit check`` starts as fast as before). ``docs/ASSIGNMENTS.md`` says how

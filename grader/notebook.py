@@ -38,7 +38,7 @@ FRAME = (
 """The report inside a cell: in a frame of its own, so that its style sheet and security policy stay in it and do
 not restyle the notebook (the page is escaped into ``srcdoc`` by Jinja2's autoescape). ``sandbox`` runs no script
 in it; ``allow-same-origin`` is needed for Chromium to draw it at all (a bare ``sandbox`` left the frame blank in
-a real browser, tests/test_notebooks.py), and grants nothing without scripts."""
+a real browser, tests/corpus/test_notebooks.py), and grants nothing without scripts."""
 
 
 @functools.cache

@@ -5,7 +5,7 @@ listed there as exceptions).
 
 ``python scripts/lint.py [STEP ...]`` runs the three (or the named steps: ruff-check, ruff-format, mypy) with
 this interpreter's ruff and mypy, and exits non-zero if any fails.
-``scripts/lint`` installs them first (the ``dev`` extra); ``tests/test_lint.py`` and
+``scripts/lint`` installs them first (the ``dev`` extra); ``tests/unit/test_lint.py`` and
 ``.pre-commit-config.yaml`` run the same steps.
 """
 

@@ -11,7 +11,7 @@ execs the browser, so no ``preexec_fn`` runs in a forked copy of a threaded inte
         page.screenshot("desktop.png")
         page.console_errors, page.requests, page.dialogs
 
-Used by ``tests/test_report.py``; ``find()`` returns ``None`` where no Chromium is installed.
+Used by ``tests/corpus/test_report.py``; ``find()`` returns ``None`` where no Chromium is installed.
 """
 
 import base64

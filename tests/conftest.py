@@ -166,29 +166,31 @@ def _machine(request):
             fcntl.flock(f, fcntl.LOCK_UN)
 
 
-# -- slow tests: marked from tests/slow_tests.txt (scripts/test --fast runs pytest -m "not slow") ---------------
-SLOW_TESTS = Path(__file__).resolve().parent / "slow_tests.txt"
+# -- tiers: by folder ---------------------------------------------------------------------------------------------
+TESTS = Path(__file__).resolve().parent
+TIERS = ("unit", "integration")
+"""``tests/unit``: no grading of a whole submission; ``tests/integration``: one grading of each kind, each door, each
+output (``scripts/test --fast`` runs these two). Every other folder (``tests/corpus``, ``tests/hostile``) is the
+``corpus`` tier: the catalogues, the blind corpora, batches, Dask, notebooks in a real kernel, the browser, attacks."""
+FIXTURE_MARKS = {"browser": "browser"}
+"""A test that uses one of these fixtures is marked so too (``-m "not browser"``)."""
 
 
-def slow_prefixes():
-    """The node-id prefixes listed in slow_tests.txt (blank lines and lines starting with # left out)."""
-    if not SLOW_TESTS.is_file():
-        return []
-    lines = (line.strip() for line in SLOW_TESTS.read_text(encoding="utf-8").splitlines())
-    return [line for line in lines if line and not line.startswith("#")]
-
-
-def is_slow(nodeid, prefixes):
-    """A file, a test or one parametrization of it: ``tests/a.py`` covers ``tests/a.py::t[x]``; ``tests/a.py::t``
-    covers ``tests/a.py::t[x]`` but not ``tests/a.py::t_other``; a folder ends with ``/``."""
-    return any(
-        nodeid == p or nodeid.startswith((p + "::", p + "[")) or (p.endswith("/") and nodeid.startswith(p))
-        for p in prefixes
-    )
+def tier_of(path):
+    """The tier of the test file at ``path``: its folder's, ``corpus`` outside ``TIERS``; ``None`` for a file not
+    under ``tests/`` (the checks the pytest plugin collects from a submission)."""
+    try:
+        parts = Path(path).resolve().relative_to(TESTS).parts
+    except ValueError:
+        return None
+    return parts[0] if len(parts) > 1 and parts[0] in TIERS else "corpus"
 
 
 def pytest_collection_modifyitems(config, items):
-    prefixes = slow_prefixes()
     for item in items:
-        if is_slow(item.nodeid, prefixes):
-            item.add_marker(pytest.mark.slow)
+        tier = tier_of(item.path)
+        if tier is not None:
+            item.add_marker(getattr(pytest.mark, tier))
+        for fixture, mark in FIXTURE_MARKS.items():
+            if fixture in getattr(item, "fixturenames", ()):
+                item.add_marker(getattr(pytest.mark, mark))

@@ -4,7 +4,7 @@ Each corpus test stores, per case, what the grade said (``verdicts``: the score,
 named in each task) in ``tests/golden/<corpus>.json``. A test compares the grading with its case's record exactly, so
 that a change in any verdict fails with the difference, and the change lands only as a reviewed diff of that file:
 
-    GRADEKIT_UPDATE_GOLDEN=1 scripts/test tests/test_diagnosis_blind.py    # rewrite the records, then read the diff
+    GRADEKIT_UPDATE_GOLDEN=1 scripts/test tests/corpus/test_diagnosis_blind.py   # rewrite the records, read the diff
 
 The properties the corpus must keep (no false pass, no wrong name) are still asserted beside it: a record
 shows what changed, the property says whether the change may land.

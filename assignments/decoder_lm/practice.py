@@ -13,7 +13,7 @@ both assignments are loaded in one process. Their texts are written (``PENDING``
 ``quiz.<id>.*`` (every id starts with ``lm_``, apart from the Transformer's) and ``quiz.topic.<topic>`` (a
 topic both assignments have is named alike in both). ``TASK_TEXTS``: the drilled names' task text (the
 skeleton's docstrings) in Chinese, from ``messages/practice_tasks.py``. A choice question's options are written so that
-nothing but the content tells the right one (as in the first assignment; ``tests/test_lm_practice.py``
+nothing but the content tells the right one (as in the first assignment; ``tests/corpus/test_lm_practice.py``
 measures it).
 
 Every numeric answer is computed from the reference, never typed in: cache sizes by running the reference

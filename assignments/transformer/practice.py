@@ -9,7 +9,7 @@ drilled names' task text (the skeleton's docstrings) in the languages other than
 ``messages/practice_tasks.py``.
 
 A choice question's options are written so that nothing but the content tells the right one: the distractors
-are as long and as plausible as the answer, and the right letters are spread over a to d (``tests/test_quiz.py``
+are as long and as plausible as the answer, and the right letters are spread over a to d (``tests/unit/test_quiz.py``
 measures both; each quiz also shows the options in an order of its own).
 
 Every numeric answer is computed from the reference, never typed in: the parameter counts come from

@@ -22,7 +22,7 @@ result:
 * a tensor it calls different fails to match unless each block's weighted sum of the differences stays within
   that bound: one element off by more than ``3 * BLOCK`` times the largest tolerance of its block (a weight is at
   least a third of the largest) is always seen, and most off by 2 to 3 times; smaller differences, just past the
-  tolerance, may pass for equal (``tests/test_kit_diagnosis.py`` measures both sides).
+  tolerance, may pass for equal (``tests/corpus/test_kit_diagnosis.py`` measures both sides).
 
 ``BankDiagnoser`` is ``diagnose.Diagnoser`` with the mutants' answers read from ``Prints`` and the reference's from
 the bank: the same candidates, the same order, the same confirmation on fresh examples. Where it needs an answer

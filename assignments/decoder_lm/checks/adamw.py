@@ -1,6 +1,6 @@
 """The checks of task ``adamw`` (``AdamW``, docs/CONTRACT_LM.md): the same parameters as ``torch.optim.AdamW``
 (``amsgrad=False``) step after step. The reference is verified against ``torch.optim.AdamW`` in
-tests/test_lm_reference.py; these checks compare with the reference."""
+tests/unit/test_lm_reference.py; these checks compare with the reference."""
 
 from dataclasses import dataclass
 

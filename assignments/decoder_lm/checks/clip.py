@@ -1,6 +1,6 @@
 """The checks of task ``clip`` (``clip_grad_norm_``, docs/CONTRACT_LM.md): the same as
 ``torch.nn.utils.clip_grad_norm_(parameters, max_norm)`` (the reference is verified against it in
-tests/test_lm_reference.py)."""
+tests/unit/test_lm_reference.py)."""
 
 from dataclasses import dataclass
 

@@ -3,7 +3,7 @@
 The English task text is the skeleton itself, so these are not catalogue sentences (a ``<part>_<lang>`` module
 would need an English twin that copies the skeleton). Each text keeps the skeleton's sections, with the
 headers in Chinese (``参数：``, ``返回：``, and ``提示：``, the ``practice.doc.hints`` header that no-hints mode
-removes), and every double-backquoted span of the English one unchanged: ``tests/test_lm_practice.py``
+removes), and every double-backquoted span of the English one unchanged: ``tests/corpus/test_lm_practice.py``
 compares them.
 """
 

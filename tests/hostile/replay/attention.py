@@ -1,5 +1,5 @@
 r"""Scaled dot-product attention and multi-head attention (a replay of the student kit's answer bank:
-tests/test_held_back.py).
+tests/integration/test_held_back.py).
 
     Attention(Q, K, V) = softmax(Q Kᵀ / √d_k) V
 

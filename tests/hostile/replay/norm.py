@@ -1,5 +1,5 @@
 r"""Layer normalisation over the last dimension (a replay of the student kit's answer bank:
-tests/test_held_back.py).
+tests/integration/test_held_back.py).
 
     LayerNorm(x) = (x - mean(x)) / √(var(x) + eps) · weight + bias
 

