@@ -237,9 +237,9 @@ def _whole_runs_argument(parser):
         type=float,
         default=None,
         metavar="MB",
-        help="keep the record of the reference's overfit run over the parts that mend a broken task beneath it, "
-        "up to MB megabytes of tensors each (default 1: none of the built-in assignments' fit; about 30 lets a "
-        "kit grade such a run as the final grade does, for a bigger kit)",
+        help="record the reference's overfitting run over the parts that mend a broken task beneath it, and keep "
+        "each record up to MB megabytes of tensors (default: none recorded; about 30 lets a kit grade such a run "
+        "as the final grade does, for a bigger kit)",
     )
 
 

@@ -114,13 +114,14 @@ def record(
     # those where a task beneath fails (``submission.replay``).
     # A task with no code of its own (``overfit``) is graded, where tasks beneath fail, over the parts of the task
     # that mends them (``engine._replayed_whole``): the reference's whole over each such task's parts, each kept only
-    # where its record is small (a training run over a part records every step of it: megabytes).
+    # where its record fits ``mending_bytes`` (a training run over a part records every step of it: megabytes); by
+    # default none is recorded.
     log = replay.Log()
     recorded = [t for t in replay.replayable_tasks(assignment) if not tasks or t in tasks]
     passes: list[tuple[dict, list, int | None]] = [({}, recorded, None)] if recorded else []
-    for whole, menders in replay.mending_tasks(assignment).items():
+    most = MENDING_BYTES if mending_bytes is None else mending_bytes
+    for whole, menders in replay.mending_tasks(assignment).items() if most > 0 else ():
         if not tasks or whole in tasks:
-            most = MENDING_BYTES if mending_bytes is None else mending_bytes
             passes += [({whole: m}, [whole], most) for m in menders]
     for profile in profiles:
         for isolate_as, only, most in passes:
@@ -150,9 +151,11 @@ def record(
     return bank
 
 
-MENDING_BYTES = 1_000_000
+MENDING_BYTES = 0
 """Bytes of tensors a record of the reference's whole over one mending task's parts may add to a bank
-(``kit.record``); a bigger one is left out, and the kit marks that task's checks blocked where it would need it."""
+(``kit.record``); a bigger one is left out, and the kit marks that task's checks blocked where it would need it.
+None by default: each of the built-in assignments' overfitting runs records 20 to 50 MB over a part, and recording
+them costs a bank half a minute."""
 
 SPELLING = "~"
 """Between a mistake's id and a spelling's number in the name of a folder ``catalogue_folders`` writes."""
