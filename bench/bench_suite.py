@@ -38,7 +38,8 @@ def _git(*args, cwd):
 
 
 def _minutes(seconds):
-    return f"{int(seconds // 60)} min {seconds % 60:.0f} s"
+    whole = round(seconds)  # 119.6 s is 2 min 0 s, not 1 min 60 s
+    return f"{whole // 60} min {whole % 60} s"
 
 
 def file_times(junit, clone):
