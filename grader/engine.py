@@ -179,8 +179,7 @@ def _charge_once(g, specs, slots, calls):
         mending = _mending_task(a, task, beneath, failing)
         if mending is None:
             continue
-        parts = ", ".join(d for d in a.task_ids if d in a.all_deps(mending))
-        note = Message("note.charged_beneath_whole", {"tasks": ", ".join(beneath), "parts": parts})
+        note = _whole_note(a, beneath, mending)
         for i, (spec, r) in enumerate(zip(specs, slots)):
             if spec.task == task and r.status != "passed" and _worth_again(r):
                 _keep_if_it_passes(g, spec, i, f"isolated:{mending}", note, slots, calls)
@@ -242,20 +241,37 @@ def _replayed_whole(g, spec, i, beneath, charged, blocked, slots, calls):
     mending = _mending_task(a, spec.task, beneath, charged | blocked)
     if mending is None:
         return None if unsure else False
-    replay = g.replay
-    if replay is None or not replay.covers(mending):
+    judged = _over_replay(g, spec, mending)
+    if judged is None:
         return None
-    missed = replay.missed
-    again, again_calls = _run_variant(g, spec, f"isolated:{mending}")
-    if replay.missed != missed or again.status not in ("passed", "failed"):
-        return None
+    again, again_calls = judged
     if again.status != "passed":
         return False
-    parts = ", ".join(d for d in a.task_ids if d in a.all_deps(mending))
-    again.notes.append(Message("note.charged_beneath_whole", {"tasks": ", ".join(beneath), "parts": parts}))
+    again.notes.append(_whole_note(a, beneath, mending))
     _replace(i, again, again_calls, slots, calls)
     g.replayed.add(spec.id)
     return True
+
+
+def _over_replay(g, spec, task):
+    """``spec`` graded in ``task``'s isolated variant over the bank's record of the reference's parts
+    (``g.replay``): ``(result, calls)`` where the record held every call the run made and the run passed or failed;
+    ``None`` where the record cannot judge it (it does not hold those parts, or a call the run made)."""
+    replay = g.replay
+    if replay is None or not replay.covers(task):
+        return None
+    missed = replay.missed
+    result, calls = _run_variant(g, spec, f"isolated:{task}")
+    if replay.missed != missed or result.status not in ("passed", "failed"):
+        return None
+    return result, calls
+
+
+def _whole_note(a, beneath, mending):
+    """The note of a check of a task with no code of its own that passes over the reference's parts of ``mending``
+    while ``beneath`` fail."""
+    parts = ", ".join(d for d in a.task_ids if d in a.all_deps(mending))
+    return Message("note.charged_beneath_whole", {"tasks": ", ".join(beneath), "parts": parts})
 
 
 def _replayed(g, spec, i, beneath, slots, calls):
@@ -264,13 +280,10 @@ def _replayed(g, spec, i, beneath, slots, calls):
     (that result replaces the failed one, as in ``_charge_once``), ``False`` where it fails there too (charged
     here: an isolated check's failure is the one shown, an integrated one's stays), ``None`` where the record
     cannot judge it (a part beneath is not recorded, or a call the record does not hold)."""
-    replay = g.replay
-    if replay is None or not replay.covers(spec.task):
+    judged = _over_replay(g, spec, spec.task)
+    if judged is None:
         return None
-    missed = replay.missed
-    again, again_calls = _run_variant(g, spec, f"isolated:{spec.task}")
-    if replay.missed != missed or again.status not in ("passed", "failed"):
-        return None
+    again, again_calls = judged
     if again.status == "passed" or spec.variant == "isolated":
         if again.status == "passed" and spec.variant != "isolated":
             again.notes.append(Message("note.charged_beneath", {"tasks": ", ".join(beneath)}))
@@ -423,18 +436,14 @@ def _over_record(g, spec):
     grades it; ``None`` where the record cannot (it does not hold those parts, or a call the run made), and the check
     is graded over the submission's own parts. Only where a task beneath has failed already: otherwise the check is
     graded over the submission's own parts, as quickly, and over the record only if it fails there (``_blocked``)."""
-    variant = variant_of(g.assignment, spec)
-    replay = g.replay
-    if replay is None or variant != f"isolated:{spec.task}" or not replay.covers(spec.task):
+    if variant_of(g.assignment, spec) != f"isolated:{spec.task}":
         return None
     if not g.failing & set(g.assignment.all_deps(spec.task)):  # over its own parts, it is graded as fast
         return None
-    missed = replay.missed
-    result, calls = _run_variant(g, spec, variant)
-    if replay.missed != missed or result.status not in ("passed", "failed"):
-        return None
-    g.replayed.add(spec.id)
-    return result, calls
+    judged = _over_replay(g, spec, spec.task)
+    if judged is not None:
+        g.replayed.add(spec.id)
+    return judged
 
 
 def context(g, spec, variant, fresh=None, seed=None):

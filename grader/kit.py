@@ -124,8 +124,8 @@ def record(
         if not tasks or whole in tasks:
             passes += [({whole: m}, [whole], most) for m in menders]
     for profile in profiles:
-        for isolate_as, only, most in passes:
-            into = log if most is None else replay.Log()
+        for isolate_as, only, budget in passes:
+            into = log if budget is None else replay.Log()
             api.check(
                 path=assignment.reference,
                 assignment=assignment,
@@ -137,7 +137,7 @@ def record(
                 parts_log=into,
                 isolate_as=isolate_as,
             )
-            if into is not log and into.nbytes() <= most:
+            if budget is not None and into.nbytes() <= budget:
                 log.merge(into)
     meta = {
         "assignment": assignment.name,

@@ -709,15 +709,13 @@ class Log:
             for name, value in getattr(other, mapping).items():
                 getattr(self, mapping).setdefault(name, value)
         for key, calls in other.calls.items():
-            held = self.calls.setdefault(key, [])
-            for call in calls:
-                if self.count >= MAX_CALLS:
-                    return
-                if not any(
-                    _identical(c["in"], call["in"]) and _same_state(c.get("from"), call.get("from")) for c in held
-                ):
-                    held.append(call)
-                    self.count += 1
+            for call in calls:  # each once: a construction once for each generator state it was built from
+                self._store(
+                    key,
+                    call["in"],
+                    lambda call=call: call,
+                    same=lambda held, call=call: _same_state(held.get("from"), call.get("from")),
+                )
 
     def to_data(self):
         """The record as plain data (``wire``), each distinct tensor once (``pool``: a model's parameters are the
