@@ -11,9 +11,12 @@ tasks built on them (quick profile, in-process, with diagnosis), and the named b
 - unnamed: no catalogued bug is named.
 
 Prints the three figures and, with --details, a line per case. Goals: 0 wrong names, >= 90% named
-right. Also prints the time of grading with diagnosis against grading without it.
+right. By default the verdicts are read from the golden records (``tests/golden/blind_bugs.json``): the grading
+``tests/corpus/test_diagnosis_blind.py`` compares exactly, so the figures are those of the grading the tests
+passed, made once. ``--regrade`` grades every case again (minutes), says which gradings differ from the records,
+and prints the time of grading with diagnosis against grading without it.
 
-    python bench/bench_diagnosis.py [--details] [--only m001,m002]
+    python bench/bench_diagnosis.py [--regrade] [--details] [--only m001,m002]
 """
 
 import argparse
@@ -31,6 +34,7 @@ import speed  # noqa: E402 - bench/speed.py
 
 from grader import api  # noqa: E402
 from grader.assignment import load  # noqa: E402
+from tests import golden  # noqa: E402
 
 ASSIGNMENT = load()
 NAME_TO_FILE, TASK_BY_ID, TASK_IDS, all_deps = (
@@ -41,6 +45,8 @@ NAME_TO_FILE, TASK_BY_ID, TASK_IDS, all_deps = (
 )
 
 DATA = ROOT / "tests" / "blind_bugs"
+CORPUS = "blind_bugs"
+"""The corpus's golden file: ``tests/golden/blind_bugs.json``."""
 
 
 def tasks_of(file):
@@ -82,11 +88,31 @@ def verdict(case, found):
     return "right"
 
 
+def _golden_verdicts(cases):
+    """Each case's named bugs and score from the corpus test's golden records (``tests/golden/blind_bugs.json``, the
+    grading ``tests/corpus/test_diagnosis_blind.py`` compares exactly): ``{key: (found, score)}``; a case without a
+    record is left out and said."""
+    records = golden.records(CORPUS)
+    out = {}
+    for case in cases:
+        record = records.get(case["key"])
+        if record is None:
+            print(f"{case['key']}: no record in tests/golden/{CORPUS}.json (grade it with --regrade)")
+            continue
+        out[case["key"]] = (record["named"], record["score"][0])
+    return out
+
+
 def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--details", action="store_true")
     ap.add_argument("--only", default="")
-    ap.add_argument("--timing", type=int, default=12, help="cases whose grade is also timed without diagnosis")
+    ap.add_argument(
+        "--regrade",
+        action="store_true",
+        help="grade every case again (and time diagnosis) instead of reading the golden records the tests compare",
+    )
+    ap.add_argument("--timing", type=int, default=12, help="with --regrade: cases also timed without diagnosis")
     speed.add_argument(ap)
     args = ap.parse_args(argv)
     cases = json.loads((DATA / "labels.json").read_text(encoding="utf-8"))
@@ -95,30 +121,42 @@ def main(argv=None):
         cases = [c for c in cases if c["key"] in keep]
     counts = {"right": 0, "wrong": 0, "unnamed": 0}
     with_d, without_d = 0.0, 0.0
+    read = None if args.regrade else _golden_verdicts(cases)
+    differ = []
     for i, case in enumerate(cases):
-        result, seconds = grade_case(case)
-        found = named(result)
+        if read is not None:
+            if case["key"] not in read:
+                continue
+            found, score = read[case["key"]]
+        else:
+            result, seconds = grade_case(case)
+            found, score = named(result), result.score
+            if golden.records(CORPUS).get(case["key"]) != golden.verdicts(result):
+                differ.append(case["key"])
+            if i < args.timing:
+                with_d += seconds
+                without_d += grade_case(case, diagnose=False)[1]
         v = verdict(case, found)
         counts[v] += 1
-        if i < args.timing:
-            with_d += seconds
-            without_d += grade_case(case, diagnose=False)[1]
         if args.details or v == "wrong":
             print(
                 f"{case['key']} {v:8} label={case['label']}{'+' + case['label2'] if case.get('label2') else ''} "
-                f"named={found} score={result.score:g}",
+                f"named={found} score={score:g}",
                 flush=True,
             )
-    n = len(cases)
+    n = sum(counts.values())
     named_any = counts["right"] + counts["wrong"]
-    print(f"cases: {n}")
+    source = "graded now" if read is None else f"read from tests/golden/{CORPUS}.json"
+    print(f"cases: {n} ({source})")
     print(f"named right: {counts['right']}/{n} = {100 * counts['right'] / max(n, 1):.1f}%")
     print(f"wrong names: {counts['wrong']}/{named_any} named = {100 * counts['wrong'] / max(named_any, 1):.1f}%")
     print(f"unnamed: {counts['unnamed']}/{n}")
-    if not args.only:
+    if read is None:
+        print(f"gradings that differ from tests/golden/{CORPUS}.json: {len(differ)} {' '.join(differ)}".rstrip())
+    if not args.only and n == len(cases):
         speed.record(
             "diagnosis.blind",
-            f"diagnosis of {n} blind mistakes (`tests/blind_bugs`), quick",
+            f"diagnosis of {n} blind mistakes (`tests/blind_bugs`), quick ({source})",
             f"{counts['right']} named right, {counts['wrong']} wrong, {counts['unnamed']} unnamed",
             "0 wrong, >= 90% named right",
             counts["wrong"] == 0 and counts["right"] >= 0.9 * n,

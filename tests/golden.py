@@ -7,7 +7,9 @@ that a change in any verdict fails with the difference, and the change lands onl
     GRADEKIT_UPDATE_GOLDEN=1 scripts/test tests/corpus/test_diagnosis_blind.py   # rewrite the records, read the diff
 
 The properties the corpus must keep (no false pass, no wrong name) are still asserted beside it: a record
-shows what changed, the property says whether the change may land.
+shows what changed, the property says whether the change may land. The bench scripts that report on a corpus
+(``bench/bench_diagnosis.py``, ``bench/bench_lm_blind.py``) read these records, the grading the tests compared, and
+grade again only when asked (``--regrade``).
 """
 
 import difflib
@@ -75,3 +77,20 @@ def check(corpus, key, record):
 def keys(corpus):
     """The keys a corpus's golden file holds (a test checks that no case is missing or left over)."""
     return set(_load(corpus))
+
+
+def records(corpus):
+    """A corpus's golden records, ``{key: verdicts}``: the grading its test compares exactly, which the bench scripts
+    read for their figures instead of grading the corpus again."""
+    return _load(corpus)
+
+
+def named_ids(record):
+    """The catalogued mistakes a record names, each once (in the file's order of tasks)."""
+    return list(dict.fromkeys(i for ids in record["named"].values() for i in ids))
+
+
+def lost_points(record):
+    """Whether the grade a record keeps is below full marks."""
+    score, most = record["score"]
+    return score < most

@@ -21,14 +21,13 @@ import pytest
 ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT / "bench"))
 
-from bench_diagnosis import DATA, named, verdict  # noqa: E402
+from bench_diagnosis import CORPUS, DATA, named, verdict  # noqa: E402
 from bench_diagnosis import grade_case as _grade_case  # noqa: E402
 
 from tests import golden  # noqa: E402
 
 CASES = json.loads((DATA / "labels.json").read_text(encoding="utf-8"))
 BY_KEY = {c["key"]: c for c in CASES}
-CORPUS = "blind_bugs"
 
 
 @functools.cache

@@ -18,7 +18,7 @@ import pytest
 ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT / "bench"))
 
-from bench_lm_blind import DATA, case_folder, grade, verdict  # noqa: E402
+from bench_lm_blind import CORPUS, DATA, case_folder, grade, verdict  # noqa: E402
 
 from grader import api  # noqa: E402
 from tests import golden  # noqa: E402
@@ -27,7 +27,6 @@ CORRECT = sorted(p for p in (DATA / "correct").iterdir() if p.is_dir())
 BASES = sorted(p for p in (DATA / "bugs" / "bases").iterdir() if p.is_dir())
 CASES = json.loads((DATA / "bugs" / "cases.json").read_text(encoding="utf-8"))
 LABELS = json.loads((DATA / "bugs" / "labels.json").read_text(encoding="utf-8"))
-CORPUS = "blind_lm"
 
 
 def test_every_case_is_labelled():

@@ -33,3 +33,43 @@ def test_the_update_mode_writes_records_sorted(tmp_path, monkeypatch):
     data = json.loads((tmp_path / "corpus.json").read_text(encoding="utf-8"))
     assert list(data) == ["a", "b"] and data["a"]["score"] == [1.0, 4.0]
     assert golden.keys("corpus") == {"a", "b"}
+
+
+def _bench(name):
+    import importlib
+    import sys
+    from pathlib import Path
+
+    bench = str(Path(__file__).resolve().parents[2] / "bench")
+    if bench not in sys.path:
+        sys.path.insert(0, bench)
+    return importlib.import_module(name)
+
+
+@pytest.mark.parametrize("script", ["bench_diagnosis", "bench_lm_blind"])
+def test_the_corpus_benches_read_the_records_the_tests_compare(script, tmp_path, monkeypatch, capsys):
+    """The benches' figures come from the golden records (no grading): as the records stand, no wrong name; a record
+    changed to name another mistake, or to give full marks to a mistake, is counted against the diagnosis."""
+    monkeypatch.setenv("GRADEKIT_SPEED_FILE", "")
+    module = _bench(script)
+    corpus = module.CORPUS
+    records = golden.records(corpus)
+    module.main([])
+    out = capsys.readouterr().out
+    assert "wrong names: 0/" in out or "wrong name 0," in out, out
+    # One case's record made to name a mistake it is not labelled with; in the LM's corpus, another's to give full
+    # marks (every task as in a correct submission's record).
+    keys = sorted(k for k in records if "/" not in k)
+    changed = json.loads(json.dumps(records))
+    changed[keys[0]]["named"] = {"zzz": ["zzz.not_this_mistake"]}
+    full = [records[k] for k in records if k.startswith("correct/")]
+    if full:
+        changed[keys[1]].update(score=full[0]["score"], tasks=full[0]["tasks"], named={})
+    monkeypatch.setattr(golden, "FOLDER", tmp_path)
+    (tmp_path / f"{corpus}.json").write_text(json.dumps(changed), encoding="utf-8")
+    module.main([])
+    out = capsys.readouterr().out
+    assert "wrong names: 1/" in out or "wrong name 1," in out, out
+    if full:
+        assert f"{keys[1]} " in out and "FALSE PASS" in out
+        assert f"cases: {len(keys) - 1}/{len(keys)} caught" in out, out
