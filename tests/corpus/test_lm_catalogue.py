@@ -6,7 +6,6 @@ fails a check of its own task and that check's first diagnosis is the bug itself
 for the first assignment); graded whole, it loses points only in its own task or in tasks built on it.
 """
 
-import re
 import string
 
 import pytest
@@ -18,7 +17,7 @@ from grader.bugs.catalogue import Catalogue, apply
 from grader.bugs.diagnose import make_diagnoser
 from grader.submission.inprocess import InProcessRunner, reference_namespace
 from grader.submission.loader import Namespace
-from tests.conftest import assert_bug_caught_in_its_task_and_named_first
+from tests.conftest import assert_bug_caught_in_its_task_and_named_first, reached_tasks
 
 LM = load("decoder_lm")
 CATALOGUE = Catalogue(LM)
@@ -90,28 +89,13 @@ def test_bug_loses_points_in_its_task_and_is_diagnosed_first(bug, reference, tmp
     assert_bug_caught_in_its_task_and_named_first(LM, CATALOGUE, bug, ref, diagnoser, tmp_path)
 
 
-def reached(bug):
-    """The tasks whose code can run the mutated file: those in it, those in a file importing it (transitively, by
-    the reference's relative imports), and those built on the bug's task (their integrated checks use it)."""
-    imports = {
-        f: set(re.findall(r"^from \.(\w+) import", (LM.reference / f).read_text(encoding="utf-8"), re.M))
-        for f in LM.contract_files
-    }
-    files, grew = {bug.file}, True
-    while grew:
-        more = {f for f, names in imports.items() if {n + ".py" for n in names} & files} - files
-        files, grew = files | more, bool(more)
-    return {t.id for t in LM.tasks if t.file in files or bug.task in LM.all_deps(t.id)}
-
-
 @pytest.mark.parametrize("bug", BUGS, ids=IDS)
 def test_graded_whole_the_bug_costs_points_only_in_its_task_or_above(bug, tmp_path):
     """Graded over every task its code can reach (the others cannot see a mutant of this file), the bug loses
     points in its own task and in no task beside it: tasks built on it may lose integrated credit only."""
-    tasks = reached(bug)
-    r = api.check(
-        path=CATALOGUE.write_mutant(bug, tmp_path / "sub"), assignment=LM, profile="quick", tasks=sorted(tasks)
-    )
+    sub = CATALOGUE.write_mutant(bug, tmp_path / "sub")
+    tasks = set(reached_tasks(LM, sub, [bug.file]))
+    r = api.check(path=sub, assignment=LM, profile="quick", tasks=sorted(tasks))
     assert {t.id for t in r.tasks} == tasks
     failing = {t.id for t in r.tasks if t.score < t.max_score}
     assert bug.task in failing, f"{bug.id} loses no points in {bug.task}"

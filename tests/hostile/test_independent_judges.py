@@ -21,6 +21,7 @@ import signal
 import subprocess
 import sys
 import time
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import pytest
@@ -185,10 +186,15 @@ def test_time_budget_twice(tmp_path):
     """Two judges must not give a slow submission two total budgets: the same score as one judge."""
     folder = HERE / "time_budget_twice"
     limits = {"call_timeout": 30.0, "total_timeout": 115.0}
-    one = grade(folder, tmp_path, "one", shards=1, **limits)
-    two = grade(folder, tmp_path, "two", **limits)
+    # The two gradings at once: each spends most of its time asleep in its workers. Sharing the cores can only make
+    # the second grading slower, which cannot hide a second budget (it would score higher, not lower).
+    with ThreadPoolExecutor(2) as pool:
+        one_job = pool.submit(grade, folder, tmp_path, "one", shards=1, **limits)
+        two = grade(folder, tmp_path, "two", **limits)
+        one = one_job.result()
     assert one.finished and two.finished, (one.output[-2000:], two.output[-2000:])
     used_up = [i for i, c in one.checks().items() if (c.get("error") or {}).get("kind") == "timeout"]
+    assert used_up, "one judge did not run out of time: the attack no longer tests a second budget"
     assert_held(
         score_above_one_judge=two.score > one.score
         and {
