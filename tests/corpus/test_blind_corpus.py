@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 from grader import api
-from tests.conftest import TOTAL_POINTS
+from tests.conftest import TOTAL_POINTS, TRANSFORMER, reached_tasks
 
 BLIND = Path(__file__).resolve().parents[1] / "blind"
 CORRECT = sorted(p.name for p in (BLIND / "correct").iterdir() if p.is_dir())
@@ -86,9 +86,13 @@ def test_deviation_is_charged_in_its_own_checks(name, sealed, tmp_path):
     base, _ = name.split("__", 1)
     sub = tmp_path / "sub"
     shutil.copytree(BLIND / "correct" / base, sub, ignore=shutil.ignore_patterns("__pycache__"))
-    for f in (BLIND / "deviations" / name).glob("*.py"):
-        shutil.copy(f, sub / f.name)
-    result = api.check(path=sub, profile="quick", sealed=sealed, diagnose=False)
+    files = {f.name for f in (BLIND / "deviations" / name).glob("*.py")}
+    for f in files:
+        shutil.copy(BLIND / "deviations" / name / f, sub / f)
+    # Graded on every task the deviation's files can reach: the base keeps full marks on all of them (above), so
+    # "nowhere else" holds over the whole assignment.
+    tasks = reached_tasks(TRANSFORMER, sub, files)
+    result = api.check(path=sub, profile="quick", sealed=sealed, diagnose=False, tasks=tasks)
     assert _failing(result) == EXPECTED[name]
     # ... and each fails with its reason, never with the grader's own error (a check once raised NameError here)
     internal = [
