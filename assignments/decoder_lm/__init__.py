@@ -70,6 +70,7 @@ ASSIGNMENT = Assignment(
     data=HERE / "data",
     demo=f"{__name__}.demo:main",
     figures=f"{__name__}.figures:collect",
+    warm_up=f"{__name__}.probes:warm_up",
     banned=(
         "torch.nn.RMSNorm",
         "torch.nn.functional.rms_norm",
