@@ -6,7 +6,8 @@ Grades each with the quick profile (in-process, with diagnosis) and prints:
 
 - correct submissions: the score (anything below full marks is a false fail, listed with its failing checks);
 - bases: the same (they are correct too);
-- cases: caught (lost points somewhere) or a false pass (full marks), the tasks that lost points, and the catalogued
+- cases, each graded on the tasks its file can reach (``tests/reach.py``: its base keeps full marks on the others):
+  caught (lost points somewhere) or a false pass (full marks), the tasks that lost points, and the catalogued
   bugs the diagnosis named. With labels (tests/blind_lm/bugs/labels.json: {key: bug id or "none"}), the named
   ones are compared: named right, wrong name, unnamed (the rules of bench/bench_diagnosis.py).
 
@@ -31,7 +32,9 @@ sys.path.insert(0, str(ROOT))
 import speed  # noqa: E402 - bench/speed.py
 
 from grader import api  # noqa: E402
+from grader.assignment import load  # noqa: E402
 from tests import golden  # noqa: E402
+from tests.reach import reached_tasks  # noqa: E402
 
 DATA = ROOT / "tests" / "blind_lm"
 ASSIGNMENT = "decoder_lm"
@@ -39,8 +42,8 @@ CORPUS = "blind_lm"
 """The corpus's golden file: ``tests/golden/blind_lm.json``."""
 
 
-def grade(path, profile):
-    result = api.check(path=path, assignment=ASSIGNMENT, profile=profile)
+def grade(path, profile, tasks=None):
+    result = api.check(path=path, assignment=ASSIGNMENT, profile=profile, tasks=tasks)
     failing = [c.id for t in result.tasks for c in t.checks if c.status != "passed"]
     lost = [t.id for t in result.tasks if t.score < t.max_score]
     named = []
@@ -57,6 +60,12 @@ def case_folder(case, tmp):
     shutil.copytree(DATA / "bugs" / "bases" / case["base"], folder)
     shutil.copy(DATA / "bugs" / "cases" / case["key"] / case["file"], folder / case["file"])
     return folder
+
+
+def case_tasks(case, folder):
+    """The tasks a case is graded on: those its file can reach in its base (``tests.reach``); its base keeps full
+    marks on every task, so the others cannot lose a point."""
+    return reached_tasks(load(ASSIGNMENT), folder, [case["file"]])
 
 
 def verdict(label, named):
@@ -101,10 +110,10 @@ def main(argv=None):
     records = golden.records(CORPUS)
     differ = []
 
-    def graded(folder, key):
+    def graded(folder, key, tasks=None):
         """(score, most, failing-or-lost tasks, names) of one grading: made now, or read from its golden record."""
         if regrade:
-            result, failing, lost, named = grade(folder, args.profile)
+            result, failing, lost, named = grade(folder, args.profile, tasks)
             if args.profile == "quick" and records.get(key) != golden.verdicts(result):
                 differ.append(key)
             return result.score, result.max_score, failing, lost, named
@@ -143,7 +152,7 @@ def main(argv=None):
     with tempfile.TemporaryDirectory() as tmp:
         for case in cases:
             folder = case_folder(case, tmp) if regrade else None
-            _, _, _, lost, named = graded(folder, case["key"])
+            _, _, _, lost, named = graded(folder, case["key"], case_tasks(case, folder) if regrade else None)
             caught += bool(lost)
             v = verdict(labels.get(case["key"]), named)
             if v:

@@ -18,7 +18,7 @@ import pytest
 ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT / "bench"))
 
-from bench_lm_blind import CORPUS, DATA, case_folder, grade, verdict  # noqa: E402
+from bench_lm_blind import CORPUS, DATA, case_folder, case_tasks, grade, verdict  # noqa: E402
 
 from grader import api  # noqa: E402
 from tests import golden  # noqa: E402
@@ -48,7 +48,8 @@ def test_correct_code_written_elsewhere_gets_full_marks_in_a_sealed_worker(folde
 
 @pytest.mark.parametrize("case", CASES, ids=lambda c: c["key"])
 def test_a_mistake_written_elsewhere_loses_points_and_is_never_misnamed(case, tmp_path):
-    result, _, lost, named = grade(case_folder(case, tmp_path), "quick")
+    folder = case_folder(case, tmp_path)
+    result, _, lost, named = grade(folder, "quick", case_tasks(case, folder))
     golden.check(CORPUS, case["key"], golden.verdicts(result))
     assert lost, f"false pass: {case['description']}"
     assert verdict(LABELS[case["key"]], named) != "wrong", (case["description"], LABELS[case["key"]], named)
