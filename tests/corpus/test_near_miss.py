@@ -11,6 +11,8 @@ from pathlib import Path
 import pytest
 
 from grader import api
+from grader.assignment import load
+from tests.reach import reached_tasks
 
 HERE = Path(__file__).resolve().parents[1]
 CASES = json.loads((HERE / "near_miss" / "cases.json").read_text(encoding="utf-8"))
@@ -33,12 +35,16 @@ def test_every_label_names_a_case():
 def test_near_miss_loses_points_and_is_not_misnamed(tmp_path, case):
     dest = tmp_path / "sub"
     shutil.copytree(BASES[case["assignment"]] / case["base"], dest)
-    for edit in case.get("edits") or [{"file": case["file"], "old": case["old"], "new": case["new"]}]:
+    edits = case.get("edits") or [{"file": case["file"], "old": case["old"], "new": case["new"]}]
+    for edit in edits:
         path = dest / edit["file"]
         text = path.read_text(encoding="utf-8")
         assert text.count(edit["old"]) == 1
         path.write_text(text.replace(edit["old"], edit["new"]), encoding="utf-8")
-    result = api.check(path=dest, assignment=case["assignment"], profile="quick")
+    # Graded on the tasks the edited files can reach (tests/reach.py): a name can only come from a check that fails,
+    # and the base keeps full marks on every task (the blind corpus tests).
+    tasks = reached_tasks(load(case["assignment"]), dest, {e["file"] for e in edits})
+    result = api.check(path=dest, assignment=case["assignment"], profile="quick", tasks=tasks)
     assert result.score < result.max_score, f"false pass: {case['does']}"
     named = {d.id for t in result.tasks for c in t.checks for d in c.diagnoses if d.kind == "bug"}
     assert named <= RIGHT.get(case["id"], set()), (case["does"], case["coincides_with"], sorted(named))
