@@ -41,6 +41,9 @@ SESSION_S = 12 * 3600
 """How long a page session lasts."""
 MAX_FILES = 50
 """Most files one hand-in may hold (several ``.py`` files)."""
+DRAIN_BYTES = 64 << 20
+"""Bytes of an upload over the limit still read (and dropped) so that the client, done sending, reads the 413;
+past them the answer goes at once and the connection closes."""
 _NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,99}$")
 """A file name a hand-in may have: plain letters, digits, ``_ . -``; no folder, no hidden file."""
 REPORT_HEADERS = {"X-Content-Type-Options": "nosniff", "Referrer-Policy": "no-referrer", "X-Frame-Options": "DENY"}
@@ -171,13 +174,17 @@ class Server:
         limit = self.settings["max_upload_mb"] << 20
         too_big = self.error(request, 413, "server.upload.too_large", mb=self.settings["max_upload_mb"])
         length = request.headers.get("content-length", "")
-        if length.isdigit() and int(length) > limit:
+        if length.isdigit() and int(length) > limit + DRAIN_BYTES:
             return None, too_big
-        body = bytearray()
-        async for chunk in request.stream():
-            body += chunk
-            if len(body) > limit:
+        body, seen = bytearray(), 0
+        async for chunk in request.stream():  # read to its end: a client still sending would not read the 413
+            seen += len(chunk)
+            if seen > limit + DRAIN_BYTES:
                 return None, too_big
+            if seen <= limit:
+                body += chunk
+        if seen > limit:
+            return None, too_big
         form = await _form(request, bytes(body))
         if form is None:
             return None, self.error(request, 400, "server.upload.unreadable")
