@@ -197,7 +197,7 @@ class Server:
                 return None, self.error(request, 400, "server.upload.none")
             if len(uploads) > MAX_FILES:
                 return None, self.error(request, 400, "server.upload.too_many_files", n=MAX_FILES)
-            files = []
+            files: list[tuple[str, bytes]] = []
             for upload in uploads:
                 name = (upload.filename or "").replace("\\", "/").rsplit("/", 1)[-1]
                 if not _NAME.match(name) or name in {n for n, _ in files}:
@@ -274,7 +274,7 @@ class Server:
         """Per student of the roster: the submission that counts (``[server] counts`` among the graded ones
         handed in on time; with ``late = "accept"``, among all), and the late ones."""
         policy, late_policy = self.settings["counts"], self.settings["late"]
-        by_student = {}
+        by_student: dict[str, list] = {}
         for row in self.store.history():
             by_student.setdefault(row.student, []).append(row)
         out = []
@@ -437,7 +437,7 @@ class Server:
         if refused is None:
             return RedirectResponse(f"/?lang={lang}&received={sid}", 303)
         if isinstance(refused, JSONResponse):
-            return self.page(request, message=json.loads(refused.body)["error"], status=refused.status_code)
+            return self.page(request, message=json.loads(bytes(refused.body))["error"], status=refused.status_code)
         return refused
 
 

@@ -23,7 +23,7 @@ import os
 import secrets
 import shutil
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 import sqlalchemy as sa
@@ -140,8 +140,8 @@ class Added:
     added: int = 0
     reissued: int = 0
     kept: int = 0
-    problems: list = None
-    tokens_file: Path = None
+    problems: list = field(default_factory=list)
+    tokens_file: Path | None = None
 
 
 class Store:
@@ -233,7 +233,7 @@ class Store:
         fields = [f.strip().lower() for f in reader.fieldnames or []]
         if "student" not in fields:
             raise StoreError(text("server.roster.no_column", lang, path=path))
-        result = Added(problems=[])
+        result = Added()
         issued, seen = [], set()
         with self.engine.begin() as conn:
             known = {r.id for r in conn.execute(sa.select(students.c.id))}
