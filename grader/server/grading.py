@@ -165,8 +165,11 @@ class Grader:
         log.info("submission %s graded: %s", row.id, final.get("status"))
 
     def _end(self, row, _record, detail):
-        """An attempt that gave no grading: back to the queue, or ``error`` after the last attempt."""
-        if row.attempts < MAX_ATTEMPTS:
+        """An attempt that gave no grading: back to the queue (not counted when the server is stopping: it stopped
+        the judge), or ``error`` after the last attempt."""
+        if self._stop.is_set():
+            self.store.finish(row, status="queued", undo=True)
+        elif row.attempts < MAX_ATTEMPTS:
             self.store.finish(row, status="queued", reason=detail)
         else:
             self.store.finish(row, status="error", reason=text("batch.reason.judge", self.plan.lang, detail=detail))

@@ -392,9 +392,10 @@ class Store:
                 return None
             return conn.execute(sa.select(submissions).where(submissions.c.id == row.id)).first()
 
-    def finish(self, row, *, status, score=None, max_score=None, verdict=None, reason="", grading=None):
+    def finish(self, row, *, status, score=None, max_score=None, verdict=None, reason="", grading=None, undo=False):
         """End the attempt ``row`` (as ``claim`` gave it): ``done`` or ``error`` with its result, or ``queued`` to
-        try again. Only the attempt that holds the submission ends it: ``False`` when it no longer did."""
+        try again (``undo``: not counting this attempt, which the server's own stop cut short). Only the attempt
+        that holds the submission ends it: ``False`` when it no longer did."""
         with self.engine.begin() as conn:
             return bool(
                 conn.execute(
@@ -412,6 +413,7 @@ class Store:
                         reason=reason,
                         grading=grading,
                         graded=time.time() if status in ("done", "error") else None,
+                        attempts=row.attempts - 1 if undo else row.attempts,
                     )
                 ).rowcount
             )

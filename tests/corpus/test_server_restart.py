@@ -94,3 +94,22 @@ def test_a_judge_that_dies_is_replaced(tmp_path):
         os.killpg(_judge(course), signal.SIGKILL)
         view = server.wait_done(sid, alice, timeout=180)
     assert view["status"] == "done" and view["attempts"] == 2 and view["score"] == 10
+
+
+def test_a_stop_mid_grading_costs_no_attempt(tmp_path):
+    course = make_course(tmp_path)
+    alice = course.tokens["alice"]
+    server = Server(course)
+    try:
+        server.start()
+        sid = upload(server, alice, [("masks.py", _masks())])[1]["id"]
+        _wait_status(server, sid, alice, "grading")
+        _judge(course)
+        server.stop()  # SIGTERM: uvicorn shuts down, the grading loop stops its judge
+        (row,) = _rows(course)
+        assert (row.status, row.attempts) == ("queued", 0)
+        server.start()
+        view = server.wait_done(sid, alice, timeout=180)
+    finally:
+        server.stop()
+    assert view["status"] == "done" and view["attempts"] == 1

@@ -177,3 +177,36 @@ def test_a_store_that_fails_answers_503(store, tmp_path, monkeypatch, failure):
     )
     assert status == 503
     assert json.loads(answer)["code"] == f"server.store.{failure}" and "nothing was kept" in json.loads(answer)["error"]
+
+
+def _graded(store, student, score, *, late=False):
+    sid = store.add_submission(student, "py", [("masks.py", b"x = 1\n")], late=late)
+    row = store.claim()
+    assert row.id == sid
+    store.finish(row, status="done", score=score, max_score=10.0, verdict="ok")
+    return sid
+
+
+@pytest.mark.parametrize(
+    ("counts", "late", "alice", "late_counted"),
+    [
+        ("last", "refuse", "second", None),
+        ("best", "refuse", "first", None),
+        ("last", "accept", "late", None),
+        ("best", "accept", "late", None),
+        ("last", "flag", "second", "late"),
+        ("best", "flag", "first", "late"),
+    ],
+)
+def test_the_submission_that_counts(store, tmp_path, counts, late, alice, late_counted):
+    from grader.server.app import Server
+
+    course = _config(tmp_path, f'data = "{store.data}"\ncounts = "{counts}"\nlate = "{late}"\n')
+    ids = {"first": _graded(store, "alice", 8.0), "second": _graded(store, "alice", 6.0)}
+    ids["late"] = _graded(store, "alice", 9.0, late=True)
+    store.add_submission("bob", "py", [("masks.py", b"x = 1\n")])  # queued: nothing counts yet
+    rows = {r["student"]: r for r in Server(course, store).gradebook_rows()}
+    assert rows["alice"]["counted"] == ids[alice]
+    assert rows["alice"]["late"] == (alice == "late") and rows["alice"]["late_submissions"] == 1
+    assert rows["alice"]["late_counted"] == (ids[late_counted] if late_counted else None)
+    assert rows["bob"]["counted"] is None and rows["bob"]["pending"] == 1
