@@ -492,6 +492,7 @@ def create_app(course, *, grader=None, store=None):
 
     routes = [
         Route("/", server.home, methods=["GET"]),
+        Route("/favicon.ico", lambda request: Response(status_code=204), methods=["GET"]),  # none: say so quietly
         Route("/login", server.login, methods=["POST"]),
         Route("/logout", server.logout, methods=["POST"]),
         Route("/upload", server.upload, methods=["POST"]),
