@@ -60,6 +60,7 @@ MESSAGES = {
     "server.cli.init_again": "{data} is set up already; its instructor token stands",
     "server.cli.init_done": "Set up {data} (database: {database}).",
     "server.cli.instructor_token": "The instructor's token (shown once; keep it secret):",
+    "server.cli.no_config": "no {name} found here or above; pass --config",
     "server.cli.not_initialised": "{data} is not set up; run gradekit serve init first",
     "server.cli.roster_done": "Roster: {added} added, {reissued} given new tokens, {kept} kept their tokens.",
     "server.cli.tokens_file": "The new tokens are in {path} (readable by you only): hand each student theirs.",

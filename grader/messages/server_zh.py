@@ -60,6 +60,7 @@ MESSAGES = {
     "server.cli.init_again": "{data} 已经初始化；教师令牌保持不变",
     "server.cli.init_done": "已初始化 {data}（数据库：{database}）。",
     "server.cli.instructor_token": "教师令牌（只显示这一次，请妥善保管）：",
+    "server.cli.no_config": "在当前文件夹及其上级中没有找到 {name}；请使用 --config 指定",
     "server.cli.not_initialised": "{data} 尚未初始化；请先运行 gradekit serve init",
     "server.cli.roster_done": "名单：新增 {added} 人，{reissued} 人换发新令牌，{kept} 人保留原令牌。",
     "server.cli.tokens_file": "新令牌已写入 {path}（仅你可读）：请分发给每位学生。",

@@ -43,7 +43,7 @@ def register(subparsers):
     sub.set_defaults(func=cmd_submit)
 
 
-def _course(arg):
+def _course(arg, lang=None):
     """The course configuration (``--config``: the file or its folder; default: the nearest one from here)."""
     from grader.config import FILE_NAME, course_config
 
@@ -53,7 +53,7 @@ def _course(arg):
     if course is None:
         from grader.api import UsageError
 
-        raise UsageError(f"no {FILE_NAME} found here or above; pass --config")
+        raise UsageError(text("server.cli.no_config", lang or "en", name=FILE_NAME))
     return course
 
 
@@ -87,7 +87,7 @@ def _imports(lang):
 
 
 def cmd_init(args):
-    course = _course(args.config)
+    course = _course(args.config, args.lang)
     lang = args.lang or course.lang or "en"
     _imports(lang)
     store = _store(course, lang)
@@ -112,7 +112,7 @@ def cmd_roster_import(args):
     from grader.api import UsageError
     from grader.server.store import NotInitialised, StoreError
 
-    course = _course(args.config)
+    course = _course(args.config, args.lang)
     lang = args.lang or course.lang or "en"
     _imports(lang)
     store = _store(course, lang)
@@ -137,7 +137,7 @@ def cmd_run(args):
 
     from grader.api import UsageError
 
-    course = _course(args.config)
+    course = _course(args.config, args.lang)
     lang = args.lang or course.lang or "en"
     _imports(lang)
     import uvicorn

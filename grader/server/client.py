@@ -40,16 +40,17 @@ def _multipart(files):
     return b"".join(parts), f"multipart/form-data; boundary={boundary}"
 
 
-def _zip_folder(folder):
+def _zip_folder(folder, lang="en"):
     """The bytes of a zip of ``folder``'s snapshot (``intake.take_in``'s rules)."""
+    from grader.messages import PHRASE
     from grader.submission.intake import IntakeError, take_in
 
     scratch = Path(tempfile.mkdtemp(prefix="gradekit-submit-"))
     try:
         try:
             snap = take_in(folder, scratch / "snapshot")
-        except IntakeError as exc:
-            raise SubmitError(str(exc)) from None
+        except IntakeError as exc:  # its reason in the user's language
+            raise SubmitError(text(exc.why[PHRASE], lang, **exc.why["params"])) from None
         archive = scratch / "submission.zip"
         with zipfile.ZipFile(archive, "w", zipfile.ZIP_DEFLATED) as zf:
             for path in sorted(snap.root.rglob("*")):
@@ -64,7 +65,7 @@ def files_of(path, lang="en"):
     """``[(name, bytes)]`` to send for ``path``: a folder zipped, a file as it is."""
     p = Path(path)
     if p.is_dir():
-        return [(f"{p.resolve().name or 'submission'}.zip", _zip_folder(p))]
+        return [(f"{p.resolve().name or 'submission'}.zip", _zip_folder(p, lang))]
     if p.is_file() and p.suffix.lower() in (".zip", ".ipynb", ".py"):
         return [(p.name, p.read_bytes())]
     raise SubmitError(text("server.submit.bad_path", lang, path=path))
