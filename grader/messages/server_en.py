@@ -20,6 +20,7 @@ MESSAGES = {
     "server.upload.kinds": "expected one .zip, one .ipynb, or one or more .py files",
     "server.store.disk": "the server cannot store the submission now (its disk); nothing was kept, try again later",
     "server.store.database": "the server cannot record the submission now (its database); nothing was kept, try again later",
+    "server.store.unavailable": "the server's database cannot be reached now; try again later",
     "server.report.not_ready": "submission {id} has no report (not graded yet, or it could not be graded)",
     "server.status.queued": "waiting",
     "server.status.grading": "being graded",

@@ -20,6 +20,7 @@ MESSAGES = {
     "server.upload.kinds": "应为一个 .zip、一个 .ipynb，或一个或多个 .py 文件",
     "server.store.disk": "服务器暂时无法保存该提交（磁盘问题）；未保留任何内容，请稍后再试",
     "server.store.database": "服务器暂时无法记录该提交（数据库问题）；未保留任何内容，请稍后再试",
+    "server.store.unavailable": "服务器的数据库暂时无法访问；请稍后再试",
     "server.report.not_ready": "提交 {id} 没有报告（尚未评分，或无法评分）",
     "server.status.queued": "排队中",
     "server.status.grading": "评分中",

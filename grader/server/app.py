@@ -504,6 +504,12 @@ def create_app(course, *, grader=None, store=None):
         Route("/instructor/gradebook.csv", server.gradebook_csv, methods=["GET"]),
         Route("/api/regrade", server.regrade, methods=["POST"]),
     ]
-    app = Starlette(routes=routes, lifespan=lifespan)
+
+    def database_away(request, exc):
+        log.error("database error: %s", type(exc).__name__)
+        return server.error(request, 503, "server.store.unavailable")
+
+    # Any route whose database call fails (locked past its timeout, a PostgreSQL server away) answers 503, not 500.
+    app = Starlette(routes=routes, lifespan=lifespan, exception_handlers={sa.exc.SQLAlchemyError: database_away})
     app.state.server = server
     return app

@@ -210,3 +210,22 @@ def test_the_submission_that_counts(store, tmp_path, counts, late, alice, late_c
     assert rows["alice"]["late"] == (alice == "late") and rows["alice"]["late_submissions"] == 1
     assert rows["alice"]["late_counted"] == (ids[late_counted] if late_counted else None)
     assert rows["bob"]["counted"] is None and rows["bob"]["pending"] == 1
+
+
+def test_a_database_away_answers_503(store, tmp_path, monkeypatch):
+    from grader.server.app import create_app
+
+    course = _config(tmp_path, f'data = "{store.data}"\n')
+
+    def away(*args, **kwargs):
+        raise sa.exc.OperationalError("SELECT", {}, Exception("database is locked"))
+
+    monkeypatch.setattr(store, "history", away)
+    status, answer = _asgi(
+        create_app(course, store=store),
+        "GET",
+        "/api/gradebook",
+        {"Authorization": f"Bearer {store.instructor}", "Accept-Language": "zh"},
+        b"",
+    )
+    assert status == 503 and json.loads(answer)["code"] == "server.store.unavailable"
