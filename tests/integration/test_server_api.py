@@ -188,3 +188,16 @@ def test_late_submissions_refused_after_the_deadline(tmp_path):
         )
         assert status == 403 and "截止时间" in answer["error"]
     assert not list((late.data / "submissions").iterdir())
+
+
+def test_regrade_grades_everything_again(course, server, graded):
+    teacher = course.instructor
+    everyone = json.loads(call("GET", server.url + "/api/submissions", teacher)[2])["submissions"]
+    for s in everyone:  # what the other tests handed in is graded first
+        server.wait_done(s["id"], teacher)
+    status, _, body = call("POST", server.url + "/api/regrade", teacher)
+    assert status == 200 and json.loads(body)["queued"] == len(everyone)
+    again = {s["id"]: server.wait_done(s["id"], teacher) for s in everyone}
+    ref = again[_id(graded[0].stdout)]
+    assert (ref["status"], ref["score"], ref["attempts"]) == ("done", 10, 1)
+    assert [s["id"] for s in everyone] == sorted(again)
