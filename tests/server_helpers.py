@@ -37,6 +37,9 @@ profile = "quick"
 ROSTER = [("alice", "Alice Li"), ("bob", '=HYPERLINK("http://x")'), ("carol", "王芳")]
 START_S = 60.0
 """Seconds a server may take to answer its first request."""
+HARD_LIMIT_S = 900
+"""Seconds a test's server may live at all: it runs under ``timeout``, so that it dies even when the test process
+was killed before its teardown ran."""
 
 pytest.importorskip("starlette", reason="the server's packages are not installed: pip install 'gradekit[server]'")
 pytest.importorskip("sqlalchemy", reason="the server's packages are not installed: pip install 'gradekit[server]'")
@@ -128,8 +131,8 @@ class Server:
     def start(self):
         self._log = open(self.log, "wb")
         self.proc = subprocess.Popen(
-            [sys.executable, "-m", "grader", "serve", "run", "--config", str(self.course.config)]
-            + ["--port", str(self.port)],
+            ["timeout", "--signal=KILL", str(HARD_LIMIT_S), sys.executable, "-m", "grader", "serve", "run"]
+            + ["--config", str(self.course.config), "--port", str(self.port)],
             env=env(),
             stdout=self._log,
             stderr=subprocess.STDOUT,
@@ -148,20 +151,25 @@ class Server:
         self.stop()
         raise AssertionError(f"the server did not answer in {START_S} s: {self.log.read_text(errors='replace')}")
 
+    def _server_pid(self):
+        """The server's own process (``timeout``'s child)."""
+        (child,) = Path(f"/proc/{self.proc.pid}/task/{self.proc.pid}/children").read_text().split()
+        return int(child)
+
     def kill(self):
         """SIGKILL the server process alone (its judge is left running, as after a crash)."""
-        self.proc.kill()
-        self.proc.wait(timeout=10)
+        os.kill(self._server_pid(), signal.SIGKILL)
+        self.proc.wait(timeout=10)  # ``timeout`` ends with the server
         self._log.close()
 
     def stop(self):
         if self.proc is None:
             return
         if self.proc.poll() is None:
-            try:
-                os.killpg(self.proc.pid, signal.SIGTERM)
+            try:  # one SIGTERM, to the server alone: uvicorn shuts down gracefully (a second would force it)
+                os.kill(self._server_pid(), signal.SIGTERM)
                 self.proc.wait(timeout=15)
-            except (ProcessLookupError, subprocess.TimeoutExpired):
+            except (ValueError, OSError, subprocess.TimeoutExpired):
                 pass
         try:
             os.killpg(self.proc.pid, signal.SIGKILL)
