@@ -152,7 +152,13 @@ def cmd_run(args):
     host = args.host or course.server["host"]
     port = args.port or course.server["port"]
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(name)s %(levelname)s %(message)s")
-    app = create_app(course, grader=Grader(store, plan(course, _config_file(course))), store=store)
+    from grader.config import ConfigError
+
+    try:
+        grading = plan(course, _config_file(course))
+    except ConfigError as exc:  # the course secret's file or variable missing: said before serving anything
+        raise UsageError(str(exc)) from None
+    app = create_app(course, grader=Grader(store, grading), store=store)
     print(text("server.cli.running", lang, url=f"http://{host}:{port}/", data=store.data), flush=True)
     # No access log: a line per request is not needed, and no request's header or query ever reaches a log.
     uvicorn.run(app, host=host, port=port, access_log=False, log_level="info", server_header=False)
