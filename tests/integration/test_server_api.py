@@ -201,3 +201,23 @@ def test_regrade_grades_everything_again(course, server, graded):
     ref = again[_id(graded[0].stdout)]
     assert (ref["status"], ref["score"], ref["attempts"]) == ("done", 10, 1)
     assert [s["id"] for s in everyone] == sorted(again)
+
+
+def test_a_broken_or_hostile_zip_is_graded_as_not_gradable(course, server):
+    import io
+    import zipfile
+
+    bob = course.tokens["bob"]
+    escaping = io.BytesIO()
+    with zipfile.ZipFile(escaping, "w") as zf:
+        zf.writestr("../../evil.py", "import os\n")
+    views = []
+    for name, content in (("broken.zip", b"PK\x03\x04 not a zip"), ("escaping.zip", escaping.getvalue())):
+        status, answer = upload(server, bob, [(name, content)])
+        assert status == 201, answer
+        views.append(server.wait_done(answer["id"], bob))
+    for view in views:
+        assert (view["status"], view["score"], view["verdict"]) == ("done", 0, "error"), view
+        assert view["reason"] and call("GET", server.url + view["report"], bob)[0] == 200
+    assert not list(course.folder.rglob("evil.py"))
+    assert call("GET", server.url + "/", bob)[0] == 200  # the server is still there
