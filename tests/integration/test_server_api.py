@@ -221,3 +221,11 @@ def test_a_broken_or_hostile_zip_is_graded_as_not_gradable(course, server):
         assert view["reason"] and call("GET", server.url + view["report"], bob)[0] == 200
     assert not list(course.folder.rglob("evil.py"))
     assert call("GET", server.url + "/", bob)[0] == 200  # the server is still there
+
+
+def test_a_notebook_is_graded(course, server):
+    alice = course.tokens["alice"]
+    status, answer = upload(server, alice, [("starter.ipynb", (ROOT / "notebooks" / "starter.ipynb").read_bytes())])
+    assert status == 201, answer
+    view = server.wait_done(answer["id"], alice)
+    assert view["status"] == "done" and view["max_score"] == 10 and view["score"] < 10
