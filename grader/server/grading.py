@@ -106,8 +106,12 @@ class Grader:
         (self.store.data / JUDGE_PID).unlink(missing_ok=True)
 
     def _loop(self):
+        stuck = False  # a claimed row could not be ended (the database was away): put it back once it is here
         while not self._stop.is_set():
             try:
+                if stuck:
+                    self.store.recover()
+                    stuck = False
                 row = self.store.claim()
             except Exception:  # noqa: BLE001 - the database is away for a while: wait and try again
                 log.exception("cannot read the queue")
@@ -121,7 +125,12 @@ class Grader:
                 self.grade(row)
             except Exception as exc:  # noqa: BLE001 - a grader bug: this submission says so, the loop goes on
                 log.exception("grading submission %s failed", row.id)
-                self._end(row, None, clean_text(f"{type(exc).__name__}: {exc}")[:2000])
+                try:
+                    self._end(row, None, clean_text(f"{type(exc).__name__}: {exc}")[:2000])
+                except Exception:  # noqa: BLE001 - the database again: the row is put back when it answers
+                    log.exception("cannot record the end of submission %s", row.id)
+                    stuck = True
+                    self._stop.wait(5.0)
 
     def grade(self, row):
         """Grade the claimed submission ``row`` and record its result (or send it back to the queue)."""

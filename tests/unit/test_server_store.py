@@ -229,3 +229,39 @@ def test_a_database_away_answers_503(store, tmp_path, monkeypatch):
         b"",
     )
     assert status == 503 and json.loads(answer)["code"] == "server.store.unavailable"
+
+
+def test_the_grading_loop_outlives_a_bug_and_a_database_away(store, monkeypatch):
+    import time
+
+    from grader.server.grading import Grader
+
+    loop = Grader(store, plan=None)
+    attempts = []
+
+    def grade(row):  # the first attempt hits a grader bug, the second grades
+        attempts.append(row.attempts)
+        if len(attempts) == 1:
+            raise RuntimeError("a bug")
+        store.finish(row, status="done", score=1.0, max_score=1.0)
+
+    real_finish, failures = store.finish, [True]
+
+    def finish(row, **kwargs):  # and recording the bug's end fails once: the database is away
+        if failures:
+            failures.pop()
+            raise sa.exc.OperationalError("UPDATE", {}, Exception("database is locked"))
+        return real_finish(row, **kwargs)
+
+    monkeypatch.setattr(loop, "grade", grade)
+    monkeypatch.setattr(store, "finish", finish)
+    sid = store.add_submission("alice", "py", [("masks.py", b"x = 1\n")])
+    loop.start()
+    try:
+        ends = time.monotonic() + 30
+        while store.submission(sid).status != "done":
+            assert time.monotonic() < ends, store.submission(sid)
+            time.sleep(0.1)
+    finally:
+        loop.stop()
+    assert attempts == [1, 2] and store.submission(sid).score == 1.0
