@@ -30,6 +30,8 @@ from grader.safetext import clean_text
 from grader.server.store import MAX_ATTEMPTS
 
 log = logging.getLogger("gradekit.server")
+RETRY_S = 5.0
+"""Seconds the loop waits before trying a database that failed again."""
 JUDGE_PID = "judge.pid"
 """The running judge's process id, in the data folder: the next start kills a judge a killed server left."""
 
@@ -116,7 +118,7 @@ class Grader:
             except Exception:  # noqa: BLE001 - the database is away for a while: wait and try again
                 log.exception("cannot read the queue")
                 row = None
-                self._stop.wait(5.0)
+                self._stop.wait(RETRY_S)
             if row is None:
                 self._wake.wait(1.0)
                 self._wake.clear()
@@ -130,7 +132,7 @@ class Grader:
                 except Exception:  # noqa: BLE001 - the database again: the row is put back when it answers
                     log.exception("cannot record the end of submission %s", row.id)
                     stuck = True
-                    self._stop.wait(5.0)
+                    self._stop.wait(RETRY_S)
 
     def grade(self, row):
         """Grade the claimed submission ``row`` and record its result (or send it back to the queue)."""

@@ -234,9 +234,10 @@ def test_a_database_away_answers_503(store, tmp_path, monkeypatch):
 def test_the_grading_loop_outlives_a_bug_and_a_database_away(store, monkeypatch):
     import time
 
-    from grader.server.grading import Grader
+    from grader.server import grading
 
-    loop = Grader(store, plan=None)
+    monkeypatch.setattr(grading, "RETRY_S", 0.1)
+    loop = grading.Grader(store, plan=None)
     attempts = []
 
     def grade(row):  # the first attempt hits a grader bug, the second grades
@@ -265,3 +266,19 @@ def test_the_grading_loop_outlives_a_bug_and_a_database_away(store, monkeypatch)
     finally:
         loop.stop()
     assert attempts == [1, 2] and store.submission(sid).score == 1.0
+
+
+def test_late_submissions_refused_after_the_deadline(store, tmp_path):
+    from grader.server.app import create_app
+    from tests.server_helpers import multipart
+
+    course = _config(tmp_path, f'data = "{store.data}"\ndeadline = "2020-01-01T00:00:00+08:00"\nlate = "refuse"\n')
+    (tokens,) = (store.data / "tokens").glob("*.csv")
+    token = tokens.read_text(encoding="utf-8-sig").splitlines()[1].split(",")[2]
+    app = create_app(course, store=store)
+    body, ctype = multipart([("masks.py", b"x = 1\n")])
+    for lang, said in (("en", "the deadline (2020-01-01T00:00:00+08:00) has passed"), ("zh-CN", "截止时间")):
+        headers = {"Authorization": f"Bearer {token}", "Content-Type": ctype, "Accept-Language": lang}
+        status, answer = _asgi(app, "POST", "/api/submissions", headers, body)
+        assert status == 403 and said in json.loads(answer)["error"]
+    assert store.history() == [] and not list((store.data / "submissions").iterdir())
