@@ -19,6 +19,7 @@ import hmac
 import io
 import json
 import logging
+import math
 import re
 import time
 from contextlib import asynccontextmanager
@@ -168,9 +169,10 @@ class Server:
         if late and self.settings["late"] == "refuse":
             return None, self.error(request, 403, "server.late.refused", deadline=deadline.isoformat())
         per_hour = self.settings["submissions_per_hour"]
-        recent = await run_in_threadpool(self.store.recent, student, now - 3600)
-        if recent >= per_hour:
-            return None, self.error(request, 429, "server.rate.limited", n=per_hour, headers={"Retry-After": "600"})
+        recent, first = await run_in_threadpool(self.store.recent, student, now - 3600)
+        if recent >= per_hour:  # a place frees when the hour's first submission is an hour old
+            wait = str(max(1, math.ceil(first + 3600 - now)))
+            return None, self.error(request, 429, "server.rate.limited", n=per_hour, headers={"Retry-After": wait})
         limit = self.settings["max_upload_mb"] << 20
         too_big = self.error(request, 413, "server.upload.too_large", mb=self.settings["max_upload_mb"])
         length = request.headers.get("content-length", "")

@@ -288,13 +288,15 @@ class Store:
 
     # -- hand-ins -----------------------------------------------------------------------------------
     def recent(self, student, since):
-        """How many submissions ``student`` made since ``since`` (epoch seconds)."""
+        """``(how many, the first one's time)`` of the submissions ``student`` made since ``since`` (epoch seconds;
+        the time ``None`` when there are none)."""
         with self.engine.connect() as conn:
-            return conn.execute(
-                sa.select(sa.func.count())
-                .select_from(submissions)
-                .where(submissions.c.student == student, submissions.c.submitted >= since)
-            ).scalar()
+            count, first = conn.execute(
+                sa.select(sa.func.count(), sa.func.min(submissions.c.submitted)).where(
+                    submissions.c.student == student, submissions.c.submitted >= since
+                )
+            ).one()
+            return count, first
 
     def add_submission(self, student, kind, files, *, late=False):
         """Store a hand-in of ``student`` and queue it; its id. ``files``: ``[(name, bytes)]`` (names already

@@ -126,6 +126,9 @@ def test_upload_refusals(course, server):
             break
         assert status == 201, answer
     assert status == 429 and "4" in answer["error"]
+    body, ctype = multipart([("masks.py", b"x = 1\n")])
+    _, headers, _ = call("POST", f"{server.url}/api/submissions", carol, body=body, content_type=ctype)
+    assert 3000 < int(headers["Retry-After"]) <= 3600
     stored = [p for p in (course.data / "submissions" / "carol").iterdir() if p.name.isdigit()]
     listed = json.loads(call("GET", server.url + "/api/submissions", carol)[2])["submissions"]
     assert len(stored) == len(listed) <= 4  # what was refused left nothing behind
