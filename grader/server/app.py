@@ -129,13 +129,14 @@ class Server:
         return None
 
     def view(self, row, lang):
-        """A submission as the API shows it."""
+        """A submission as the API shows it (``status_text``: its status in ``lang``)."""
         finished = row.status in ("done", "error")
         return {
             "id": row.id,
             "student": row.student,
             "number": row.number,
             "status": row.status,
+            "status_text": text(f"server.status.{row.status}", lang),
             "attempts": row.attempts,
             "submitted": _iso(row.submitted),
             "late": bool(row.late),
