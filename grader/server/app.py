@@ -514,5 +514,28 @@ def create_app(course, *, grader=None, store=None):
 
     # Any route whose database call fails (locked past its timeout, a PostgreSQL server away) answers 503, not 500.
     app = Starlette(routes=routes, lifespan=lifespan, exception_handlers={sa.exc.SQLAlchemyError: database_away})
-    app.state.server = server
-    return app
+    return _headers(app)
+
+
+def _headers(app):
+    """``app`` with ``X-Content-Type-Options: nosniff`` on every answer, and ``Cache-Control: no-store`` on every
+    answer that sets none (a student's scores are nobody's cache's)."""
+
+    async def wrapped(scope, receive, send):
+        if scope["type"] != "http":
+            return await app(scope, receive, send)
+
+        async def send_headers(message):
+            if message["type"] == "http.response.start":
+                headers = list(message.get("headers", []))
+                names = {k.lower() for k, _ in headers}
+                if b"x-content-type-options" not in names:
+                    headers.append((b"x-content-type-options", b"nosniff"))
+                if b"cache-control" not in names:
+                    headers.append((b"cache-control", b"no-store"))
+                message = {**message, "headers": headers}
+            await send(message)
+
+        return await app(scope, receive, send_headers)
+
+    return wrapped

@@ -94,8 +94,8 @@ def test_instructor_routes_refuse_students(course, server, graded):
     for method, path in (("GET", "/api/gradebook"), ("GET", "/instructor/gradebook.csv"), ("POST", "/api/regrade")):
         assert call(method, server.url + path, course.tokens["alice"])[0] == 403, path
         assert call(method, server.url + path)[0] == 401, path
-    status, _, body = call("GET", server.url + "/api/gradebook", course.instructor)
-    assert status == 200
+    status, headers, body = call("GET", server.url + "/api/gradebook", course.instructor)
+    assert status == 200 and headers["X-Content-Type-Options"] == "nosniff" and headers["Cache-Control"] == "no-store"
     rows = {r["student"]: r for r in json.loads(body)["students"]}
     assert rows["alice"]["score"] == 10 and rows["alice"]["counted"] == _id(graded[0].stdout)
     assert rows["carol"]["counted"] is None and rows["carol"]["name"] == "王芳"
