@@ -53,6 +53,8 @@ MESSAGES = {
     "server.submit.no_token": "no token: pass --token or set GRADEKIT_TOKEN",
     "server.submit.refused": "the server refused the submission ({status}): {error}",
     "server.submit.sent": "Handed in: submission {id}.",
+    "server.submit.queued": "Waiting in line to be graded…",
+    "server.submit.grading": "Being graded…",
     "server.submit.timeout": "submission {id} is not graded yet; see it later on the server's page",
     "server.submit.failed": "Submission {id} could not be graded: {reason}",
     "server.submit.graded": "Score: {score} / {max}",

@@ -53,6 +53,8 @@ MESSAGES = {
     "server.submit.no_token": "没有令牌：请使用 --token 或设置环境变量 GRADEKIT_TOKEN",
     "server.submit.refused": "服务器拒绝了该提交（{status}）：{error}",
     "server.submit.sent": "已提交：提交编号 {id}。",
+    "server.submit.queued": "正在排队等待评分……",
+    "server.submit.grading": "正在评分……",
     "server.submit.timeout": "提交 {id} 尚未评分完成；请稍后在服务器页面查看",
     "server.submit.failed": "提交 {id} 未能评分：{reason}",
     "server.submit.graded": "得分：{score} / {max}",

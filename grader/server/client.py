@@ -105,12 +105,16 @@ def submit(path, server, token, *, wait=False, lang="en", timeout_s=3600.0, out=
     if not wait:
         return 0
     ends = time.monotonic() + timeout_s
+    said = None
     while True:
         status, data = request("GET", f"{server}/api/submissions/{sid}", token, lang=lang)
         if status != 200:
             raise SubmitError(text("server.submit.refused", lang, status=status, error=data.get("error", "")))
         if data["status"] in ("done", "error"):
             break
+        if data["status"] != said and data["status"] in ("queued", "grading"):  # each stage said once
+            said = data["status"]
+            print(text(f"server.submit.{said}", lang), file=out, flush=True)
         if time.monotonic() > ends:
             raise SubmitError(text("server.submit.timeout", lang, id=sid))
         time.sleep(POLL_S)

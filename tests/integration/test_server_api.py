@@ -53,6 +53,7 @@ def test_submit_reference_and_skeleton_by_the_cli(course, server, graded):
     ref, skel = graded
     assert ref.returncode == 0, ref.stdout + ref.stderr
     assert "Score: 10 / 10" in ref.stdout, ref.stdout
+    assert "Being graded…" in ref.stdout or "Waiting in line" in ref.stdout  # --wait says where it stands
     assert skel.returncode == 0, skel.stdout + skel.stderr
     score, top = re.search(r"Score: ([\d.]+) / ([\d.]+)", skel.stdout).groups()
     assert float(top) == 10 and float(score) < 10
