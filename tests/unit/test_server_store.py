@@ -282,3 +282,23 @@ def test_late_submissions_refused_after_the_deadline(store, tmp_path):
         status, answer = _asgi(app, "POST", "/api/submissions", headers, body)
         assert status == 403 and said in json.loads(answer)["error"]
     assert store.history() == [] and not list((store.data / "submissions").iterdir())
+
+
+def test_sqlite_is_in_wal_mode_with_full_sync(store):
+    with store.engine.connect() as conn:
+        assert conn.exec_driver_sql("PRAGMA journal_mode").scalar() == "wal"
+        assert conn.exec_driver_sql("PRAGMA synchronous").scalar() == 2  # FULL
+
+
+def test_a_reissued_token_ends_the_page_session(store, tmp_path):
+    from grader.server.app import Server
+
+    course = _config(tmp_path, f'data = "{store.data}"\n')
+    server = Server(course, store)
+    cookie = server.new_session("alice")
+    assert server.session_of(cookie) == "alice"
+    assert server.session_of(cookie.replace(":alice", ":bob")) is None  # the name is signed
+    expires, mac, student = cookie.split(":", 2)
+    assert server.session_of(f"{int(expires) - 2 * 86400}:{mac}:{student}") is None  # so is the expiry
+    store.import_roster(tmp_path / "roster.csv", reissue=True)
+    assert server.session_of(cookie) is None
