@@ -37,7 +37,7 @@ secret_file = "secret.txt"                # a file holding it (relative to this 
 
 [server]                                  # the course server (`gradekit serve`, docs/SERVER.md)
 data = "server-data"                      # its data folder (relative to this file): database, uploads, gradings
-database = "sqlite:///..."                # an SQLAlchemy URL (default: sqlite:///<data>/gradekit.db)
+database = "postgresql://db/gradekit"     # an SQLAlchemy URL (default: sqlite:///<data>/gradekit.db)
 host = "127.0.0.1"                        # where it listens (default: loopback only)
 port = 8000
 max_upload_mb = 20                        # the largest upload accepted
