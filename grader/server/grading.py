@@ -4,8 +4,9 @@ This process never imports or runs a student's code. It takes a hand-in in by th
 (``sources.prepare``: the snapshot, links and special files refused, a zip extracted with its checks), sends the
 judge (``runner._Judge``, ``python -m grader.batch.judge``) the batch's ``judge.Job`` for it, and renders the
 student's report from the saved grading as the batch does (``outputs.publish``). Each attempt grades into a
-folder of its own (``gradings/<id>/<attempt>``), so that a judge left over from a stopped server never writes
-over the grading that counts, and the row records which folder that is.
+folder of its own (``gradings/<id>/<attempt>-<ns>``: the attempt and a clock reading, as a regrade counts attempts
+from one again), so that a judge left over from a stopped server never writes over the grading that counts, and
+the row records which folder that is.
 
 A judge that dies or runs past its deadline is stopped; the submission goes back to the queue, and after
 ``store.MAX_ATTEMPTS`` attempts it ends ``error`` with the reason. A server stopped mid-grading leaves the row

@@ -7,7 +7,8 @@ The data folder (``[server] data`` of the course configuration) holds:
   PostgreSQL one works as it is, the schema is SQLAlchemy Core's).
 - ``submissions/<student>/<n>/``: each hand-in as uploaded, every file and folder synced to disk before its row is
   committed (``Store.add_submission``), so an acknowledged hand-in is on disk.
-- ``gradings/<id>/<attempt>/``: a judge's grading of submission ``<id>`` and the student's report rendered from it.
+- ``gradings/<id>/<attempt>-<ns>/``: a judge's grading of submission ``<id>`` and the student's report rendered
+  from it, one folder per attempt (the row names the one that counts).
 - ``tokens/``: the CSV files of tokens handed to the instructor (mode 0600), one per roster import.
 
 A token is ``secrets.token_urlsafe(24)``; the database keeps only its HMAC-SHA256 under ``secret.key``, so a
