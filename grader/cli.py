@@ -413,7 +413,7 @@ def cmd_kit(args):
 
 
 # Sub-commands that live with their feature; each module has ``register(subparsers)`` setting ``func``.
-FEATURE_COMMANDS = ("grader.practice.cli", "grader.batch.cli", "grader.watch")
+FEATURE_COMMANDS = ("grader.practice.cli", "grader.batch.cli", "grader.watch", "grader.server.cli")
 
 
 def build_parser(command=None):

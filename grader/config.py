@@ -34,6 +34,19 @@ memory_mb = 4096                          # the worker's memory cap
 [held_back]                               # the course secret: the final grade's held-back examples
 secret_file = "secret.txt"                # a file holding it (relative to this file); or secret_env = "NAME"
                                           # (an environment variable), or secret = "..." (here, in the file)
+
+[server]                                  # the course server (`gradekit serve`, docs/SERVER.md)
+data = "server-data"                      # its data folder (relative to this file): database, uploads, gradings
+database = "postgresql://db/gradekit"     # an SQLAlchemy URL (default: sqlite:///<data>/gradekit.db)
+host = "127.0.0.1"                        # where it listens (default: loopback only)
+port = 8000
+max_upload_mb = 20                        # the largest upload accepted
+submissions_per_hour = 20                 # per student
+deadline = "2026-12-01T23:59:00+08:00"    # ISO 8601 with its offset (default: none)
+late = "refuse"                           # after the deadline: refuse, accept (it counts) or flag (graded, and
+                                          # shown beside the submission that counts, which stays an on-time one)
+counts = "last"                           # which submission counts: the last one, or the best
+profile = "full"                          # the examples graded: quick or full
 ```
 
 The held-back secret is read only by the final grade's doors (``batch``, ``gradescope build``) through
@@ -71,6 +84,7 @@ TOP_KEYS = (
     "columns",
     "gradescope",
     "held_back",
+    "server",
 )
 HELD_BACK_KEYS = ("secret", "secret_file", "secret_env")
 """Where the course secret is: in the file itself, in a file of its own, or in an environment variable (one)."""
@@ -79,6 +93,22 @@ COPY_POLICIES = ("zero", "flag")
 LANGS = ("en", "zh")
 OUTPUT_FORMATS = ("text", "md", "html")
 OVERRIDES_NAMES = ("overrides.toml", "overrides.csv")
+SERVER_DEFAULTS = {
+    "data": "server-data",
+    "database": None,
+    "host": "127.0.0.1",
+    "port": 8000,
+    "max_upload_mb": 20,
+    "submissions_per_hour": 20,
+    "deadline": None,
+    "late": "refuse",
+    "counts": "last",
+    "profile": "full",
+}
+"""``[server]``'s keys and their defaults (``database`` ``None``: SQLite in the data folder; ``deadline`` ``None``:
+none)."""
+LATE_POLICIES = ("refuse", "accept", "flag")
+COUNTS = ("last", "best")
 """Files beside the configuration read as the instructor's reviews when ``overrides`` is not given."""
 
 
@@ -152,6 +182,9 @@ class CourseConfig:
     """``[held_back]``: one of ``HELD_BACK_KEYS`` and its value (a ``secret_file`` made absolute); empty: no secret.
     Resolved only when asked (``held_back_seed``), so that a configuration naming a file or a variable this
     machine lacks loads anywhere (a Gradescope container gets the seed from its settings instead)."""
+    server: dict = field(default_factory=dict)
+    """``[server]`` validated, every key of ``SERVER_DEFAULTS`` present: ``data`` an absolute path, ``deadline`` an
+    aware ``datetime`` or ``None``, ``database`` the URL given or ``None``."""
 
     # -- loading ------------------------------------------------------------------------------
     @classmethod
@@ -282,6 +315,7 @@ class CourseConfig:
                 f"{source}: gradescope.output_format must be one of {', '.join(OUTPUT_FORMATS)}, got {output_format!r}"
             )
         held_back = _held_back(_table(data, "held_back", source), source, base)
+        server = _server(_table(data, "server", source), source, base)
         return cls(
             assignment=spec,
             tasks=tuple(tasks),
@@ -299,6 +333,7 @@ class CourseConfig:
             columns={k: v.strip() for k, v in columns.items()},
             gradescope_format=output_format,
             held_back=held_back,
+            server=server,
         )
 
     def students(self):
@@ -438,6 +473,45 @@ def _held_back(table, source, base):
     if key == "secret_file":
         value = str((Path(base or ".") / value).resolve())
     return {key: value}
+
+
+def _server(table, source, base):
+    """``[server]`` validated (``SERVER_DEFAULTS`` for what it leaves out); ``ConfigError`` naming the key."""
+    from datetime import datetime
+
+    unknown = [k for k in table if k not in SERVER_DEFAULTS]
+    if unknown:
+        raise ConfigError(f"{source}: server.{unknown[0]}: unknown key; expected one of {', '.join(SERVER_DEFAULTS)}")
+    out = {**SERVER_DEFAULTS, **table}
+    for key in ("data", "host"):
+        if not isinstance(out[key], str) or not out[key].strip():
+            raise ConfigError(f"{source}: server.{key}: expected a non-empty string, got {out[key]!r}")
+    if out["database"] is not None and (not isinstance(out["database"], str) or "://" not in out["database"]):
+        raise ConfigError(
+            f"{source}: server.database: expected a database URL (sqlite:///path, postgresql://...), "
+            f"got {out['database']!r}"
+        )
+    for key, low, high in (("port", 1, 65535), ("max_upload_mb", 1, 1024), ("submissions_per_hour", 1, 100_000)):
+        value = out[key]
+        if isinstance(value, bool) or not isinstance(value, int) or not low <= value <= high:
+            raise ConfigError(f"{source}: server.{key}: expected a whole number from {low} to {high}, got {value!r}")
+    for key, allowed in (("late", LATE_POLICIES), ("counts", COUNTS), ("profile", ("quick", "full"))):
+        if out[key] not in allowed:
+            raise ConfigError(f"{source}: server.{key} must be one of {', '.join(allowed)}, got {out[key]!r}")
+    deadline = out["deadline"]
+    if deadline is not None:
+        try:
+            parsed = datetime.fromisoformat(deadline) if isinstance(deadline, str) else deadline
+        except ValueError:
+            parsed = None
+        if not isinstance(parsed, datetime) or parsed.tzinfo is None:
+            raise ConfigError(
+                f"{source}: server.deadline: expected a date and time with its offset, "
+                f'"2026-12-01T23:59:00+08:00", got {deadline!r}'
+            )
+        out["deadline"] = parsed
+    out["data"] = str((Path(base or ".") / out["data"]).resolve())
+    return out
 
 
 def _table(data, key, source):

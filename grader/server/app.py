@@ -1,0 +1,541 @@
+"""The server's web application (Starlette): the students' API and page, the instructor's gradebook.
+
+Who asks is said by a token, ``Authorization: Bearer TOKEN`` (the API, ``gradekit submit``), or by the page's
+session cookie, set when a student logs in with their token (HttpOnly, SameSite=Strict; its value is signed with
+the server's key and names the token it was made from, so a reissued token ends the session). A student sees
+only their own submissions: another's id answers 404, as an id that does not exist, so ids tell nothing. The
+instructor's token reads every submission and the gradebook; it hands nothing in. A form of the page that
+changes something carries a CSRF token made from the session (``csrf``); a post without it is refused.
+
+A hand-in (``POST /api/submissions``, or the page's form) is checked in this order: who (401, 403), the deadline
+(403 when late hand-ins are refused), the hourly limit (429), the size (413), the files (400); then it is stored,
+synced, and its row committed (``Store.add_submission``) before the 201 answer: a full disk or a database error
+answers 503 and leaves nothing of it. Every answer's words are in the asker's language (``?lang=zh``, else
+``Accept-Language``, else the course's).
+"""
+
+import csv
+import hmac
+import io
+import json
+import logging
+import math
+import re
+import time
+from contextlib import asynccontextmanager
+from datetime import datetime, timezone
+
+import sqlalchemy as sa
+from starlette.applications import Starlette
+from starlette.concurrency import run_in_threadpool
+from starlette.requests import Request
+from starlette.responses import HTMLResponse, JSONResponse, RedirectResponse, Response
+from starlette.routing import Route
+
+from grader.batch.gradebook import number_cell, text_cell
+from grader.messages import LANGS, text
+from grader.server.store import Store
+
+log = logging.getLogger("gradekit.server")
+COOKIE = "gradekit_session"
+SESSION_S = 12 * 3600
+"""How long a page session lasts."""
+MAX_FILES = 50
+"""Most files one hand-in may hold (several ``.py`` files)."""
+DRAIN_BYTES = 64 << 20
+"""Bytes of an upload over the limit still read (and dropped) so that the client, done sending, reads the 413;
+past them the answer goes at once and the connection closes."""
+_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,99}$")
+"""A file name a hand-in may have: plain letters, digits, ``_ . -``; no folder, no hidden file."""
+REPORT_HEADERS = {"X-Content-Type-Options": "nosniff", "Referrer-Policy": "no-referrer", "X-Frame-Options": "DENY"}
+PAGE_CSP = (
+    "default-src 'none'; style-src 'unsafe-inline'; img-src 'self' data:; form-action 'self'; "
+    "base-uri 'none'; frame-ancestors 'none'"
+)
+
+
+def report_csp():
+    """The report page's policy: no script but the report's own (its hash: nothing a submission writes can add
+    one), no fetch, no frame, no form."""
+    from grader.views.html import _script_hash
+
+    return (
+        "default-src 'none'; style-src 'self' 'unsafe-inline'; img-src 'self' data:; "
+        f"script-src '{_script_hash()}'; base-uri 'none'; form-action 'none'; frame-ancestors 'none'"
+    )
+
+
+def _iso(seconds):
+    return datetime.fromtimestamp(seconds, timezone.utc).isoformat(timespec="seconds") if seconds else None
+
+
+class Server:
+    """The application's state: the course, its store and grading loop, and the request handlers."""
+
+    def __init__(self, course, store, grader=None):
+        self.course = course
+        self.settings = course.server
+        self.store = store
+        self.grader = grader
+        self.lang = course.lang or "en"
+
+    # -- helpers ------------------------------------------------------------------------------------
+    def lang_of(self, request):
+        asked = request.query_params.get("lang")
+        if asked in LANGS:
+            return asked
+        for part in request.headers.get("accept-language", "").split(","):
+            tag = part.split(";")[0].strip().lower()
+            if tag.startswith("zh"):
+                return "zh"
+            if tag.startswith("en"):
+                return "en"
+        return self.lang
+
+    def error(self, request, status, key, headers=None, **params):
+        lang = self.lang_of(request)
+        return JSONResponse({"error": text(key, lang, **params), "code": key}, status, headers=headers)
+
+    def session_of(self, value):
+        """The student a session cookie's ``value`` names, while it is valid; else ``None``."""
+        try:
+            expires, mac, student = (value or "").split(":", 2)
+            if int(expires) < time.time():
+                return None
+        except ValueError:
+            return None
+        token_hash = self.store.student_hash(student)
+        if token_hash is None or not hmac.compare_digest(mac, self.store.sign("session", student, expires, token_hash)):
+            return None
+        return student
+
+    def new_session(self, student):
+        expires = str(int(time.time()) + SESSION_S)
+        return f"{expires}:{self.store.sign('session', student, expires, self.store.student_hash(student))}:{student}"
+
+    def csrf(self, cookie):
+        return self.store.sign("csrf", cookie)[:32]
+
+    def who(self, request, *, cookie=True):
+        """``("student", id)``, ``("instructor", None)`` or ``None``: the bearer token, else (``cookie``) the
+        session."""
+        header = request.headers.get("authorization", "")
+        if header[:7].lower() == "bearer ":
+            return self.store.who(header[7:].strip())
+        if cookie:
+            student = self.session_of(request.cookies.get(COOKIE))
+            if student is not None:
+                return ("student", student)
+        return None
+
+    def view(self, row, lang):
+        """A submission as the API shows it (``status_text``: its status in ``lang``)."""
+        finished = row.status in ("done", "error")
+        return {
+            "id": row.id,
+            "student": row.student,
+            "number": row.number,
+            "status": row.status,
+            "status_text": text(f"server.status.{row.status}", lang),
+            "attempts": row.attempts,
+            "submitted": _iso(row.submitted),
+            "late": bool(row.late),
+            "score": row.score,
+            "max_score": row.max_score,
+            "verdict": row.verdict,
+            "reason": row.reason if finished else "",
+            "graded": _iso(row.graded),
+            "report": f"/submissions/{row.id}/report" if row.status == "done" and row.grading else None,
+        }
+
+    def visible(self, request, sid):
+        """``(row, None)`` for a submission the asker may see, else ``(None, the answer)``: 401 without a valid
+        token, 404 for what does not exist or is another student's."""
+        who = self.who(request)
+        if who is None:
+            return None, self.error(request, 401, "server.auth.missing")
+        row = self.store.submission(sid)
+        if row is None or (who[0] == "student" and row.student != who[1]):
+            return None, self.error(request, 404, "server.submission.unknown", id=sid)
+        return row, None
+
+    # -- hand-ins -----------------------------------------------------------------------------------
+    async def receive(self, request, student, check=None):
+        """Check and store a hand-in of ``student`` from ``request``'s multipart body; ``(id, None)``, or
+        ``(None, the error answer)``. ``check``: called with the parsed form before anything is stored, it answers
+        a refusal (the page's CSRF check) or ``None``."""
+        now = time.time()
+        deadline = self.settings["deadline"]
+        late = deadline is not None and now > deadline.timestamp()
+        if late and self.settings["late"] == "refuse":
+            return None, self.error(request, 403, "server.late.refused", deadline=deadline.isoformat())
+        per_hour = self.settings["submissions_per_hour"]
+        recent, first = await run_in_threadpool(self.store.recent, student, now - 3600)
+        if recent >= per_hour:  # a place frees when the hour's first submission is an hour old
+            wait = str(max(1, math.ceil(first + 3600 - now)))
+            return None, self.error(request, 429, "server.rate.limited", n=per_hour, headers={"Retry-After": wait})
+        limit = self.settings["max_upload_mb"] << 20
+        too_big = self.error(request, 413, "server.upload.too_large", mb=self.settings["max_upload_mb"])
+        length = request.headers.get("content-length", "")
+        if length.isdigit() and int(length) > limit + DRAIN_BYTES:
+            return None, too_big
+        body, seen = bytearray(), 0
+        async for chunk in request.stream():  # read to its end: a client still sending would not read the 413
+            seen += len(chunk)
+            if seen > limit + DRAIN_BYTES:
+                return None, too_big
+            if seen <= limit:
+                body += chunk
+        if seen > limit:
+            return None, too_big
+        form = await _form(request, bytes(body))
+        if form is None:
+            return None, self.error(request, 400, "server.upload.unreadable")
+        try:
+            refused = check(form) if check is not None else None
+            if refused is not None:
+                return None, refused
+            uploads = [f for f in form.getlist("file") if hasattr(f, "read")]
+            if not uploads:
+                return None, self.error(request, 400, "server.upload.none")
+            if len(uploads) > MAX_FILES:
+                return None, self.error(request, 400, "server.upload.too_many_files", n=MAX_FILES)
+            files: list[tuple[str, bytes]] = []
+            for upload in uploads:
+                name = (upload.filename or "").replace("\\", "/").rsplit("/", 1)[-1]
+                if not _NAME.match(name) or name in {n for n, _ in files}:
+                    return None, self.error(request, 400, "server.upload.bad_name", name=repr(name[:100]))
+                files.append((name, await upload.read()))
+        finally:
+            await form.close()
+        suffixes = [name.lower().rsplit(".", 1)[-1] if "." in name else "" for name, _ in files]
+        if len(files) == 1 and suffixes[0] in ("zip", "ipynb"):
+            kind = suffixes[0]
+        elif all(s == "py" for s in suffixes):
+            kind = "py"
+        else:
+            return None, self.error(request, 400, "server.upload.kinds")
+        try:
+            sid = await run_in_threadpool(self.store.add_submission, student, kind, files, late=late)
+        except OSError as exc:
+            log.error("cannot store a submission of %s: %s", student, exc.strerror or exc)
+            return None, self.error(request, 503, "server.store.disk")
+        except sa.exc.SQLAlchemyError as exc:
+            log.error("cannot record a submission of %s: %s", student, type(exc).__name__)
+            return None, self.error(request, 503, "server.store.database")
+        log.info("submission %s of %s stored (%s, %d file(s))", sid, student, kind, len(files))
+        if self.grader is not None:
+            self.grader.wake()
+        return sid, None
+
+    async def post_submission(self, request):
+        who = self.who(request, cookie=False)
+        if who is None:
+            return self.error(request, 401, "server.auth.missing")
+        if who[0] != "student":
+            return self.error(request, 403, "server.auth.student_only")
+        sid, refused = await self.receive(request, who[1])
+        if refused is not None:
+            return refused
+        row = await run_in_threadpool(self.store.submission, sid)
+        return JSONResponse(self.view(row, self.lang_of(request)), 201, headers={"Location": f"/api/submissions/{sid}"})
+
+    def list_submissions(self, request):
+        who = self.who(request)
+        if who is None:
+            return self.error(request, 401, "server.auth.missing")
+        lang = self.lang_of(request)
+        rows = self.store.history(who[1])  # the instructor (None): every student's
+        return JSONResponse({"submissions": [self.view(r, lang) for r in rows]})
+
+    def get_submission(self, request):
+        row, refused = self.visible(request, request.path_params["sid"])
+        return refused or JSONResponse(self.view(row, self.lang_of(request)))
+
+    def report(self, request):
+        row, refused = self.visible(request, request.path_params["sid"])
+        if refused is not None:
+            return refused
+        path = self.store.data / "gradings" / (row.grading or "-") / "report.html"
+        if row.status != "done" or not row.grading or not path.is_file():
+            return self.error(request, 404, "server.report.not_ready", id=row.id)
+        return HTMLResponse(
+            path.read_text(encoding="utf-8"),
+            headers={**REPORT_HEADERS, "Content-Security-Policy": report_csp(), "Cache-Control": "private"},
+        )
+
+    # -- the instructor -----------------------------------------------------------------------------
+    def instructor(self, request):
+        who = self.who(request, cookie=False)
+        if who is None:
+            return self.error(request, 401, "server.auth.missing")
+        if who[0] != "instructor":
+            return self.error(request, 403, "server.auth.instructor_only")
+        return None
+
+    def gradebook_rows(self):
+        """Per student of the roster: the submission that counts (``[server] counts`` among the graded ones
+        handed in on time; with ``late = "accept"``, among all), and the late ones."""
+        policy, late_policy = self.settings["counts"], self.settings["late"]
+        by_student: dict[str, list] = {}
+        for row in self.store.history():
+            by_student.setdefault(row.student, []).append(row)
+        out = []
+        for student, name in self.store.roster():
+            rows = by_student.get(student, [])
+            done = [r for r in rows if r.status == "done"]
+            late_done = [r for r in done if r.late]
+            pool = done if late_policy == "accept" else [r for r in done if not r.late]
+            counted = _pick(pool, policy)
+            flagged = _pick(late_done, policy) if late_policy == "flag" else None
+            out.append(
+                {
+                    "student": student,
+                    "name": name,
+                    "submissions": len(rows),
+                    "pending": sum(r.status in ("queued", "grading") for r in rows),
+                    "counted": counted.id if counted else None,
+                    "score": counted.score if counted else None,
+                    "max_score": counted.max_score if counted else None,
+                    "status": counted.verdict if counted else None,
+                    "submitted": _iso(counted.submitted) if counted else None,
+                    "late": bool(counted and counted.late),
+                    "late_submissions": sum(bool(r.late) for r in rows),
+                    "late_counted": flagged.id if flagged else None,
+                    "late_score": flagged.score if flagged else None,
+                }
+            )
+        return out
+
+    def gradebook(self, request):
+        refused = self.instructor(request)
+        if refused is not None:
+            return refused
+        deadline = self.settings["deadline"]
+        return JSONResponse(
+            {
+                "counts": self.settings["counts"],
+                "late": self.settings["late"],
+                "deadline": deadline.isoformat() if deadline else None,
+                "students": self.gradebook_rows(),
+            }
+        )
+
+    def gradebook_csv(self, request):
+        refused = self.instructor(request)
+        if refused is not None:
+            return refused
+        buf = io.StringIO()
+        writer = csv.writer(buf, lineterminator="\r\n", quoting=csv.QUOTE_MINIMAL)
+        head = ["student_id", "name", "total", "max", "status", "submission", "submitted", "late"]
+        writer.writerow(head + ["late_submissions", "late_submission", "late_total"])
+        for r in self.gradebook_rows():
+            graded = r["counted"] is not None
+            writer.writerow(
+                [
+                    text_cell(r["student"]),
+                    text_cell(r["name"]),
+                    number_cell(r["score"]) if graded else "",
+                    number_cell(r["max_score"]) if graded else "",
+                    text_cell(r["status"] or ""),
+                    r["counted"] or "",
+                    text_cell(r["submitted"] or ""),
+                    "yes" if r["late"] else "",
+                    r["late_submissions"],
+                    r["late_counted"] or "",
+                    number_cell(r["late_score"]) if r["late_counted"] else "",
+                ]
+            )
+        return Response(
+            "\ufeff" + buf.getvalue(),
+            media_type="text/csv; charset=utf-8",
+            headers={"Content-Disposition": 'attachment; filename="gradebook.csv"', **REPORT_HEADERS},
+        )
+
+    def regrade(self, request):
+        refused = self.instructor(request)
+        if refused is not None:
+            return refused
+        n = self.store.requeue_all()
+        log.info("regrade: %d submission(s) queued again", n)
+        if self.grader is not None:
+            self.grader.wake()
+        return JSONResponse({"queued": n})
+
+    # -- the page -----------------------------------------------------------------------------------
+    def page(self, request, *, message="", status=200, student=None, cookie=None):
+        from grader.server.page import render
+
+        lang = self.lang_of(request)
+        cookie = cookie or request.cookies.get(COOKIE)
+        student = student or self.session_of(cookie)
+        rows = self.store.history(student) if student else []
+        body = render(
+            lang=lang,
+            student=student,
+            csrf=self.csrf(cookie) if student else "",
+            rows=[self.view(r, lang) for r in reversed(rows)],
+            message=message,
+            max_mb=self.settings["max_upload_mb"],
+        )
+        return HTMLResponse(body, status, headers={**REPORT_HEADERS, "Content-Security-Policy": PAGE_CSP})
+
+    def home(self, request):
+        received = request.query_params.get("received", "")
+        message = text("server.page.received", self.lang_of(request), id=received) if received.isdigit() else ""
+        return self.page(request, message=message)
+
+    async def login(self, request):
+        lang = self.lang_of(request)
+        form = await _form(request, await _capped_body(request, 4096))
+        token = str(form.get("token") or "") if form is not None else ""
+        who = await run_in_threadpool(self.store.who, token)
+        if who is None or who[0] != "student":
+            key = "server.page.instructor" if who else "server.page.bad_token"
+            return self.page(request, message=text(key, lang), status=401)
+        cookie = await run_in_threadpool(self.new_session, who[1])
+        response = RedirectResponse(f"/?lang={lang}", 303)
+        response.set_cookie(
+            COOKIE,
+            cookie,
+            max_age=SESSION_S,
+            httponly=True,
+            samesite="strict",
+            secure=request.url.scheme == "https",
+        )
+        return response
+
+    def _checked_session(self, request, given):
+        cookie = request.cookies.get(COOKIE)
+        student = self.session_of(cookie)
+        if student is None:
+            return None, self.page(request, message=text("server.page.login_first", self.lang_of(request)), status=401)
+        if not given or not hmac.compare_digest(str(given), self.csrf(cookie)):
+            return None, self.page(request, message=text("server.page.csrf", self.lang_of(request)), status=403)
+        return student, None
+
+    async def logout(self, request):
+        form = await _form(request, await _capped_body(request, 4096))
+        _, refused = self._checked_session(request, form.get("csrf") if form is not None else None)
+        if refused is not None:
+            return refused
+        response = RedirectResponse(f"/?lang={self.lang_of(request)}", 303)
+        response.delete_cookie(COOKIE)
+        return response
+
+    async def upload(self, request):
+        cookie = request.cookies.get(COOKIE)
+        lang = self.lang_of(request)
+        student = await run_in_threadpool(self.session_of, cookie)
+        if student is None:
+            return self.page(request, message=text("server.page.login_first", lang), status=401)
+
+        def check(form):  # the CSRF token is a field of the same form: checked before anything is stored
+            given = str(form.get("csrf") or "")
+            if not given or not hmac.compare_digest(given, self.csrf(cookie)):
+                return self.page(request, message=text("server.page.csrf", lang), status=403)
+            return None
+
+        sid, refused = await self.receive(request, student, check=check)
+        if refused is None:
+            return RedirectResponse(f"/?lang={lang}&received={sid}", 303)
+        if isinstance(refused, JSONResponse):
+            return self.page(request, message=json.loads(bytes(refused.body))["error"], status=refused.status_code)
+        return refused
+
+
+def _pick(rows, policy):
+    if not rows:
+        return None
+    if policy == "best":
+        return max(rows, key=lambda r: (r.score or 0.0, r.id))
+    return max(rows, key=lambda r: r.id)
+
+
+async def _capped_body(request, limit):
+    body = bytearray()
+    async for chunk in request.stream():
+        body += chunk
+        if len(body) > limit:
+            return b""
+    return bytes(body)
+
+
+async def _form(request, body):
+    """The form in ``body`` (read already), parsed as ``request``'s content type says; ``None`` when it cannot be."""
+    sent = False
+
+    async def replay():
+        nonlocal sent
+        if sent:
+            return {"type": "http.request", "body": b"", "more_body": False}
+        sent = True
+        return {"type": "http.request", "body": body, "more_body": False}
+
+    try:
+        return await Request(request.scope, replay).form(max_files=MAX_FILES + 1, max_fields=20)
+    except Exception:  # noqa: BLE001 - whatever a client sends: a malformed form is refused, never a crash
+        return None
+
+
+def create_app(course, *, grader=None, store=None):
+    """The application for the course configuration ``course``; ``grader``: the grading loop it starts and stops
+    with it (``None``: none, the queue is only filled)."""
+    server = Server(course, store or Store(course.server["data"], course.server["database"]), grader)
+
+    @asynccontextmanager
+    async def lifespan(app):
+        if grader is not None:
+            grader.start()
+        try:
+            yield
+        finally:
+            if grader is not None:
+                await run_in_threadpool(grader.stop)
+
+    routes = [
+        Route("/", server.home, methods=["GET"]),
+        Route("/favicon.ico", lambda request: Response(status_code=204), methods=["GET"]),  # none: say so quietly
+        Route("/login", server.login, methods=["POST"]),
+        Route("/logout", server.logout, methods=["POST"]),
+        Route("/upload", server.upload, methods=["POST"]),
+        Route("/api/submissions", server.post_submission, methods=["POST"]),
+        Route("/api/submissions", server.list_submissions, methods=["GET"]),
+        Route("/api/submissions/{sid:int}", server.get_submission, methods=["GET"]),
+        Route("/submissions/{sid:int}/report", server.report, methods=["GET"]),
+        Route("/api/gradebook", server.gradebook, methods=["GET"]),
+        Route("/instructor/gradebook.csv", server.gradebook_csv, methods=["GET"]),
+        Route("/api/regrade", server.regrade, methods=["POST"]),
+    ]
+
+    def database_away(request, exc):
+        log.error("database error: %s", type(exc).__name__)
+        return server.error(request, 503, "server.store.unavailable")
+
+    # Any route whose database call fails (locked past its timeout, a PostgreSQL server away) answers 503, not 500.
+    app = Starlette(routes=routes, lifespan=lifespan, exception_handlers={sa.exc.SQLAlchemyError: database_away})
+    return _headers(app)
+
+
+def _headers(app):
+    """``app`` with ``X-Content-Type-Options: nosniff`` on every answer, and ``Cache-Control: no-store`` on every
+    answer that sets none (a student's scores are nobody's cache's)."""
+
+    async def wrapped(scope, receive, send):
+        if scope["type"] != "http":
+            return await app(scope, receive, send)
+
+        async def send_headers(message):
+            if message["type"] == "http.response.start":
+                headers = list(message.get("headers", []))
+                names = {k.lower() for k, _ in headers}
+                if b"x-content-type-options" not in names:
+                    headers.append((b"x-content-type-options", b"nosniff"))
+                if b"cache-control" not in names:
+                    headers.append((b"cache-control", b"no-store"))
+                message = {**message, "headers": headers}
+            await send(message)
+
+        return await app(scope, receive, send_headers)
+
+    return wrapped

@@ -1,0 +1,236 @@
+"""What the course server's tests share: a course folder set up by the commands an instructor types, a real
+server (``gradekit serve run``, uvicorn, in a process of its own on a free loopback port, always stopped), and
+plain HTTP calls.
+
+The server's grading is kept to seconds: the ``masks`` task, quick examples, short limits, and the copy policy
+``flag`` (the reference itself is handed in and must get its points)."""
+
+import csv
+import json
+import os
+import signal
+import socket
+import subprocess
+import sys
+import time
+import urllib.error
+import urllib.request
+import uuid
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+TOML = """assignment = "transformer"
+tasks = ["masks"]
+copy_policy = "flag"
+
+[limits]
+call_timeout = 6
+total_timeout = 12
+memory_mb = 2048
+
+[server]
+profile = "quick"
+"""
+ROSTER = [("alice", "Alice Li"), ("bob", '=HYPERLINK("http://x")'), ("carol", "王芳")]
+START_S = 60.0
+"""Seconds a server may take to answer its first request."""
+HARD_LIMIT_S = 900
+"""Seconds a test's server may live at all: it runs under ``timeout``, so that it dies even when the test process
+was killed before its teardown ran."""
+
+pytest.importorskip("starlette", reason="the server's packages are not installed: pip install 'gradekit[server]'")
+pytest.importorskip("sqlalchemy", reason="the server's packages are not installed: pip install 'gradekit[server]'")
+pytest.importorskip("uvicorn", reason="the server's packages are not installed: pip install 'gradekit[server]'")
+
+
+def env():
+    """The environment of the commands: this checkout's ``grader`` first."""
+    e = dict(os.environ)
+    e["PYTHONPATH"] = os.pathsep.join([str(ROOT)] + [p for p in e.get("PYTHONPATH", "").split(os.pathsep) if p])
+    e.pop("GRADEKIT_TOKEN", None)
+    return e
+
+
+def gradekit(*argv, cwd=None, timeout=120, extra_env=None):
+    """``gradekit ARGV`` in a process of its own: the ``CompletedProcess`` (text)."""
+    return subprocess.run(
+        [sys.executable, "-m", "grader", *map(str, argv)],
+        cwd=cwd,
+        env={**env(), **(extra_env or {})},
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+    )
+
+
+@dataclass
+class Course:
+    """A course folder set up for the server: its configuration, data folder, and every token."""
+
+    folder: Path
+    instructor: str
+    tokens: dict = field(default_factory=dict)
+    outputs: list = field(default_factory=list)
+    """The output of every command run to set it up (to look for tokens in)."""
+
+    @property
+    def config(self):
+        return self.folder / "gradekit.toml"
+
+    @property
+    def data(self):
+        return self.folder / "server-data"
+
+
+def make_course(folder, extra=""):
+    """A course in ``folder``: ``gradekit.toml`` (``TOML`` with ``extra`` lines added to ``[server]``), then
+    ``gradekit serve init`` and ``gradekit serve roster import`` of ``ROSTER``; the tokens read from the tokens file
+    the import wrote."""
+    folder = Path(folder)
+    folder.mkdir(parents=True, exist_ok=True)
+    (folder / "gradekit.toml").write_text(TOML + extra, encoding="utf-8")
+    with open(folder / "roster.csv", "w", newline="", encoding="utf-8") as fh:
+        writer = csv.writer(fh)
+        writer.writerow(["student", "name", "email"])
+        writer.writerows([(s, n, f"{s}@example.org") for s, n in ROSTER])
+    init = gradekit("serve", "init", "--config", folder)
+    assert init.returncode == 0, init.stderr
+    instructor = init.stdout.strip().splitlines()[-1].strip()
+    imported = gradekit("serve", "roster", "import", folder / "roster.csv", "--config", folder / "gradekit.toml")
+    assert imported.returncode == 0, imported.stderr
+    (tokens_file,) = (folder / "server-data" / "tokens").glob("tokens-*.csv")
+    with open(tokens_file, encoding="utf-8-sig", newline="") as fh:
+        tokens = {r["student"]: r["token"] for r in csv.DictReader(fh)}
+    return Course(folder, instructor, tokens, [init.stdout + init.stderr, imported.stdout + imported.stderr])
+
+
+def free_port():
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+class Server:
+    """``gradekit serve run`` for ``course`` on a free loopback port; a context manager that waits for it to answer
+    and stops it on the way out (SIGTERM, then SIGKILL of its process group), whatever the test did."""
+
+    def __init__(self, course):
+        self.course = course
+        self.port = free_port()
+        self.url = f"http://127.0.0.1:{self.port}"
+        self.log = course.folder / f"server-{uuid.uuid4().hex[:8]}.log"
+        self.proc = None
+
+    def __enter__(self):
+        self.start()
+        return self
+
+    def start(self):
+        self._log = open(self.log, "wb")
+        self.proc = subprocess.Popen(
+            ["timeout", "--signal=KILL", str(HARD_LIMIT_S), sys.executable, "-m", "grader", "serve", "run"]
+            + ["--config", str(self.course.config), "--port", str(self.port)],
+            env=env(),
+            stdout=self._log,
+            stderr=subprocess.STDOUT,
+            start_new_session=True,
+        )
+        ends = time.monotonic() + START_S
+        while time.monotonic() < ends:
+            if self.proc.poll() is not None:
+                raise AssertionError(f"the server stopped: {self.log.read_text(errors='replace')}")
+            try:
+                if call("GET", self.url + "/")[0] == 200:
+                    return self
+            except OSError:
+                pass
+            time.sleep(0.2)
+        self.stop()
+        raise AssertionError(f"the server did not answer in {START_S} s: {self.log.read_text(errors='replace')}")
+
+    def _server_pid(self):
+        """The server's own process (``timeout``'s child)."""
+        (child,) = Path(f"/proc/{self.proc.pid}/task/{self.proc.pid}/children").read_text().split()
+        return int(child)
+
+    def kill(self):
+        """SIGKILL the server process alone (its judge is left running, as after a crash)."""
+        os.kill(self._server_pid(), signal.SIGKILL)
+        self.proc.wait(timeout=10)  # ``timeout`` ends with the server
+        self._log.close()
+
+    def stop(self):
+        if self.proc is None:
+            return
+        if self.proc.poll() is None:
+            try:  # one SIGTERM, to the server alone: uvicorn shuts down gracefully (a second would force it)
+                os.kill(self._server_pid(), signal.SIGTERM)
+                self.proc.wait(timeout=15)
+            except (ValueError, OSError, subprocess.TimeoutExpired):
+                pass
+        try:
+            os.killpg(self.proc.pid, signal.SIGKILL)
+        except (ProcessLookupError, PermissionError):
+            pass
+        self.proc.wait(timeout=10)
+        if not self._log.closed:
+            self._log.close()
+
+    def __exit__(self, *exc):
+        self.stop()
+
+    def wait_done(self, sid, token, timeout=120.0):
+        """Submission ``sid``'s view once it is ``done`` or ``error``."""
+        ends = time.monotonic() + timeout
+        while time.monotonic() < ends:
+            status, _, body = call("GET", f"{self.url}/api/submissions/{sid}", token)
+            assert status == 200, body
+            view = json.loads(body)
+            if view["status"] in ("done", "error"):
+                return view
+            time.sleep(0.3)
+        raise AssertionError(f"submission {sid} not graded in {timeout} s: {self.log.read_text(errors='replace')}")
+
+
+def multipart(files, fields=None):
+    """``(body, content type)``: ``files`` (``[(name, bytes)]``) as ``file`` fields, ``fields`` as plain ones."""
+    boundary = "b" + uuid.uuid4().hex
+    parts = []
+    for key, value in (fields or {}).items():
+        parts.append(f'--{boundary}\r\nContent-Disposition: form-data; name="{key}"\r\n\r\n{value}\r\n'.encode())
+    for name, content in files:
+        head = f'--{boundary}\r\nContent-Disposition: form-data; name="file"; filename="{name}"\r\n'
+        parts += [(head + "Content-Type: application/octet-stream\r\n\r\n").encode(), content, b"\r\n"]
+    parts.append(f"--{boundary}--\r\n".encode())
+    return b"".join(parts), f"multipart/form-data; boundary={boundary}"
+
+
+def call(method, url, token=None, *, body=None, content_type=None, headers=None, timeout=30):
+    """One request: ``(status, headers, body bytes)``; an error status is returned, not raised."""
+    h = dict(headers or {})
+    if token:
+        h["Authorization"] = f"Bearer {token}"
+    if content_type:
+        h["Content-Type"] = content_type
+    req = urllib.request.Request(url, data=body, method=method, headers=h)
+    opener = urllib.request.build_opener(_NoRedirect)
+    try:
+        with opener.open(req, timeout=timeout) as answer:
+            return answer.status, answer.headers, answer.read()
+    except urllib.error.HTTPError as exc:
+        return exc.code, exc.headers, exc.read()
+
+
+class _NoRedirect(urllib.request.HTTPRedirectHandler):
+    def redirect_request(self, *args, **kwargs):
+        return None
+
+
+def upload(server, token, files, **kw):
+    """``POST /api/submissions`` of ``files``: ``(status, JSON answer)``."""
+    body, ctype = multipart(files)
+    status, _, answer = call("POST", f"{server.url}/api/submissions", token, body=body, content_type=ctype, **kw)
+    return status, json.loads(answer or b"{}")

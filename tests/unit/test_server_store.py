@@ -1,0 +1,304 @@
+"""The course server's parts without a server: ``[server]`` in the course configuration, the store (tokens kept as
+HMACs, a hand-in stored whole or not at all, the queue's attempts), and the application's 503 when storing fails,
+driven in-process through ASGI."""
+
+import asyncio
+import errno
+import json
+import os
+import stat
+
+import pytest
+
+pytest.importorskip("sqlalchemy", reason="the server's packages are not installed: pip install 'gradekit[server]'")
+pytest.importorskip("starlette", reason="the server's packages are not installed: pip install 'gradekit[server]'")
+
+import sqlalchemy as sa  # noqa: E402
+
+from grader.config import ConfigError, CourseConfig  # noqa: E402
+from grader.server import store as store_module  # noqa: E402
+from grader.server.store import Store  # noqa: E402
+
+
+def _config(tmp_path, server_toml):
+    path = tmp_path / "gradekit.toml"
+    path.write_text(f'assignment = "transformer"\n\n[server]\n{server_toml}', encoding="utf-8")
+    return CourseConfig.load(path)
+
+
+def test_server_section_defaults_and_paths(tmp_path):
+    server = _config(tmp_path, "").server
+    assert server["data"] == str((tmp_path / "server-data").resolve())
+    assert (server["host"], server["port"], server["late"], server["counts"]) == ("127.0.0.1", 8000, "refuse", "last")
+    assert server["deadline"] is None and server["database"] is None
+    dated = _config(tmp_path, "deadline = 2026-12-01T23:59:00+08:00\n").server["deadline"]
+    assert dated.utcoffset().total_seconds() == 8 * 3600
+    assert _config(tmp_path, 'deadline = "2026-12-01T23:59:00Z"\n').server["deadline"].tzinfo is not None
+
+
+@pytest.mark.parametrize(
+    ("toml", "said"),
+    [
+        ("colour = 1\n", "server.colour: unknown key; expected one of data, database"),
+        ('late = "maybe"\n', "server.late must be one of refuse, accept, flag"),
+        ('counts = "first"\n', "server.counts must be one of last, best"),
+        ('deadline = "2026-12-01T23:59:00"\n', "server.deadline: expected a date and time with its offset"),
+        ("port = 0\n", "server.port: expected a whole number from 1 to 65535"),
+        ('database = "gradekit.db"\n', "server.database: expected a database URL"),
+    ],
+)
+def test_server_section_errors_say_where(tmp_path, toml, said):
+    with pytest.raises(ConfigError) as err:
+        _config(tmp_path, toml)
+    assert said in str(err.value) and "gradekit.toml" in str(err.value)
+
+
+@pytest.fixture
+def store(tmp_path):
+    s = Store(tmp_path / "data")
+    s.instructor = s.init()
+    roster = tmp_path / "roster.csv"
+    roster.write_text("student,name\nalice,Alice\nbob,Bob\n", encoding="utf-8")
+    s.import_roster(roster)
+    return s
+
+
+def test_tokens_are_kept_as_hmacs(store, tmp_path):
+    assert stat.S_IMODE(os.stat(store.data / "secret.key").st_mode) == 0o600
+    assert store.who(store.instructor) == ("instructor", None)
+    assert store.init() is None  # a second init keeps the token
+    (tokens,) = (store.data / "tokens").glob("*.csv")
+    rows = dict(line.split(",")[::2] for line in tokens.read_text(encoding="utf-8-sig").splitlines()[1:])
+    assert store.who(rows["alice"]) == ("student", "alice") and store.who("x" + rows["alice"]) is None
+    with store.engine.connect() as conn:
+        hashes = dict(conn.execute(sa.text("SELECT id, token_hash FROM students")).all())
+    assert hashes["alice"] == store.hash(rows["alice"]) != rows["alice"]
+    again = store.import_roster(tmp_path / "roster.csv")
+    assert (again.added, again.kept, again.tokens_file) == (0, 2, None)
+    assert store.who(rows["alice"]) == ("student", "alice")
+    reissued = store.import_roster(tmp_path / "roster.csv", reissue=True)
+    assert reissued.reissued == 2 and store.who(rows["alice"]) is None
+
+
+def test_roster_bad_rows_are_said_with_their_line(store, tmp_path):
+    roster = tmp_path / "more.csv"
+    roster.write_text("name,student\nCarol,carol\nNo one,\nBad,a b\nCarol again,carol\n", encoding="utf-8")
+    done = store.import_roster(roster, lang="zh")
+    assert done.added == 1
+    assert [p.split("：")[0] for p in done.problems] == ["名单第 3 行", "名单第 4 行", "名单第 5 行"]
+
+
+def test_a_hand_in_is_stored_whole_or_not_at_all(store, monkeypatch):
+    sid = store.add_submission("alice", "py", [("masks.py", b"x = 1\n"), ("attention.py", b"y = 2\n")])
+    row = store.submission(sid)
+    assert (row.status, row.number) == ("queued", 1)
+    assert (store.source_of(row) / "attention.py").read_bytes() == b"y = 2\n"
+    folder = store.data / "submissions" / "alice"
+
+    def full(fd):
+        raise OSError(errno.ENOSPC, "No space left on device")
+
+    with monkeypatch.context() as m:
+        m.setattr(store_module.os, "fsync", full)
+        with pytest.raises(OSError):
+            store.add_submission("alice", "zip", [("hw.zip", b"PK")])
+    with store.engine.begin() as conn:
+        conn.execute(sa.text("DROP TABLE submissions"))
+    with pytest.raises(sa.exc.SQLAlchemyError):
+        store.add_submission("alice", "zip", [("hw.zip", b"PK")])
+    assert sorted(p.name for p in folder.iterdir()) == ["1"]  # neither failure left a folder
+
+
+def test_each_attempt_ends_once(store):
+    sid = store.add_submission("alice", "py", [("masks.py", b"x = 1\n")])
+    first = store.claim()
+    assert (first.id, first.status, first.attempts) == (sid, "grading", 1)
+    assert store.claim() is None
+    assert store.recover() == 1  # a server stopped mid-grading: back in the queue
+    second = store.claim()
+    assert second.attempts == 2
+    assert not store.finish(first, status="done", score=1.0, max_score=1.0)  # the stale attempt cannot end it
+    assert store.finish(second, status="done", score=2.0, max_score=2.0)
+    assert not store.finish(second, status="done", score=3.0, max_score=3.0)
+    assert store.submission(sid).score == 2.0
+
+
+def _asgi(app, method, path, headers, body):
+    """One request to ``app`` in-process: ``(status, body)``."""
+    sent = []
+
+    async def run():
+        async def receive():
+            return {"type": "http.request", "body": body, "more_body": False}
+
+        async def send(message):
+            sent.append(message)
+
+        scope = {
+            "type": "http",
+            "asgi": {"version": "3.0"},
+            "http_version": "1.1",
+            "method": method,
+            "scheme": "http",
+            "path": path,
+            "raw_path": path.encode(),
+            "query_string": b"",
+            "root_path": "",
+            "headers": [(k.lower().encode(), v.encode()) for k, v in headers.items()],
+            "client": ("127.0.0.1", 1),
+            "server": ("127.0.0.1", 80),
+        }
+        await app(scope, receive, send)
+
+    asyncio.run(run())
+    start = next(m for m in sent if m["type"] == "http.response.start")
+    return start["status"], b"".join(m.get("body", b"") for m in sent if m["type"] == "http.response.body")
+
+
+@pytest.mark.parametrize("failure", ["disk", "database"])
+def test_a_store_that_fails_answers_503(store, tmp_path, monkeypatch, failure):
+    from grader.server.app import create_app
+    from tests.server_helpers import multipart
+
+    course = _config(tmp_path, f'data = "{store.data}"\n')
+    (tokens,) = (store.data / "tokens").glob("*.csv")
+    token = tokens.read_text(encoding="utf-8-sig").splitlines()[1].split(",")[2]
+
+    def fail(*args, **kwargs):
+        if failure == "disk":
+            raise OSError(errno.ENOSPC, "No space left on device")
+        raise sa.exc.OperationalError("INSERT", {}, Exception("database is locked"))
+
+    monkeypatch.setattr(store, "add_submission", fail)
+    app = create_app(course, store=store)
+    body, ctype = multipart([("masks.py", b"x = 1\n")])
+    status, answer = _asgi(
+        app, "POST", "/api/submissions", {"Authorization": f"Bearer {token}", "Content-Type": ctype}, body
+    )
+    assert status == 503
+    assert json.loads(answer)["code"] == f"server.store.{failure}" and "nothing was kept" in json.loads(answer)["error"]
+
+
+def _graded(store, student, score, *, late=False):
+    sid = store.add_submission(student, "py", [("masks.py", b"x = 1\n")], late=late)
+    row = store.claim()
+    assert row.id == sid
+    store.finish(row, status="done", score=score, max_score=10.0, verdict="ok")
+    return sid
+
+
+@pytest.mark.parametrize(
+    ("counts", "late", "alice", "late_counted"),
+    [
+        ("last", "refuse", "second", None),
+        ("best", "refuse", "first", None),
+        ("last", "accept", "late", None),
+        ("best", "accept", "late", None),
+        ("last", "flag", "second", "late"),
+        ("best", "flag", "first", "late"),
+    ],
+)
+def test_the_submission_that_counts(store, tmp_path, counts, late, alice, late_counted):
+    from grader.server.app import Server
+
+    course = _config(tmp_path, f'data = "{store.data}"\ncounts = "{counts}"\nlate = "{late}"\n')
+    ids = {"first": _graded(store, "alice", 8.0), "second": _graded(store, "alice", 6.0)}
+    ids["late"] = _graded(store, "alice", 9.0, late=True)
+    store.add_submission("bob", "py", [("masks.py", b"x = 1\n")])  # queued: nothing counts yet
+    rows = {r["student"]: r for r in Server(course, store).gradebook_rows()}
+    assert rows["alice"]["counted"] == ids[alice]
+    assert rows["alice"]["late"] == (alice == "late") and rows["alice"]["late_submissions"] == 1
+    assert rows["alice"]["late_counted"] == (ids[late_counted] if late_counted else None)
+    assert rows["bob"]["counted"] is None and rows["bob"]["pending"] == 1
+
+
+def test_a_database_away_answers_503(store, tmp_path, monkeypatch):
+    from grader.server.app import create_app
+
+    course = _config(tmp_path, f'data = "{store.data}"\n')
+
+    def away(*args, **kwargs):
+        raise sa.exc.OperationalError("SELECT", {}, Exception("database is locked"))
+
+    monkeypatch.setattr(store, "history", away)
+    status, answer = _asgi(
+        create_app(course, store=store),
+        "GET",
+        "/api/gradebook",
+        {"Authorization": f"Bearer {store.instructor}", "Accept-Language": "zh"},
+        b"",
+    )
+    assert status == 503 and json.loads(answer)["code"] == "server.store.unavailable"
+
+
+def test_the_grading_loop_outlives_a_bug_and_a_database_away(store, monkeypatch):
+    import time
+
+    from grader.server import grading
+
+    monkeypatch.setattr(grading, "RETRY_S", 0.1)
+    loop = grading.Grader(store, plan=None)
+    attempts = []
+
+    def grade(row):  # the first attempt hits a grader bug, the second grades
+        attempts.append(row.attempts)
+        if len(attempts) == 1:
+            raise RuntimeError("a bug")
+        store.finish(row, status="done", score=1.0, max_score=1.0)
+
+    real_finish, failures = store.finish, [True]
+
+    def finish(row, **kwargs):  # and recording the bug's end fails once: the database is away
+        if failures:
+            failures.pop()
+            raise sa.exc.OperationalError("UPDATE", {}, Exception("database is locked"))
+        return real_finish(row, **kwargs)
+
+    monkeypatch.setattr(loop, "grade", grade)
+    monkeypatch.setattr(store, "finish", finish)
+    sid = store.add_submission("alice", "py", [("masks.py", b"x = 1\n")])
+    loop.start()
+    try:
+        ends = time.monotonic() + 30
+        while store.submission(sid).status != "done":
+            assert time.monotonic() < ends, store.submission(sid)
+            time.sleep(0.1)
+    finally:
+        loop.stop()
+    assert attempts == [1, 2] and store.submission(sid).score == 1.0
+
+
+def test_late_submissions_refused_after_the_deadline(store, tmp_path):
+    from grader.server.app import create_app
+    from tests.server_helpers import multipart
+
+    course = _config(tmp_path, f'data = "{store.data}"\ndeadline = "2020-01-01T00:00:00+08:00"\nlate = "refuse"\n')
+    (tokens,) = (store.data / "tokens").glob("*.csv")
+    token = tokens.read_text(encoding="utf-8-sig").splitlines()[1].split(",")[2]
+    app = create_app(course, store=store)
+    body, ctype = multipart([("masks.py", b"x = 1\n")])
+    for lang, said in (("en", "the deadline (2020-01-01T00:00:00+08:00) has passed"), ("zh-CN", "截止时间")):
+        headers = {"Authorization": f"Bearer {token}", "Content-Type": ctype, "Accept-Language": lang}
+        status, answer = _asgi(app, "POST", "/api/submissions", headers, body)
+        assert status == 403 and said in json.loads(answer)["error"]
+    assert store.history() == [] and not list((store.data / "submissions").iterdir())
+
+
+def test_sqlite_is_in_wal_mode_with_full_sync(store):
+    with store.engine.connect() as conn:
+        assert conn.exec_driver_sql("PRAGMA journal_mode").scalar() == "wal"
+        assert conn.exec_driver_sql("PRAGMA synchronous").scalar() == 2  # FULL
+
+
+def test_a_reissued_token_ends_the_page_session(store, tmp_path):
+    from grader.server.app import Server
+
+    course = _config(tmp_path, f'data = "{store.data}"\n')
+    server = Server(course, store)
+    cookie = server.new_session("alice")
+    assert server.session_of(cookie) == "alice"
+    assert server.session_of(cookie.replace(":alice", ":bob")) is None  # the name is signed
+    expires, mac, student = cookie.split(":", 2)
+    assert server.session_of(f"{int(expires) - 2 * 86400}:{mac}:{student}") is None  # so is the expiry
+    store.import_roster(tmp_path / "roster.csv", reissue=True)
+    assert server.session_of(cookie) is None
