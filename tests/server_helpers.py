@@ -41,9 +41,9 @@ HARD_LIMIT_S = 900
 """Seconds a test's server may live at all: it runs under ``timeout``, so that it dies even when the test process
 was killed before its teardown ran."""
 
-pytest.importorskip("starlette", reason="the server's packages are not installed: pip install 'gradekit[server]'")
-pytest.importorskip("sqlalchemy", reason="the server's packages are not installed: pip install 'gradekit[server]'")
-pytest.importorskip("uvicorn", reason="the server's packages are not installed: pip install 'gradekit[server]'")
+pytest.importorskip("starlette", reason="the server's packages are not installed: pip install -e '.[server]'")
+pytest.importorskip("sqlalchemy", reason="the server's packages are not installed: pip install -e '.[server]'")
+pytest.importorskip("uvicorn", reason="the server's packages are not installed: pip install -e '.[server]'")
 
 
 def env():

@@ -59,7 +59,7 @@ MESSAGES = {
     "server.submit.failed": "Submission {id} could not be graded: {reason}",
     "server.submit.graded": "Score: {score} / {max}",
     "server.submit.report": "Report: {url}",
-    "server.cli.missing_packages": "the server needs the package {name}: pip install 'gradekit[server]'",
+    "server.cli.missing_packages": "the server needs the package {name}, which is not installed here: run it as scripts/gradekit serve from the kit's repository (it installs the server's packages), or install them with pip install -e '.[server]' there",
     "server.cli.init_again": "{data} is set up already; its instructor token stands",
     "server.cli.init_done": "Set up {data} (database: {database}).",
     "server.cli.instructor_token": "The instructor's token (shown once; keep it secret):",

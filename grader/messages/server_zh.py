@@ -59,7 +59,7 @@ MESSAGES = {
     "server.submit.failed": "提交 {id} 未能评分：{reason}",
     "server.submit.graded": "得分：{score} / {max}",
     "server.submit.report": "报告：{url}",
-    "server.cli.missing_packages": "服务器需要软件包 {name}：pip install 'gradekit[server]'",
+    "server.cli.missing_packages": "服务器需要软件包 {name}，但本机未安装：请在本工具的仓库中用 scripts/gradekit serve 运行（它会安装服务器所需的软件包），或在那里执行 pip install -e '.[server]' 安装",
     "server.cli.init_again": "{data} 已经初始化；教师令牌保持不变",
     "server.cli.init_done": "已初始化 {data}（数据库：{database}）。",
     "server.cli.instructor_token": "教师令牌（只显示这一次，请妥善保管）：",

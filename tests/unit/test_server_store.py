@@ -10,8 +10,8 @@ import stat
 
 import pytest
 
-pytest.importorskip("sqlalchemy", reason="the server's packages are not installed: pip install 'gradekit[server]'")
-pytest.importorskip("starlette", reason="the server's packages are not installed: pip install 'gradekit[server]'")
+pytest.importorskip("sqlalchemy", reason="the server's packages are not installed: pip install -e '.[server]'")
+pytest.importorskip("starlette", reason="the server's packages are not installed: pip install -e '.[server]'")
 
 import sqlalchemy as sa  # noqa: E402
 
