@@ -325,29 +325,8 @@ class Server:
         refused = self.instructor(request)
         if refused is not None:
             return refused
-        buf = io.StringIO()
-        writer = csv.writer(buf, lineterminator="\r\n", quoting=csv.QUOTE_MINIMAL)
-        head = ["student_id", "name", "total", "max", "status", "submission", "submitted", "late"]
-        writer.writerow(head + ["late_submissions", "late_submission", "late_total"])
-        for r in self.gradebook_rows():
-            graded = r["counted"] is not None
-            writer.writerow(
-                [
-                    text_cell(r["student"]),
-                    text_cell(r["name"]),
-                    number_cell(r["score"]) if graded else "",
-                    number_cell(r["max_score"]) if graded else "",
-                    text_cell(r["status"] or ""),
-                    r["counted"] or "",
-                    text_cell(r["submitted"] or ""),
-                    "yes" if r["late"] else "",
-                    r["late_submissions"],
-                    r["late_counted"] or "",
-                    number_cell(r["late_score"]) if r["late_counted"] else "",
-                ]
-            )
         return Response(
-            "\ufeff" + buf.getvalue(),
+            "\ufeff" + gradebook_text(self.gradebook_rows()),
             media_type="text/csv; charset=utf-8",
             headers={"Content-Disposition": 'attachment; filename="gradebook.csv"', **REPORT_HEADERS},
         )
@@ -442,6 +421,34 @@ class Server:
         if isinstance(refused, JSONResponse):
             return self.page(request, message=json.loads(bytes(refused.body))["error"], status=refused.status_code)
         return refused
+
+
+def gradebook_text(rows):
+    """The server's gradebook CSV (without the BOM) of ``Server.gradebook_rows``: written as the batch's gradebook
+    is (RFC 4180, CRLF), every text cell through its ``text_cell`` (no formula under any separator), scores by its
+    ``number_cell``."""
+    buf = io.StringIO()
+    writer = csv.writer(buf, lineterminator="\r\n", quoting=csv.QUOTE_MINIMAL)
+    head = ["student_id", "name", "total", "max", "status", "submission", "submitted", "late"]
+    writer.writerow(head + ["late_submissions", "late_submission", "late_total"])
+    for r in rows:
+        graded = r["counted"] is not None
+        writer.writerow(
+            [
+                text_cell(r["student"]),
+                text_cell(r["name"]),
+                number_cell(r["score"]) if graded else "",
+                number_cell(r["max_score"]) if graded else "",
+                text_cell(r["status"] or ""),
+                r["counted"] or "",
+                text_cell(r["submitted"] or ""),
+                "yes" if r["late"] else "",
+                r["late_submissions"],
+                r["late_counted"] or "",
+                number_cell(r["late_score"]) if r["late_counted"] else "",
+            ]
+        )
+    return buf.getvalue()
 
 
 def _pick(rows, policy):

@@ -96,6 +96,18 @@ def new_token():
             return token
 
 
+def tokens_text(issued):
+    """The tokens' CSV (without the BOM) of ``[(student, name, token)]``: names and ids through the batch
+    gradebook's ``text_cell`` (no formula under any separator); a token is letters, digits, ``-`` and ``_`` that
+    start with a letter or digit (``new_token``), never a formula."""
+    buf = io.StringIO()
+    writer = csv.writer(buf, lineterminator="\r\n")
+    writer.writerow(["student", "name", "token"])
+    for student, name, token in issued:
+        writer.writerow([text_cell(student), text_cell(name), token])
+    return buf.getvalue()
+
+
 def _write_private(path, data, *, exclusive=True):
     """Write ``data`` (bytes) to a new file ``path`` with mode 0600, synced."""
     flags = os.O_WRONLY | os.O_CREAT | (os.O_EXCL if exclusive else os.O_TRUNC)
@@ -279,12 +291,7 @@ class Store:
             path = folder / (f"tokens-{stamp}.csv" if n == 0 else f"tokens-{stamp}-{n}.csv")
             if not path.exists():
                 break
-        buf = io.StringIO()
-        writer = csv.writer(buf, lineterminator="\r\n")
-        writer.writerow(["student", "name", "token"])
-        for student, name, token in issued:
-            writer.writerow([text_cell(student), text_cell(name), token])
-        _write_private(path, ("\ufeff" + buf.getvalue()).encode("utf-8"))
+        _write_private(path, ("\ufeff" + tokens_text(issued)).encode("utf-8"))
         return path
 
     # -- hand-ins -----------------------------------------------------------------------------------

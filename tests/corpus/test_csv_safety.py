@@ -260,15 +260,49 @@ def test_every_csv_the_batch_writes_is_checked(batch):
     assert sorted(p.name for p in Path(batch["out"]).rglob("*.csv")) == ["gradebook.csv", "lms.csv"]
 
 
+def test_the_servers_gradebook_and_tokens_files_are_safe_with_every_separator():
+    from grader.server.app import gradebook_text
+    from grader.server.store import new_token, tokens_text
+
+    names = list(HOSTILE) + list(NORMAL)
+    rows = [
+        {
+            "student": f"s{i}",
+            "name": name,
+            "counted": i + 1 if i % 3 else None,
+            "score": -0.5 if i % 2 else 7.5,
+            "max_score": 10.0,
+            "status": HOSTILE[(i + 1) % len(HOSTILE)],
+            "submitted": "2026-12-06T04:18:30+00:00",
+            "late": bool(i % 2),
+            "late_submissions": i % 3,
+            "late_counted": i + 100 if i % 2 else None,
+            "late_score": 9.0,
+        }
+        for i, name in enumerate(names)
+    ]
+    numbers = ("total", "max", "submission", "late_submissions", "late_submission", "late_total")
+    text = gradebook_text(rows)
+    assert _formula_cells(text, numbers=numbers) == []
+    read = _rows(text, "name", numbers)
+    assert {name: read[name]["student_id"] for name in NORMAL} == {n: f"s{names.index(n)}" for n in NORMAL}
+    issued = [(f"s{i}", name, new_token()) for i, name in enumerate(names)]
+    tokens = tokens_text(issued)
+    assert _formula_cells(tokens) == []
+    assert {r["student"]: r["token"] for r in csv.DictReader(io.StringIO(tokens, newline=""))} == {
+        s: t for s, _, t in issued
+    }
+
+
 def test_every_csv_writer_in_the_kit_is_checked():
-    """The kit writes CSV for people in gradebook.py and exports.py only (both checked above, both through
-    ``text_cell``): a CSV written anywhere else needs its own check. kit.py writes a wheel's RECORD (read by pip,
-    never by a spreadsheet: the student kit's own file names, their hashes and sizes;
-    tests/corpus/test_kit_build.py)."""
+    """The kit writes CSV for people in gradebook.py and exports.py, and the course server in app.py (its
+    gradebook) and store.py (the tokens to hand out); each checked above, each through ``text_cell``: a CSV written
+    anywhere else needs its own check. kit.py writes a wheel's RECORD (read by pip, never by a spreadsheet: the
+    student kit's own file names, their hashes and sizes; tests/corpus/test_kit_build.py)."""
     root = Path(gradebook.__file__).resolve().parents[1]
     writers = sorted(
         p.relative_to(root).as_posix()
         for p in root.rglob("*.py")
         if re.search(r"csv\.(writer|DictWriter)\b|\bDictWriter\(", p.read_text(encoding="utf-8"))
     )
-    assert writers == ["batch/exports.py", "batch/gradebook.py", "kit.py"]
+    assert writers == ["batch/exports.py", "batch/gradebook.py", "kit.py", "server/app.py", "server/store.py"]

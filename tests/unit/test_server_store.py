@@ -302,3 +302,19 @@ def test_a_reissued_token_ends_the_page_session(store, tmp_path):
     assert server.session_of(f"{int(expires) - 2 * 86400}:{mac}:{student}") is None  # so is the expiry
     store.import_roster(tmp_path / "roster.csv", reissue=True)
     assert server.session_of(cookie) is None
+
+
+def test_every_sentence_the_server_says_exists_in_both_languages():
+    import re
+    from pathlib import Path
+
+    from grader.messages import CATALOGUES
+
+    folder = Path(store_module.__file__).parent
+    used = {k for p in folder.glob("*.py") for k in re.findall(r"""['"](server\.[\w.]*\w)['"]""", p.read_text())}
+    used |= {f"server.status.{s}" for s in store_module.STATUSES}  # said by status
+    used |= {"server.submit.queued", "server.submit.grading"}  # said by the stage --wait reached
+    assert len(used) > 50
+    for lang in ("en", "zh"):
+        assert sorted(used - set(CATALOGUES[lang])) == []
+    assert {k for k in CATALOGUES["en"] if k.startswith("server.")} == used  # and none is left unsaid
