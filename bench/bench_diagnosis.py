@@ -122,6 +122,7 @@ def main(argv=None):
     counts = {"right": 0, "wrong": 0, "unnamed": 0}
     with_d, without_d = 0.0, 0.0
     read = None if args.regrade else _golden_verdicts(cases)
+    records = golden.records(CORPUS) if args.regrade else {}
     differ = []
     for i, case in enumerate(cases):
         if read is not None:
@@ -131,7 +132,7 @@ def main(argv=None):
         else:
             result, seconds = grade_case(case)
             found, score = named(result), result.score
-            if golden.records(CORPUS).get(case["key"]) != golden.verdicts(result):
+            if records.get(case["key"]) != golden.verdicts(result):
                 differ.append(case["key"])
             if i < args.timing:
                 with_d += seconds

@@ -88,9 +88,3 @@ def records(corpus):
 def named_ids(record):
     """The catalogued mistakes a record names, each once (in the file's order of tasks)."""
     return list(dict.fromkeys(i for ids in record["named"].values() for i in ids))
-
-
-def lost_points(record):
-    """Whether the grade a record keeps is below full marks."""
-    score, most = record["score"]
-    return score < most
