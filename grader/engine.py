@@ -196,6 +196,8 @@ def _blocked(g, specs, slots, calls):
     a = g.assignment
     charged: set[str] = set()
     blocked: set[str] = set()
+    graded = {s.task for s in specs}
+    unchecked_results: dict[str, bool] = {}
     # every task after those beneath it (an assignment may list a task before one it builds on: the language
     # model's attention before its KV cache)
     for task in sorted(a.task_ids, key=lambda t: len(a.all_deps(t))):
@@ -226,8 +228,40 @@ def _blocked(g, specs, slots, calls):
                     blocked.add(task)
                 elif not judged:
                     charged.add(task)
+            elif variant_of(a, spec) == f"isolated:{task}" and _worth_again(r):
+                # The full kit grades an isolated check over the reference's parts whether or not the submission's
+                # own parts beneath pass their checks (a part may pass its own within tolerance and still move a
+                # composite, or not be checked in this run at all): the record judges it as the full kit would.
+                judged = _replayed(g, spec, i, [], slots, calls)
+                if judged is None:  # the record cannot: charged here only if nothing beneath fails
+                    unchecked = [d for d in a.all_deps(task) if d not in graded]
+                    failing = [d for d in unchecked if d in _failing_unchecked(g, unchecked, unchecked_results)]
+                    if failing:
+                        r.status, r.score = "skipped", 0.0
+                        r.notes.append(Message("note.blocked_by", {"tasks": ", ".join(failing)}))
+                        blocked.add(task)
+                    else:
+                        charged.add(task)
+                elif not judged:
+                    charged.add(task)
             else:
                 charged.add(task)
+
+
+def _failing_unchecked(g, tasks, known):
+    """The tasks of ``tasks`` (beneath a failing check, not selected in this grading) with a check that fails over
+    the submission's own parts, each graded once per grading (``known``: ``{task: fails}``), its results not
+    reported: a kit tells a check failing because of a part beneath from one failing on its own as the full kit's
+    ``--tasks`` would, where the record cannot judge it."""
+    todo = [t for t in tasks if t not in known]
+    if todo:
+        failed = set()
+        for spec in select_checks(g.assignment, tasks=todo, profile=g.profile):
+            result, _calls = run_one(g, spec)
+            if result.status in ("failed", "error"):
+                failed.add(spec.task)
+        known.update({t: t in failed for t in todo})
+    return {t for t in tasks if known[t]}
 
 
 def _replayed_whole(g, spec, i, beneath, charged, blocked, slots, calls):

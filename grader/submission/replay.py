@@ -292,6 +292,46 @@ def _rebuild(x, tensors):
     return x
 
 
+def _cut(args, kwargs):
+    """``(args, kwargs, cut)``: a call's arguments with each tensor that carries a history (not a leaf, needs
+    gradients) replaced by a leaf on the same storage (the same tensor twice: the same leaf), and ``cut``, ``{id of
+    the tensor: its leaf}``. The part then computes on a graph of its own, from which a vector-Jacobian product is
+    the call's own: through the history, a product with respect to one argument would hold the paths through
+    another that depends on it (a decoder layer's memory, reached again through its input from the layer before),
+    and the kit would add those twice. Lists, tuples and dicts are looked into; anything else is given as it is."""
+    cut: dict = {}
+    if not torch.is_grad_enabled():
+        return args, kwargs, cut
+
+    def leaf(x, depth=0):
+        if isinstance(x, torch.Tensor):
+            if not x.requires_grad or x.is_leaf:
+                return x
+            if id(x) not in cut:
+                cut[id(x)] = x.detach().requires_grad_(True)
+            return cut[id(x)]
+        if depth < MAX_DEPTH and type(x) in (list, tuple):
+            return type(x)(leaf(v, depth + 1) for v in x)
+        if depth < MAX_DEPTH and type(x) is dict:
+            return {k: leaf(v, depth + 1) for k, v in x.items()}
+        return x
+
+    return tuple(leaf(a) for a in args), {k: leaf(v) for k, v in kwargs.items()}, cut
+
+
+def _tapped(call, made, inputs, cut):
+    """``made``, the tensors of a part's answer to a call with tensors ``inputs`` (computed from the leaves ``cut``
+    gave for some of them), joined to the graph of the tensors the leaves stand for through ``_Tap``, which records
+    the call's vector-Jacobian products in ``call`` (``None``: none recorded) as gradients pass. ``made`` as it is
+    where no gradient flows."""
+    real = [t for t in inputs if t.requires_grad and torch.is_grad_enabled()]
+    if not real or not any(t.requires_grad for t in made):
+        return made
+    box = _TapBox(call, [cut.get(id(t), t) for t in real], made)
+    box.joined = [i for i, t in enumerate(real) if id(t) in cut]
+    return list(_Tap.apply(box, *made, *(real[i] for i in box.joined)))[: len(made)]
+
+
 def _close(got, recorded):
     """Whether tensor ``got`` is the recorded one within ``TOLERANCE`` (same dtype and shape: the key says so; on the
     meta device, which holds no values, the shape is all there is)."""
@@ -597,7 +637,12 @@ class Log:
                 log.spoiled = True
                 return fn(*args, **kwargs)
             before = torch.get_rng_state()
-            out = fn(*args, **kwargs)
+            given, named, cut = _cut(args, kwargs)
+            try:
+                out = fn(*given, **named)
+            except Exception:  # the reference raising here (on a leaf, say, that it changes in place): not recorded
+                log.spoiled = True
+                raise
             after = torch.get_rng_state()
             drew = not torch.equal(before, after)
             generators = _generators(bound)
@@ -617,12 +662,7 @@ class Log:
                 torch.set_rng_state(after)
             if call is None:
                 log.spoiled = True
-                return out
-            wrt = [t for t in tensors if t.requires_grad and torch.is_grad_enabled()]
-            if wrt and any(o.requires_grad for o in outs):
-                tapped = _Tap.apply(_TapBox(call, wrt, outs), *outs)
-                return _rebuild(out, iter(tapped))
-            return out
+            return _rebuild(out, iter(_tapped(call, outs, tensors, cut)))
 
         return recorded
 
@@ -876,17 +916,24 @@ class Log:
             self.spoiled = True
             return fn(obj, *args, **kwargs)
         before = torch.get_rng_state()
-        out = fn(obj, *args, **kwargs)
+        given, named, cut = _cut(args, kwargs)
+        try:
+            out = fn(obj, *given, **named)
+        except Exception:  # the reference raising here (on a leaf, say, that it changes in place): not recorded
+            self.spoiled = True
+            raise
         after = torch.get_rng_state()
         try:
-            return self._recorded_answer(qualname, skeleton, d, inputs, kept, objects, state_before, out, before, after)
+            return self._recorded_answer(
+                qualname, skeleton, d, inputs, kept, objects, state_before, out, before, after, cut
+            )
         except Exception:  # noqa: BLE001
             self.spoiled = True
             return out
         finally:
             torch.set_rng_state(after)
 
-    def _recorded_answer(self, qualname, skeleton, d, inputs, kept, objects, state_before, out, before, after):
+    def _recorded_answer(self, qualname, skeleton, d, inputs, kept, objects, state_before, out, before, after, cut):
         """Record a call made (``_record_call``) and give its answer: ``out``, joined to ``_Tap`` where gradients
         flow."""
         drew = not torch.equal(before, after)
@@ -895,16 +942,19 @@ class Log:
         state_tensors = [_cpu(t) for t in d.take()]
         answer = d.value(out)
         made = d.take()
+        flat = _flat_or_none(out)
+
+        def joined(call):  # the answer on the graph of the call's own arguments, the products recorded in ``call``
+            return out if flat is None or not cut else _rebuild(out, iter(_tapped(call, flat, inputs, cut)))
+
         if not _unchanged(inputs, kept):
             self.spoiled = True
-            return out  # a part that changes its arguments or its state in place: not recorded
+            return joined(None)  # a part that changes its arguments or its state in place: not recorded
         grads = torch.is_grad_enabled()
-        wrt = [t for t in inputs if t.requires_grad and grads]
-        flows = wrt and any(t.requires_grad for t in made)
-        flat = _flat_or_none(out)
+        flows = any(t.requires_grad for t in inputs) and grads and any(t.requires_grad for t in made)
         if flows and (flat is None or [id(t) for t in flat] != [id(t) for t in made]):
             self.spoiled = True
-            return out  # an answer holding objects or its own arguments, through which a gradient flows
+            return joined(None)  # an answer holding objects or its own arguments, through which a gradient flows
         call = self._store(
             _key(qualname, skeleton, before if drew else None),
             kept,
@@ -917,10 +967,9 @@ class Log:
         )
         if call is None:
             self.spoiled = True
-        if call is None or not flows:
-            return out
-        tapped = _Tap.apply(_TapBox(call, wrt, made), *made)
-        return _rebuild(out, iter(tapped))
+        if not flows:
+            return joined(None)
+        return _rebuild(out, iter(_tapped(call, made, inputs, cut)))
 
     def _store(self, key, kept, make, same=None, most=None):
         """The call recorded under ``key`` with inputs ``kept`` (the one there, or ``make()``, kept now).
@@ -941,32 +990,40 @@ class Log:
 class _TapBox:
     def __init__(self, call, wrt, outs):
         self.call, self.wrt, self.outs = call, wrt, outs
+        self.joined: list = []
+        """Positions in ``wrt`` of the leaves ``_cut`` gave, whose tensors' gradients ``_Tap`` passes on."""
 
 
 class _Tap(torch.autograd.Function):
-    """The identity on a recorded call's answer, whose backward records the call's vector-Jacobian product for the
-    gradients that reach it (computed again through the reference's own graph), then lets them flow on."""
+    """The identity on a recorded call's answer (the first ``len(box.outs)`` inputs; after them, the tensors the
+    call's leaves stand for: ``_cut``), whose backward records the call's vector-Jacobian product for the gradients
+    that reach it (computed again through the reference's own graph, from the call's own leaves: each product is the
+    call's own), then lets them flow on: into the part's graph (its parameters) and to the tensors behind the
+    leaves."""
 
     @staticmethod
-    def forward(ctx, box, *outs):
+    def forward(ctx, box, *tensors):
         ctx.box = box
-        return tuple(o.clone() for o in outs)
+        return tuple(o.clone() for o in tensors[: len(box.outs)])
 
     @staticmethod
     def backward(ctx, *grads):
         box = ctx.box
         grads = tuple(torch.zeros_like(o) if g is None else g for o, g in zip(box.outs, grads))
-        try:  # recording never changes the reference's gradients: what cannot be recorded is not
+        got = None
+        try:
             pairs = [(o, g) for o, g in zip(box.outs, grads) if o.requires_grad]
             got = torch.autograd.grad(
                 [o for o, _ in pairs], box.wrt, [g for _, g in pairs], retain_graph=True, allow_unused=True
             )
+        except Exception:  # noqa: BLE001 - recording never changes the reference's gradients: none recorded
+            pass
+        if got is not None and box.call is not None:
             entry = [[_cpu(g) for g in grads], [_cpu(g) for g in got]]
             if len(box.call["vjp"]) < 64 and not any(_all_close(entry[0], v[0]) for v in box.call["vjp"]):
                 box.call["vjp"].append(entry)
-        except Exception:  # noqa: BLE001
-            pass
-        return (None, *grads)
+        passed = [None if got is None else got[i] for i in box.joined]
+        return (None, *grads, *passed)
 
 
 # ================================================================================================

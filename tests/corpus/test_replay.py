@@ -56,6 +56,35 @@ def test_a_recorded_call_is_answered_however_it_is_passed_and_its_gradient_too()
     assert (r.answered, r.missed) == (1, 0)
 
 
+def _scaled(x, m):
+    return x * m
+
+
+def test_a_call_whose_arguments_depend_on_each_other_records_its_own_gradient_not_the_paths_between_them():
+    """A part called twice with the same ``m``, its second input computed from ``m`` by the first call (a decoder
+    layer's memory and its input from the layer before): each call's recorded product is its own, so the replayed
+    composite's gradients are the reference composite's, not ``m``'s path through the first call counted twice."""
+
+    def composite(part, x, m0):
+        m = m0 * 1.0  # a tensor with a history, as the memory is
+        return part(part(x, m), m).sum()
+
+    log = replay.Log()
+    recorded = log.wrap("scaled", _scaled)
+    x, m0 = (t.requires_grad_() for t in _inputs(3)[:2])
+    composite(recorded, x, m0).backward()
+    x_ref, m_ref = (t.detach().clone().requires_grad_() for t in (x, m0))
+    composite(_scaled, x_ref, m_ref).backward()  # the part itself, unrecorded
+    torch.testing.assert_close(m0.grad, m_ref.grad, rtol=0, atol=0)  # recording changes nothing
+
+    r = _replay_of(log)
+    x2, m2 = (t.detach().clone().requires_grad_() for t in (x, m0))
+    composite(lambda a, b: r.call("scaled", (a, b), {}), x2, m2).backward()
+    assert r.missed == 0
+    torch.testing.assert_close(x2.grad, x_ref.grad, rtol=0, atol=1e-12)
+    torch.testing.assert_close(m2.grad, m_ref.grad, rtol=0, atol=1e-12)
+
+
 def test_arguments_off_by_rounding_are_answered_and_others_never():
     log = replay.Log()
     recorded = log.wrap("attend", _attend)
@@ -149,10 +178,10 @@ def bank_file(tmp_path_factory):
     return bank.save(tmp_path_factory.mktemp("replay") / "answers.bank")
 
 
-def _both(folder, bank_file):
+def _both(folder, bank_file, tasks=TASKS):
     a = load("transformer")
-    full = api.check(path=folder, assignment=a, profile="quick", tasks=TASKS, diagnose=False)
-    kitted = api.check(path=folder, assignment=a, profile="quick", tasks=TASKS, diagnose=False, bank=str(bank_file))
+    full = api.check(path=folder, assignment=a, profile="quick", tasks=tasks, diagnose=False)
+    kitted = api.check(path=folder, assignment=a, profile="quick", tasks=tasks, diagnose=False, bank=str(bank_file))
     statuses = [{c.id: c for t in r.tasks for c in t.checks} for r in (full, kitted)]
     return statuses
 
@@ -199,6 +228,44 @@ def test_calls_the_record_does_not_hold_leave_the_check_blocked_not_failed(bank_
     blocked = kitted["mha.equivalence"]
     assert blocked.status == "skipped" and blocked.score == 0
     assert any(n.key == "note.blocked_by" for n in blocked.notes)
+
+
+@pytest.mark.parametrize(
+    "case", ["reference", "fused_qkv", "per_head_loops", "mha.no_output_projection", "mha.key_uses_query_projection"]
+)
+def test_a_task_checked_without_the_one_beneath_it_loses_no_point_the_full_kit_keeps(case, bank_file, tmp_path):
+    """``--tasks mha`` over a broken sdpa: the full kit grades mha's isolated checks over the reference's sdpa, so
+    the kit judges them over the record, never charging a check the full kit passes nor passing one it fails; a
+    check the record cannot judge is blocked by sdpa, which the kit then grades (unreported) to tell."""
+    if case.startswith("mha."):
+        catalogue = Catalogue(load("transformer"))
+        src = catalogue.write_mutant(catalogue.by_id[case], tmp_path / "mutant")
+    else:
+        src = load("transformer").reference if case == "reference" else REPO / "tests/blind/correct" / case
+    full, kitted = _both(_with_broken_sdpa(src, tmp_path / "sub"), bank_file, tasks=("mha",))
+    assert set(full) == set(kitted) and all(cid.startswith("mha.") for cid in full)
+    for cid, c in full.items():
+        got = kitted[cid]
+        if got.status == "skipped" and c.status != "skipped":
+            said = [n for n in got.notes if n.key == "note.blocked_by"]
+            assert said and said[0].params["tasks"] == "sdpa" and got.score == 0, (cid, got.notes)
+        else:
+            assert (got.status, got.score) == (c.status, c.score), (cid, c.status, got.status, got.notes)
+    if case in ("reference", "fused_qkv", "mha.no_output_projection"):  # calls the record holds: judged
+        assert kitted["mha.equivalence"].status != "skipped"
+    if case == "mha.no_output_projection":
+        assert kitted["mha.equivalence"].status == "failed"
+
+
+@pytest.mark.parametrize("bug", ["mha.key_uses_query_projection", "mha.scale_d_model"])
+def test_a_mistake_of_a_task_checked_alone_is_charged_there_as_in_the_full_kit(bug, bank_file, tmp_path):
+    """``--tasks mha`` over a correct sdpa: calls the record cannot answer, and nothing beneath fails: charged."""
+    catalogue = Catalogue(load("transformer"))
+    mutant = catalogue.write_mutant(catalogue.by_id[bug], tmp_path / "mutant")
+    full, kitted = _both(mutant, bank_file, tasks=("mha",))
+    assert full["mha.equivalence"].status == "failed"
+    for cid, c in full.items():
+        assert (kitted[cid].status, kitted[cid].score) == (c.status, c.score), (cid, kitted[cid].notes)
 
 
 def test_a_bank_keeps_the_record_as_plain_data(bank_file):
