@@ -2,7 +2,7 @@
 
 This process never imports or runs a student's code. It takes a hand-in in by the batch's rules
 (``sources.prepare``: the snapshot, links and special files refused, a zip extracted with its checks), sends the
-judge (``runner._Judge``, ``python -m grader.batch.judge``) the batch's ``judge.Job`` for it, and renders the
+judge (``runner.Judge``, ``python -m grader.batch.judge``) the batch's ``judge.Job`` for it, and renders the
 student's report from the saved grading as the batch does (``outputs.publish``). Each attempt grades into a
 folder of its own (``gradings/<id>/<attempt>-<ns>``: the attempt and a clock reading, as a regrade counts attempts
 from one again), so that a judge left over from a stopped server never writes over the grading that counts, and
@@ -149,8 +149,8 @@ class Grader:
             sub = sources.Submission(row.student, self.store.source_of(row), folder=name)
             sources.prepare(sub, scratch)
             if sub.path is None:  # nothing to grade: the batch's record and report of such a submission
-                record = runner._problem_record(sub, p.lang)
-                runner._write_problem(out, record, sub.student, runner._problem_detail(sub, p.lang), p.job.profile)
+                record = runner.problem_record(sub, p.lang)
+                runner.write_problem(out, record, sub.student, runner.problem_detail(sub, p.lang), p.job.profile)
             else:
                 digest = sources.content_hash(sub.path, "", sub.refused)
                 job = dataclasses.replace(p.job.for_submission(sub, digest), path=str(sub.path), out=str(out), slot=0)
@@ -190,7 +190,7 @@ class Grader:
         """The judge's record of ``job``; ``None`` when the judge did not start, died or ran late (it is then
         stopped, and the next submission gets a new one)."""
         if self.judge is None:
-            self.judge = runner._Judge(job.assignment)
+            self.judge = runner.Judge(job.assignment)
             (self.store.data / JUDGE_PID).write_text(str(self.judge.proc.pid))
             hello = self.judge.receive(time.monotonic() + runner.JUDGE_START_S)
             if not hello or not hello.get("ready"):
