@@ -31,6 +31,7 @@ def test_server_section_defaults_and_paths(tmp_path):
     assert server["data"] == str((tmp_path / "server-data").resolve())
     assert (server["host"], server["port"], server["late"], server["counts"]) == ("127.0.0.1", 8000, "refuse", "last")
     assert server["deadline"] is None and server["database"] is None
+    assert server["judges"] == 2 and _config(tmp_path, "judges = 5\n").server["judges"] == 5
     dated = _config(tmp_path, "deadline = 2026-12-01T23:59:00+08:00\n").server["deadline"]
     assert dated.utcoffset().total_seconds() == 8 * 3600
     assert _config(tmp_path, 'deadline = "2026-12-01T23:59:00Z"\n').server["deadline"].tzinfo is not None
@@ -45,6 +46,10 @@ def test_server_section_defaults_and_paths(tmp_path):
         ('deadline = "2026-12-01T23:59:00"\n', "server.deadline: expected a date and time with its offset"),
         ("port = 0\n", "server.port: expected a whole number from 1 to 65535"),
         ('database = "gradekit.db"\n', "server.database: expected a database URL"),
+        ("judges = 0\n", "server.judges: expected a whole number from 1 to 256, got 0"),
+        ('judges = "2"\n', "server.judges: expected a whole number from 1 to 256, got '2'"),
+        ("judges = 1.5\n", "server.judges: expected a whole number from 1 to 256, got 1.5"),
+        ("judges = true\n", "server.judges: expected a whole number from 1 to 256, got True"),
     ],
 )
 def test_server_section_errors_say_where(tmp_path, toml, said):
@@ -121,6 +126,51 @@ def test_each_attempt_ends_once(store):
     assert store.finish(second, status="done", score=2.0, max_score=2.0)
     assert not store.finish(second, status="done", score=3.0, max_score=3.0)
     assert store.submission(sid).score == 2.0
+
+
+def test_two_claimers_racing_never_take_the_same_submission(store):
+    """Two claimers (each with its own engine, as two judges' loops) both read the oldest queued row before either
+    updates it, held at a barrier: one takes it, and the other's claim takes the next instead; every row is taken
+    once."""
+    import threading
+
+    ids = [store.add_submission("alice", "py", [("masks.py", b"x = 1\n")]) for _ in range(8)]
+    barrier = threading.Barrier(2, timeout=60)
+    claimers = [Store(store.data) for _ in range(2)]
+    got, failures = [[], []], []
+
+    def hold_first_update(claimer):
+        held = []
+
+        @sa.event.listens_for(claimer.engine, "before_cursor_execute")
+        def meet(conn, cursor, statement, *args):
+            if statement.lstrip().upper().startswith("UPDATE") and not held:
+                held.append(True)
+                barrier.wait()  # both have read the queue: the race is on
+
+    def claim_all(n):
+        try:
+            first = claimers[n].claim()
+            got[n].append(first and first.id)
+            barrier.wait()  # the winner takes no more before the loser's claim has returned
+            while (row := claimers[n].claim()) is not None:
+                got[n].append(row.id)
+        except Exception as exc:  # noqa: BLE001 - said by the assertion below
+            failures.append(exc)
+
+    for claimer in claimers:
+        hold_first_update(claimer)
+    threads = [threading.Thread(target=claim_all, args=(n,)) for n in range(2)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join(timeout=120)
+    assert not failures, failures
+    assert {got[0][0], got[1][0]} == {ids[0], ids[1]}  # the loser of the race took the next one, not nothing
+    assert sorted(got[0] + got[1]) == ids  # each taken exactly once
+    assert {(r.status, r.attempts) for r in store.history()} == {("grading", 1)}
+    for claimer in claimers:
+        claimer.engine.dispose()
 
 
 def _asgi(app, method, path, headers, body):
