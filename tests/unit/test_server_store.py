@@ -290,7 +290,7 @@ def test_the_grading_loop_outlives_a_bug_and_a_database_away(store, monkeypatch)
     loop = grading.Grader(store, plan=None)
     attempts = []
 
-    def grade(row):  # the first attempt hits a grader bug, the second grades
+    def grade(row, _slot):  # the first attempt hits a grader bug, the second grades
         attempts.append(row.attempts)
         if len(attempts) == 1:
             raise RuntimeError("a bug")
@@ -316,6 +316,114 @@ def test_the_grading_loop_outlives_a_bug_and_a_database_away(store, monkeypatch)
     finally:
         loop.stop()
     assert attempts == [1, 2] and store.submission(sid).score == 1.0
+
+
+def test_a_judge_whose_end_fails_puts_back_only_its_own_submission(store, monkeypatch):
+    """Two judges: one grades a submission slowly, the other hits a grader bug whose end the database cannot record
+    at first. Once it can, that submission alone goes back to the queue: the one being graded is not taken again."""
+    import threading
+    import time
+
+    from grader.server import grading
+
+    monkeypatch.setattr(grading, "RETRY_S", 0.1)
+    loop = grading.Grader(store, plan=None, judges=2)
+    slow = store.add_submission("alice", "py", [("masks.py", b"x = 1\n")])
+    buggy = store.add_submission("bob", "py", [("masks.py", b"x = 2\n")])
+    graded, slots, release = [], set(), threading.Event()
+    real_finish, failures = store.finish, [True]
+
+    def grade(row, slot):
+        graded.append((row.id, row.attempts))
+        slots.add(slot.index)
+        if row.id == slow:
+            release.wait(120)  # held until the other is done
+        elif row.attempts == 1:
+            raise RuntimeError("a bug")
+        real_finish(row, status="done", score=1.0, max_score=1.0)
+        if row.id == buggy:
+            release.set()
+
+    def finish(row, **kwargs):
+        if kwargs["status"] == "queued" and failures:  # recording the bug's end fails once
+            failures.pop()
+            raise sa.exc.OperationalError("UPDATE", {}, Exception("database is locked"))
+        return real_finish(row, **kwargs)
+
+    monkeypatch.setattr(loop, "grade", grade)
+    monkeypatch.setattr(store, "finish", finish)
+    loop.start()
+    try:
+        ends = time.monotonic() + 60
+        while {store.submission(sid).status for sid in (slow, buggy)} != {"done"}:
+            assert time.monotonic() < ends, (graded, store.history())
+            time.sleep(0.1)
+    finally:
+        release.set()
+        loop.stop()
+    assert sorted(graded) == [(slow, 1), (buggy, 1), (buggy, 2)] and slots == {0, 1}
+    assert not failures
+
+
+def _sleeper():
+    """A Python process that sleeps."""
+    import subprocess
+    import sys
+
+    return subprocess.Popen([sys.executable, "-c", "import time; time.sleep(300)"], start_new_session=True)
+
+
+def _gone(pid, timeout=30.0):
+    """Whether process ``pid`` is gone (or a zombie) within ``timeout`` seconds."""
+    import time
+
+    ends = time.monotonic() + timeout
+    while time.monotonic() < ends:
+        try:
+            if open(f"/proc/{pid}/stat").read().rsplit(")", 1)[1].split()[0] in "ZX":
+                return True
+        except FileNotFoundError:
+            return True
+        time.sleep(0.05)
+    return False
+
+
+@pytest.mark.skipif(not os.path.isdir("/proc/self"), reason="reads /proc")
+def test_leftover_judges_of_every_slot_are_killed_with_what_they_started(tmp_path):
+    """``kill_leftover`` reads every slot's pid file: a judge is killed with a process it started in a session of
+    its own (as a judge starts its fork server and workers); a recorded pid that is no judge now is left alone."""
+    import subprocess
+    import sys
+
+    from grader.server import grading
+
+    script = (
+        "import subprocess, sys, time\n"
+        "p = subprocess.Popen([sys.executable, '-c', 'import time; time.sleep(300)'], start_new_session=True)\n"
+        "print(p.pid, flush=True)\n"
+        "time.sleep(300)\n"
+    )
+    judge = subprocess.Popen(
+        [sys.executable, "-c", script, "grader.batch.judge"], stdout=subprocess.PIPE, start_new_session=True
+    )
+    worker = int(judge.stdout.readline())
+    other = _sleeper()
+    try:
+        grading.pid_file(tmp_path, 0).write_text(str(other.pid))
+        grading.pid_file(tmp_path, 1).write_text(str(judge.pid))
+        grading.kill_leftover(tmp_path)
+        judge.wait(timeout=30)
+        assert _gone(worker)  # in a session of its own: killing the judge's group alone leaves it
+        assert other.poll() is None  # its cmdline names no judge: a reused pid is not killed
+        assert not list(tmp_path.glob("judge-*.pid"))
+    finally:
+        for proc in (judge, other):
+            proc.kill()
+            proc.wait()
+        try:
+            os.kill(worker, 9)
+        except ProcessLookupError:
+            pass
 
 
 def test_late_submissions_refused_after_the_deadline(store, tmp_path):
