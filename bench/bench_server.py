@@ -13,8 +13,10 @@ The hand-ins cycle through the reference, the skeleton and the reference with a 
 each zipped as ``gradekit submit`` zips a folder. Prints whether all were graded, the time to report (from the
 hand-in's acknowledgement to its grading, median and 95th percentile) and the throughput (from the first
 acknowledgement to the last grading); then grades the same zips with ``gradekit batch -j JUDGES`` and prints the
-server's throughput as a share of the batch's. The server is stopped, and the temporary folder removed, however the
-script ends.
+server's throughput as a share of the batch's. The batch's time is its whole command (its start, the snapshots,
+the class's similarity and summary pages); the server's runs from the first acknowledgement to the last grading,
+the server already up (its judges start with the first submissions). The server is stopped, and the temporary
+folder removed, however the script ends.
 """
 
 import argparse
