@@ -139,14 +139,15 @@ class Grader:
             pid_file(self.store.data, slot.index).unlink(missing_ok=True)
 
     def _loop(self, slot):
-        stuck = None  # (row, detail): an attempt whose end could not be recorded (the database was away)
+        stuck: tuple | None = None  # (row, detail): an attempt whose end could not be recorded (the database away)
         while not self._stop.is_set():
             if stuck is not None:  # only this slot's row goes back: the others' are being graded
+                row, detail = stuck
                 try:
-                    self._end(*stuck)
+                    self._end(row, detail)
                     stuck = None
                 except Exception:  # noqa: BLE001 - still away: wait and try again
-                    log.exception("cannot record the end of submission %s", stuck[0].id)
+                    log.exception("cannot record the end of submission %s", row.id)
                     self._stop.wait(RETRY_S)
                 continue
             try:
@@ -296,7 +297,7 @@ def kill_tree(root):
     worker may be running a submission's code). What is found is stopped (SIGSTOP) first and the tree read again,
     so that nothing starts another process unseen, then everything is killed."""
     ours = (os.getpgrp(), os.getsid(0))
-    found = set()
+    found: set[int] = set()
     for _ in range(10):  # a process may fork between a reading and its stop: read until nothing new
         procs = _processes()
         tree, parents = set(), {root} if root in procs else set()
