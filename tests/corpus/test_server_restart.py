@@ -8,6 +8,8 @@ import os
 import signal
 import time
 
+import pytest
+
 from tests.server_helpers import (
     ROOT,
     Server,
@@ -39,14 +41,15 @@ def _wait_status(server, sid, token, wanted, timeout=120.0):
 
 
 def _judge(course, timeout=60.0):
-    """The process id of the server's judge, once it has started one, and a second later (grading under way)."""
-    path = course.data / "judge-0.pid"
+    """The process id of the server's judge, once it has started one (the only one: one submission is graded at a
+    time here), and a second later (grading under way)."""
     ends = time.monotonic() + timeout
-    while not path.is_file():
+    while not judge_pids(course):
         assert time.monotonic() < ends, "no judge started"
         time.sleep(0.05)
     time.sleep(1.0)
-    return int(path.read_text())
+    (pid,) = judge_pids(course).values()
+    return pid
 
 
 def test_sigkill_while_grading_then_restart(tmp_path):
@@ -78,8 +81,9 @@ def test_sigkill_while_grading_then_restart(tmp_path):
         assert [f"{sid}/{p.name}" for p in finished] == [table[sid].grading]  # exactly one result rendered
 
 
-def test_a_judge_that_dies_is_replaced(tmp_path):
-    course = make_course(tmp_path, ONE)
+@pytest.mark.parametrize("judges", [1, 2])
+def test_a_judge_that_dies_is_replaced(tmp_path, judges):
+    course = make_course(tmp_path, f"judges = {judges}\n")
     alice = course.tokens["alice"]
     with Server(course) as server:
         sid = upload(server, alice, [("masks.py", _masks())])[1]["id"]

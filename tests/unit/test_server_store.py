@@ -318,6 +318,35 @@ def test_the_grading_loop_outlives_a_bug_and_a_database_away(store, monkeypatch)
     assert attempts == [1, 2] and store.submission(sid).score == 1.0
 
 
+def test_two_judges_try_each_submission_until_its_last_attempt(store):
+    """Two judges and a grader bug on every attempt: each submission is tried ``MAX_ATTEMPTS`` times, once per
+    attempt whichever judge takes it, then ends ``error`` with the reason."""
+    import time
+    from types import SimpleNamespace
+
+    from grader.server import grading
+
+    loop = grading.Grader(store, plan=SimpleNamespace(lang="en"), judges=2)
+    tried = []
+
+    def grade(row, _slot):
+        tried.append((row.id, row.attempts))
+        raise RuntimeError("the judge broke")
+
+    loop.grade = grade
+    ids = [store.add_submission(s, "py", [("masks.py", b"x = 1\n")]) for s in ("alice", "bob", "alice", "bob")]
+    loop.start()
+    try:
+        ends = time.monotonic() + 60
+        while {r.status for r in store.history()} != {"error"}:
+            assert time.monotonic() < ends, store.history()
+            time.sleep(0.05)
+    finally:
+        loop.stop()
+    assert sorted(tried) == [(sid, n) for sid in ids for n in range(1, store_module.MAX_ATTEMPTS + 1)]
+    assert all("the judge broke" in r.reason and r.attempts == store_module.MAX_ATTEMPTS for r in store.history())
+
+
 def test_a_judge_whose_end_fails_puts_back_only_its_own_submission(store, monkeypatch):
     """Two judges: one grades a submission slowly, the other hits a grader bug whose end the database cannot record
     at first. Once it can, that submission alone goes back to the queue: the one being graded is not taken again."""
