@@ -114,34 +114,41 @@ def test_a_stop_mid_grading_costs_no_attempt(tmp_path):
 
 def test_sigkill_while_two_judges_grade_then_restart(tmp_path):
     """Two judges grading when the server is SIGKILLed: each judge's whole tree (its fork server, its sandbox
-    workers, every process of their groups) is frozen with SIGSTOP, so that none can end by itself, and the
-    restarted server must kill every one of them; every acknowledged submission ends with one result."""
+    worker, every process of their groups) is frozen with SIGSTOP once the worker runs, so that none can end by
+    itself, and the restarted server must kill every one of them; every acknowledged submission ends with one
+    result."""
     course = make_course(tmp_path, "judges = 2\n")
-    tokens = [course.tokens["alice"], course.tokens["bob"]] * 2
+    tokens = [course.tokens["alice"], course.tokens["bob"]] * 3  # more than two: neither judge runs out of work
+    slow = b"import time\n\ntime.sleep(2)  # loaded in the worker: it lives long enough to be seen\n" + _masks()
     server = Server(course)
-    orphans = set()
+    orphans, frozen = set(), set()
     try:
         server.start()
-        ids = [upload(server, token, [("masks.py", _masks())])[1]["id"] for token in tokens]
+        ids = [upload(server, token, [("masks.py", slow)])[1]["id"] for token in tokens]
         by_token = dict(zip(ids, tokens))
 
-        def both_grading():
-            grading = [r.id for r in rows(course) if r.status == "grading"]
-            judges = judge_pids(course)
-            return len(grading) == 2 and len(judges) == 2 and all(len(process_tree(p)) > 1 for p in judges.values())
+        def freeze():
+            """Freeze each judge whose worker runs (its tree: the judge, the fork server and more); whether both
+            are frozen."""
+            nonlocal orphans
+            for judge in set(judge_pids(course).values()) - frozen:
+                if len(process_tree(judge)) > 2:
+                    tree = set()
+                    for _ in range(3):  # again, for what was started between a reading and the stops
+                        tree |= process_tree(judge)
+                        for pid in tree:
+                            os.kill(pid, signal.SIGSTOP)
+                    orphans |= {pid for pid in tree if alive(pid)}  # less what ended before its stop
+                    frozen.add(judge)
+            return len(frozen) == 2
 
-        wait_until(both_grading, "two submissions grading, each judge with its workers", log=server.log)
+        wait_until(freeze, "both judges frozen while their workers run", log=server.log)
+        # Frozen, the judges answer nothing: each holds the submission it was given until the server dies.
+        wait_until(lambda: sum(r.status == "grading" for r in rows(course)) == 2, "two submissions held", 30)
         interrupted = {r.id for r in rows(course) if r.status == "grading"}
-        judges = set(judge_pids(course).values())
-        for _ in range(3):  # again, for what was started between a reading and the stops
-            for judge in judges:
-                orphans |= process_tree(judge)
-            for pid in orphans:
-                os.kill(pid, signal.SIGSTOP)
-        orphans = {pid for pid in orphans if alive(pid)}  # less what ended before its stop
         server.kill()
         assert {r.id for r in rows(course) if r.status == "grading"} == interrupted
-        assert judges <= orphans and all(alive(pid) for pid in orphans)  # stopped: only the restart can end them
+        assert all(alive(pid) for pid in orphans)  # stopped: only the restart can end them
         server.start()
         wait_until(lambda: not any(alive(pid) for pid in orphans), "the orphaned judges' processes gone", 60)
         views = [server.wait_done(sid, by_token[sid], timeout=300) for sid in ids]
@@ -150,8 +157,8 @@ def test_sigkill_while_two_judges_grade_then_restart(tmp_path):
         for pid in orphans:  # only should the test have failed: nothing of them left stopped
             if alive(pid):
                 os.kill(pid, signal.SIGKILL)
-    assert len(judges) == 2 and len(orphans) > 2
-    assert [v["status"] for v in views] == ["done"] * 4
+    assert len(orphans) >= 6  # two judges, each with its fork server and a worker
+    assert [v["status"] for v in views] == ["done"] * 6
     assert all(v["score"] == v["max_score"] == 10 for v in views)
     table = {r.id: r for r in rows(course)}
     assert sorted(table) == sorted(ids)
