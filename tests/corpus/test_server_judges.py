@@ -21,21 +21,26 @@ def _masks():
     return (ROOT / "solution" / "masks.py").read_bytes()
 
 
-def _hand_in_two(course, server):
-    """The reference handed in by alice and by bob: ``{id: token}``."""
+def _hand_in_two(course, server, content=None):
+    """The reference (or ``content``) handed in by alice and by bob: ``{id: token}``."""
     handed = {}
     for student in ("alice", "bob"):
-        status, answer = upload(server, course.tokens[student], [("masks.py", _masks())])
+        status, answer = upload(server, course.tokens[student], [("masks.py", content or _masks())])
         assert status == 201, answer
         handed[answer["id"]] = course.tokens[student]
     return handed
 
 
-def _both_grading(course):
-    """Whether both submissions are being graded at this moment, by two judges that run."""
+def _both_grading(course, tree=1):
+    """Whether both submissions are being graded at this moment, by two judges that run (each with at least
+    ``tree`` processes: itself, its fork server, its worker)."""
     grading = [r.id for r in rows(course) if r.status == "grading"]
     judges = judge_pids(course)
-    return len(grading) == 2 and len(set(judges.values())) == 2 and all(alive(p) for p in judges.values())
+    return (
+        len(grading) == 2
+        and len(set(judges.values())) == 2
+        and all(alive(p) and len(process_tree(p)) >= tree for p in judges.values())
+    )
 
 
 def _one_result_each(course, handed):
@@ -62,8 +67,9 @@ def test_a_stop_stops_every_judge(tmp_path):
     server = Server(course)
     try:
         server.start()
-        handed = _hand_in_two(course, server)
-        wait_until(lambda: _both_grading(course), "both submissions grading at once", log=server.log)
+        # Loaded slowly (in the worker): the gradings last seconds past the moment both are seen running.
+        handed = _hand_in_two(course, server, b"import time\n\ntime.sleep(2)\n" + _masks())
+        wait_until(lambda: _both_grading(course, tree=2), "both graded at once, fork servers up", log=server.log)
         judges = judge_pids(course)
         trees = set().union(*(process_tree(pid) for pid in judges.values()))
         server.stop()  # SIGTERM: uvicorn shuts down, the grading loop stops both judges
