@@ -47,6 +47,7 @@ late = "refuse"                           # after the deadline: refuse, accept (
                                           # shown beside the submission that counts, which stays an on-time one)
 counts = "last"                           # which submission counts: the last one, or the best
 profile = "full"                          # the examples graded: quick or full
+judges = 2                                # submissions graded at the same time, each by a judge process
 ```
 
 The held-back secret is read only by the final grade's doors (``batch``, ``gradescope build``) through
@@ -104,6 +105,7 @@ SERVER_DEFAULTS = {
     "late": "refuse",
     "counts": "last",
     "profile": "full",
+    "judges": 2,
 }
 """``[server]``'s keys and their defaults (``database`` ``None``: SQLite in the data folder; ``deadline`` ``None``:
 none)."""
@@ -491,7 +493,12 @@ def _server(table, source, base):
             f"{source}: server.database: expected a database URL (sqlite:///path, postgresql://...), "
             f"got {out['database']!r}"
         )
-    for key, low, high in (("port", 1, 65535), ("max_upload_mb", 1, 1024), ("submissions_per_hour", 1, 100_000)):
+    for key, low, high in (
+        ("port", 1, 65535),
+        ("max_upload_mb", 1, 1024),
+        ("submissions_per_hour", 1, 100_000),
+        ("judges", 1, 256),
+    ):
         value = out[key]
         if isinstance(value, bool) or not isinstance(value, int) or not low <= value <= high:
             raise ConfigError(f"{source}: server.{key}: expected a whole number from {low} to {high}, got {value!r}")

@@ -195,6 +195,71 @@ class Server:
         raise AssertionError(f"submission {sid} not graded in {timeout} s: {self.log.read_text(errors='replace')}")
 
 
+def rows(course):
+    """The server's submissions, read from its database: ``(id, status, attempts, score, grading)`` each."""
+    import sqlalchemy as sa
+
+    engine = sa.create_engine(f"sqlite:///{course.data / 'gradekit.db'}")
+    try:
+        with engine.connect() as conn:
+            return conn.execute(sa.text("SELECT id, status, attempts, score, grading FROM submissions")).all()
+    finally:
+        engine.dispose()
+
+
+def judge_pids(course):
+    """``{slot: pid}`` of the judges the server says are running (its ``judge-<slot>.pid`` files)."""
+    found = {}
+    for path in course.data.glob("judge-*.pid"):
+        try:
+            found[int(path.stem.split("-", 1)[1])] = int(path.read_text())
+        except (OSError, ValueError):
+            pass  # being written or removed
+    return found
+
+
+def alive(pid):
+    """Whether process ``pid`` runs (a zombie does not)."""
+    try:
+        stat = Path(f"/proc/{pid}/stat").read_text()
+    except FileNotFoundError:
+        return False
+    return stat.rsplit(")", 1)[1].split()[0] not in "ZX"
+
+
+def _processes():
+    found = {}
+    for entry in Path("/proc").iterdir():
+        if entry.name.isdigit():
+            try:
+                fields = (entry / "stat").read_text().rsplit(")", 1)[1].split()
+            except OSError:
+                continue
+            found[int(entry.name)] = (int(fields[1]), int(fields[2]))
+    return found
+
+
+def process_tree(pid):
+    """Process ``pid``, its descendants, and every process of their process groups (a judge's fork server and
+    sandbox workers run in groups of their own)."""
+    procs = _processes()
+    tree, parents = set(), {pid} & set(procs)
+    while parents:
+        tree |= parents
+        parents = {p for p, (parent, _) in procs.items() if parent in parents} - tree
+    groups = {procs[p][1] for p in tree}
+    return tree | {p for p, (_, group) in procs.items() if group in groups}
+
+
+def wait_until(condition, what, timeout=180.0, log=None):
+    """Wait for ``condition()`` to hold; fail saying ``what`` (and the server's ``log``) if it never does."""
+    ends = time.monotonic() + timeout
+    while not condition():
+        if time.monotonic() > ends:
+            raise AssertionError(f"never {what}" + (f": {log.read_text(errors='replace')}" if log else ""))
+        time.sleep(0.05)
+
+
 def multipart(files, fields=None):
     """``(body, content type)``: ``files`` (``[(name, bytes)]``) as ``file`` fields, ``fields`` as plain ones."""
     boundary = "b" + uuid.uuid4().hex

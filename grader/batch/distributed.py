@@ -256,7 +256,7 @@ class Receiver:
     def _error(self, sub, detail):
         """The error row of ``sub``, saved as the local batch saves one (its files are rendered by the batch)."""
         record = runner._error_record(sub, detail, self.lang)
-        runner._write_problem(self.out / sub.folder, record, sub.student, detail, self.profile)
+        runner.write_problem(self.out / sub.folder, record, sub.student, detail, self.profile)
         return record
 
     def warnings(self):
@@ -301,7 +301,7 @@ class JudgeSession:
         if self.judge is not None and self.assignment != job.assignment:
             self.stop()
         if self.judge is None:
-            judge = runner._Judge(job.assignment)
+            judge = runner.Judge(job.assignment)
             hello = judge.receive(time.monotonic() + runner.JUDGE_START_S)
             if not hello or not hello.get("ready"):
                 judge.stop()

@@ -240,8 +240,8 @@ def batch(
             sources.prepare(sub, scratch)  # the snapshot: nothing reads sub.source after this
             folder = out / sub.folder
             if sub.path is None:
-                known.append(_problem_record(sub, lang))
-                _write_problem(folder, known[-1], display_name(sub.source.name), _problem_detail(sub, lang), profile)
+                known.append(problem_record(sub, lang))
+                write_problem(folder, known[-1], display_name(sub.source.name), problem_detail(sub, lang), profile)
                 continue
             digest = sources.content_hash(sub.path, salt, sub.refused)
             cached = _read_record(folder / RECORD)
@@ -357,7 +357,8 @@ def _complete(folder):
     return all((folder / name).is_file() for name in SAVED)
 
 
-def _problem_detail(sub, lang):
+def problem_detail(sub, lang):
+    """Why ``sub`` (a prepared ``sources.Submission`` with nothing to grade) could not be graded, in ``lang``."""
     if not sub.problem_key:
         return sub.problem
     params = dict(sub.problem_params)
@@ -365,8 +366,9 @@ def _problem_detail(sub, lang):
     return text(sub.problem_key, lang, **params)
 
 
-def _problem_record(sub, lang):
-    detail = _problem_detail(sub, lang)
+def problem_record(sub, lang):
+    """The record (as in ``<id>/record.json``) of ``sub``, which could not be graded: an error scoring nothing."""
+    detail = problem_detail(sub, lang)
     return clean_data(
         {
             "student": sub.student,
@@ -389,14 +391,14 @@ def _problem_record(sub, lang):
 
 
 def _error_record(sub, detail, lang):
-    record = _problem_record(sources.Submission(sub.student, sub.source, folder=sub.folder), lang)
+    record = problem_record(sources.Submission(sub.student, sub.source, folder=sub.folder), lang)
     record.update(
         hash="", reason=text("batch.reason.judge", lang, detail=clean_text(detail)), detail=clean_text(detail)
     )
     return record
 
 
-def _write_problem(folder, record, name, detail, profile):
+def write_problem(folder, record, name, detail, profile):
     """Save the grading of a student whose submission could not be graded: ``record``, and a result saying why
     (``name`` could not be imported: ``detail``), which their files are rendered from as any other's."""
     from grader.results import GradeResult
@@ -415,7 +417,7 @@ def _write_problem(folder, record, name, detail, profile):
 
 
 # -- the pool of judges ------------------------------------------------------------------------------
-class _Judge:
+class Judge:
     """One ``python -m grader.batch.judge ASSIGNMENT`` process (``ASSIGNMENT``: the spec its workers load)."""
 
     def __init__(self, assignment):
@@ -496,14 +498,14 @@ def _run_pool(todo, out, job, jobs, deadline_s, lang, bar, warnings):
                 except queue.Empty:
                     return
                 if judge is None:
-                    judge = _Judge(job.assignment)
+                    judge = Judge(job.assignment)
                     hello = judge.receive(time.monotonic() + JUDGE_START_S)
                     if not hello or not hello.get("ready"):
                         judge.stop()
                         judge = None
                         detail = text("batch.detail.no_start", lang)
                         record = _error_record(sub, detail, lang)
-                        _write_problem(out / sub.folder, record, sub.student, detail, job.profile)
+                        write_problem(out / sub.folder, record, sub.student, detail, job.profile)
                         done.put(record)
                         continue
                 mine = dataclasses.replace(
@@ -522,7 +524,7 @@ def _run_pool(todo, out, job, jobs, deadline_s, lang, bar, warnings):
                     judge.stop()
                     judge = None
                     record = _error_record(sub, detail, lang)
-                    _write_problem(out / sub.folder, record, sub.student, detail, job.profile)
+                    write_problem(out / sub.folder, record, sub.student, detail, job.profile)
                 done.put(record)
         finally:
             if judge is not None:

@@ -158,7 +158,7 @@ def cmd_run(args):
         grading = plan(course, _config_file(course))
     except ConfigError as exc:  # the course secret's file or variable missing: said before serving anything
         raise UsageError(str(exc)) from None
-    app = create_app(course, grader=Grader(store, grading), store=store)
+    app = create_app(course, grader=Grader(store, grading, course.server["judges"]), store=store)
     print(text("server.cli.running", lang, url=f"http://{host}:{port}/", data=store.data), flush=True)
     # No access log: a line per request is not needed, and no request's header or query ever reaches a log.
     uvicorn.run(app, host=host, port=port, access_log=False, log_level="info", server_header=False)

@@ -1,8 +1,9 @@
-"""The server's grading loop: the queue's submissions, oldest first, graded one at a time by a batch judge.
+"""The server's grading loop: the queue's submissions, oldest first, graded by ``[server] judges`` batch judges at
+once, each one submission at a time (``Store.claim`` gives a submission to one judge only).
 
 This process never imports or runs a student's code. It takes a hand-in in by the batch's rules
 (``sources.prepare``: the snapshot, links and special files refused, a zip extracted with its checks), sends the
-judge (``runner._Judge``, ``python -m grader.batch.judge``) the batch's ``judge.Job`` for it, and renders the
+judge (``runner.Judge``, ``python -m grader.batch.judge``) the batch's ``judge.Job`` for it, and renders the
 student's report from the saved grading as the batch does (``outputs.publish``). Each attempt grades into a
 folder of its own (``gradings/<id>/<attempt>-<ns>``: the attempt and a clock reading, as a regrade counts attempts
 from one again), so that a judge left over from a stopped server never writes over the grading that counts, and
@@ -10,7 +11,8 @@ the row records which folder that is.
 
 A judge that dies or runs past its deadline is stopped; the submission goes back to the queue, and after
 ``store.MAX_ATTEMPTS`` attempts it ends ``error`` with the reason. A server stopped mid-grading leaves the row
-``grading``: the next start puts it back in the queue (``Store.recover``), and kills the judge it left behind.
+``grading``: the next start puts it back in the queue (``Store.recover``), and kills the judges it left behind,
+found by the process ids in ``judge-<slot>.pid`` (``kill_leftover``).
 """
 
 import dataclasses
@@ -33,8 +35,9 @@ from grader.server.store import MAX_ATTEMPTS
 log = logging.getLogger("gradekit.server")
 RETRY_S = 5.0
 """Seconds the loop waits before trying a database that failed again."""
-JUDGE_PID = "judge.pid"
-"""The running judge's process id, in the data folder: the next start kills a judge a killed server left."""
+JUDGE_PID = "judge-{slot}.pid"
+"""Each slot's running judge's process id, in the data folder: the next start kills the judges a killed server
+left."""
 
 
 @dataclasses.dataclass
@@ -76,67 +79,102 @@ def plan(course, config_path):
     return Plan(job, deadline_s, settings.copy_policy, settings.output_format, o.lang)
 
 
-class Grader:
-    """The loop, in a thread of the server process: ``start``, ``stop``; ``wake`` when a submission was queued."""
+class Slot:
+    """One judge slot of the loop: its index (the judge's ``Job.slot``), its thread, the judge it runs (started at
+    its first submission, kept for the next ones), and its wake-up."""
 
-    def __init__(self, store, plan):
+    def __init__(self, index):
+        self.index = index
+        self.judge = None
+        self.thread = None
+        self.wake = threading.Event()
+
+
+class Grader:
+    """The loop: ``judges`` slots, each a thread of the server process grading one claimed submission at a time
+    with a judge of its own; ``start``, ``stop``; ``wake`` when a submission was queued."""
+
+    def __init__(self, store, plan, judges=1):
+        if judges < 1:
+            raise ValueError(f"judges must be at least 1, got {judges}")
         self.store = store
         self.plan = plan
-        self.judge = None
+        self.slots = [Slot(i) for i in range(judges)]
         self._stop = threading.Event()
-        self._wake = threading.Event()
-        self._thread = None
+        self._judges = threading.Lock()
+        """Held to start a judge and by ``stop`` to collect them: a slot starts no judge once ``stop`` has begun."""
+        self._publish = threading.Lock()
+        """The batch renders reports from one thread only; the slots take turns to render theirs (a fraction of a
+        second, next to a grading's seconds)."""
 
     def start(self):
         kill_leftover(self.store.data)
         back = self.store.recover()
         if back:
             log.info("%d submission(s) interrupted by a stop are queued again", back)
-        self._thread = threading.Thread(target=self._loop, name="gradekit-grading", daemon=True)
-        self._thread.start()
+        for slot in self.slots:
+            slot.thread = threading.Thread(
+                target=self._loop, args=(slot,), name=f"gradekit-judge-{slot.index}", daemon=True
+            )
+            slot.thread.start()
 
     def wake(self):
-        self._wake.set()
+        for slot in self.slots:
+            slot.wake.set()
 
     def stop(self):
-        self._stop.set()
-        self._wake.set()
-        judge = self.judge
-        if judge is not None:
-            judge.stop(grace=2.0)
-        if self._thread is not None:
-            self._thread.join(timeout=10)
-        (self.store.data / JUDGE_PID).unlink(missing_ok=True)
+        """Stop every judge (together: each may take its grace) and every slot; what they were grading goes back to
+        the queue, the attempt not counted."""
+        with self._judges:
+            self._stop.set()
+            judges = [slot.judge for slot in self.slots if slot.judge is not None]
+        self.wake()
+        stoppers = [threading.Thread(target=judge.stop, kwargs={"grace": 2.0}, daemon=True) for judge in judges]
+        for t in stoppers:
+            t.start()
+        ends = time.monotonic() + 10
+        for t in stoppers + [slot.thread for slot in self.slots if slot.thread is not None]:
+            t.join(timeout=max(0.0, ends - time.monotonic()))
+        for slot in self.slots:
+            pid_file(self.store.data, slot.index).unlink(missing_ok=True)
 
-    def _loop(self):
-        stuck = False  # a claimed row could not be ended (the database was away): put it back once it is here
+    def _loop(self, slot):
+        stuck: tuple | None = None  # (row, detail): an attempt whose end could not be recorded (the database away)
         while not self._stop.is_set():
+            if stuck is not None:  # only this slot's row goes back: the others' are being graded
+                row, detail = stuck
+                try:
+                    self._end(row, detail)
+                    stuck = None
+                except Exception:  # noqa: BLE001 - still away: wait and try again
+                    log.exception("cannot record the end of submission %s", row.id)
+                    self._stop.wait(RETRY_S)
+                continue
             try:
-                if stuck:
-                    self.store.recover()
-                    stuck = False
                 row = self.store.claim()
             except Exception:  # noqa: BLE001 - the database is away for a while: wait and try again
                 log.exception("cannot read the queue")
                 row = None
                 self._stop.wait(RETRY_S)
             if row is None:
-                self._wake.wait(1.0)
-                self._wake.clear()
+                slot.wake.wait(1.0)
+                slot.wake.clear()
                 continue
             try:
-                self.grade(row)
+                self.grade(row, slot)
             except Exception as exc:  # noqa: BLE001 - a grader bug: this submission says so, the loop goes on
                 log.exception("grading submission %s failed", row.id)
+                detail = clean_text(f"{type(exc).__name__}: {exc}")[:2000]
                 try:
-                    self._end(row, None, clean_text(f"{type(exc).__name__}: {exc}")[:2000])
-                except Exception:  # noqa: BLE001 - the database again: the row is put back when it answers
+                    self._end(row, detail)
+                except Exception:  # noqa: BLE001 - the database again: the row is ended when it answers
                     log.exception("cannot record the end of submission %s", row.id)
-                    stuck = True
+                    stuck = (row, detail)
                     self._stop.wait(RETRY_S)
 
-    def grade(self, row):
-        """Grade the claimed submission ``row`` and record its result (or send it back to the queue)."""
+    def grade(self, row, slot):
+        """Grade the claimed submission ``row`` with ``slot``'s judge and record its result (or send it back to the
+        queue)."""
         p = self.plan
         if row.attempts > MAX_ATTEMPTS:
             self.store.finish(row, status="error", reason=text("server.reason.attempts", p.lang, n=MAX_ATTEMPTS))
@@ -149,22 +187,25 @@ class Grader:
             sub = sources.Submission(row.student, self.store.source_of(row), folder=name)
             sources.prepare(sub, scratch)
             if sub.path is None:  # nothing to grade: the batch's record and report of such a submission
-                record = runner._problem_record(sub, p.lang)
-                runner._write_problem(out, record, sub.student, runner._problem_detail(sub, p.lang), p.job.profile)
+                record = runner.problem_record(sub, p.lang)
+                runner.write_problem(out, record, sub.student, runner.problem_detail(sub, p.lang), p.job.profile)
             else:
                 digest = sources.content_hash(sub.path, "", sub.refused)
-                job = dataclasses.replace(p.job.for_submission(sub, digest), path=str(sub.path), out=str(out), slot=0)
-                record = self._judged(job)
+                job = dataclasses.replace(
+                    p.job.for_submission(sub, digest), path=str(sub.path), out=str(out), slot=slot.index
+                )
+                record = self._judged(job, slot)
                 if record is None or "internal_error" in record:
                     detail = (record or {}).get("internal_error") or text(
                         "dask.detail.late", p.lang, seconds=f"{p.deadline_s:g}"
                     )
-                    self._end(row, None, clean_text(detail))
+                    self._end(row, clean_text(detail))
                     return
         finally:
             shutil.rmtree(scratch, ignore_errors=True)
         final = runner.reviews_apply(overrides_module.Overrides(), record, p.copy_policy, p.lang)
-        outputs.publish(out, final, lang=p.lang, output_format=p.output_format)
+        with self._publish:
+            outputs.publish(out, final, lang=p.lang, output_format=p.output_format)
         self.store.finish(
             row,
             status="done",
@@ -176,7 +217,7 @@ class Grader:
         )
         log.info("submission %s graded: %s", row.id, final.get("status"))
 
-    def _end(self, row, _record, detail):
+    def _end(self, row, detail):
         """An attempt that gave no grading: back to the queue (not counted when the server is stopping: it stopped
         the judge), or ``error`` after the last attempt."""
         if self._stop.is_set():
@@ -186,45 +227,98 @@ class Grader:
         else:
             self.store.finish(row, status="error", reason=text("batch.reason.judge", self.plan.lang, detail=detail))
 
-    def _judged(self, job):
-        """The judge's record of ``job``; ``None`` when the judge did not start, died or ran late (it is then
-        stopped, and the next submission gets a new one)."""
-        if self.judge is None:
-            self.judge = runner._Judge(job.assignment)
-            (self.store.data / JUDGE_PID).write_text(str(self.judge.proc.pid))
-            hello = self.judge.receive(time.monotonic() + runner.JUDGE_START_S)
+    def _judged(self, job, slot):
+        """``slot``'s judge's record of ``job``; ``None`` when the judge did not start, died or ran late (it is then
+        stopped, and the slot's next submission gets a new one) or the server is stopping."""
+        if slot.judge is None:
+            with self._judges:
+                if self._stop.is_set():
+                    return None
+                slot.judge = runner.Judge(job.assignment)
+                pid_file(self.store.data, slot.index).write_text(str(slot.judge.proc.pid))
+            hello = slot.judge.receive(time.monotonic() + runner.JUDGE_START_S)
             if not hello or not hello.get("ready"):
-                self._drop_judge()
+                self._drop_judge(slot)
                 return None
         try:
-            self.judge.send(job)
-            record = self.judge.receive(time.monotonic() + self.plan.deadline_s)
+            slot.judge.send(job)
+            record = slot.judge.receive(time.monotonic() + self.plan.deadline_s)
         except OSError:
             record = None
         if record is None or "internal_error" in record:
-            self._drop_judge()
+            self._drop_judge(slot)
         return record
 
-    def _drop_judge(self):
-        judge, self.judge = self.judge, None
+    def _drop_judge(self, slot):
+        judge, slot.judge = slot.judge, None
         if judge is not None:
             judge.stop()
-        (self.store.data / JUDGE_PID).unlink(missing_ok=True)
+        pid_file(self.store.data, slot.index).unlink(missing_ok=True)
+
+
+def pid_file(data, slot):
+    """Where slot ``slot``'s running judge's process id is kept, in the data folder ``data``."""
+    return Path(data) / JUDGE_PID.format(slot=slot)
 
 
 def kill_leftover(data):
-    """Kill the judge (and its workers: its process group) that a server killed outright left behind, if it is
-    still running; nothing when the recorded process is gone or is something else now."""
-    path = Path(data) / JUDGE_PID
-    try:
-        pid = int(path.read_text())
-        cmdline = Path(f"/proc/{pid}/cmdline").read_bytes()
-    except (OSError, ValueError):
-        path.unlink(missing_ok=True)
-        return
-    if b"grader.batch.judge" in cmdline:
+    """Kill the judges (and everything each started: ``kill_tree``) that a server killed outright left behind, those
+    still running; nothing for a recorded process that is gone or is something else now."""
+    for path in sorted(Path(data).glob(JUDGE_PID.format(slot="*"))):
         try:
-            os.killpg(pid, signal.SIGKILL)
-        except (ProcessLookupError, PermissionError):
-            pass
-    path.unlink(missing_ok=True)
+            pid = int(path.read_text())
+            cmdline = Path(f"/proc/{pid}/cmdline").read_bytes()
+        except (OSError, ValueError):
+            cmdline = b""
+        if b"grader.batch.judge" in cmdline:
+            log.info("killing the judge %s a stopped server left running", pid)
+            kill_tree(pid)
+        path.unlink(missing_ok=True)
+
+
+def _processes():
+    """``{pid: (parent, process group, session)}`` of every process ``/proc`` shows."""
+    found = {}
+    for entry in os.scandir("/proc"):
+        if not entry.name.isdigit():
+            continue
+        try:
+            stat = Path(f"/proc/{entry.name}/stat").read_text()
+        except OSError:
+            continue  # gone meanwhile
+        fields = stat.rsplit(")", 1)[1].split()  # after the command's name, which may hold anything
+        found[int(entry.name)] = (int(fields[1]), int(fields[2]), int(fields[3]))
+    return found
+
+
+def kill_tree(root):
+    """SIGKILL process ``root``, its descendants, and every process in their process groups and sessions: a judge's
+    fork server and workers each run in a session of their own, so the judge's group alone would leave them (and a
+    worker may be running a submission's code). What is found is stopped (SIGSTOP) first and the tree read again,
+    so that nothing starts another process unseen, then everything is killed."""
+    ours = (os.getpgrp(), os.getsid(0))
+    found: set[int] = set()
+    for _ in range(10):  # a process may fork between a reading and its stop: read until nothing new
+        procs = _processes()
+        tree, parents = set(), {root} if root in procs else set()
+        while parents:
+            tree |= parents
+            parents = {pid for pid, (parent, _, _) in procs.items() if parent in parents} - tree
+        leaders = {procs[pid][1] for pid in tree} | {procs[pid][2] for pid in tree}  # their groups and sessions
+        leaders -= {0, 1, *ours}
+        members = tree | {pid for pid, (_, group, session) in procs.items() if {group, session} & leaders}
+        new = members - found - {1, os.getpid()}
+        if not new:
+            break
+        for pid in new:
+            _signal(pid, signal.SIGSTOP)
+        found |= new
+    for pid in found:
+        _signal(pid, signal.SIGKILL)
+
+
+def _signal(pid, sig):
+    try:
+        os.kill(pid, sig)
+    except (ProcessLookupError, PermissionError):
+        pass

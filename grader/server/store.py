@@ -386,21 +386,31 @@ class Store:
             ).rowcount
 
     def claim(self):
-        """The oldest queued submission, now ``grading`` with one more attempt; ``None`` when none waits."""
-        with self.engine.begin() as conn:
-            row = conn.execute(
-                sa.select(submissions).where(submissions.c.status == "queued").order_by(submissions.c.id).limit(1)
-            ).first()
-            if row is None:
-                return None
-            taken = conn.execute(
-                submissions.update()
-                .where(submissions.c.id == row.id, submissions.c.status == "queued")
-                .values(status="grading", attempts=row.attempts + 1)
-            ).rowcount
-            if not taken:
-                return None
-            return conn.execute(sa.select(submissions).where(submissions.c.id == row.id)).first()
+        """The oldest queued submission, now ``grading`` with one more attempt; ``None`` when none waits.
+
+        Several judges claim at once: the update takes the row only if it is still queued at the attempt read, so
+        of two claimers that read the same row one gets it and the other reads the queue again."""
+        while True:
+            with self.engine.begin() as conn:
+                row = conn.execute(
+                    sa.select(submissions.c.id, submissions.c.attempts)
+                    .where(submissions.c.status == "queued")
+                    .order_by(submissions.c.id)
+                    .limit(1)
+                ).first()
+                if row is None:
+                    return None
+                taken = conn.execute(
+                    submissions.update()
+                    .where(
+                        submissions.c.id == row.id,
+                        submissions.c.status == "queued",
+                        submissions.c.attempts == row.attempts,
+                    )
+                    .values(status="grading", attempts=row.attempts + 1)
+                ).rowcount
+                if taken:
+                    return conn.execute(sa.select(submissions).where(submissions.c.id == row.id)).first()
 
     def finish(self, row, *, status, score=None, max_score=None, verdict=None, reason="", grading=None, undo=False):
         """End the attempt ``row`` (as ``claim`` gave it): ``done`` or ``error`` with its result, or ``queued`` to

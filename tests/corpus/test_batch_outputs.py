@@ -237,7 +237,7 @@ def test_the_job_crosses_as_plain_data(tmp_path):
 
 
 class _FakeJudge:
-    """Stands for ``runner._Judge``: keeps the jobs it is sent and answers each with a record."""
+    """Stands for ``runner.Judge``: keeps the jobs it is sent and answers each with a record."""
 
     sent = []
 
@@ -264,7 +264,7 @@ def test_both_pools_build_the_job_with_one_function(tmp_path, monkeypatch):
     calls = []
     real = Job.for_submission
     monkeypatch.setattr(Job, "for_submission", lambda self, *a: calls.append(a) or real(self, *a))
-    monkeypatch.setattr(runner, "_Judge", _FakeJudge)
+    monkeypatch.setattr(runner, "Judge", _FakeJudge)
     _FakeJudge.sent.clear()
     base = _base()
     [record] = runner._run_pool([(sub, "d1")], tmp_path / "out", base, 1, 60.0, "en", Progress(1, None, "en"), [])

@@ -31,6 +31,7 @@ def test_server_section_defaults_and_paths(tmp_path):
     assert server["data"] == str((tmp_path / "server-data").resolve())
     assert (server["host"], server["port"], server["late"], server["counts"]) == ("127.0.0.1", 8000, "refuse", "last")
     assert server["deadline"] is None and server["database"] is None
+    assert server["judges"] == 2 and _config(tmp_path, "judges = 5\n").server["judges"] == 5
     dated = _config(tmp_path, "deadline = 2026-12-01T23:59:00+08:00\n").server["deadline"]
     assert dated.utcoffset().total_seconds() == 8 * 3600
     assert _config(tmp_path, 'deadline = "2026-12-01T23:59:00Z"\n').server["deadline"].tzinfo is not None
@@ -45,6 +46,10 @@ def test_server_section_defaults_and_paths(tmp_path):
         ('deadline = "2026-12-01T23:59:00"\n', "server.deadline: expected a date and time with its offset"),
         ("port = 0\n", "server.port: expected a whole number from 1 to 65535"),
         ('database = "gradekit.db"\n', "server.database: expected a database URL"),
+        ("judges = 0\n", "server.judges: expected a whole number from 1 to 256, got 0"),
+        ('judges = "2"\n', "server.judges: expected a whole number from 1 to 256, got '2'"),
+        ("judges = 1.5\n", "server.judges: expected a whole number from 1 to 256, got 1.5"),
+        ("judges = true\n", "server.judges: expected a whole number from 1 to 256, got True"),
     ],
 )
 def test_server_section_errors_say_where(tmp_path, toml, said):
@@ -121,6 +126,51 @@ def test_each_attempt_ends_once(store):
     assert store.finish(second, status="done", score=2.0, max_score=2.0)
     assert not store.finish(second, status="done", score=3.0, max_score=3.0)
     assert store.submission(sid).score == 2.0
+
+
+def test_two_claimers_racing_never_take_the_same_submission(store):
+    """Two claimers (each with its own engine, as two judges' loops) both read the oldest queued row before either
+    updates it, held at a barrier: one takes it, and the other's claim takes the next instead; every row is taken
+    once."""
+    import threading
+
+    ids = [store.add_submission("alice", "py", [("masks.py", b"x = 1\n")]) for _ in range(8)]
+    barrier = threading.Barrier(2, timeout=60)
+    claimers = [Store(store.data) for _ in range(2)]
+    got, failures = [[], []], []
+
+    def hold_first_update(claimer):
+        held = []
+
+        @sa.event.listens_for(claimer.engine, "before_cursor_execute")
+        def meet(conn, cursor, statement, *args):
+            if statement.lstrip().upper().startswith("UPDATE") and not held:
+                held.append(True)
+                barrier.wait()  # both have read the queue: the race is on
+
+    def claim_all(n):
+        try:
+            first = claimers[n].claim()
+            got[n].append(first and first.id)
+            barrier.wait()  # the winner takes no more before the loser's claim has returned
+            while (row := claimers[n].claim()) is not None:
+                got[n].append(row.id)
+        except Exception as exc:  # noqa: BLE001 - said by the assertion below
+            failures.append(exc)
+
+    for claimer in claimers:
+        hold_first_update(claimer)
+    threads = [threading.Thread(target=claim_all, args=(n,)) for n in range(2)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join(timeout=120)
+    assert not failures, failures
+    assert {got[0][0], got[1][0]} == {ids[0], ids[1]}  # the loser of the race took the next one, not nothing
+    assert sorted(got[0] + got[1]) == ids  # each taken exactly once
+    assert {(r.status, r.attempts) for r in store.history()} == {("grading", 1)}
+    for claimer in claimers:
+        claimer.engine.dispose()
 
 
 def _asgi(app, method, path, headers, body):
@@ -240,7 +290,7 @@ def test_the_grading_loop_outlives_a_bug_and_a_database_away(store, monkeypatch)
     loop = grading.Grader(store, plan=None)
     attempts = []
 
-    def grade(row):  # the first attempt hits a grader bug, the second grades
+    def grade(row, _slot):  # the first attempt hits a grader bug, the second grades
         attempts.append(row.attempts)
         if len(attempts) == 1:
             raise RuntimeError("a bug")
@@ -266,6 +316,143 @@ def test_the_grading_loop_outlives_a_bug_and_a_database_away(store, monkeypatch)
     finally:
         loop.stop()
     assert attempts == [1, 2] and store.submission(sid).score == 1.0
+
+
+def test_two_judges_try_each_submission_until_its_last_attempt(store):
+    """Two judges and a grader bug on every attempt: each submission is tried ``MAX_ATTEMPTS`` times, once per
+    attempt whichever judge takes it, then ends ``error`` with the reason."""
+    import time
+    from types import SimpleNamespace
+
+    from grader.server import grading
+
+    loop = grading.Grader(store, plan=SimpleNamespace(lang="en"), judges=2)
+    tried = []
+
+    def grade(row, _slot):
+        tried.append((row.id, row.attempts))
+        raise RuntimeError("the judge broke")
+
+    loop.grade = grade
+    ids = [store.add_submission(s, "py", [("masks.py", b"x = 1\n")]) for s in ("alice", "bob", "alice", "bob")]
+    loop.start()
+    try:
+        ends = time.monotonic() + 60
+        while {r.status for r in store.history()} != {"error"}:
+            assert time.monotonic() < ends, store.history()
+            time.sleep(0.05)
+    finally:
+        loop.stop()
+    assert sorted(tried) == [(sid, n) for sid in ids for n in range(1, store_module.MAX_ATTEMPTS + 1)]
+    assert all("the judge broke" in r.reason and r.attempts == store_module.MAX_ATTEMPTS for r in store.history())
+
+
+def test_a_judge_whose_end_fails_puts_back_only_its_own_submission(store, monkeypatch):
+    """Two judges: one grades a submission slowly, the other hits a grader bug whose end the database cannot record
+    at first. Once it can, that submission alone goes back to the queue: the one being graded is not taken again."""
+    import threading
+    import time
+
+    from grader.server import grading
+
+    monkeypatch.setattr(grading, "RETRY_S", 0.1)
+    loop = grading.Grader(store, plan=None, judges=2)
+    slow = store.add_submission("alice", "py", [("masks.py", b"x = 1\n")])
+    buggy = store.add_submission("bob", "py", [("masks.py", b"x = 2\n")])
+    graded, slots, release = [], set(), threading.Event()
+    real_finish, failures = store.finish, [True]
+
+    def grade(row, slot):
+        graded.append((row.id, row.attempts))
+        slots.add(slot.index)
+        if row.id == slow:
+            release.wait(120)  # held until the other is done
+        elif row.attempts == 1:
+            raise RuntimeError("a bug")
+        real_finish(row, status="done", score=1.0, max_score=1.0)
+        if row.id == buggy:
+            release.set()
+
+    def finish(row, **kwargs):
+        if kwargs["status"] == "queued" and failures:  # recording the bug's end fails once
+            failures.pop()
+            raise sa.exc.OperationalError("UPDATE", {}, Exception("database is locked"))
+        return real_finish(row, **kwargs)
+
+    monkeypatch.setattr(loop, "grade", grade)
+    monkeypatch.setattr(store, "finish", finish)
+    loop.start()
+    try:
+        ends = time.monotonic() + 60
+        while {store.submission(sid).status for sid in (slow, buggy)} != {"done"}:
+            assert time.monotonic() < ends, (graded, store.history())
+            time.sleep(0.1)
+    finally:
+        release.set()
+        loop.stop()
+    assert sorted(graded) == [(slow, 1), (buggy, 1), (buggy, 2)] and slots == {0, 1}
+    assert not failures
+
+
+def _sleeper():
+    """A Python process that sleeps."""
+    import subprocess
+    import sys
+
+    return subprocess.Popen([sys.executable, "-c", "import time; time.sleep(300)"], start_new_session=True)
+
+
+def _gone(pid, timeout=30.0):
+    """Whether process ``pid`` is gone (or a zombie) within ``timeout`` seconds."""
+    import time
+
+    ends = time.monotonic() + timeout
+    while time.monotonic() < ends:
+        try:
+            if open(f"/proc/{pid}/stat").read().rsplit(")", 1)[1].split()[0] in "ZX":
+                return True
+        except FileNotFoundError:
+            return True
+        time.sleep(0.05)
+    return False
+
+
+@pytest.mark.skipif(not os.path.isdir("/proc/self"), reason="reads /proc")
+def test_leftover_judges_of_every_slot_are_killed_with_what_they_started(tmp_path):
+    """``kill_leftover`` reads every slot's pid file: a judge is killed with a process it started in a session of
+    its own (as a judge starts its fork server and workers); a recorded pid that is no judge now is left alone."""
+    import subprocess
+    import sys
+
+    from grader.server import grading
+
+    script = (
+        "import subprocess, sys, time\n"
+        "p = subprocess.Popen([sys.executable, '-c', 'import time; time.sleep(300)'], start_new_session=True)\n"
+        "print(p.pid, flush=True)\n"
+        "time.sleep(300)\n"
+    )
+    judge = subprocess.Popen(
+        [sys.executable, "-c", script, "grader.batch.judge"], stdout=subprocess.PIPE, start_new_session=True
+    )
+    worker = int(judge.stdout.readline())
+    other = _sleeper()
+    try:
+        grading.pid_file(tmp_path, 0).write_text(str(other.pid))
+        grading.pid_file(tmp_path, 1).write_text(str(judge.pid))
+        grading.kill_leftover(tmp_path)
+        judge.wait(timeout=30)
+        assert _gone(worker)  # in a session of its own: killing the judge's group alone leaves it
+        assert other.poll() is None  # its cmdline names no judge: a reused pid is not killed
+        assert not list(tmp_path.glob("judge-*.pid"))
+    finally:
+        for proc in (judge, other):
+            proc.kill()
+            proc.wait()
+        try:
+            os.kill(worker, 9)
+        except ProcessLookupError:
+            pass
 
 
 def test_late_submissions_refused_after_the_deadline(store, tmp_path):

@@ -86,9 +86,9 @@ def test_an_empty_submission_is_said_once(tmp_path, content):
     (tmp_path / "scratch").mkdir()
     sources.prepare(sub, tmp_path / "scratch")
     assert sub.path is None and sub.problem_key == "batch.reason.empty"
-    record = runner._problem_record(sub, "en")
+    record = runner.problem_record(sub, "en")
     assert record["status"] == "error" and record["reason"] == "could not be graded: empty submission (no .py file)"
-    assert "空提交" in runner._problem_record(sub, "zh")["reason"]
+    assert "空提交" in runner.problem_record(sub, "zh")["reason"]
 
 
 def test_a_submission_with_code_is_not_empty(tmp_path):
