@@ -10,7 +10,8 @@ changes something carries a CSRF token made from the session (``csrf``); a post 
 A hand-in (``POST /api/submissions``, or the page's form) is checked in this order: who (401, 403), the deadline
 (403 when late hand-ins are refused), the hourly limit (429), the size (413), the files (400); then it is stored,
 synced, and its row committed (``Store.add_submission``) before the 201 answer: a full disk or a database error
-answers 503 and leaves nothing of it. Every answer's words are in the asker's language (``?lang=zh``, else
+answers 503 and leaves nothing of it. The hourly limit is counted again in the transaction that inserts the row
+(429, nothing left), so that hand-ins racing each other never pass it together. Every answer's words are in the asker's language (``?lang=zh``, else
 ``Accept-Language``, else the course's).
 """
 
@@ -34,7 +35,7 @@ from starlette.routing import Route
 
 from grader.batch.gradebook import number_cell, text_cell
 from grader.messages import LANGS, text
-from grader.server.store import Store
+from grader.server.store import RateLimited, Store
 
 log = logging.getLogger("gradekit.server")
 COOKIE = "gradekit_session"
@@ -170,10 +171,15 @@ class Server:
         if late and self.settings["late"] == "refuse":
             return None, self.error(request, 403, "server.late.refused", deadline=deadline.isoformat())
         per_hour = self.settings["submissions_per_hour"]
+
+        def limited(first):  # a place frees when the hour's first submission is an hour old
+            wait = str(max(1, math.ceil(first + 3600 - time.time())))
+            return self.error(request, 429, "server.rate.limited", n=per_hour, headers={"Retry-After": wait})
+
+        # Refused early, before the body is read; the count that decides is taken again with the insert.
         recent, first = await run_in_threadpool(self.store.recent, student, now - 3600)
-        if recent >= per_hour:  # a place frees when the hour's first submission is an hour old
-            wait = str(max(1, math.ceil(first + 3600 - now)))
-            return None, self.error(request, 429, "server.rate.limited", n=per_hour, headers={"Retry-After": wait})
+        if recent >= per_hour:
+            return None, limited(first)
         limit = self.settings["max_upload_mb"] << 20
         too_big = self.error(request, 413, "server.upload.too_large", mb=self.settings["max_upload_mb"])
         length = request.headers.get("content-length", "")
@@ -216,7 +222,11 @@ class Server:
         else:
             return None, self.error(request, 400, "server.upload.kinds")
         try:
-            sid = await run_in_threadpool(self.store.add_submission, student, kind, files, late=late)
+            sid = await run_in_threadpool(
+                self.store.add_submission, student, kind, files, late=late, per_hour=per_hour
+            )
+        except RateLimited as exc:  # another hand-in took the last place while this one was read
+            return None, limited(exc.first)
         except OSError as exc:
             log.error("cannot store a submission of %s: %s", student, exc.strerror or exc)
             return None, self.error(request, 503, "server.store.disk")

@@ -318,3 +318,33 @@ def test_every_sentence_the_server_says_exists_in_both_languages():
     for lang in ("en", "zh"):
         assert sorted(used - set(CATALOGUES[lang])) == []
     assert {k for k in CATALOGUES["en"] if k.startswith("server.")} == used  # and none is left unsaid
+
+
+def test_hand_ins_racing_at_the_hourly_limit_store_exactly_the_limit(store):
+    import threading
+
+    from grader.server.store import RateLimited
+
+    store.add_submission("alice", "py", [("masks.py", b"x = 1\n")], per_hour=3)  # one place taken already
+    racers = 8
+    start = threading.Barrier(racers)
+    outcomes = []
+
+    def hand_in():
+        start.wait()
+        try:
+            outcomes.append(store.add_submission("alice", "py", [("masks.py", b"x = 2\n")], per_hour=3))
+        except RateLimited as exc:
+            outcomes.append(exc)
+
+    threads = [threading.Thread(target=hand_in) for _ in range(racers)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    stored = [o for o in outcomes if isinstance(o, int)]
+    assert len(stored) == 2 and len(outcomes) == racers
+    assert all(isinstance(o, RateLimited) and o.count == 3 for o in outcomes if not isinstance(o, int))
+    assert len(store.history("alice")) == 3
+    folders = sorted(int(p.name) for p in (store.data / "submissions" / "alice").iterdir())
+    assert folders == sorted(r.number for r in store.history("alice"))  # the refused ones left no folder
