@@ -255,6 +255,19 @@ class Store:
         with self.engine.connect() as conn:
             return conn.execute(sa.select(students.c.token_hash).where(students.c.id == student)).scalar()
 
+    def instructor_of(self, token):
+        """The id of the instructor whose token is ``token``, or ``None``."""
+        if not token or len(token) > 256:
+            return None
+        with self.engine.connect() as conn:
+            return conn.execute(
+                sa.select(instructors.c.id).where(instructors.c.token_hash == self.hash(token))
+            ).scalar()
+
+    def instructor_hash(self, instructor):
+        with self.engine.connect() as conn:
+            return conn.execute(sa.select(instructors.c.token_hash).where(instructors.c.id == instructor)).scalar()
+
     # -- the roster ---------------------------------------------------------------------------------
     def import_roster(self, path, *, reissue=False, lang="en"):
         """Add the students of the roster CSV at ``path`` (columns ``student`` and ``name``; others ignored), each
@@ -466,6 +479,20 @@ class Store:
                     )
                 ).rowcount
             )
+
+    def reviewed(self, row, score, max_score, verdict, reason):
+        """Record the result of the graded submission ``row`` with the instructor's review applied; only while the
+        grading it names still counts for it (a regrade may have replaced it): ``1`` when recorded, else ``0``."""
+        with self.engine.begin() as conn:
+            return conn.execute(
+                submissions.update()
+                .where(
+                    submissions.c.id == row.id,
+                    submissions.c.status == "done",
+                    submissions.c.grading == row.grading,
+                )
+                .values(score=score, max_score=max_score, verdict=verdict, reason=reason)
+            ).rowcount
 
     def requeue_all(self):
         """Queue every submission that is not waiting or being graded again (a regrade); how many."""
