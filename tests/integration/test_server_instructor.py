@@ -8,16 +8,29 @@ without the overrides file.
 """
 
 import http.client
+import io
 import json
 import re
 import threading
 import urllib.parse
+import zipfile
 
 import pytest
 
 from tests.server_helpers import ROOT, Server, call, gradekit, make_course, multipart, upload
 
-MASKS = (ROOT / "solution" / "masks.py").read_bytes()
+
+def _zipped(folder):
+    """The ``.py`` files of ``folder`` as the bytes of a zip."""
+    buf = io.BytesIO()
+    with zipfile.ZipFile(buf, "w") as zf:
+        for path in sorted(folder.glob("*.py")):
+            zf.write(path, path.name)
+    return buf.getvalue()
+
+
+SOLUTION = _zipped(ROOT / "solution")
+"""The reference, whole: enough code for the class similarity to see a copy (``masks.py`` alone is too little)."""
 OVERRIDES = """[students.alice]
 points = -3
 note = "the report's figure was copied"
@@ -51,7 +64,7 @@ def server(course):
 @pytest.fixture(scope="module")
 def alice_graded(course, server):
     """alice's reference, handed in and graded: its id."""
-    status, answer = upload(server, course.tokens["alice"], [("masks.py", MASKS)])
+    status, answer = upload(server, course.tokens["alice"], [("solution.zip", SOLUTION)])
     assert status == 201, answer
     view = server.wait_done(answer["id"], course.tokens["alice"])
     assert view["status"] == "done", view
@@ -159,7 +172,16 @@ def test_names_from_the_roster_are_escaped(course, server, alice_graded, raced):
         assert "&lt;b id=&#34;markup&#34;&gt;Dave&lt;/b&gt;&lt;script&gt;" in page, path
 
 
-def test_the_class_summary_and_similarity_pages(course, server, alice_graded):
+@pytest.fixture(scope="module")
+def bob_copied(course, server, alice_graded):
+    """bob hands in alice's file as it is, graded: its id."""
+    status, answer = upload(server, course.tokens["bob"], [("solution.zip", SOLUTION)])
+    assert status == 201, answer
+    assert server.wait_done(answer["id"], course.tokens["bob"])["status"] == "done"
+    return answer["id"]
+
+
+def test_the_class_summary_and_similarity_pages(course, server, alice_graded, bob_copied):
     who = {"Authorization": f"Bearer {course.instructor}"}
     status, headers, body = call("GET", server.url + "/instructor/index.html", headers=who)
     assert status == 200 and "script-src" not in headers["Content-Security-Policy"]
@@ -170,8 +192,12 @@ def test_the_class_summary_and_similarity_pages(course, server, alice_graded):
     assert 'href="similarity.html?lang=en"' in page and 'href="./?lang=en"' in page  # the frame links all three
     status, _, body = call("GET", server.url + "/instructor/index.html?lang=zh", headers=who)
     assert status == 200 and "<title>全班汇总</title>" in body.decode()
+    assert 'href="similarity.html?lang=en#cluster-1"' in page  # the copy, found among the submissions that count
     status, _, body = call("GET", server.url + "/instructor/similarity.html", headers=who)
-    assert status == 200 and "Similar code across the class" in body.decode()
+    page = body.decode()
+    assert status == 200 and "Similar code across the class" in page
+    cluster = re.search(r'<div class="cluster" id="cluster-1">.*?</div>', page, re.S).group(0)
+    assert "Alice Li (alice)" in cluster and "=HYPERLINK(&#34;http://x&#34;) (bob)" in cluster
 
 
 def test_every_instructor_route_refuses_students_and_strangers(course, server, alice_graded):
