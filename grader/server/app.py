@@ -522,9 +522,12 @@ class Server:
     async def upload(self, request):
         cookie = request.cookies.get(COOKIE)
         lang = self.lang_of(request)
-        student = await run_in_threadpool(self.session_of, cookie)
-        if student is None:
+        who = await run_in_threadpool(self.session_who, cookie)
+        if who is None:
             return self.page(request, message=text("server.page.login_first", lang), status=401)
+        if who[0] != "student":
+            return self.page(request, message=text("server.auth.student_only", lang), status=403)
+        student = who[1]
 
         def check(form):  # the CSRF token is a field of the same form: checked before anything is stored
             given = str(form.get("csrf") or "")

@@ -158,6 +158,22 @@ def test_the_instructor_logs_in_on_the_page(course, server, alice_graded):
     assert status == 200 and "成绩册" in body.decode() and "已复核" in body.decode()
     status, _, report = call("GET", f"{server.url}/submissions/{alice_graded}/report", headers={"Cookie": cookie})
     assert status == 200 and b"Instructor&#39;s review" in report
+    page = call("GET", server.url + "/instructor/", headers={"Cookie": cookie})[2].decode()
+    csrf = re.search(r'name="csrf" value="([0-9a-f]+)"', page).group(1)
+    before = len(json.loads(call("GET", server.url + "/api/submissions", course.instructor)[2])["submissions"])
+    body, ctype = multipart([("masks.py", b"x = 1\n")], {"csrf": csrf})
+    status, _, _ = call("POST", server.url + "/upload", body=body, content_type=ctype, headers={"Cookie": cookie})
+    assert status == 403  # the instructor hands nothing in, from the page either
+    assert len(json.loads(call("GET", server.url + "/api/submissions", course.instructor)[2])["submissions"]) == before
+    logout = urllib.parse.urlencode({"csrf": csrf}).encode()
+    status, headers, _ = call(
+        "POST",
+        server.url + "/logout",
+        body=logout,
+        content_type="application/x-www-form-urlencoded",
+        headers={"Cookie": cookie},
+    )
+    assert status == 303 and 'gradekit_session=""' in headers["Set-Cookie"]
 
 
 def test_names_from_the_roster_are_escaped(course, server, alice_graded, raced):
