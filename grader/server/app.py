@@ -13,8 +13,8 @@ A hand-in (``POST /api/submissions``, or the page's form) is checked in this ord
 (403 when late hand-ins are refused), the hourly limit (429), the size (413), the files (400); then it is stored,
 synced, and its row committed (``Store.add_submission``) before the 201 answer: a full disk or a database error
 answers 503 and leaves nothing of it. The hourly limit is counted again in the transaction that inserts the row
-(429, nothing left), so that hand-ins racing each other never pass it together. Every answer's words are in the asker's language (``?lang=zh``, else
-``Accept-Language``, else the course's).
+(429, nothing left), so that hand-ins racing each other never pass it together. Every answer's words are in the
+asker's language (``?lang=zh``, else ``Accept-Language``, else the course's).
 """
 
 import csv
@@ -36,6 +36,7 @@ from starlette.responses import HTMLResponse, JSONResponse, RedirectResponse, Re
 from starlette.routing import Route
 
 from grader.batch.gradebook import number_cell, text_cell
+from grader.batch.overrides import Overrides
 from grader.messages import LANGS, text
 from grader.server.store import RateLimited, Store
 
@@ -386,7 +387,7 @@ class Server:
         """Per student of the roster: the submission that counts (``[server] counts`` among the graded ones
         handed in on time; with ``late = "accept"``, among all), and the late ones."""
         policy, late_policy = self.settings["counts"], self.settings["late"]
-        reviewed = self._plan.reviews if self._plan is not None else {}
+        reviewed = self._plan.reviews if self._plan is not None else Overrides()
         by_student: dict[str, list] = {}
         for row in self.store.history():
             by_student.setdefault(row.student, []).append(row)
@@ -413,7 +414,7 @@ class Server:
                     "late_submissions": sum(bool(r.late) for r in rows),
                     "late_counted": flagged.id if flagged else None,
                     "late_score": flagged.score if flagged else None,
-                    "reviewed": bool(counted and reviewed and reviewed.for_student(student)),
+                    "reviewed": bool(counted and reviewed.for_student(student)),
                 }
             )
         return out
