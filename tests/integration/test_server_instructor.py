@@ -36,6 +36,9 @@ points = -3
 note = "the report's figure was copied"
 by = "Prof. Li"
 why = "academic honesty, first warning"
+
+[students.zed]
+note = "not on the roster: a warning at the start"
 """
 LIMIT = 3
 ROUTES = [
@@ -249,6 +252,8 @@ def test_overrides_change_the_recorded_score(course, server, alice_graded):
     assert next(line for line in csv_text.splitlines() if line.startswith("alice,")).split(",")[2] == "7"
     report = call("GET", f"{server.url}/submissions/{alice_graded}/report", alice)[2].decode()
     assert "Instructor&#39;s review" in report and "academic honesty, first warning" in report
+    said = server.log.read_text(errors="replace")
+    assert "'zed'" in said and str(course.folder / "overrides.toml") in said  # named nobody: said, not applied
 
 
 def test_a_bad_overrides_file_stops_the_start(tmp_path):
