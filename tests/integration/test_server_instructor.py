@@ -88,8 +88,9 @@ def _login(server, token, lang="en"):
 
 def _raced(server, token, n):
     """``n`` hand-ins of one student at once: every request's headers and all of its body but the last byte are
-    sent first, on ``n`` connections, so that each has passed the server's early check before any is stored; then
-    the last bytes. The statuses."""
+    sent first, on ``n`` connections, so that each can pass the server's early check (made before the body is
+    read) before any is stored; then the last bytes, all together. The statuses. Whatever the order the server
+    takes them in, a correct server stores exactly the limit; one that relies on the early check stores more."""
     body, ctype = multipart([("hw.zip", b"not a zip")])
     connections = []
     for _ in range(n):
@@ -103,8 +104,7 @@ def _raced(server, token, n):
             c.putheader(key, value)
         c.endheaders(body[:-1])
         connections.append(c)
-    # Each request's early check reads the database before its body is complete: it answers
-    # once the last byte comes, which every connection is given at the same moment.
+    # Each request waits for its last byte, which every connection is given at the same moment.
     statuses = [None] * n
     go = threading.Barrier(n)
 
