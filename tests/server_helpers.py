@@ -34,7 +34,12 @@ memory_mb = 2048
 [server]
 profile = "quick"
 """
-ROSTER = [("alice", "Alice Li"), ("bob", '=HYPERLINK("http://x")'), ("carol", "王芳")]
+ROSTER = [
+    ("alice", "Alice Li"),
+    ("bob", '=HYPERLINK("http://x")'),
+    ("carol", "王芳"),
+    ("dave", '<b id="markup">Dave</b><script>document.title="ran"</script>'),
+]
 START_S = 60.0
 """Seconds a server may take to answer its first request."""
 HARD_LIMIT_S = 900

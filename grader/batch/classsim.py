@@ -44,7 +44,7 @@ from dataclasses import dataclass, field
 from itertools import combinations
 from pathlib import Path
 
-from grader.batch.summary import environment, frame
+from grader.batch.summary import PAGES, environment, frame
 from grader.messages import text
 from grader.safetext import clean_data, clean_text, display_name
 
@@ -644,9 +644,10 @@ def _side(key, ranges, names, sources_of):
     return {"name": names.get(key, key), "files": files}
 
 
-def render(report, *, names, sources_of, lang="en", max_details=MAX_DETAILS):
+def render(report, *, names, sources_of, lang="en", max_details=MAX_DETAILS, pages=PAGES):
     """The instructor's page ``similarity.html``: clusters, then pairs by score, the first ``max_details`` of them
-    with both sides' matched lines (``sources_of(key, file) -> text``); ``names``: key -> display name."""
+    with both sides' matched lines (``sources_of(key, file) -> text``); ``names``: key -> display name;
+    ``pages``: the header's links (``summary.frame``)."""
 
     def t(key, **params):
         return text(key, lang, **params)
@@ -669,7 +670,7 @@ def render(report, *, names, sources_of, lang="en", max_details=MAX_DETAILS):
         .get_template("similarity.html.j2")
         .render(
             lang=lang,
-            frame=frame("similarity", lang),
+            frame=frame("similarity", lang, pages),
             t={
                 k: t(f"classsim.{k}")
                 for k in (

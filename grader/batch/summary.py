@@ -71,13 +71,14 @@ PAGES = (("index", "index.html", "batch.nav.summary"), ("similarity", "similarit
 """The class pages the header links, side by side in the batch's output folder: (name, file, its words)."""
 
 
-def frame(page, lang="en"):
+def frame(page, lang="en", pages=PAGES):
     """What the shared header of the class pages shows (``templates/frame.html.j2``), so that the summary and
-    the similarity page look and read alike and each links the other; ``page``: the one showing it."""
+    the similarity page look and read alike and each links the other; ``page``: the one showing it; ``pages``:
+    the pages linked, as ``PAGES`` (the course server serves them beside its gradebook page)."""
     return {
         "label": text("batch.nav.label", lang),
         "wide": page == "similarity",
-        "links": [{"href": href, "text": text(key, lang), "current": name == page} for name, href, key in PAGES],
+        "links": [{"href": href, "text": text(key, lang), "current": name == page} for name, href, key in pages],
     }
 
 
@@ -200,11 +201,13 @@ def tasks(records, rates, lang="en"):
     return rows
 
 
-def context(records, *, lang="en", similar=(), skipped=()):
+def context(records, *, lang="en", similar=(), skipped=(), pages=PAGES, report=None):
     """Everything the page shows, as plain values. ``similar``: groups of submissions much like each other,
     ``{members: [display names], score: likeness 0-1, link: a page comparing them or None}``; ``skipped``: entries
     of the hand-in folder that are not submissions, ``{name, why}``. Each section is shown only when it has rows;
-    checks every student passed are folded away under the ones some failed."""
+    checks every student passed are folded away under the ones some failed. ``pages``: the header's links
+    (``frame``); ``report``: a record's report address, or ``None`` (default: ``<folder>/report.html`` beside
+    the page, as the batch writes it)."""
 
     def t(key, **params):
         return text(key, lang, **params)
@@ -227,7 +230,7 @@ def context(records, *, lang="en", similar=(), skipped=()):
     return {
         "lang": lang,
         "t": {k: t(f"batch.page.{k}") for k in WORDS},
-        "frame": frame("index", lang),
+        "frame": frame("index", lang, pages),
         "tasks": tasks(records, rates, lang),
         "n": len(records),
         "mean": round(100 * mean, 1),
@@ -252,9 +255,7 @@ def context(records, *, lang="en", similar=(), skipped=()):
                 "status": r.get("status", "error"),
                 "label": label(r.get("status", "error")),
                 "reason": r.get("reason", ""),
-                "report": f"{r.get('folder') or r['student']}/report.html"
-                if r.get("hash") or r.get("folder")
-                else None,
+                "report": report(r) if report is not None else _report(r),
             }
             for r in records
         ],
@@ -274,17 +275,24 @@ def context(records, *, lang="en", similar=(), skipped=()):
     }
 
 
+def _report(record):
+    """Where the batch writes a record's report, beside the page; ``None`` for a record with no folder."""
+    if record.get("hash") or record.get("folder"):
+        return f"{record.get('folder') or record['student']}/report.html"
+    return None
+
+
 def _number(x):
     x = float(x or 0)
     return f"{x:g}"
 
 
-def render(records, *, lang="en", similar=(), skipped=()):
+def render(records, *, lang="en", similar=(), skipped=(), pages=PAGES, report=None):
     """The page as a string (``context`` for the arguments)."""
     return (
         environment()
         .get_template("index.html.j2")
-        .render(**context(records, lang=lang, similar=similar, skipped=skipped))
+        .render(**context(records, lang=lang, similar=similar, skipped=skipped, pages=pages, report=report))
     )
 
 

@@ -1,17 +1,20 @@
 """The server's web application (Starlette): the students' API and page, the instructor's gradebook.
 
 Who asks is said by a token, ``Authorization: Bearer TOKEN`` (the API, ``gradekit submit``), or by the page's
-session cookie, set when a student logs in with their token (HttpOnly, SameSite=Strict; its value is signed with
-the server's key and names the token it was made from, so a reissued token ends the session). A student sees
-only their own submissions: another's id answers 404, as an id that does not exist, so ids tell nothing. The
-instructor's token reads every submission and the gradebook; it hands nothing in. A form of the page that
-changes something carries a CSRF token made from the session (``csrf``); a post without it is refused.
+session cookie, set when a student or the instructor logs in with their token on the same page (HttpOnly,
+SameSite=Strict; its value is signed with the server's key and names the token it was made from, so a reissued
+token ends the session). A student sees only their own submissions: another's id answers 404, as an id that does
+not exist, so ids tell nothing. The instructor's token reads every submission and the gradebook; it hands nothing
+in. The instructor's pages (``/instructor/``: the gradebook, the batch's class summary and similarity page,
+``classpages``) answer 401 (the login form) without a session or token and 403 to a student. A form of the page
+that changes something carries a CSRF token made from the session (``csrf``); a post without it is refused.
 
 A hand-in (``POST /api/submissions``, or the page's form) is checked in this order: who (401, 403), the deadline
 (403 when late hand-ins are refused), the hourly limit (429), the size (413), the files (400); then it is stored,
 synced, and its row committed (``Store.add_submission``) before the 201 answer: a full disk or a database error
-answers 503 and leaves nothing of it. Every answer's words are in the asker's language (``?lang=zh``, else
-``Accept-Language``, else the course's).
+answers 503 and leaves nothing of it. The hourly limit is counted again in the transaction that inserts the row
+(429, nothing left), so that hand-ins racing each other never pass it together. Every answer's words are in the
+asker's language (``?lang=zh``, else ``Accept-Language``, else the course's).
 """
 
 import csv
@@ -33,8 +36,12 @@ from starlette.responses import HTMLResponse, JSONResponse, RedirectResponse, Re
 from starlette.routing import Route
 
 from grader.batch.gradebook import number_cell, text_cell
+from grader.batch.overrides import Overrides
 from grader.messages import LANGS, text
-from grader.server.store import Store
+from grader.server.store import RateLimited, Store
+
+INSTRUCTOR = "instructor:"
+"""How a session cookie names the instructor: ``instructor:<id>`` (a student's id never holds a colon)."""
 
 log = logging.getLogger("gradekit.server")
 COOKIE = "gradekit_session"
@@ -72,12 +79,34 @@ def _iso(seconds):
 class Server:
     """The application's state: the course, its store and grading loop, and the request handlers."""
 
-    def __init__(self, course, store, grader=None):
+    def __init__(self, course, store, grader=None, plan=None):
+        from grader.server.classpages import ClassPages
+
         self.course = course
         self.settings = course.server
         self.store = store
         self.grader = grader
         self.lang = course.lang or "en"
+        self._plan = plan
+        self._assignment = None
+        self.classes = ClassPages(store, self.assignment, self.plan)
+
+    def plan(self):
+        """How the server grades (``grading.Plan``, with the reviews): the one it was started with, else the
+        course's (an application made without one, in tests)."""
+        if self._plan is None:
+            from grader.server.cli import _config_file
+            from grader.server.grading import plan
+
+            self._plan = plan(self.course, _config_file(self.course))
+        return self._plan
+
+    def assignment(self):
+        if self._assignment is None:
+            from grader import api
+
+            self._assignment = api.settings(config=self.course).assignment
+        return self._assignment
 
     # -- helpers ------------------------------------------------------------------------------------
     def lang_of(self, request):
@@ -96,22 +125,36 @@ class Server:
         lang = self.lang_of(request)
         return JSONResponse({"error": text(key, lang, **params), "code": key}, status, headers=headers)
 
-    def session_of(self, value):
-        """The student a session cookie's ``value`` names, while it is valid; else ``None``."""
+    def session_who(self, value):
+        """Who a session cookie's ``value`` names, while it is valid: ``("student", id)``, ``("instructor", None)``,
+        else ``None``."""
         try:
-            expires, mac, student = (value or "").split(":", 2)
+            expires, mac, subject = (value or "").split(":", 2)
             if int(expires) < time.time():
                 return None
         except ValueError:
             return None
-        token_hash = self.store.student_hash(student)
-        if token_hash is None or not hmac.compare_digest(mac, self.store.sign("session", student, expires, token_hash)):
+        token_hash = self._subject_hash(subject)
+        if token_hash is None or not hmac.compare_digest(mac, self.store.sign("session", subject, expires, token_hash)):
             return None
-        return student
+        return ("instructor", None) if subject.startswith(INSTRUCTOR) else ("student", subject)
 
-    def new_session(self, student):
+    def session_of(self, value):
+        """The student a session cookie's ``value`` names, while it is valid; else ``None`` (the instructor's too)."""
+        who = self.session_who(value)
+        return who[1] if who is not None and who[0] == "student" else None
+
+    def _subject_hash(self, subject):
+        """The stored hash of the token a session's ``subject`` logged in with (a new token ends the session)."""
+        if subject.startswith(INSTRUCTOR):
+            number = subject[len(INSTRUCTOR) :]
+            return self.store.instructor_hash(int(number)) if number.isdigit() else None
+        return self.store.student_hash(subject)
+
+    def new_session(self, subject):
+        """A session cookie's value for ``subject``: a student's id, or ``INSTRUCTOR`` and the instructor's id."""
         expires = str(int(time.time()) + SESSION_S)
-        return f"{expires}:{self.store.sign('session', student, expires, self.store.student_hash(student))}:{student}"
+        return f"{expires}:{self.store.sign('session', subject, expires, self._subject_hash(subject))}:{subject}"
 
     def csrf(self, cookie):
         return self.store.sign("csrf", cookie)[:32]
@@ -123,9 +166,7 @@ class Server:
         if header[:7].lower() == "bearer ":
             return self.store.who(header[7:].strip())
         if cookie:
-            student = self.session_of(request.cookies.get(COOKIE))
-            if student is not None:
-                return ("student", student)
+            return self.session_who(request.cookies.get(COOKIE))
         return None
 
     def view(self, row, lang):
@@ -170,10 +211,15 @@ class Server:
         if late and self.settings["late"] == "refuse":
             return None, self.error(request, 403, "server.late.refused", deadline=deadline.isoformat())
         per_hour = self.settings["submissions_per_hour"]
+
+        def limited(first):  # a place frees when the hour's first submission is an hour old
+            wait = str(max(1, math.ceil(first + 3600 - time.time())))
+            return self.error(request, 429, "server.rate.limited", n=per_hour, headers={"Retry-After": wait})
+
+        # Refused early, before the body is read; the count that decides is taken again with the insert.
         recent, first = await run_in_threadpool(self.store.recent, student, now - 3600)
-        if recent >= per_hour:  # a place frees when the hour's first submission is an hour old
-            wait = str(max(1, math.ceil(first + 3600 - now)))
-            return None, self.error(request, 429, "server.rate.limited", n=per_hour, headers={"Retry-After": wait})
+        if recent >= per_hour:
+            return None, limited(first)
         limit = self.settings["max_upload_mb"] << 20
         too_big = self.error(request, 413, "server.upload.too_large", mb=self.settings["max_upload_mb"])
         length = request.headers.get("content-length", "")
@@ -216,7 +262,9 @@ class Server:
         else:
             return None, self.error(request, 400, "server.upload.kinds")
         try:
-            sid = await run_in_threadpool(self.store.add_submission, student, kind, files, late=late)
+            sid = await run_in_threadpool(self.store.add_submission, student, kind, files, late=late, per_hour=per_hour)
+        except RateLimited as exc:  # another hand-in took the last place while this one was read
+            return None, limited(exc.first)
         except OSError as exc:
             log.error("cannot store a submission of %s: %s", student, exc.strerror or exc)
             return None, self.error(request, 503, "server.store.disk")
@@ -265,18 +313,81 @@ class Server:
         )
 
     # -- the instructor -----------------------------------------------------------------------------
-    def instructor(self, request):
-        who = self.who(request, cookie=False)
+    def instructor(self, request, *, cookie=False):
+        """``None`` when the instructor asks (by token; ``cookie``: or by the page's session), else the answer: 401
+        without a valid token, 403 for a student."""
+        who = self.who(request, cookie=cookie)
         if who is None:
             return self.error(request, 401, "server.auth.missing")
         if who[0] != "instructor":
             return self.error(request, 403, "server.auth.instructor_only")
         return None
 
+    def instructor_page(self, request):
+        """``None`` when the instructor asks for one of their pages, else the page that answers: the login form
+        (401) without a session or token, the student's page saying it is not theirs (403) to a student."""
+        who = self.who(request)
+        lang = self.lang_of(request)
+        if who is None:
+            return self.page(request, message=text("server.page.login_first", lang), status=401)
+        if who[0] != "instructor":
+            return self.page(request, message=text("server.auth.instructor_only", lang), status=403)
+        return None
+
+    def instructor_home(self, request):
+        refused = self.instructor_page(request)
+        if refused is not None:
+            return refused
+        lang = self.lang_of(request)
+        cookie = request.cookies.get(COOKIE)
+        history: dict[str, list] = {}
+        for row in reversed(self.store.history()):
+            history.setdefault(row.student, []).append(self.view(row, lang))
+        rows = []
+        for r in self.gradebook_rows():
+            counted = r["counted"] is not None
+            rows.append(
+                {
+                    **r,
+                    "score_text": f"{r['score']:g} / {r['max_score']:g}" if counted else "",
+                    "status_text": text(f"batch.status.{r['status']}", lang) if counted and r["status"] else "",
+                    "late_score_text": f"{r['late_score']:g}" if r["late_counted"] else "",
+                    "report": f"/submissions/{r['counted']}/report" if counted else None,
+                    "history": history.get(r["student"], []),
+                }
+            )
+        from grader.server.classpages import gradebook
+
+        body = gradebook(
+            lang=lang,
+            rows=rows,
+            csrf=self.csrf(cookie) if self.session_who(cookie) else "",
+            counts=self.settings["counts"],
+            late=self.settings["late"],
+        )
+        return HTMLResponse(body, headers={**REPORT_HEADERS, "Content-Security-Policy": PAGE_CSP})
+
+    def class_page(self, name):
+        """The handler of the class page ``name`` (``index``: the summary; ``similarity``)."""
+
+        async def handler(request):
+            refused = await run_in_threadpool(self.instructor_page, request)
+            if refused is not None:
+                return refused
+            rows = await run_in_threadpool(self.gradebook_rows)
+            every = {r.id: r for r in await run_in_threadpool(self.store.history)}
+            counted = [every[r["counted"]] for r in rows if r["counted"] is not None]
+            names = {r["student"]: r["name"] for r in rows}
+            body = await run_in_threadpool(self.classes.page, name, self.lang_of(request), counted, names)
+            return HTMLResponse(body, headers={**REPORT_HEADERS, "Content-Security-Policy": PAGE_CSP})
+
+        return handler
+
     def gradebook_rows(self):
         """Per student of the roster: the submission that counts (``[server] counts`` among the graded ones
         handed in on time; with ``late = "accept"``, among all), and the late ones."""
         policy, late_policy = self.settings["counts"], self.settings["late"]
+        reviewed = self._plan.reviews if self._plan is not None else Overrides()
         by_student: dict[str, list] = {}
         for row in self.store.history():
             by_student.setdefault(row.student, []).append(row)
@@ -303,6 +414,7 @@ class Server:
                     "late_submissions": sum(bool(r.late) for r in rows),
                     "late_counted": flagged.id if flagged else None,
                     "late_score": flagged.score if flagged else None,
+                    "reviewed": bool(counted and reviewed.for_student(student)),
                 }
             )
         return out
@@ -322,7 +434,7 @@ class Server:
         )
 
     def gradebook_csv(self, request):
-        refused = self.instructor(request)
+        refused = self.instructor(request, cookie=True)  # a GET that changes nothing: the page's link may ask
         if refused is not None:
             return refused
         return Response(
@@ -360,6 +472,8 @@ class Server:
         return HTMLResponse(body, status, headers={**REPORT_HEADERS, "Content-Security-Policy": PAGE_CSP})
 
     def home(self, request):
+        if self.who(request) == ("instructor", None):
+            return RedirectResponse(f"/instructor/?lang={self.lang_of(request)}", 303)
         received = request.query_params.get("received", "")
         message = text("server.page.received", self.lang_of(request), id=received) if received.isdigit() else ""
         return self.page(request, message=message)
@@ -369,11 +483,15 @@ class Server:
         form = await _form(request, await _capped_body(request, 4096))
         token = str(form.get("token") or "") if form is not None else ""
         who = await run_in_threadpool(self.store.who, token)
-        if who is None or who[0] != "student":
-            key = "server.page.instructor" if who else "server.page.bad_token"
-            return self.page(request, message=text(key, lang), status=401)
-        cookie = await run_in_threadpool(self.new_session, who[1])
-        response = RedirectResponse(f"/?lang={lang}", 303)
+        if who is None:
+            return self.page(request, message=text("server.page.bad_token", lang), status=401)
+        if who[0] == "instructor":
+            subject = INSTRUCTOR + str(await run_in_threadpool(self.store.instructor_of, token))
+            cookie = await run_in_threadpool(self.new_session, subject)
+            response = RedirectResponse(f"/instructor/?lang={lang}", 303)
+        else:
+            cookie = await run_in_threadpool(self.new_session, who[1])
+            response = RedirectResponse(f"/?lang={lang}", 303)
         response.set_cookie(
             COOKIE,
             cookie,
@@ -386,12 +504,12 @@ class Server:
 
     def _checked_session(self, request, given):
         cookie = request.cookies.get(COOKIE)
-        student = self.session_of(cookie)
-        if student is None:
+        who = self.session_who(cookie)
+        if who is None:
             return None, self.page(request, message=text("server.page.login_first", self.lang_of(request)), status=401)
         if not given or not hmac.compare_digest(str(given), self.csrf(cookie)):
             return None, self.page(request, message=text("server.page.csrf", self.lang_of(request)), status=403)
-        return student, None
+        return who, None
 
     async def logout(self, request):
         form = await _form(request, await _capped_body(request, 4096))
@@ -405,9 +523,12 @@ class Server:
     async def upload(self, request):
         cookie = request.cookies.get(COOKIE)
         lang = self.lang_of(request)
-        student = await run_in_threadpool(self.session_of, cookie)
-        if student is None:
+        who = await run_in_threadpool(self.session_who, cookie)
+        if who is None:
             return self.page(request, message=text("server.page.login_first", lang), status=401)
+        if who[0] != "student":
+            return self.page(request, message=text("server.auth.student_only", lang), status=403)
+        student = who[1]
 
         def check(form):  # the CSRF token is a field of the same form: checked before anything is stored
             given = str(form.get("csrf") or "")
@@ -485,10 +606,11 @@ async def _form(request, body):
         return None
 
 
-def create_app(course, *, grader=None, store=None):
+def create_app(course, *, grader=None, store=None, plan=None):
     """The application for the course configuration ``course``; ``grader``: the grading loop it starts and stops
-    with it (``None``: none, the queue is only filled)."""
-    server = Server(course, store or Store(course.server["data"], course.server["database"]), grader)
+    with it (``None``: none, the queue is only filled); ``plan``: how it grades (``grading.Plan``, the reviews
+    with it; default: the course's, made when a class page first needs it)."""
+    server = Server(course, store or Store(course.server["data"], course.server["database"]), grader, plan)
 
     @asynccontextmanager
     async def lifespan(app):
@@ -513,6 +635,12 @@ def create_app(course, *, grader=None, store=None):
         Route("/api/gradebook", server.gradebook, methods=["GET"]),
         Route("/instructor/gradebook.csv", server.gradebook_csv, methods=["GET"]),
         Route("/api/regrade", server.regrade, methods=["POST"]),
+        Route(
+            "/instructor", lambda request: RedirectResponse(f"/instructor/?{request.url.query}", 308), methods=["GET"]
+        ),
+        Route("/instructor/", server.instructor_home, methods=["GET"]),
+        Route("/instructor/index.html", server.class_page("index"), methods=["GET"]),
+        Route("/instructor/similarity.html", server.class_page("similarity"), methods=["GET"]),
     ]
 
     def database_away(request, exc):

@@ -133,6 +133,7 @@ def cmd_roster_import(args):
 
 
 def cmd_run(args):
+    import dataclasses
     import logging
 
     from grader.api import UsageError
@@ -158,7 +159,18 @@ def cmd_run(args):
         grading = plan(course, _config_file(course))
     except ConfigError as exc:  # the course secret's file or variable missing: said before serving anything
         raise UsageError(str(exc)) from None
-    app = create_app(course, grader=Grader(store, grading, course.server["judges"]), store=store)
+    from grader.batch.overrides import OverrideError
+    from grader.server import reviews
+
+    try:  # a file that cannot be used is said (file, line or table) before serving anything, as the batch does
+        found, warnings = reviews.load(course, [s for s, _ in store.roster()], lang)
+    except OverrideError as exc:
+        raise UsageError(str(exc)) from None
+    for warning in warnings:
+        print(warning, file=sys.stderr)
+    grading = dataclasses.replace(grading, reviews=found)
+    reviews.apply_all(store, grading)  # the file as it is now, on what was graded before this start
+    app = create_app(course, grader=Grader(store, grading, course.server["judges"]), store=store, plan=grading)
     print(text("server.cli.running", lang, url=f"http://{host}:{port}/", data=store.data), flush=True)
     # No access log: a line per request is not needed, and no request's header or query ever reaches a log.
     uvicorn.run(app, host=host, port=port, access_log=False, log_level="info", server_header=False)

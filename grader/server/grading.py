@@ -49,6 +49,8 @@ class Plan:
     copy_policy: str
     output_format: str
     lang: str
+    reviews: overrides_module.Overrides = dataclasses.field(default_factory=overrides_module.Overrides)
+    """The instructor's reviews (``overrides.toml``), applied to every grading as the batch applies them."""
 
 
 def plan(course, config_path):
@@ -203,7 +205,7 @@ class Grader:
                     return
         finally:
             shutil.rmtree(scratch, ignore_errors=True)
-        final = runner.reviews_apply(overrides_module.Overrides(), record, p.copy_policy, p.lang)
+        final = runner.reviews_apply(p.reviews, record, p.copy_policy, p.lang)
         with self._publish:
             outputs.publish(out, final, lang=p.lang, output_format=p.output_format)
         self.store.finish(

@@ -87,6 +87,16 @@ class NotInitialised(StoreError):
     """``gradekit serve init`` has not been run for this data folder."""
 
 
+class RateLimited(Exception):
+    """A hand-in over the hourly limit: ``count`` submissions stored in the hour, the first at ``first`` (epoch
+    seconds)."""
+
+    def __init__(self, count, first):
+        super().__init__(f"{count} submissions in the hour")
+        self.count = count
+        self.first = first
+
+
 def new_token():
     """A fresh token: 32 URL-safe characters, never starting with ``-`` or ``_`` (so that no spreadsheet reads the
     tokens' CSV as a formula and no command line takes it for an option)."""
@@ -128,9 +138,16 @@ def _fsync_dir(path):
         os.close(fd)
 
 
+IMMEDIATE = "gradekit_immediate"
+"""An execution option: on SQLite, the transaction of a connection that has it set begins with ``BEGIN IMMEDIATE``
+(it takes the database's write lock at once), so that what it reads cannot change before it writes."""
+
+
 def make_engine(url):
     """The SQLAlchemy engine of ``url``; SQLite in write-ahead-log mode, each commit synced (``synchronous=FULL``),
-    waiting for a lock rather than failing."""
+    waiting for a lock rather than failing. A connection with the ``IMMEDIATE`` option begins its transaction
+    with ``BEGIN IMMEDIATE``; any other is begun by the driver, at its first write (a read before it takes no
+    lock and fails no later write)."""
     if url.startswith("sqlite"):
         engine = sa.create_engine(url, connect_args={"check_same_thread": False, "timeout": 30})
 
@@ -141,6 +158,11 @@ def make_engine(url):
             cur.execute("PRAGMA synchronous=FULL")
             cur.execute("PRAGMA foreign_keys=ON")
             cur.close()
+
+        @sa.event.listens_for(engine, "begin")
+        def _begin(conn):
+            if conn.get_execution_options().get(IMMEDIATE):  # the driver then sees a transaction and begins none
+                conn.exec_driver_sql("BEGIN IMMEDIATE")
 
         return engine
     return sa.create_engine(url, pool_pre_ping=True)
@@ -233,6 +255,19 @@ class Store:
         with self.engine.connect() as conn:
             return conn.execute(sa.select(students.c.token_hash).where(students.c.id == student)).scalar()
 
+    def instructor_of(self, token):
+        """The id of the instructor whose token is ``token``, or ``None``."""
+        if not token or len(token) > 256:
+            return None
+        with self.engine.connect() as conn:
+            return conn.execute(
+                sa.select(instructors.c.id).where(instructors.c.token_hash == self.hash(token))
+            ).scalar()
+
+    def instructor_hash(self, instructor):
+        with self.engine.connect() as conn:
+            return conn.execute(sa.select(instructors.c.token_hash).where(instructors.c.id == instructor)).scalar()
+
     # -- the roster ---------------------------------------------------------------------------------
     def import_roster(self, path, *, reissue=False, lang="en"):
         """Add the students of the roster CSV at ``path`` (columns ``student`` and ``name``; others ignored), each
@@ -299,18 +334,29 @@ class Store:
         """``(how many, the first one's time)`` of the submissions ``student`` made since ``since`` (epoch seconds;
         the time ``None`` when there are none)."""
         with self.engine.connect() as conn:
-            count, first = conn.execute(
-                sa.select(sa.func.count(), sa.func.min(submissions.c.submitted)).where(
-                    submissions.c.student == student, submissions.c.submitted >= since
-                )
-            ).one()
-            return count, first
+            return self._recent(conn, student, since)
 
-    def add_submission(self, student, kind, files, *, late=False):
+    @staticmethod
+    def _recent(conn, student, since):
+        count, first = conn.execute(
+            sa.select(sa.func.count(), sa.func.min(submissions.c.submitted)).where(
+                submissions.c.student == student, submissions.c.submitted >= since
+            )
+        ).one()
+        return count, first
+
+    def add_submission(self, student, kind, files, *, late=False, per_hour=None):
         """Store a hand-in of ``student`` and queue it; its id. ``files``: ``[(name, bytes)]`` (names already
         checked); ``kind``: ``zip``, ``ipynb`` or ``py``. Every file and folder is synced before the row is
         committed; when either fails (``OSError``, a database error) nothing of it is left and the error is
-        raised."""
+        raised.
+
+        ``per_hour``: the most submissions ``student`` may make in an hour; over it, ``RateLimited`` is raised and
+        nothing is left. The count and the insert are one transaction that no other hand-in of the student can
+        interleave with: on SQLite it begins with ``BEGIN IMMEDIATE`` (the write lock first, so two hand-ins
+        count one after the other); on PostgreSQL it first locks the student's row (``SELECT ... FOR UPDATE``),
+        so that a second hand-in of the same student waits for the first to commit, then counts it (each
+        statement of a READ COMMITTED transaction reads what was committed before it began)."""
         base = self.data / "submissions" / student
         base.mkdir(parents=True, exist_ok=True)
         number = 1 + max((int(p.name) for p in base.iterdir() if p.name.isdigit()), default=0)
@@ -335,7 +381,13 @@ class Store:
                     os.close(fd)
             for path in {target, folder, base, base.parent}:
                 _fsync_dir(path)
-            with self.engine.begin() as conn:
+            with self.engine.connect().execution_options(**{IMMEDIATE: True}) as conn, conn.begin():
+                conn.execute(sa.select(students.c.id).where(students.c.id == student).with_for_update())
+                now = time.time()
+                if per_hour is not None:
+                    count, first = self._recent(conn, student, now - 3600)
+                    if count >= per_hour:
+                        raise RateLimited(count, first)
                 return conn.execute(
                     submissions.insert().values(
                         student=student,
@@ -343,7 +395,7 @@ class Store:
                         kind=kind,
                         files=json.dumps([name for name, _ in files]),
                         size=sum(len(c) for _, c in files),
-                        submitted=time.time(),
+                        submitted=now,
                         late=late,
                         status="queued",
                         attempts=0,
@@ -437,6 +489,20 @@ class Store:
                     )
                 ).rowcount
             )
+
+    def reviewed(self, row, score, max_score, verdict, reason):
+        """Record the result of the graded submission ``row`` with the instructor's review applied; only while the
+        grading it names still counts for it (a regrade may have replaced it): ``1`` when recorded, else ``0``."""
+        with self.engine.begin() as conn:
+            return conn.execute(
+                submissions.update()
+                .where(
+                    submissions.c.id == row.id,
+                    submissions.c.status == "done",
+                    submissions.c.grading == row.grading,
+                )
+                .values(score=score, max_score=max_score, verdict=verdict, reason=reason)
+            ).rowcount
 
     def requeue_all(self):
         """Queue every submission that is not waiting or being graded again (a regrade); how many."""

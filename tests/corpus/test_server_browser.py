@@ -1,12 +1,13 @@
-"""The course server's page in a real headless Chromium: a student logs in with their token, hands in the
+"""The course server's pages in a real headless Chromium: a student logs in with their token, hands in the
 reference's ``masks.py`` through the form, waits for the grade in the history, and opens the report, which shows
-under the server's Content-Security-Policy with no violation (the report's own script allowed by its hash)."""
+under the server's Content-Security-Policy with no violation (the report's own script allowed by its hash); the
+instructor logs in on the same page and reads the gradebook, the class pages and a report, with no violation."""
 
 import time
 
 import pytest
 
-from tests.server_helpers import ROOT, Server, make_course
+from tests.server_helpers import ROOT, Server, make_course, upload
 
 pytestmark = pytest.mark.browser
 
@@ -49,3 +50,45 @@ def test_hand_in_through_the_page_and_read_the_report(browser, tmp_path):
         assert page.evaluate("document.scripts.length") == 1
         assert page.evaluate("document.querySelector('#total-score').textContent") == "10 / 10"
         assert set(page.requests) <= {report, f"{server.url}/favicon.ico"}
+
+
+def test_the_instructor_reads_the_gradebook_and_the_class_pages(browser, tmp_path):
+    """The instructor logs in on the same page with their token and reads the gradebook (dave's roster name is HTML
+    and a script: shown as text, run never), the class summary and the similarity page, and a report, each with no
+    Content-Security-Policy violation and no request but the page's own."""
+    course = make_course(tmp_path)
+    with Server(course) as server:
+        status, answer = upload(
+            server, course.tokens["alice"], [("masks.py", (ROOT / "solution" / "masks.py").read_bytes())]
+        )
+        assert status == 201, answer
+        assert server.wait_done(answer["id"], course.tokens["alice"])["status"] == "done"
+        page = browser.open(f"{server.url}/?lang=en")
+        _after(
+            page,
+            f"document.querySelector('input[name=token]').value = {course.instructor!r}; document.forms[0].submit()",
+        )
+        assert page.evaluate("location.pathname") == "/instructor/"
+        assert page.evaluate("document.title") == "Gradebook"  # dave's script did not set it
+        assert page.evaluate("document.querySelector('#markup')") is None
+        text = page.evaluate("document.body.innerText")
+        assert '<b id="markup">Dave</b>' in text and "10 / 10" in text and "Alice Li" in text
+        assert page.evaluate("document.cookie") == ""
+        assert page.console_errors == []
+        links = page.evaluate("Array.from(document.querySelectorAll('header.frame a')).map(a => a.href)")
+        assert links == [f"{server.url}/instructor/{p}?lang=en" for p in ("", "index.html", "similarity.html")]
+        report = page.evaluate(f"document.querySelector('a[href=\"/submissions/{answer['id']}/report\"]').href")
+        for url, title in ((links[1], "Class summary"), (links[2], "Similar code across the class")):
+            tab = browser.open(url)  # a tab of its own: only this page's console and requests
+            assert tab.evaluate("document.title") == title
+            assert tab.console_errors == []
+            assert set(tab.requests) <= {url, f"{server.url}/favicon.ico"}
+        summary = browser.open(links[1])
+        assert (
+            summary.evaluate(f"document.querySelector('a[href=\"/submissions/{answer['id']}/report\"]').textContent")
+            == "Alice Li (alice)"
+        )
+        tab = browser.open(report)
+        assert (
+            tab.console_errors == [] and tab.evaluate("document.querySelector('#total-score').textContent") == "10 / 10"
+        )
