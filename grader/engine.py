@@ -210,7 +210,19 @@ def _blocked(g, specs, slots, calls):
             s.task == task and s.variant != "isolated" and r.status in ("failed", "error") for s, r in zip(specs, slots)
         )
         for i, (spec, r) in enumerate(zip(specs, slots)):
-            if spec.task != task or r.status in ("passed", "skipped"):
+            if spec.task != task or r.status == "passed":
+                continue
+            if r.status == "skipped":
+                # over the submission's own parts it asked what the bank does not hold (the reference's answer with
+                # the biases the submission lacks set to zero): the full kit asks nothing such over the reference's
+                # parts, and the record may judge it as it does; else it stays unjudged
+                unbanked = any(n.key == "note.not_in_bank" for n in r.notes) and spec.id not in g.replayed
+                if (
+                    unbanked
+                    and variant_of(a, spec) == f"isolated:{task}"
+                    and _replayed(g, spec, i, [], slots, calls) is False
+                ):
+                    charged.add(task)
                 continue
             if spec.id in g.replayed:  # failed over the record of the parts beneath (``_over_record``): charged here
                 charged.add(task)

@@ -414,10 +414,10 @@ def layer_bank(tmp_path_factory):
     return bank.save(tmp_path_factory.mktemp("replay") / "layers.bank")
 
 
-def _layer_verdicts(folder, bank_file):
+def _layer_verdicts(folder, bank_file, tasks=LAYER_TASKS):
     a = load("transformer")
     runs = [
-        api.check(path=folder, assignment=a, profile="quick", tasks=LAYER_TASKS, diagnose=False, bank=bank)
+        api.check(path=folder, assignment=a, profile="quick", tasks=tasks, diagnose=False, bank=bank)
         for bank in (None, str(bank_file))
     ]
     return [{c.id: c for t in r.tasks for c in t.checks} for r in runs]
@@ -440,6 +440,20 @@ def test_a_correct_layer_over_a_broken_norm_is_graded_as_the_full_kit_grades_it(
             kitted[cid].status,
             [n.key for n in kitted[cid].notes],
         )
+
+
+def test_a_layer_over_an_attention_without_biases_is_judged_over_the_record_as_in_the_full_kit(layer_bank, tmp_path):
+    """An attention built without biases (a deviation from the contract, charged in mha): over the submission's own
+    parts a layer's check asks for the reference's answer with those biases set to zero, which no bank holds; the
+    full kit grades the layer over the reference's attention, and so does the kit, over its record (the layer
+    checked alone: with mha failing first, the kit would go to the record at once)."""
+    dest = shutil.copytree(REPO / "tests/blind/correct/fused_qkv", tmp_path / "no_bias")
+    shutil.copy(REPO / "tests/blind/deviations/fused_qkv__no_bias/attention.py", dest / "attention.py")
+    full, kitted = _layer_verdicts(dest, layer_bank, tasks=("encoder_layer",))
+    isolated = [cid for cid in full if cid.startswith("encoder_layer.") and full[cid].variant == "isolated"]
+    assert "encoder_layer.equivalence" in isolated
+    for cid in isolated:
+        assert (kitted[cid].status, kitted[cid].score) == (full[cid].status, full[cid].score), (cid, kitted[cid].notes)
 
 
 @pytest.mark.parametrize("bug", ["encoder_layer.no_attention_residual", "encoder_layer.norms_swapped"])
