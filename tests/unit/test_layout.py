@@ -81,6 +81,24 @@ def test_every_script_the_readme_shows_exists():
     assert not missing, f"README.md shows scripts/... commands that do not exist in scripts/: {missing}"
 
 
+def test_the_readme_says_what_the_test_command_and_its_fast_tier_run():
+    """The README's words on ``scripts/test --fast`` are the folders the script runs, and CI runs the README's test
+    command itself, with nothing added."""
+    script = (ROOT / "scripts" / "test").read_text(encoding="utf-8")
+    fast = re.search(r'where="(tests/[^"]+)"', script)
+    assert fast, "scripts/test names no folders for --fast"
+    folders = fast[1].split()
+    assert all((ROOT / f).is_dir() for f in folders), folders
+    tiers = sorted(Path(f).name for f in folders)
+    said = re.search(r"`scripts/test --fast` runs the ([a-z ,]+?) tiers? only", README.read_text(encoding="utf-8"))
+    assert said, "README.md does not say what `scripts/test --fast` runs"
+    assert sorted(re.split(r",\s*|\s+and\s+", said[1])) == tiers, (said[1], tiers)
+    others = sorted(p.name for p in (ROOT / "tests").iterdir() if p.is_dir() and any(p.rglob("test_*.py")))
+    assert set(tiers) < set(others), "the fast tier should leave the slow tiers to the whole run"
+    ci = [line for line in (ROOT / ".ci" / "run").read_text(encoding="utf-8").splitlines() if line.startswith("exec")]
+    assert ci == ["exec scripts/test"], ci
+
+
 def without_fences(text):
     """The text without its fenced code blocks."""
     return re.sub(r"^( {0,3})(```|~~~).*?^\1\2[^\n]*$", "", text, flags=re.M | re.S)
