@@ -227,8 +227,12 @@ def _blocked(g, specs, slots, calls):
             if spec.id in g.replayed:  # failed over the record of the parts beneath (``_over_record``): charged here
                 charged.add(task)
             elif own_failing and spec.variant == "isolated" and not beneath and _worth_again(r):
-                r.status, r.score = "skipped", 0.0
-                r.notes.append(Message("note.blocked_by_own", {"names": ", ".join(own)}))
+                judged = _replayed(g, spec, i, [], slots, calls)  # over the record of the reference's own part
+                if judged is None:
+                    r.status, r.score = "skipped", 0.0
+                    r.notes.append(Message("note.blocked_by_own", {"names": ", ".join(own)}))
+                elif not judged:
+                    charged.add(task)
             elif beneath and _worth_again(r):
                 if a.task_by_id[task].names:
                     judged = _replayed(g, spec, i, beneath, slots, calls)

@@ -14,7 +14,7 @@ import pytest
 
 from grader import api
 from grader.assignment import load
-from grader.bugs.catalogue import Catalogue
+from grader.bugs.catalogue import Catalogue, apply
 from grader.kit import record
 from grader.submission import wire
 from grader.submission.bank import MAGIC, Bank, Prints
@@ -318,15 +318,31 @@ def test_a_layer_dropping_no_residual_fails_its_dropout_check_in_the_kit_too(tmp
     assert full["encoder_layer.dropout"] == kit["encoder_layer.dropout"][0] == "passed"
 
 
-def test_a_train_step_over_a_wrong_loss_of_its_own_task_is_not_judged_in_the_kit(tmp_path_factory, parts_bank):
+def test_a_train_step_over_a_wrong_loss_of_its_own_task_is_judged_over_the_record_of_the_reference_loss(
+    tmp_path_factory, parts_bank
+):
     """The full kit grades train_step over the reference's sequence_loss (the training task's own reference part):
-    the kit, which has only the student's, cannot tell a wrong step from a wrong loss, and neither fails nor
-    passes it."""
+    the kit grades it over the record of that loss, and a correct step over a wrong loss passes in both."""
     full, kit = _both_over_parts(_mutant(tmp_path_factory, "training.loss_counts_padding"), parts_bank)
     assert full["training.train_step"] == "passed"
-    status, notes = kit["training.train_step"]
-    assert status == "skipped" and "note.blocked_by_own" in notes
+    assert kit["training.train_step"][0] == "passed"
     assert full["training.loss"] == kit["training.loss"][0] == "failed"
+
+
+@pytest.mark.parametrize("step_bug", ["training.gradients_not_zeroed", "training.returns_tensor"])
+def test_a_wrong_train_step_over_a_wrong_loss_never_passes_in_the_kit(tmp_path_factory, parts_bank, step_bug):
+    """Both mistakes of the task at once: over the record the step fails as in the full kit, or, where the record
+    cannot answer its calls, it is left unjudged (blocked by its own loss); never passed."""
+    folder = _mutant(tmp_path_factory, "training.loss_counts_padding")
+    bug = CATALOGUE.by_id[step_bug]
+    (folder / bug.file).write_text(apply(bug, (folder / bug.file).read_text()))
+    full, kit = _both_over_parts(folder, parts_bank)
+    assert full["training.train_step"] in ("failed", "error")
+    status, notes = kit["training.train_step"]
+    assert status == full["training.train_step"] or (status == "skipped" and "note.blocked_by_own" in notes), (
+        status,
+        notes,
+    )
 
 
 def test_a_task_listed_before_one_it_builds_on_is_graded_over_it_as_the_full_kit_grades_it(tmp_path):
