@@ -1,7 +1,7 @@
 """A student kit installed from its wheel in a fresh venv, beside the full kit: verdicts, first names, size, time.
 
     python bench/bench_kit.py [--assignment transformer,decoder_lm] [--profile quick] [--tasks rmsnorm,swiglu]
-        [--limit N] [--jobs 1] [--no-diagnoses] [--no-record]
+        [--limit N] [--cases a,b] [--jobs 1] [--no-diagnoses] [--no-record]
 
 For each assignment: builds its student kit (``kit.build``: the bank recorded over the reference, the skeleton and
 the catalogued mistakes of ``--tasks``, in ``--profile`` only, with the mutants' fingerprints unless
@@ -16,7 +16,8 @@ The corpora: the reference, the skeleton, the blind corpora (transformer: tests/
 deviations, tests/blind_bugs; decoder_lm: tests/blind_lm/correct with the bug corpus's bases, tests/blind_lm/bugs)
 and the catalogued mistakes. A case of one file (a deviation, a blind mistake, a catalogued mistake) is graded on
 the tasks of that file and those built on them (``tasks_of``); the others on every task; both within ``--tasks``.
-``--limit N`` takes N cases of each corpus, evenly spread over its sorted list (the same N every run).
+``--limit N`` takes N cases of each corpus, evenly spread over its sorted list (the same N every run); ``--cases``
+grades the cases of those names only and records nothing (a rerun of the cases that differed).
 
 Prints per corpus and in total: checks compared, same verdict (%), each differing check (case, check, both
 verdicts), cases the full kit names a mistake in, same first name there (%), names the kit gives that the full kit
@@ -321,10 +322,12 @@ class Tally:
         )
 
 
-def agreement(a, work, *, profile="quick", tasks=None, limit=None, jobs=1, diagnoses=True, only=None, say=print):
+def agreement(
+    a, work, *, profile="quick", tasks=None, limit=None, jobs=1, diagnoses=True, only=None, names=None, say=print
+):
     """Build ``a``'s kit in ``work``, install it into a fresh venv there and grade every case both ways:
-    ``(wheel, {corpus: Tally})``. ``only``: the corpora to grade (default all); ``say`` is told each case's line.
-    ``VenvError`` when the venv cannot be made."""
+    ``(wheel, {corpus: Tally})``. ``only``: the corpora to grade (default all); ``names``: the cases (default all);
+    ``say`` is told each case's line. ``VenvError`` when the venv cannot be made."""
     a = load(a)
     work = Path(work)
     tasks = list(tasks) if tasks else None
@@ -340,7 +343,9 @@ def agreement(a, work, *, profile="quick", tasks=None, limit=None, jobs=1, diagn
     kit_bin = make_venv(built.wheel, work / "venv")
     say(f"{a.name}: fresh venv with the wheel in {time.perf_counter() - started:.0f} s")
     chosen = corpora(a, folders[2:], tasks, limit)
-    cases = [c for name, cs in chosen.items() if only is None or name in only for c in cs]
+    cases = [
+        c for name, cs in chosen.items() if only is None or name in only for c in cs if names is None or c.name in names
+    ]
     tallies = {name: Tally() for name in chosen if only is None or name in only}
 
     def one(i_case):
@@ -366,8 +371,12 @@ def main(argv=None):
     parser.add_argument("--limit", type=int, default=None, help="cases per corpus, evenly spread (default: all)")
     parser.add_argument("--jobs", type=int, default=1, help="cases graded at once (each: two processes in turn)")
     parser.add_argument("--no-diagnoses", action="store_true", help="a bank without the mutants' fingerprints")
+    parser.add_argument(
+        "--cases", default="", help="comma-separated case names only (a rerun of some; its figures are not recorded)"
+    )
     speed.add_argument(parser)
     args = parser.parse_args(argv)
+    names = {c for c in args.cases.split(",") if c} or None
     tasks = [t for t in args.tasks.split(",") if t] or None
     for name in [n for n in args.assignment.split(",") if n]:
         a = load(name)
@@ -381,6 +390,7 @@ def main(argv=None):
                 limit=args.limit,
                 jobs=args.jobs,
                 diagnoses=not args.no_diagnoses,
+                names=names,
             )
             size = wheel.stat().st_size / 1e6
         total = Tally()
@@ -400,6 +410,8 @@ def main(argv=None):
         scope = f"{args.profile}, tasks {','.join(mine) if mine else 'all'}, " + (
             f"{args.limit} cases per corpus" if args.limit else "every case"
         )
+        if names:  # some cases again: no figure of the whole
+            continue
         verdict_ok = total.verdict_share >= VERDICT_TARGET
         name_ok = total.name_share >= NAME_TARGET and not total.wrong_names
         full_med, kit_med = statistics.median(total.full_s), statistics.median(total.kit_s)
