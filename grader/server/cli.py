@@ -172,7 +172,6 @@ def cmd_run(args):
 
     from grader.server.app import create_app
     from grader.server.grading import Grader, plan
-
     from grader.server.store import StoreError
 
     store = _store(course, lang)

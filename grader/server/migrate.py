@@ -21,6 +21,7 @@ databases get the transaction without the lock.
 between the tables in ``store.py`` and a database at the newest revision.
 """
 
+import os
 import sys
 import tempfile
 from dataclasses import dataclass
@@ -57,6 +58,7 @@ def config(connection=None):
     ``connection``: the one ``migrations/env.py`` runs them on."""
     cfg = Config()
     cfg.set_main_option("script_location", str(MIGRATIONS).replace("%", "%%"))  # the value is interpolated
+    cfg.set_main_option("path_separator", "os")  # version_locations split as the system splits paths
     cfg.attributes["connection"] = connection
     return cfg
 
@@ -188,7 +190,7 @@ def new_revision(message, into=None):
     to ``migrations/versions``, or to the folder ``into``."""
     cfg = config()
     if into is not None:
-        locations = f"{MIGRATIONS / 'versions'} {into}"
+        locations = os.pathsep.join([str(MIGRATIONS / "versions"), str(into)])
         cfg.set_main_option("version_locations", locations.replace("%", "%%"))
     number = f"{int(head()) + 1:04d}"
     with tempfile.TemporaryDirectory() as scratch:
