@@ -48,14 +48,56 @@ def _ddl(engine):
         ).all()
 
 
+BEFORE = sa.MetaData()
+"""The tables as the server defined them before it kept revisions, copied from its ``store.py`` then: a database of
+that time is their ``create_all``, whatever the tables become."""
+sa.Table(
+    "students",
+    BEFORE,
+    sa.Column("id", sa.String(128), primary_key=True),
+    sa.Column("name", sa.Text, nullable=False, default=""),
+    sa.Column("token_hash", sa.String(64), nullable=False, unique=True),
+    sa.Column("created", sa.Float, nullable=False),
+)
+sa.Table(
+    "instructors",
+    BEFORE,
+    sa.Column("id", sa.Integer, primary_key=True, autoincrement=True),
+    sa.Column("token_hash", sa.String(64), nullable=False, unique=True),
+    sa.Column("created", sa.Float, nullable=False),
+)
+sa.Table(
+    "submissions",
+    BEFORE,
+    sa.Column("id", sa.Integer, primary_key=True, autoincrement=True),
+    sa.Column("student", sa.String(128), sa.ForeignKey("students.id"), nullable=False, index=True),
+    sa.Column("number", sa.Integer, nullable=False),
+    sa.Column("kind", sa.String(8), nullable=False),
+    sa.Column("files", sa.Text, nullable=False),
+    sa.Column("size", sa.Integer, nullable=False),
+    sa.Column("submitted", sa.Float, nullable=False, index=True),
+    sa.Column("late", sa.Boolean, nullable=False, default=False),
+    sa.Column("status", sa.String(16), nullable=False, index=True),
+    sa.Column("attempts", sa.Integer, nullable=False, default=0),
+    sa.Column("score", sa.Float),
+    sa.Column("max_score", sa.Float),
+    sa.Column("verdict", sa.String(16)),
+    sa.Column("reason", sa.Text, nullable=False, default=""),
+    sa.Column("grading", sa.String(64)),
+    sa.Column("graded", sa.Float),
+    sa.UniqueConstraint("student", "number"),
+)
+
+
 def _pre_migration(engine):
-    """A database as the server made it before it kept revisions (``create_all`` of its tables, which is what the
-    first revision makes while it is the newest) with a student and a submission in it."""
-    store_module.metadata.create_all(engine)
+    """A database as the server made it before it kept revisions (``create_all`` of its tables then) with a student
+    and a submission in it."""
+    BEFORE.create_all(engine)
+    students, submissions = BEFORE.tables["students"], BEFORE.tables["submissions"]
     with engine.begin() as conn:
-        conn.execute(store_module.students.insert().values(id="alice", name="Alice", token_hash="h" * 64, created=1.0))
+        conn.execute(students.insert().values(id="alice", name="Alice", token_hash="h" * 64, created=1.0))
         conn.execute(
-            store_module.submissions.insert().values(
+            submissions.insert().values(
                 student="alice",
                 number=1,
                 kind="py",
@@ -249,21 +291,20 @@ def test_serve_db_status_and_what_the_commands_say(tmp_path):
     status = gradekit("serve", "db", "status", "--config", tmp_path)
     assert status.returncode == 0 and "Its schema revision: none: no tables yet" in status.stdout
     assert not db.exists()  # reading the status makes nothing
-    assert gradekit("serve", "init", "--config", tmp_path).returncode == 0
-    status = gradekit("serve", "db", "status", "--config", tmp_path)
-    assert status.returncode == 0, status.stderr
-    assert f"Its schema revision: {migrate.head()}\n" in status.stdout and "Up to date." in status.stdout
-    assert f"The newest this gradekit knows: {migrate.head()}" in status.stdout
 
+    db.parent.mkdir()
     engine = sa.create_engine(f"sqlite:///{db}")
     try:
-        with engine.begin() as conn:  # as the code before revisions left it
-            conn.exec_driver_sql("DROP TABLE alembic_version")
+        _pre_migration(engine)  # a data folder's database from before revisions
         status = gradekit("serve", "db", "status", "--config", tmp_path, "--lang", "zh")
         assert status.returncode == 0 and "其结构版本：无：建于 gradekit 记录版本之前" in status.stdout
-        again = gradekit("serve", "init", "--config", tmp_path)
-        assert again.returncode == 0 and f"marked as revision {migrate.FIRST}" in again.stdout
-        assert _revisions(engine) == [migrate.head()]
+        init = gradekit("serve", "init", "--config", tmp_path)
+        assert init.returncode == 0 and f"marked as revision {migrate.FIRST}" in init.stdout
+        assert _revisions(engine) == [migrate.head()] and _kept(engine)[0] == [("alice", "Alice")]
+        status = gradekit("serve", "db", "status", "--config", tmp_path)
+        assert status.returncode == 0, status.stderr
+        assert f"Its schema revision: {migrate.head()}\n" in status.stdout and "Up to date." in status.stdout
+        assert f"The newest this gradekit knows: {migrate.head()}" in status.stdout
 
         with engine.begin() as conn:
             conn.exec_driver_sql("UPDATE alembic_version SET version_num = '9999'")
