@@ -99,4 +99,5 @@ MESSAGES = {
     "server.db.behind": "Behind this gradekit: the server upgrades it when it starts (gradekit serve run, or serve init); back up the data folder first.",
     "server.db.too_new": "the database {database} is at schema revision {found}, which this gradekit does not know (the newest it knows is {head}): a newer gradekit has upgraded it. Run that gradekit, or restore the backup of the data folder made before the upgrade; nothing was changed",
     "server.db.partial": "the database {database} has some of gradekit's tables ({found}) but not {missing}, and no schema revision: it was not made by gradekit serve init. Point [server] database at gradekit's own database, or at an empty one; nothing was changed",
+    "server.db.unreachable": "cannot open the database {database}: {error}",
 }

@@ -99,4 +99,5 @@ MESSAGES = {
     "server.db.behind": "落后于本 gradekit：服务器启动时（gradekit serve run 或 serve init）会升级它；请先备份数据文件夹。",
     "server.db.too_new": "数据库 {database} 的结构版本为 {found}，本 gradekit 不认识该版本（它所知的最新版本是 {head}）：该数据库已被更新版本的 gradekit 升级。请使用那个版本的 gradekit，或恢复升级前备份的数据文件夹；未做任何更改",
     "server.db.partial": "数据库 {database} 只有 gradekit 的部分表（{found}），缺少 {missing}，且没有结构版本：它不是由 gradekit serve init 建立的。请将 [server] database 指向 gradekit 自己的数据库或一个空数据库；未做任何更改",
+    "server.db.unreachable": "无法打开数据库 {database}：{error}",
 }

@@ -217,8 +217,14 @@ def cmd_db_status(args):
     course = _course(args.config, args.lang)
     lang = args.lang or course.lang or "en"
     _imports(lang)
+    from grader.api import UsageError
+    from grader.server.store import StoreError
+
     store = _store(course, lang)
-    state = migrate.status(store.url)
+    try:
+        state = migrate.status(store.url, lang)
+    except StoreError as exc:
+        raise UsageError(str(exc)) from None
     print(text("server.db.database", lang, database=_safe_url(store.url)))
     if state.found:
         found = ", ".join(state.found)

@@ -155,6 +155,13 @@ class Migrated:
 def upgrade(engine, url, lang="en"):
     """Bring the database of ``engine`` (at ``url``, for saying) to the newest revision, under the lock; what it did
     (``Migrated``). ``StoreError`` (``SchemaTooNew`` for a newer database), changing nothing, when it cannot."""
+    try:
+        return _upgrade(engine, url, lang)
+    except sa.exc.SQLAlchemyError as exc:  # the database away, or locked past the wait: said, not a traceback
+        raise StoreError(text("server.db.unreachable", lang, database=said_url(url), error=exc)) from exc
+
+
+def _upgrade(engine, url, lang):
     with engine.connect().execution_options(**{IMMEDIATE: True}) as conn, conn.begin():
         if conn.dialect.name == "postgresql":
             conn.execute(sa.text("SELECT pg_advisory_xact_lock(:key)"), {"key": LOCK_KEY})
@@ -170,9 +177,9 @@ def upgrade(engine, url, lang="en"):
         return Migrated(found=state.found, stamped=state.legacy, now=state.head)
 
 
-def status(url):
+def status(url, lang="en"):
     """The ``State`` of the database at ``url``, read without changing it (a SQLite file that does not exist is not
-    made)."""
+    made); ``StoreError`` when it cannot be read."""
     parsed = sa.engine.make_url(url)
     if parsed.get_backend_name() == "sqlite" and parsed.database and not Path(parsed.database).exists():
         return State(found=(), tables=(), head=head(), unknown=())
@@ -180,6 +187,8 @@ def status(url):
     try:
         with engine.connect() as conn:
             return _state(conn)
+    except sa.exc.SQLAlchemyError as exc:
+        raise StoreError(text("server.db.unreachable", lang, database=said_url(url), error=exc)) from exc
     finally:
         engine.dispose()
 

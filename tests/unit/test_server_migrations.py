@@ -221,6 +221,18 @@ def test_a_database_with_only_some_of_the_tables_is_refused(new):
     assert sa.inspect(new.engine).get_table_names() == ["students"]
 
 
+def test_a_database_that_cannot_be_opened_is_said(tmp_path):
+    s = Store(tmp_path / "data", f"sqlite:///{tmp_path / 'no-such-folder' / 'gradekit.db'}")
+    try:
+        with pytest.raises(StoreError) as unreachable:
+            s.migrate("zh")
+    finally:
+        s.engine.dispose()
+    assert str(unreachable.value).startswith("无法打开数据库 sqlite:///") and "unable to open database file" in str(
+        unreachable.value
+    )
+
+
 RACER = textwrap.dedent(
     """
     import json, sys, time
