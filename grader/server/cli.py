@@ -1,5 +1,5 @@
-"""``gradekit serve init|roster import|run`` and ``gradekit submit``: registered by ``grader.cli``
-(``FEATURE_COMMANDS``). The server's own packages (Starlette, uvicorn, SQLAlchemy: ``pip install
+"""``gradekit serve init|roster import|run|db status`` and ``gradekit submit``: registered by ``grader.cli``
+(``FEATURE_COMMANDS``). The server's own packages (Starlette, uvicorn, SQLAlchemy, Alembic: ``pip install
 'gradekit[server]'``) are imported only when a command needs them."""
 
 import sys
@@ -32,6 +32,12 @@ def register(subparsers):
     run.add_argument("--port", type=int, default=None, help="port (default: the configuration's, 8000)")
     run.add_argument("--lang", choices=("en", "zh"), default=None, help=HELP_LANG)
     run.set_defaults(func=cmd_run)
+    db = ss.add_parser("db", help="the database's schema")
+    ds = db.add_subparsers(dest="db_command", required=True)
+    st = ds.add_parser("status", help="the database's schema revision and the newest this gradekit knows")
+    st.add_argument("--config", default=None, help=HELP_CONFIG)
+    st.add_argument("--lang", choices=("en", "zh"), default=None, help=HELP_LANG)
+    st.set_defaults(func=cmd_db_status)
 
     sub = subparsers.add_parser("submit", help="hand a submission in to the course server")
     sub.add_argument("path", help="the submission: a folder (sent zipped), a .zip, a .ipynb or a .py file")
@@ -79,6 +85,7 @@ def _missing(exc, lang):
 
 def _imports(lang):
     try:
+        import alembic  # noqa: F401
         import sqlalchemy  # noqa: F401
         import starlette  # noqa: F401
         import uvicorn  # noqa: F401
@@ -86,12 +93,30 @@ def _imports(lang):
         raise _missing(exc, lang) from None
 
 
+def _migrated(store, lang):
+    """Say what opening the database changed in its schema, if anything (a new database's making is not said)."""
+    from grader.server.migrate import FIRST
+
+    done = store.migrated
+    if done is not None and done.stamped:
+        print(text("server.cli.stamped", lang, revision=FIRST))
+    if done is not None and done.upgraded:
+        print(text("server.cli.migrated", lang, found=", ".join(done.start), now=done.now))
+
+
 def cmd_init(args):
+    from grader.api import UsageError
+    from grader.server.store import StoreError
+
     course = _course(args.config, args.lang)
     lang = args.lang or course.lang or "en"
     _imports(lang)
     store = _store(course, lang)
-    token = store.init()
+    try:
+        token = store.init(lang)
+    except StoreError as exc:
+        raise UsageError(str(exc)) from None
+    _migrated(store, lang)
     if token is None:
         print(text("server.cli.init_again", lang, data=store.data))
         return 0
@@ -103,9 +128,9 @@ def cmd_init(args):
 
 def _safe_url(url):
     """The database URL without its password, for saying."""
-    from sqlalchemy.engine import make_url
+    from grader.server.migrate import said_url
 
-    return make_url(url).render_as_string(hide_password=True)
+    return said_url(url)
 
 
 def cmd_roster_import(args):
@@ -119,6 +144,8 @@ def cmd_roster_import(args):
     try:
         if not store.initialised:
             raise NotInitialised(str(store.data))
+        store.migrate(lang)
+        _migrated(store, lang)
         done = store.import_roster(args.csv, reissue=args.reissue, lang=lang)
     except NotInitialised:
         raise UsageError(text("server.cli.not_initialised", lang, data=store.data)) from None
@@ -145,11 +172,16 @@ def cmd_run(args):
 
     from grader.server.app import create_app
     from grader.server.grading import Grader, plan
+    from grader.server.store import StoreError
 
     store = _store(course, lang)
     if not store.initialised:
         raise UsageError(text("server.cli.not_initialised", lang, data=store.data))
-    store.create_schema()
+    try:  # a database this code cannot use (a newer gradekit's) stops the start before anything is served
+        store.migrate(lang)
+    except StoreError as exc:
+        raise UsageError(str(exc)) from None
+    _migrated(store, lang)
     host = args.host or course.server["host"]
     port = args.port or course.server["port"]
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(name)s %(levelname)s %(message)s")
@@ -174,6 +206,42 @@ def cmd_run(args):
     print(text("server.cli.running", lang, url=f"http://{host}:{port}/", data=store.data), flush=True)
     # No access log: a line per request is not needed, and no request's header or query ever reaches a log.
     uvicorn.run(app, host=host, port=port, access_log=False, log_level="info", server_header=False)
+    return 0
+
+
+def cmd_db_status(args):
+    """Print the database's schema revision and the newest this gradekit knows; 1 when the server could not open
+    it (a newer gradekit's, or not one this server made)."""
+    from grader.server import migrate
+
+    course = _course(args.config, args.lang)
+    lang = args.lang or course.lang or "en"
+    _imports(lang)
+    from grader.api import UsageError
+    from grader.server.store import StoreError
+
+    store = _store(course, lang)
+    try:
+        state = migrate.status(store.url, lang)
+    except StoreError as exc:
+        raise UsageError(str(exc)) from None
+    print(text("server.db.database", lang, database=_safe_url(store.url)))
+    if state.found:
+        found = ", ".join(state.found)
+    elif state.legacy:
+        found = text("server.db.legacy", lang, first=migrate.FIRST)
+    elif state.tables:
+        found = text("server.db.none", lang)
+    else:
+        found = text("server.db.empty", lang)
+    print(text("server.db.current", lang, revision=found))
+    print(text("server.db.head", lang, revision=state.head))
+    refused = migrate.refusal(state, store.url, lang)
+    if refused is not None:
+        print(str(refused), file=sys.stderr)
+        return 1
+    if state.found or state.tables:  # an empty database's line said already that the server makes its tables
+        print(text("server.db.up_to_date" if state.current else "server.db.behind", lang))
     return 0
 
 

@@ -4,7 +4,8 @@ The data folder (``[server] data`` of the course configuration) holds:
 
 - ``secret.key`` (mode 0600): the key of every token's hash and of the page's session cookies; made once.
 - ``gradekit.db``: the SQLite database, unless ``[server] database`` names another (any SQLAlchemy URL: a
-  PostgreSQL one works as it is, the schema is SQLAlchemy Core's).
+  PostgreSQL one works as it is, the schema is SQLAlchemy Core's). Its schema is the tables below, made and
+  upgraded by the revisions in ``migrations/`` when the server opens it (``grader.server.migrate``).
 - ``submissions/<student>/<n>/``: each hand-in as uploaded, every file and folder synced to disk before its row is
   committed (``Store.add_submission``), so an acknowledged hand-in is on disk.
 - ``gradings/<id>/<attempt>-<ns>/``: a judge's grading of submission ``<id>`` and the student's report rendered
@@ -187,17 +188,19 @@ class Store:
         self.url = url or f"sqlite:///{self.data / 'gradekit.db'}"
         self._engine = None
         self._secret = None
+        self.migrated = None
 
     # -- setting up ---------------------------------------------------------------------------------
     @property
     def initialised(self):
         return (self.data / SECRET).is_file()
 
-    def init(self):
+    def init(self, lang="en"):
         """Make the data folder, the key and the schema; the instructor's token (shown once), or ``None`` when the
-        folder was made before (its token stands)."""
+        folder was made before (its token stands; its database is brought to the newest schema, as ``migrate``
+        does). ``self.migrated`` says what the migration did."""
         if self.initialised:
-            self.create_schema()
+            self.migrate(lang)
             return None
         self.data.mkdir(parents=True, exist_ok=True)
         os.chmod(self.data, 0o700)
@@ -205,14 +208,21 @@ class Store:
             (self.data / sub).mkdir(exist_ok=True)
         _write_private(self.data / SECRET, secrets.token_bytes(32))
         self._secret = None
-        self.create_schema()
+        self.migrate(lang)
         token = new_token()
         with self.engine.begin() as conn:
             conn.execute(instructors.insert().values(token_hash=self.hash(token), created=time.time()))
         return token
 
-    def create_schema(self):
-        metadata.create_all(self.engine)
+    def migrate(self, lang="en"):
+        """Bring the database to the newest schema revision, once even when several processes open it at once; a
+        database made before revisions is marked as the first, not made again; one newer than this code is refused
+        (``StoreError``) and left as it is. What it did (``grader.server.migrate.Migrated``), also kept in
+        ``self.migrated``."""
+        from grader.server import migrate  # it reads the tables defined here
+
+        self.migrated = migrate.upgrade(self.engine, self.url, lang)
+        return self.migrated
 
     @property
     def engine(self):
