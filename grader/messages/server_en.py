@@ -87,4 +87,10 @@ MESSAGES = {
     "server.cli.roster_done": "Roster: {added} added, {reissued} given new tokens, {kept} kept their tokens.",
     "server.cli.tokens_file": "The new tokens are in {path} (readable by you only): hand each student theirs.",
     "server.cli.running": "Serving {url} (data: {data}); Ctrl-C stops.",
+    "server.cli.dask_missing": "[server] scheduler needs Dask, which is not installed here: pip install 'gradekit[dask]'",
+    "server.cli.no_scheduler": "cannot reach the Dask scheduler {address} ([server] scheduler): {error}. Start the scheduler and its workers (docs/CLUSTER.md), or leave scheduler out to grade on this machine",
+    "server.cli.cluster": "Grading on the Dask cluster {address} ({workers} worker processes now), {judges} submissions at a time.",
+    "server.cluster.away": "the Dask scheduler {address} cannot be reached ({error}); the submissions wait in the queue until it can",
+    "server.cluster.back": "the Dask scheduler {address} answers again; grading goes on",
+    "server.cluster.lost": "submission {id} goes back to the queue, its attempt not counted: the connection to the Dask scheduler was lost",
 }

@@ -87,4 +87,10 @@ MESSAGES = {
     "server.cli.roster_done": "名单：新增 {added} 人，{reissued} 人换发新令牌，{kept} 人保留原令牌。",
     "server.cli.tokens_file": "新令牌已写入 {path}（仅你可读）：请分发给每位学生。",
     "server.cli.running": "正在服务 {url}（数据：{data}）；按 Ctrl-C 停止。",
+    "server.cli.dask_missing": "[server] scheduler 需要 Dask，但本机未安装：pip install 'gradekit[dask]'",
+    "server.cli.no_scheduler": "无法连接 Dask 调度器 {address}（[server] scheduler）：{error}。请先启动调度器及其工作节点（docs/CLUSTER.md），或删去 scheduler 以在本机评分",
+    "server.cli.cluster": "在 Dask 集群 {address} 上评分（当前有 {workers} 个工作进程），同时评分 {judges} 份提交。",
+    "server.cluster.away": "无法连接 Dask 调度器 {address}（{error}）；提交在队列中等待，直到能够连接",
+    "server.cluster.back": "Dask 调度器 {address} 已恢复应答；继续评分",
+    "server.cluster.lost": "提交 {id} 回到队列，本次尝试不计：与 Dask 调度器的连接已断开",
 }
