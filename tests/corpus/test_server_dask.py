@@ -1,0 +1,166 @@
+"""The course server with its judges on Dask workers (``[server] scheduler``), as ``gradekit batch --scheduler``
+grades a class: a real ``gradekit serve run`` pointed at a ``distributed.LocalCluster`` the test starts on loopback
+(two worker processes of one thread, a scheduler that tries a task on a second worker when the first dies, as
+docs/CLUSTER.md asks) and stops.
+
+The reference and the skeleton handed in by ``gradekit submit --wait`` get the scores, statuses and checks a server
+with local judges gives them, graded by the workers' judges (the server starts none); a worker killed while it
+grades a submission costs nothing: the submission is graded on the other one, once; a scheduler that cannot be
+reached stops the start with the sentence that says so, in the course's language, and nothing is served.
+"""
+
+import json
+import os
+import re
+
+import pytest
+
+pytest.importorskip(
+    "distributed",
+    reason="Dask is an optional extra (pip install 'gradekit[dask]'); the server's judges on Dask are not tested "
+    "without it",
+)
+
+from distributed import Client, LocalCluster  # noqa: E402
+
+from grader.batch import distributed as dask_batch  # noqa: E402
+from grader.messages import text  # noqa: E402
+from tests.corpus.test_dask_batch import Killer  # noqa: E402
+from tests.server_helpers import (  # noqa: E402
+    ROOT,
+    Server,
+    call,
+    free_port,
+    gradekit,
+    judge_pids,
+    make_course,
+    rows,
+    upload,
+)
+
+
+@pytest.fixture(scope="module")
+def cluster():
+    with LocalCluster(
+        n_workers=2,
+        threads_per_worker=1,
+        processes=True,
+        host="127.0.0.1",
+        memory_limit=0,
+        dashboard_address=None,
+        scheduler_kwargs={"allowed_failures": dask_batch.ALLOWED_FAILURES},
+    ) as made:
+        yield made
+
+
+def _on(cluster):
+    return f'scheduler = "{cluster.scheduler_address}"\n'
+
+
+def _hosting(cluster):
+    """The names of the workers whose process hosts judges (``distributed._HOST``: made by a first grading)."""
+    with Client(cluster.scheduler_address, set_as_default=False) as client:
+        hosts = client.run(lambda: dask_batch._HOST is not None and bool(dask_batch._HOST._all))
+    return sorted(worker for worker, hosting in hosts.items() if hosting)
+
+
+def _handed_in(course, server):
+    """The reference by alice and the skeleton by bob, each with ``gradekit submit --wait``: ``{student: (the
+    submission's view, its record)}``."""
+    found = {}
+    for student, folder in (("alice", ROOT / "solution"), ("bob", ROOT / "skeleton")):
+        done = gradekit(
+            "submit", folder, "--server", server.url, "--token", course.tokens[student], "--wait", timeout=400
+        )
+        assert done.returncode == 0, done.stdout + done.stderr + server.log.read_text(errors="replace")
+        sid = int(re.search(r"submission (\d+)", done.stdout).group(1))
+        status, _, body = call("GET", f"{server.url}/api/submissions/{sid}", course.tokens[student])
+        assert status == 200, body
+        view = json.loads(body)
+        record = json.loads((course.data / "gradings" / view_grading(course, sid) / "record.json").read_text())
+        found[student] = (view, record)
+    return found
+
+
+def view_grading(course, sid):
+    """The grading folder (``<id>/<attempt>-<ns>``) that counts for submission ``sid``."""
+    (grading,) = [r.grading for r in rows(course) if r.id == sid]
+    return grading
+
+
+def _same(graded):
+    """What must not depend on where the judge ran."""
+    view, record = graded
+    keep = ("status", "attempts", "score", "max_score", "verdict", "reason")
+    return {k: view.get(k) for k in keep}, {k: record.get(k) for k in ("status", "score", "tasks", "checks", "reason")}
+
+
+def test_the_workers_grade_with_the_local_judges_scores(tmp_path, cluster):
+    local = make_course(tmp_path / "local")
+    with Server(local) as server:
+        by_local = _handed_in(local, server)
+    dask = make_course(tmp_path / "dask", _on(cluster))
+    with Server(dask) as server:
+        by_dask = _handed_in(dask, server)
+        assert judge_pids(dask) == {}  # no judge of the server's own: the gradings were the workers'
+        hosts = _hosting(cluster)
+        reports = {  # rendered by the server from the worker's grading
+            student: call("GET", f"{server.url}/submissions/{view['id']}/report", dask.tokens[student])
+            for student, (view, _) in by_dask.items()
+        }
+    log = server.log.read_text(errors="replace")
+    assert text("server.cli.cluster", "en", address=cluster.scheduler_address, workers=2, judges=2) in log
+    assert hosts, "no Dask worker hosts a judge: the server graded elsewhere"
+    assert {s: _same(g) for s, g in by_dask.items()} == {s: _same(g) for s, g in by_local.items()}
+    assert by_dask["alice"][0]["score"] == 10 and by_dask["alice"][0]["status"] == "done"
+    assert 0 <= by_dask["bob"][0]["score"] < 10 and by_dask["bob"][0]["max_score"] == 10
+    for student, (status, _, body) in reports.items():
+        assert status == 200 and b"<html" in body and student.encode() in body, (student, status)
+
+
+def test_a_worker_killed_while_grading_costs_nothing(tmp_path, cluster):
+    course = make_course(tmp_path, _on(cluster))
+    killer = Killer(cluster.scheduler_address, "alice", times=1)
+    with Server(course) as server:
+        killer.start()
+        try:
+            status, answer = upload(
+                server, course.tokens["alice"], [("masks.py", (ROOT / "solution" / "masks.py").read_bytes())]
+            )
+            assert status == 201, answer
+            view = server.wait_done(answer["id"], course.tokens["alice"], timeout=400)
+        finally:
+            killer.stop.set()
+            killer.join()
+    assert [key.startswith(f"grade-alice-{answer['id']}-1-") for _, key in killer.killed] == [True], killer.killed
+    # The scheduler tried it on the other worker within the attempt: done, once, with the reference's score.
+    assert (view["status"], view["attempts"], view["score"]) == ("done", 1, 10), view
+    graded = [p for p in (course.data / "gradings" / str(answer["id"])).iterdir() if (p / "report.html").is_file()]
+    assert [f"{answer['id']}/{p.name}" for p in graded] == [view_grading(course, answer["id"])]
+
+
+@pytest.mark.parametrize("lang", ["en", "zh"])
+def test_a_scheduler_that_cannot_be_reached_stops_the_start(tmp_path, lang):
+    address = f"tcp://127.0.0.1:{free_port()}"  # nothing listens there
+    course = make_course(tmp_path, f'scheduler = "{address}"\n')
+    port = free_port()
+    started = gradekit(
+        "serve",
+        "run",
+        "--config",
+        course.config,
+        "--port",
+        port,
+        "--lang",
+        lang,
+        timeout=120,
+        extra_env={"DASK_DISTRIBUTED__COMM__TIMEOUTS__CONNECT": "2s"},
+    )
+    assert started.returncode == 2, started.stdout + started.stderr
+    before, after = text("server.cli.no_scheduler", lang, address=address, error="\0").split("\0")
+    said = " ".join(started.stderr.split())  # as one line, however the terminal wrapped it
+    assert before in said and after in said and "Traceback" not in said, started.stderr
+    assert f"127.0.0.1:{port}" not in started.stdout
+    with pytest.raises(OSError):  # nothing was served
+        call("GET", f"http://127.0.0.1:{port}/", timeout=2)
+    assert os.path.isdir(course.data)
