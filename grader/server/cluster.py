@@ -80,7 +80,9 @@ class Cluster:
         """Whether a grading can be sent now (connecting anew if need be); the scheduler's loss and its return are
         each logged once."""
         try:
-            self.client()
+            client = self.client()
+            if self._away:  # Dask's client may have found a new scheduler at the address: it needs the plugin
+                client.register_plugin(distributed.judge_plugin())
         except Exception as exc:  # noqa: BLE001 - whatever keeps the scheduler away: said, and tried again later
             if not self._away:
                 self._away = True

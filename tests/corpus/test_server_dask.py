@@ -6,12 +6,18 @@ docs/CLUSTER.md asks) and stops.
 The reference and the skeleton handed in by ``gradekit submit --wait`` get the scores, statuses and checks a server
 with local judges gives them, graded by the workers' judges (the server starts none); a worker killed while it
 grades a submission costs nothing: the submission is graded on the other one, once; a scheduler that cannot be
-reached stops the start with the sentence that says so, in the course's language, and nothing is served.
+reached stops the start with the sentence that says so, in the course's language, and nothing is served; a
+scheduler lost while a submission is graded (a scheduler and a worker of their own, ``python -m dask``) puts it back
+in the queue, its attempt not counted, claims nothing while it is away, and grades every submission once it is back.
 """
 
 import json
 import os
 import re
+import signal
+import socket
+import subprocess
+import sys
 
 import pytest
 
@@ -30,12 +36,14 @@ from tests.server_helpers import (  # noqa: E402
     ROOT,
     Server,
     call,
+    env,
     free_port,
     gradekit,
     judge_pids,
     make_course,
     rows,
     upload,
+    wait_until,
 )
 
 
@@ -164,3 +172,73 @@ def test_a_scheduler_that_cannot_be_reached_stops_the_start(tmp_path, lang):
     with pytest.raises(OSError):  # nothing was served
         call("GET", f"http://127.0.0.1:{port}/", timeout=2)
     assert os.path.isdir(course.data)
+
+
+def _dask(*argv):
+    """``python -m dask ARGV`` in a session of its own, this checkout's ``grader`` first (a worker imports it)."""
+    return subprocess.Popen(
+        [sys.executable, "-m", "dask", *argv],
+        env=env(),
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+        start_new_session=True,
+    )
+
+
+def _end(proc):
+    try:
+        os.killpg(proc.pid, signal.SIGKILL)
+    except ProcessLookupError:
+        pass
+    proc.wait(timeout=30)
+
+
+def _listening(port):
+    with socket.socket() as s:
+        return s.connect_ex(("127.0.0.1", port)) == 0
+
+
+def test_a_scheduler_lost_while_grading_leaves_the_submissions_queued_until_it_is_back(tmp_path, monkeypatch):
+    port = free_port()
+    address = f"tcp://127.0.0.1:{port}"
+    # The server's and the workers' environment (``env()`` copies this one): Dask's client gives up reconnecting
+    # after 3 s instead of 30, and the scheduler tries a task on a second worker, as docs/CLUSTER.md asks.
+    monkeypatch.setenv("DASK_DISTRIBUTED__COMM__TIMEOUTS__CONNECT", "3s")
+    monkeypatch.setenv("DASK_DISTRIBUTED__SCHEDULER__ALLOWED_FAILURES", "1")
+    scheduler = ["scheduler", "--host", "127.0.0.1", "--port", str(port), "--no-dashboard"]
+    worker = ["worker", address, "--nworkers", "1", "--nthreads", "1", "--memory-limit", "0", "--no-dashboard"]
+    procs = [_dask(*scheduler), _dask(*worker)]
+    masks = (ROOT / "solution" / "masks.py").read_bytes()
+    try:
+        wait_until(lambda: _listening(port), "the scheduler listening", 60)
+        course = make_course(tmp_path, f'scheduler = "{address}"\n')
+        with Server(course) as server:
+            status, first = upload(server, course.tokens["alice"], [("masks.py", masks)])
+            assert status == 201, first
+            wait_until(lambda: [r.status for r in rows(course)] == ["grading"], "alice's grading sent", log=server.log)
+            _end(procs[0])  # the scheduler is gone (its worker closes with it: a new one joins the next scheduler)
+            wait_until(lambda: _away(server), "the scheduler said lost", 60, log=server.log)
+            status, second = upload(server, course.tokens["bob"], [("masks.py", masks)])
+            assert status == 201, second  # hand-ins go on while the cluster is away
+            wait_until(lambda: [(r.status, r.attempts) for r in rows(course)] == [("queued", 0)] * 2, "both queued")
+            _end(procs[1])
+            procs = [_dask(*scheduler), _dask(*worker)]
+            views = [
+                server.wait_done(first["id"], course.tokens["alice"], timeout=400),
+                server.wait_done(second["id"], course.tokens["bob"], timeout=400),
+            ]
+        log = server.log.read_text(errors="replace")
+    finally:
+        for proc in procs:
+            _end(proc)
+    assert [(v["status"], v["attempts"], v["score"]) for v in views] == [("done", 1, 10)] * 2, log
+    assert text("server.cluster.lost", "en", id=first["id"]) in log
+    assert text("server.cluster.back", "en", address=address) in log
+    for view in views:
+        graded = [p for p in (course.data / "gradings" / str(view["id"])).iterdir() if (p / "report.html").is_file()]
+        assert [f"{view['id']}/{p.name}" for p in graded] == [view_grading(course, view["id"])]
+
+
+def _away(server):
+    before, _ = text("server.cluster.away", "en", address="\0", error="").split("\0")
+    return before in server.log.read_text(errors="replace")
