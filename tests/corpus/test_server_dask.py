@@ -147,6 +147,43 @@ def test_a_worker_killed_while_grading_costs_nothing(tmp_path, cluster):
     assert [f"{answer['id']}/{p.name}" for p in graded] == [view_grading(course, answer["id"])]
 
 
+def test_a_server_killed_while_its_task_runs_leaves_one_result(tmp_path, cluster):
+    """The server dies (SIGKILL) while a worker grades its submission; restarted, it grades it again in a new
+    attempt, and the task the dead server left running, which ends on its worker, records nothing."""
+    course = make_course(tmp_path, _on(cluster))
+    # Loaded slowly (in the graded worker): the dead server's task still runs when the new attempt is sent.
+    slow = b"import time\n\ntime.sleep(4)\n" + (ROOT / "solution" / "masks.py").read_bytes()
+    server = Server(course)
+    try:
+        server.start()
+        status, answer = upload(server, course.tokens["alice"], [("masks.py", slow)])
+        assert status == 201, answer
+        wait_until(lambda: _executing(cluster, f"grade-alice-{answer['id']}-1-"), "the task running on a worker")
+        server.kill()
+        server.start()
+        view = server.wait_done(answer["id"], course.tokens["alice"], timeout=400)
+        wait_until(lambda: not _executing(cluster, "grade-alice-"), "the dead server's task ended on its worker")
+    finally:
+        server.stop()
+    assert (view["status"], view["attempts"], view["score"]) == ("done", 2, 10), view
+    # Only the server writes a grading, from the task it waits for: the first attempt's folder was never made.
+    (folder,) = (course.data / "gradings" / str(answer["id"])).iterdir()
+    assert folder.name.startswith("2-") and view_grading(course, answer["id"]) == f"{answer['id']}/{folder.name}"
+    assert json.loads((folder / "record.json").read_text())["folder"] == folder.name  # its own task's grading
+
+
+def _executing(cluster, prefix):
+    """Whether a worker of ``cluster`` runs a task whose key starts with ``prefix`` (one nobody waits for any more
+    is ``cancelled`` while its thread runs on)."""
+    with Client(cluster.scheduler_address, set_as_default=False) as client:
+        running = client.run(
+            lambda dask_worker: [
+                str(k) for k, ts in dask_worker.state.tasks.items() if ts.state in ("executing", "cancelled")
+            ]
+        )
+    return any(key.startswith(prefix) for keys in running.values() for key in keys)
+
+
 @pytest.mark.parametrize("lang", ["en", "zh"])
 def test_a_scheduler_that_cannot_be_reached_stops_the_start(tmp_path, lang):
     address = f"tcp://127.0.0.1:{free_port()}"  # nothing listens there
