@@ -129,12 +129,13 @@ def test_the_workers_grade_with_the_local_judges_scores(tmp_path, cluster):
 def test_a_worker_killed_while_grading_costs_nothing(tmp_path, cluster):
     course = make_course(tmp_path, _on(cluster))
     killer = Killer(cluster.scheduler_address, "alice", times=1)
+    # Loaded slowly (in the graded worker): a judge already started grades the reference in about a second, which
+    # the killer, polling, may miss.
+    slow = b"import time\n\ntime.sleep(3)\n" + (ROOT / "solution" / "masks.py").read_bytes()
     with Server(course) as server:
         killer.start()
         try:
-            status, answer = upload(
-                server, course.tokens["alice"], [("masks.py", (ROOT / "solution" / "masks.py").read_bytes())]
-            )
+            status, answer = upload(server, course.tokens["alice"], [("masks.py", slow)])
             assert status == 201, answer
             view = server.wait_done(answer["id"], course.tokens["alice"], timeout=400)
         finally:
