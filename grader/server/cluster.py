@@ -136,6 +136,8 @@ class Cluster:
                     break
                 raise Away() from None
             except Exception as exc:  # noqa: BLE001 - the task failed for good: the attempt ends, with why
+                if getattr(future, "status", "error") != "error":  # not the task's error: fetching its outcome failed
+                    raise Away() from exc
                 return {"failed": distributed.failure(exc, self.lang)}
             return outcome
         try:

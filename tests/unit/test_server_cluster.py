@@ -108,10 +108,10 @@ def test_a_lost_scheduler_puts_the_grading_back_uncounted_and_a_late_one_ends_in
 
 
 class Future:
-    """A Dask future that raises ``error`` (``None``: never answers)."""
+    """A Dask future that raises ``error`` (``None``: never answers); ``status`` as Dask's says its task's."""
 
-    def __init__(self, error=None):
-        self.error, self.cancelled = error, False
+    def __init__(self, error=None, status="error"):
+        self.error, self.cancelled, self.status = error, False, status
 
     def result(self, timeout=None):
         if self.error is None:
@@ -144,3 +144,10 @@ def test_workers_that_died_end_the_attempt_with_the_batchs_reason():
     died = distributed.KilledWorker("grade-alice-1-1-0", SimpleNamespace(address="tcp://w"), 1)
     outcome = _cluster()._wait(Future(died), threading.Event())
     assert outcome == {"failed": text("dask.detail.worker_died", "en", n=2)}
+
+
+def test_an_outcome_that_cannot_be_fetched_is_away_but_a_task_that_raised_ends_the_attempt():
+    with pytest.raises(Away):  # the task finished: its outcome was lost on the way, nothing of the submission's
+        _cluster()._wait(Future(OSError("connection reset"), status="finished"), threading.Event())
+    outcome = _cluster()._wait(Future(OSError("No space left on device")), threading.Event())
+    assert outcome == {"failed": text("dask.detail.task", "en", error="OSError: No space left on device")}
