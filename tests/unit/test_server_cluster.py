@@ -151,3 +151,19 @@ def test_an_outcome_that_cannot_be_fetched_is_away_but_a_task_that_raised_ends_t
         _cluster()._wait(Future(OSError("connection reset"), status="finished"), threading.Event())
     outcome = _cluster()._wait(Future(OSError("No space left on device")), threading.Event())
     assert outcome == {"failed": text("dask.detail.task", "en", error="OSError: No space left on device")}
+
+
+def test_without_dask_the_start_says_how_to_install_it(monkeypatch):
+    """Where Dask is missing (simulated: importing it raises ImportError), a server with a scheduler says to
+    ``pip install 'gradekit[dask]'`` before anything is served."""
+    import sys
+
+    from grader.api import UsageError
+    from grader.server import cluster
+
+    for name in ("dask", "distributed"):
+        monkeypatch.setitem(sys.modules, name, None)
+    for lang in ("en", "zh"):
+        with pytest.raises(UsageError) as err:
+            cluster.connect("tcp://127.0.0.1:8786", _plan(), lang, judges=2)
+        assert str(err.value) == text("server.cli.dask_missing", lang)
