@@ -48,6 +48,8 @@ late = "refuse"                           # after the deadline: refuse, accept (
 counts = "last"                           # which submission counts: the last one, or the best
 profile = "full"                          # the examples graded: quick or full
 judges = 2                                # submissions graded at the same time, each by a judge process
+scheduler = "tcp://head:8786"             # a Dask scheduler: the judges run on its workers (default: none,
+                                          # judges on this machine); judges is then how many at once there
 ```
 
 The held-back secret is read only by the final grade's doors (``batch``, ``gradescope build``) through
@@ -106,9 +108,10 @@ SERVER_DEFAULTS = {
     "counts": "last",
     "profile": "full",
     "judges": 2,
+    "scheduler": None,
 }
 """``[server]``'s keys and their defaults (``database`` ``None``: SQLite in the data folder; ``deadline`` ``None``:
-none)."""
+none; ``scheduler`` ``None``: the judges run on the server's machine)."""
 LATE_POLICIES = ("refuse", "accept", "flag")
 COUNTS = ("last", "best")
 """Files beside the configuration read as the instructor's reviews when ``overrides`` is not given."""
@@ -493,6 +496,12 @@ def _server(table, source, base):
             f"{source}: server.database: expected a database URL (sqlite:///path, postgresql://...), "
             f"got {out['database']!r}"
         )
+    scheduler = out["scheduler"]
+    if scheduler is not None and not _scheduler_address(scheduler):
+        raise ConfigError(
+            f"{source}: server.scheduler: expected a Dask scheduler's address such as tcp://host:8786, got "
+            f"{scheduler!r}"
+        )
     for key, low, high in (
         ("port", 1, 65535),
         ("max_upload_mb", 1, 1024),
@@ -519,6 +528,17 @@ def _server(table, source, base):
         out["deadline"] = parsed
     out["data"] = str((Path(base or ".") / out["data"]).resolve())
     return out
+
+
+def _scheduler_address(value):
+    """Whether ``value`` is a Dask scheduler's address as ``gradekit batch --scheduler`` takes one (not ``local:N``:
+    the server's judges on this machine are ``judges`` without a scheduler)."""
+    from grader.batch.distributed import parse_scheduler
+
+    try:
+        return isinstance(value, str) and parse_scheduler(value)[0] == "address"
+    except ValueError:
+        return False
 
 
 def _table(data, key, source):

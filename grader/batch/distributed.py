@@ -159,26 +159,14 @@ def run_pool(todo, out, job, scheduler, deadline_s, lang, bar, *, warnings=None)
     from grader.assignment import load
 
     receiver = Receiver(out, job.profile, runner.grader_fingerprint(load(job.assignment)), lang, bar)
-    config = _config_file(job.config)
+    config = config_file(job.config)
     with connect(scheduler, lang) as client:
         client.register_plugin(judge_plugin())
         if "dashboard" in client.scheduler_info().get("services", {}):
             bar.note(text("dask.dashboard", lang, link=client.dashboard_link))
         futures = {}
         for sub, digest in todo:
-            futures[
-                client.submit(
-                    grade_on_worker,
-                    pack(sub.path),
-                    sub.folder,
-                    _job(sub, digest, job),
-                    config,
-                    deadline_s,
-                    key=task_key(sub, digest),
-                    pure=False,
-                    retries=ALLOWED_FAILURES,
-                )
-            ] = sub
+            futures[send(client, sub, digest, job, config, deadline_s, key=task_key(sub, digest))] = sub
         for future in as_completed(list(futures), loop=client.loop):
             sub = futures.pop(future)
             if future.status == "finished":
@@ -199,9 +187,60 @@ def _job(sub, digest, job):
     return dataclasses.replace(job.for_submission(sub, digest), config=None).to_data()
 
 
-def _config_file(path):
+def config_file(path):
     """The course configuration as ``(file name, bytes)`` to ship, or ``None``."""
     return (Path(path).name, Path(path).read_bytes()) if path else None
+
+
+def send(client, sub, digest, job, config, deadline_s, *, key):
+    """Send ``sub``'s grading (a prepared ``sources.Submission`` whose content hashed to ``digest``) to the cluster
+    of ``client``: its snapshot packed, its job made from ``job`` (``_job``), the course configuration ``config``
+    (``config_file``'s), the judge's deadline ``deadline_s``; the Dask future of ``grade_on_worker``'s outcome,
+    named ``key``. The batch and the course server (``grader.server.cluster``) both send a grading this way: a
+    worker that dies running it, or a task that raises, gets it tried once more on another worker."""
+    return client.submit(
+        grade_on_worker,
+        pack(sub.path),
+        sub.folder,
+        _job(sub, digest, job),
+        config,
+        deadline_s,
+        key=key,
+        pure=False,
+        retries=ALLOWED_FAILURES,
+    )
+
+
+def received(outcome, fingerprint, lang):
+    """``(record, detail)`` of ``outcome`` (``grade_on_worker``'s dict): the judge's record and ``None``, or
+    ``None`` and why there is none: the judge failed, or the worker grades with another grader than
+    ``fingerprint`` (``runner.grader_fingerprint``), whose grading is never used."""
+    record, detail = outcome["record"], outcome["detail"]
+    if record is not None and outcome["grader"] != fingerprint:
+        return None, text(
+            "dask.detail.other_grader", lang, worker=outcome["worker"], theirs=outcome["grader"], ours=fingerprint
+        )
+    return record, detail
+
+
+def save(folder, outcome):
+    """Write the grading ``outcome`` holds (a record ``received`` took) in ``folder``, as a judge saves one: each
+    file atomically, ``record.json`` last."""
+    folder = Path(folder)
+    folder.mkdir(exist_ok=True)
+    for name in OUTPUTS:
+        atomic_write(folder / name, outcome["files"][name].decode("utf-8"))
+
+
+def failure(exc, lang):
+    """Why a grading task failed for good with ``exc``: its workers died (``KilledWorker``), or it raised twice."""
+    try:
+        from distributed import KilledWorker
+    except ImportError:  # pragma: no cover - a task ran, so Dask is here
+        KilledWorker = ()
+    if isinstance(exc, KilledWorker):
+        return text("dask.detail.worker_died", lang, n=getattr(exc, "allowed_failures", ALLOWED_FAILURES) + 1)
+    return text("dask.detail.task", lang, error=f"{type(exc).__name__}: {exc}")
 
 
 class Receiver:
@@ -219,39 +258,15 @@ class Receiver:
             self.unjailed.append(outcome["worker"])
             if self.bar is not None:
                 self.bar.note(self.warnings()[-1])
-        record, detail = outcome["record"], outcome["detail"]
-        if record is not None and outcome["grader"] != self.fingerprint:
-            record, detail = (
-                None,
-                text(
-                    "dask.detail.other_grader",
-                    self.lang,
-                    worker=outcome["worker"],
-                    theirs=outcome["grader"],
-                    ours=self.fingerprint,
-                ),
-            )
+        record, detail = received(outcome, self.fingerprint, self.lang)
         if record is None:
             return self._error(sub, detail)
-        folder = self.out / sub.folder
-        folder.mkdir(exist_ok=True)
-        for name in OUTPUTS:
-            atomic_write(folder / name, outcome["files"][name].decode("utf-8"))
+        save(self.out / sub.folder, outcome)
         return record
 
     def fail(self, sub, exc):
         """The error row of ``sub`` whose task failed for good (``exc``): its workers died, or it raised twice."""
-        try:
-            from distributed import KilledWorker
-        except ImportError:  # pragma: no cover - a task ran, so Dask is here
-            KilledWorker = ()
-        if isinstance(exc, KilledWorker):
-            detail = text(
-                "dask.detail.worker_died", self.lang, n=getattr(exc, "allowed_failures", ALLOWED_FAILURES) + 1
-            )
-        else:
-            detail = text("dask.detail.task", self.lang, error=f"{type(exc).__name__}: {exc}")
-        return self._error(sub, detail)
+        return self._error(sub, failure(exc, self.lang))
 
     def _error(self, sub, detail):
         """The error row of ``sub``, saved as the local batch saves one (its files are rendered by the batch)."""
@@ -394,6 +409,9 @@ def judge_plugin():
 
     class JudgePlugin(WorkerPlugin):
         name = "gradekit-judges"
+        # Registered once per scheduler: registering it again (another batch, a course server connecting again)
+        # would first tear down the one on every worker, and its teardown stops the judges grading right then.
+        idempotent = True
 
         def teardown(self, worker):
             close_host()

@@ -100,4 +100,10 @@ MESSAGES = {
     "server.db.too_new": "the database {database} is at schema revision {found}, which this gradekit does not know (the newest it knows is {head}): a newer gradekit has upgraded it. Run that gradekit, or restore the backup of the data folder made before the upgrade; nothing was changed",
     "server.db.partial": "the database {database} has some of gradekit's tables ({found}) but not {missing}, and no schema revision: it was not made by gradekit serve init. Point [server] database at gradekit's own database, or at an empty one; nothing was changed",
     "server.db.unreachable": "cannot open the database {database}: {error}",
+    "server.cli.dask_missing": "[server] scheduler needs Dask, which is not installed here: pip install 'gradekit[dask]'",
+    "server.cli.no_scheduler": "cannot reach the Dask scheduler {address} ([server] scheduler): {error}. Start the scheduler and its workers (docs/CLUSTER.md), or leave scheduler out to grade on this machine",
+    "server.cli.cluster": "Grading on the Dask cluster {address} ({workers} worker processes now), {judges} submissions at a time.",
+    "server.cluster.away": "the Dask scheduler {address} cannot be reached ({error}); the submissions wait in the queue until it can",
+    "server.cluster.back": "the Dask scheduler {address} answers again; grading goes on",
+    "server.cluster.lost": "submission {id} goes back to the queue, its attempt not counted: the connection to the Dask scheduler was lost",
 }

@@ -100,4 +100,10 @@ MESSAGES = {
     "server.db.too_new": "数据库 {database} 的结构版本为 {found}，本 gradekit 不认识该版本（它所知的最新版本是 {head}）：该数据库已被更新版本的 gradekit 升级。请使用那个版本的 gradekit，或恢复升级前备份的数据文件夹；未做任何更改",
     "server.db.partial": "数据库 {database} 只有 gradekit 的部分表（{found}），缺少 {missing}，且没有结构版本：它不是由 gradekit serve init 建立的。请将 [server] database 指向 gradekit 自己的数据库或一个空数据库；未做任何更改",
     "server.db.unreachable": "无法打开数据库 {database}：{error}",
+    "server.cli.dask_missing": "[server] scheduler 需要 Dask，但本机未安装：pip install 'gradekit[dask]'",
+    "server.cli.no_scheduler": "无法连接 Dask 调度器 {address}（[server] scheduler）：{error}。请先启动调度器及其工作节点（docs/CLUSTER.md），或删去 scheduler 以在本机评分",
+    "server.cli.cluster": "在 Dask 集群 {address} 上评分（当前有 {workers} 个工作进程），同时评分 {judges} 份提交。",
+    "server.cluster.away": "无法连接 Dask 调度器 {address}（{error}）；提交在队列中等待，直到能够连接",
+    "server.cluster.back": "Dask 调度器 {address} 已恢复应答；继续评分",
+    "server.cluster.lost": "提交 {id} 回到队列，本次尝试不计：与 Dask 调度器的连接已断开",
 }

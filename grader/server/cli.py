@@ -202,7 +202,13 @@ def cmd_run(args):
         print(warning, file=sys.stderr)
     grading = dataclasses.replace(grading, reviews=found)
     reviews.apply_all(store, grading)  # the file as it is now, on what was graded before this start
-    app = create_app(course, grader=Grader(store, grading, course.server["judges"]), store=store, plan=grading)
+    cluster = None
+    if course.server["scheduler"]:  # judges on Dask workers: a scheduler that cannot be reached stops the start
+        from grader.server.cluster import connect
+
+        cluster = connect(course.server["scheduler"], grading, lang, course.server["judges"])
+    judges = Grader(store, grading, course.server["judges"], cluster=cluster)
+    app = create_app(course, grader=judges, store=store, plan=grading)
     print(text("server.cli.running", lang, url=f"http://{host}:{port}/", data=store.data), flush=True)
     # No access log: a line per request is not needed, and no request's header or query ever reaches a log.
     uvicorn.run(app, host=host, port=port, access_log=False, log_level="info", server_header=False)

@@ -13,6 +13,10 @@ A judge that dies or runs past its deadline is stopped; the submission goes back
 ``store.MAX_ATTEMPTS`` attempts it ends ``error`` with the reason. A server stopped mid-grading leaves the row
 ``grading``: the next start puts it back in the queue (``Store.recover``), and kills the judges it left behind,
 found by the process ids in ``judge-<slot>.pid`` (``kill_leftover``).
+
+With ``[server] scheduler`` a slot has no judge of its own: it sends each grading to a Dask worker, as ``gradekit
+batch --scheduler`` sends one, and writes the grading that comes back into the attempt's folder
+(``grader.server.cluster``); the rest (the claim, the attempts, the review, the report, the end) is the same.
 """
 
 import dataclasses
@@ -30,6 +34,7 @@ from grader.batch import overrides as overrides_module
 from grader.batch.judge import Job
 from grader.messages import text
 from grader.safetext import clean_text
+from grader.server.cluster import Away
 from grader.server.store import MAX_ATTEMPTS
 
 log = logging.getLogger("gradekit.server")
@@ -94,13 +99,17 @@ class Slot:
 
 class Grader:
     """The loop: ``judges`` slots, each a thread of the server process grading one claimed submission at a time
-    with a judge of its own; ``start``, ``stop``; ``wake`` when a submission was queued."""
+    with a judge of its own, or on a Dask worker (``cluster``); ``start``, ``stop``; ``wake`` when a submission was
+    queued."""
 
-    def __init__(self, store, plan, judges=1):
+    def __init__(self, store, plan, judges=1, cluster=None):
         if judges < 1:
             raise ValueError(f"judges must be at least 1, got {judges}")
         self.store = store
         self.plan = plan
+        self.cluster = cluster
+        """``grader.server.cluster.Cluster``: each slot sends its gradings to a Dask worker instead of a judge of
+        its own; ``None``: local judges."""
         self.slots = [Slot(i) for i in range(judges)]
         self._stop = threading.Event()
         self._judges = threading.Lock()
@@ -139,6 +148,8 @@ class Grader:
             t.join(timeout=max(0.0, ends - time.monotonic()))
         for slot in self.slots:
             pid_file(self.store.data, slot.index).unlink(missing_ok=True)
+        if self.cluster is not None:
+            self.cluster.close()
 
     def _loop(self, slot):
         stuck: tuple | None = None  # (row, detail): an attempt whose end could not be recorded (the database away)
@@ -151,6 +162,9 @@ class Grader:
                 except Exception:  # noqa: BLE001 - still away: wait and try again
                     log.exception("cannot record the end of submission %s", row.id)
                     self._stop.wait(RETRY_S)
+                continue
+            if self.cluster is not None and not self.cluster.ready():  # nothing claimed: the queue waits for it
+                self._stop.wait(RETRY_S)
                 continue
             try:
                 row = self.store.claim()
@@ -193,13 +207,25 @@ class Grader:
                 runner.write_problem(out, record, sub.student, runner.problem_detail(sub, p.lang), p.job.profile)
             else:
                 digest = sources.content_hash(sub.path, "", sub.refused)
-                job = dataclasses.replace(
-                    p.job.for_submission(sub, digest), path=str(sub.path), out=str(out), slot=slot.index
-                )
-                record = self._judged(job, slot)
+                if self.cluster is None:
+                    job = dataclasses.replace(
+                        p.job.for_submission(sub, digest), path=str(sub.path), out=str(out), slot=slot.index
+                    )
+                    record, detail = self._judged(job, slot), None
+                else:
+                    try:
+                        record, detail = self.cluster.grade(
+                            sub, digest, f"grade-{row.student}-{row.id}-{name}", out, self._stop
+                        )
+                    except Away:  # nothing of the submission's: back to the queue, the attempt not counted
+                        log.warning(text("server.cluster.lost", p.lang, id=row.id))
+                        self.store.finish(row, status="queued", undo=True)
+                        return
                 if record is None or "internal_error" in record:
-                    detail = (record or {}).get("internal_error") or text(
-                        "dask.detail.late", p.lang, seconds=f"{p.deadline_s:g}"
+                    detail = (
+                        detail
+                        or (record or {}).get("internal_error")
+                        or text("dask.detail.late", p.lang, seconds=f"{p.deadline_s:g}")
                     )
                     self._end(row, clean_text(detail))
                     return
