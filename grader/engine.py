@@ -248,8 +248,15 @@ def _blocked(g, specs, slots, calls):
                 # The full kit grades an isolated check over the reference's parts whether or not the submission's
                 # own parts beneath pass their checks (a part may pass its own within tolerance and still move a
                 # composite, or not be checked in this run at all): the record judges it as the full kit would.
-                judged = _replayed(g, spec, i, [], slots, calls)
-                if judged is None:  # the record cannot: charged here only if nothing beneath fails
+                judged = _over_replay(g, spec, task)
+                if judged is not None and judged[0].status == "passed":
+                    _replace(i, *judged, slots, calls)
+                    g.replayed.add(spec.id)
+                elif judged is not None:
+                    # failed over the record too, as in the full kit: the failure over the student's own parts stays,
+                    # whose calls are those the bank's fingerprints of the catalogued mistakes were recorded over
+                    charged.add(task)
+                else:  # the record cannot: charged here only if nothing beneath fails
                     unchecked = [d for d in a.all_deps(task) if d not in graded]
                     failing = [d for d in unchecked if d in _failing_unchecked(g, unchecked, unchecked_results)]
                     if failing:
@@ -258,8 +265,6 @@ def _blocked(g, specs, slots, calls):
                         blocked.add(task)
                     else:
                         charged.add(task)
-                elif not judged:
-                    charged.add(task)
             else:
                 charged.add(task)
 
