@@ -323,10 +323,10 @@ class Tally:
 
 
 def agreement(
-    a, work, *, profile="quick", tasks=None, limit=None, jobs=1, diagnoses=True, only=None, names=None, say=print
+    a, work, *, profile="quick", tasks=None, limit=None, jobs=1, diagnoses=True, only=None, picked=None, say=print
 ):
     """Build ``a``'s kit in ``work``, install it into a fresh venv there and grade every case both ways:
-    ``(wheel, {corpus: Tally})``. ``only``: the corpora to grade (default all); ``names``: the cases (default all);
+    ``(wheel, {corpus: Tally})``. ``only``: the corpora to grade (default all); ``picked``: the cases' names (default all);
     ``say`` is told each case's line. ``VenvError`` when the venv cannot be made."""
     a = load(a)
     work = Path(work)
@@ -376,7 +376,7 @@ def main(argv=None):
     )
     speed.add_argument(parser)
     args = parser.parse_args(argv)
-    names = {c for c in args.cases.split(",") if c} or None
+    picked = {c for c in args.cases.split(",") if c} or None
     tasks = [t for t in args.tasks.split(",") if t] or None
     for name in [n for n in args.assignment.split(",") if n]:
         a = load(name)
@@ -390,7 +390,7 @@ def main(argv=None):
                 limit=args.limit,
                 jobs=args.jobs,
                 diagnoses=not args.no_diagnoses,
-                names=names,
+                picked=picked,
             )
             size = wheel.stat().st_size / 1e6
         total = Tally()
@@ -410,7 +410,7 @@ def main(argv=None):
         scope = f"{args.profile}, tasks {','.join(mine) if mine else 'all'}, " + (
             f"{args.limit} cases per corpus" if args.limit else "every case"
         )
-        if names:  # some cases again: no figure of the whole
+        if picked:  # some cases again: no figure of the whole
             continue
         verdict_ok = total.verdict_share >= VERDICT_TARGET
         name_ok = total.name_share >= NAME_TARGET and not total.wrong_names
