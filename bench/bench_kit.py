@@ -344,7 +344,11 @@ def agreement(
     say(f"{a.name}: fresh venv with the wheel in {time.perf_counter() - started:.0f} s")
     chosen = corpora(a, folders[2:], tasks, limit)
     cases = [
-        c for name, cs in chosen.items() if only is None or name in only for c in cs if names is None or c.name in names
+        c
+        for name, cs in chosen.items()
+        if only is None or name in only
+        for c in cs
+        if picked is None or c.name in picked
     ]
     tallies = {name: Tally() for name in chosen if only is None or name in only}
 
