@@ -326,8 +326,8 @@ def agreement(
     a, work, *, profile="quick", tasks=None, limit=None, jobs=1, diagnoses=True, only=None, picked=None, say=print
 ):
     """Build ``a``'s kit in ``work``, install it into a fresh venv there and grade every case both ways:
-    ``(wheel, {corpus: Tally})``. ``only``: the corpora to grade (default all); ``picked``: the cases' names (default all);
-    ``say`` is told each case's line. ``VenvError`` when the venv cannot be made."""
+    ``(wheel, {corpus: Tally})``. ``only``: the corpora to grade (default all); ``picked``: the cases' names
+    (default all); ``say`` is told each case's line. ``VenvError`` when the venv cannot be made."""
     a = load(a)
     work = Path(work)
     tasks = list(tasks) if tasks else None
