@@ -64,6 +64,7 @@ self-check) drops the checks that are not visible.
 import fnmatch
 import hashlib
 import os
+import re
 import sys
 from dataclasses import dataclass, field, replace
 from pathlib import Path
@@ -530,11 +531,29 @@ def _server(table, source, base):
     return out
 
 
+_ADDRESS = re.compile(r"^(?:[a-z][a-z0-9+]*://\S+|[^\s:/]+:\d+)$")
+"""A Dask scheduler's address: ``tcp://host:8786``, ``tls://...``, or ``host:port``."""
+
+
+def parse_scheduler(value, lang="en"):
+    """``"local:N"`` -> ``("local", N)``; an address (``tcp://host:8786``, ``host:8786``) -> ``("address", value)``;
+    ``ValueError`` with a sentence saying what is expected otherwise."""
+    value = str(value).strip()
+    kind, _, count = value.partition(":")
+    if kind == "local":
+        if count.isdigit() and int(count) >= 1:
+            return "local", int(count)
+    elif _ADDRESS.match(value):
+        return "address", value
+    from grader.messages import text
+    from grader.safetext import for_terminal
+
+    raise ValueError(text("dask.bad_scheduler", lang, value=for_terminal(value)))
+
+
 def _scheduler_address(value):
     """Whether ``value`` is a Dask scheduler's address as ``gradekit batch --scheduler`` takes one (not ``local:N``:
     the server's judges on this machine are ``judges`` without a scheduler)."""
-    from grader.batch.distributed import parse_scheduler
-
     try:
         return isinstance(value, str) and parse_scheduler(value)[0] == "address"
     except ValueError:

@@ -250,7 +250,7 @@ def _blocked(g, specs, slots, calls):
                 # composite, or not be checked in this run at all): the record judges it as the full kit would.
                 judged = _over_replay(g, spec, task)
                 if judged is not None and judged[0].status == "passed":
-                    _replace(i, *judged, slots, calls)
+                    _replace(i, judged[0], judged[1], slots, calls)
                     g.replayed.add(spec.id)
                 elif judged is not None:
                     # failed over the record too, as in the full kit: the failure over the student's own parts stays,

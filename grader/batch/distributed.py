@@ -26,7 +26,6 @@ import fcntl
 import io
 import itertools
 import os
-import re
 import shutil
 import tempfile
 import threading
@@ -37,6 +36,7 @@ from pathlib import Path
 
 from grader.batch import runner
 from grader.batch.judge import SAVED, Job, atomic_write
+from grader.config import parse_scheduler
 from grader.messages import text
 from grader.safetext import for_terminal
 from grader.submission import intake, snapshot
@@ -56,7 +56,6 @@ LOCAL_SETTINGS = {
 its dashboard's sampling and its profiler took about 4% of a 2-core machine while the judges waited; these take
 under 1%. A worker of one thread is sent its next submission when it finishes one (Dask's default queues two at a
 worker, which can leave the other worker idle at the end of a class)."""
-_ADDRESS = re.compile(r"^(?:[a-z][a-z0-9+]*://\S+|[^\s:/]+:\d+)$")
 
 
 # -- the client side ---------------------------------------------------------------------------------------------
@@ -80,19 +79,6 @@ def batch(scheduler, **kwargs):
         return run_pool(todo, out, job, scheduler, deadline_s, lang, bar, warnings=warnings)
 
     return runner.batch(pool=pool, **kwargs)
-
-
-def parse_scheduler(value, lang="en"):
-    """``"local:N"`` -> ``("local", N)``; an address (``tcp://host:8786``, ``host:8786``) -> ``("address", value)``;
-    ``ValueError`` with a sentence saying what is expected otherwise."""
-    value = str(value).strip()
-    kind, _, count = value.partition(":")
-    if kind == "local":
-        if count.isdigit() and int(count) >= 1:
-            return "local", int(count)
-    elif _ADDRESS.match(value):
-        return "address", value
-    raise ValueError(text("dask.bad_scheduler", lang, value=for_terminal(value)))
 
 
 @contextmanager

@@ -95,10 +95,9 @@ class Server:
         """How the server grades (``grading.Plan``, with the reviews): the one it was started with, else the
         course's (an application made without one, in tests)."""
         if self._plan is None:
-            from grader.server.cli import _config_file
-            from grader.server.grading import plan
+            from grader.server.grading import config_file, plan
 
-            self._plan = plan(self.course, _config_file(self.course))
+            self._plan = plan(self.course, config_file(self.course))
         return self._plan
 
     def assignment(self):

@@ -63,10 +63,6 @@ def _course(arg, lang=None):
     return course
 
 
-def _config_file(course):
-    return course.source.split(" [", 1)[0]
-
-
 def _store(course, lang):
     from grader.server.store import Store
 
@@ -171,7 +167,7 @@ def cmd_run(args):
     import uvicorn
 
     from grader.server.app import create_app
-    from grader.server.grading import Grader, plan
+    from grader.server.grading import Grader, config_file, plan
     from grader.server.store import StoreError
 
     store = _store(course, lang)
@@ -188,7 +184,7 @@ def cmd_run(args):
     from grader.config import ConfigError
 
     try:
-        grading = plan(course, _config_file(course))
+        grading = plan(course, config_file(course))
     except ConfigError as exc:  # the course secret's file or variable missing: said before serving anything
         raise UsageError(str(exc)) from None
     from grader.batch.overrides import OverrideError

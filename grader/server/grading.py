@@ -58,6 +58,11 @@ class Plan:
     """The instructor's reviews (``overrides.toml``), applied to every grading as the batch applies them."""
 
 
+def config_file(course):
+    """The course configuration's file (its ``source`` without the section it names)."""
+    return course.source.split(" [", 1)[0]
+
+
 def plan(course, config_path):
     """The grading ``Plan`` of the course configuration ``course`` (read from ``config_path``), as ``gradekit
     batch --config`` would grade with it."""

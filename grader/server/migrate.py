@@ -34,7 +34,7 @@ from alembic.runtime.migration import MigrationContext
 from alembic.script import ScriptDirectory
 
 from grader.messages import text
-from grader.server.store import IMMEDIATE, StoreError, make_engine
+from grader.server.database import IMMEDIATE, StoreError, make_engine
 
 MIGRATIONS = Path(__file__).resolve().parent / "migrations"
 FIRST = "0001"
