@@ -3,7 +3,7 @@
     python bench/bench_server.py [--clients 50] [--each 4] [--judges 2]
 
 Defaults: 50 students, each handing in 4 times, 2 judges: 200 gradings of the ``masks`` task with quick examples
-and short limits (the server tests' course), about 15 minutes on a 2-core machine.
+and short limits (the server tests' course), about a minute on a 2-core machine (server and batch).
 
 Sets up a course as an instructor does (``gradekit serve init``, ``gradekit serve roster import`` of ``--clients``
 students) in a temporary folder and runs ``gradekit serve run`` on a free loopback port with ``judges =
