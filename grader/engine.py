@@ -258,7 +258,7 @@ def _blocked(g, specs, slots, calls):
                     charged.add(task)
                 else:  # the record cannot: charged here only if nothing beneath fails
                     unchecked = [d for d in a.all_deps(task) if d not in graded]
-                    failing = [d for d in unchecked if d in _failing_unchecked(g, unchecked, unchecked_results)]
+                    failing = _failing_unchecked(g, unchecked, unchecked_results)
                     if failing:
                         r.status, r.score = "skipped", 0.0
                         r.notes.append(Message("note.blocked_by", {"tasks": ", ".join(failing)}))
@@ -271,9 +271,9 @@ def _blocked(g, specs, slots, calls):
 
 def _failing_unchecked(g, tasks, known):
     """The tasks of ``tasks`` (beneath a failing check, not selected in this grading) with a check that fails over
-    the submission's own parts, each graded once per grading (``known``: ``{task: fails}``), its results not
-    reported: a kit tells a check failing because of a part beneath from one failing on its own as the full kit's
-    ``--tasks`` would, where the record cannot judge it."""
+    the submission's own parts, in the order of ``tasks``; each graded once per grading (``known``: ``{task:
+    fails}``), its results not reported: a kit tells a check failing because of a part beneath from one failing on its
+    own as the full kit's ``--tasks`` would, where the record cannot judge it."""
     todo = [t for t in tasks if t not in known]
     if todo:
         failed = set()
@@ -282,7 +282,7 @@ def _failing_unchecked(g, tasks, known):
             if result.status in ("failed", "error"):
                 failed.add(spec.task)
         known.update({t: t in failed for t in todo})
-    return {t for t in tasks if known[t]}
+    return [t for t in tasks if known[t]]
 
 
 def _replayed_whole(g, spec, i, beneath, charged, blocked, slots, calls):

@@ -286,7 +286,7 @@ def overfit(ns, *, model, src, tgt, pad_idx, bos_idx, eos_idx, steps, lr, max_le
     losses = []
     for _ in range(steps):
         loss = step_fn(net, src, tgt, opt, pad_idx=pad_idx)
-        losses.append(float(loss))
+        losses.append(float(loss.detach() if isinstance(loss, torch.Tensor) else loss))
         if not math.isfinite(losses[-1]):
             break
     net.eval()
