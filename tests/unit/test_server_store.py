@@ -542,14 +542,10 @@ def test_hand_ins_racing_at_the_hourly_limit_store_exactly_the_limit(store):
     _race(store)
 
 
-def test_hand_ins_racing_at_the_hourly_limit_on_postgresql(tmp_path):
-    """The same race on PostgreSQL (the student's row locked), when ``GRADEKIT_TEST_POSTGRES`` names an empty
-    database (``postgresql+psycopg://...``): its tables are made and dropped here (with the revision the migrations
-    recorded, so that the next run makes them again)."""
-    url = os.environ.get("GRADEKIT_TEST_POSTGRES")
-    if not url:
-        pytest.skip("GRADEKIT_TEST_POSTGRES does not name a PostgreSQL database to test on")
-    s = Store(tmp_path / "data", url)
+def test_hand_ins_racing_at_the_hourly_limit_on_postgresql(tmp_path, postgres_url):
+    """The same race on PostgreSQL (the student's row locked), in an empty database of the test's own
+    (``tests/postgres.py``)."""
+    s = Store(tmp_path / "data", postgres_url)
     try:
         s.init()
         roster = tmp_path / "roster.csv"
@@ -557,7 +553,4 @@ def test_hand_ins_racing_at_the_hourly_limit_on_postgresql(tmp_path):
         s.import_roster(roster)
         _race(s)
     finally:
-        store_module.metadata.drop_all(s.engine)
-        with s.engine.begin() as conn:
-            conn.exec_driver_sql("DROP TABLE IF EXISTS alembic_version")
         s.engine.dispose()
