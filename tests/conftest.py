@@ -9,6 +9,7 @@ import pytest
 import torch
 
 from grader.assignment import load
+from tests.postgres import postgres_cluster, postgres_url  # noqa: F401 - the PostgreSQL tests' fixtures
 from tests.reach import reached_tasks  # noqa: F401 - the corpus tests take it from here
 
 try:

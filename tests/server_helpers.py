@@ -200,11 +200,12 @@ class Server:
         raise AssertionError(f"submission {sid} not graded in {timeout} s: {self.log.read_text(errors='replace')}")
 
 
-def rows(course):
-    """The server's submissions, read from its database: ``(id, status, attempts, score, grading)`` each."""
+def rows(course, url=None):
+    """The server's submissions, read from its database (``url``; default: the SQLite one in its data folder):
+    ``(id, status, attempts, score, grading)`` each."""
     import sqlalchemy as sa
 
-    engine = sa.create_engine(f"sqlite:///{course.data / 'gradekit.db'}")
+    engine = sa.create_engine(url or f"sqlite:///{course.data / 'gradekit.db'}")
     try:
         with engine.connect() as conn:
             return conn.execute(sa.text("SELECT id, status, attempts, score, grading FROM submissions")).all()

@@ -2,7 +2,8 @@
 the tables the code defines; a database made before revisions is marked as the first, its rows kept; one from a
 newer gradekit is refused, and the server does not start; two processes opening a new database at once migrate it
 once; ``serve db status`` in English and Chinese; the developer's next revision written from a table edit. The
-same on PostgreSQL when ``GRADEKIT_TEST_POSTGRES`` names an empty database."""
+same on PostgreSQL (``tests/postgres.py``: a server of the tests' own, or the database ``GRADEKIT_TEST_POSTGRES``
+names)."""
 
 import json
 import os
@@ -24,8 +25,6 @@ from grader.server import migrate  # noqa: E402
 from grader.server import store as store_module  # noqa: E402
 from grader.server.store import Store, StoreError  # noqa: E402
 from tests.server_helpers import ROOT, env, gradekit  # noqa: E402
-
-PG_SKIP = "GRADEKIT_TEST_POSTGRES does not name a PostgreSQL database to test on"
 
 
 def _differences(engine, metadata=None):
@@ -333,16 +332,10 @@ def test_serve_db_status_and_what_the_commands_say(tmp_path):
 
 
 @pytest.fixture
-def postgres():
-    """The PostgreSQL database ``GRADEKIT_TEST_POSTGRES`` names, emptied of the server's tables after the test."""
-    url = os.environ.get("GRADEKIT_TEST_POSTGRES")
-    if not url:
-        pytest.skip(PG_SKIP)
-    engine = sa.create_engine(url)
-    yield url, engine
-    store_module.metadata.drop_all(engine)
-    with engine.begin() as conn:
-        conn.exec_driver_sql("DROP TABLE IF EXISTS alembic_version")
+def postgres(postgres_url):
+    """An empty PostgreSQL database of the test's own (``tests/postgres.py``): its URL and an engine on it."""
+    engine = sa.create_engine(postgres_url)
+    yield postgres_url, engine
     engine.dispose()
 
 

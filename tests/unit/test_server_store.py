@@ -507,14 +507,16 @@ def test_every_sentence_the_server_says_exists_in_both_languages():
     assert {k for k in CATALOGUES["en"] if k.startswith("server.")} == used  # and none is left unsaid
 
 
-def _race(store, racers=8, per_hour=3):
+def _race(store, racers=8, per_hour=3, taken=False):
     """``racers`` hand-ins of alice at once (threads released together) with one place of ``per_hour`` taken
-    already: exactly the free places stored, the others refused and leaving no row or folder."""
+    already (``taken``: by the caller): exactly the free places stored, the others refused and leaving no row or
+    folder."""
     import threading
 
     from grader.server.store import RateLimited
 
-    store.add_submission("alice", "py", [("masks.py", b"x = 1\n")], per_hour=per_hour)
+    if not taken:
+        store.add_submission("alice", "py", [("masks.py", b"x = 1\n")], per_hour=per_hour)
     start = threading.Barrier(racers)
     outcomes = []
 
@@ -542,22 +544,50 @@ def test_hand_ins_racing_at_the_hourly_limit_store_exactly_the_limit(store):
     _race(store)
 
 
-def test_hand_ins_racing_at_the_hourly_limit_on_postgresql(tmp_path):
-    """The same race on PostgreSQL (the student's row locked), when ``GRADEKIT_TEST_POSTGRES`` names an empty
-    database (``postgresql+psycopg://...``): its tables are made and dropped here (with the revision the migrations
-    recorded, so that the next run makes them again)."""
-    url = os.environ.get("GRADEKIT_TEST_POSTGRES")
-    if not url:
-        pytest.skip("GRADEKIT_TEST_POSTGRES does not name a PostgreSQL database to test on")
-    s = Store(tmp_path / "data", url)
+def _held_after_counting(store, racers):
+    """Hold each hand-in of the race between its count and its insert until every other racer has counted too or
+    waits for a lock (PostgreSQL's ``pg_stat_activity``): without the row lock all of them then count the same
+    submissions, whatever the threads' timing; with it the others wait on the lock, and each goes on at once. The
+    hand-ins held in vain (30 s) are listed in the list returned."""
+    import threading
+    import time
+
+    count, counted, lock, stuck = store._recent, [], threading.Lock(), []
+
+    def waiting():
+        with store.engine.begin() as conn:  # a transaction of its own each time: one reads a single snapshot
+            return conn.exec_driver_sql(
+                "SELECT count(*) FROM pg_stat_activity WHERE datname = current_database() AND wait_event_type = 'Lock'"
+            ).scalar()
+
+    def held(conn, student, since):
+        got = count(conn, student, since)
+        with lock:
+            counted.append(student)
+        ends = time.monotonic() + 30
+        while len(counted) + waiting() < racers:
+            if time.monotonic() > ends:
+                stuck.append(f"{len(counted)} counted, {waiting()} waiting for a lock")
+                break
+            time.sleep(0.01)
+        return got
+
+    store._recent = held
+    return stuck
+
+
+def test_hand_ins_racing_at_the_hourly_limit_on_postgresql(tmp_path, postgres_url):
+    """The same race on PostgreSQL (the student's row locked), in an empty database of the test's own
+    (``tests/postgres.py``), each hand-in held after its count until every other has counted or waits."""
+    s = Store(tmp_path / "data", postgres_url)
     try:
         s.init()
         roster = tmp_path / "roster.csv"
         roster.write_text("student,name\nalice,Alice\n", encoding="utf-8")
         s.import_roster(roster)
-        _race(s)
+        s.add_submission("alice", "py", [("masks.py", b"x = 0\n")])  # the race's first place taken before the hold
+        stuck = _held_after_counting(s, racers=8)
+        _race(s, taken=True)
+        assert stuck == []  # no hand-in waited for the others in vain
     finally:
-        store_module.metadata.drop_all(s.engine)
-        with s.engine.begin() as conn:
-            conn.exec_driver_sql("DROP TABLE IF EXISTS alembic_version")
         s.engine.dispose()
