@@ -3,7 +3,8 @@
 Who asks is said by a token, ``Authorization: Bearer TOKEN`` (the API, ``gradekit submit``), or by the page's
 session cookie, set when a student or the instructor logs in with their token on the same page (HttpOnly,
 SameSite=Strict; its value is signed with the server's key and names the token it was made from, so a reissued
-token ends the session). A student sees only their own submissions: another's id answers 404, as an id that does
+token ends the session; a log-out ends it on the server too, ``Store.end_session``, so that a copy of the cookie
+is refused as well). A student sees only their own submissions: another's id answers 404, as an id that does
 not exist, so ids tell nothing. The instructor's token reads every submission and the gradebook; it hands nothing
 in. The instructor's pages (``/instructor/``: the gradebook, the batch's class summary and similarity page,
 ``classpages``) answer 401 (the login form) without a session or token and 403 to a student. A form of the page
@@ -24,6 +25,7 @@ import json
 import logging
 import math
 import re
+import secrets
 import time
 from contextlib import asynccontextmanager
 from datetime import datetime, timezone
@@ -125,16 +127,20 @@ class Server:
         return JSONResponse({"error": text(key, lang, **params), "code": key}, status, headers=headers)
 
     def session_who(self, value):
-        """Who a session cookie's ``value`` names, while it is valid: ``("student", id)``, ``("instructor", None)``,
-        else ``None``."""
+        """Who a session cookie's ``value`` names, while it is valid (signed, not expired, its token not reissued,
+        not logged out of): ``("student", id)``, ``("instructor", None)``, else ``None``."""
         try:
-            expires, mac, subject = (value or "").split(":", 2)
+            expires, nonce, mac, subject = (value or "").split(":", 3)
             if int(expires) < time.time():
                 return None
         except ValueError:
             return None
         token_hash = self._subject_hash(subject)
-        if token_hash is None or not hmac.compare_digest(mac, self.store.sign("session", subject, expires, token_hash)):
+        if token_hash is None or not hmac.compare_digest(
+            mac, self.store.sign("session", subject, expires, nonce, token_hash)
+        ):
+            return None
+        if self.store.session_ended(mac):  # logged out of: the cookie, replayed, names nobody
             return None
         return ("instructor", None) if subject.startswith(INSTRUCTOR) else ("student", subject)
 
@@ -151,9 +157,12 @@ class Server:
         return self.store.student_hash(subject)
 
     def new_session(self, subject):
-        """A session cookie's value for ``subject``: a student's id, or ``INSTRUCTOR`` and the instructor's id."""
-        expires = str(int(time.time()) + SESSION_S)
-        return f"{expires}:{self.store.sign('session', subject, expires, self._subject_hash(subject))}:{subject}"
+        """A session cookie's value for ``subject`` (a student's id, or ``INSTRUCTOR`` and the instructor's id):
+        ``expires:nonce:mac:subject``, the MAC signing the rest and the token's hash. The nonce makes each login's
+        cookie its own, so that a log-out ends that session and no other (two logins in the same second)."""
+        expires, nonce = str(int(time.time()) + SESSION_S), secrets.token_hex(8)
+        mac = self.store.sign("session", subject, expires, nonce, self._subject_hash(subject))
+        return f"{expires}:{nonce}:{mac}:{subject}"
 
     def csrf(self, cookie):
         return self.store.sign("csrf", cookie)[:32]
@@ -515,6 +524,8 @@ class Server:
         _, refused = self._checked_session(request, form.get("csrf") if form is not None else None)
         if refused is not None:
             return refused
+        expires, _, mac, _ = request.cookies[COOKIE].split(":", 3)  # a valid session's cookie: checked above
+        await run_in_threadpool(self.store.end_session, mac, float(expires))
         response = RedirectResponse(f"/?lang={self.lang_of(request)}", 303)
         response.delete_cookie(COOKIE)
         return response
