@@ -346,6 +346,12 @@ class Server:
         refused = self.instructor_page(request)
         if refused is not None:
             return refused
+        queued = request.query_params.get("queued", "")
+        message = text("server.instructor.regraded", self.lang_of(request), n=int(queued)) if queued.isdigit() else ""
+        return self.gradebook_page(request, message=message)
+
+    def gradebook_page(self, request, *, message="", status=200):
+        """The instructor's gradebook page, with ``message`` (a confirmation, a refusal) above it."""
         lang = self.lang_of(request)
         cookie = request.cookies.get(COOKIE)
         history: dict[str, list] = {}
@@ -372,8 +378,9 @@ class Server:
             csrf=self.csrf(cookie) if self.session_who(cookie) else "",
             counts=self.settings["counts"],
             late=self.settings["late"],
+            message=message,
         )
-        return HTMLResponse(body, headers={**REPORT_HEADERS, "Content-Security-Policy": PAGE_CSP})
+        return HTMLResponse(body, status, headers={**REPORT_HEADERS, "Content-Security-Policy": PAGE_CSP})
 
     def class_page(self, name):
         """The handler of the class page ``name`` (``index``: the summary; ``similarity``)."""
@@ -455,11 +462,33 @@ class Server:
         refused = self.instructor(request)
         if refused is not None:
             return refused
+        return JSONResponse({"queued": self.requeue_all()})
+
+    def requeue_all(self):
+        """Queue every graded submission again (a regrade) and wake the judges; how many."""
         n = self.store.requeue_all()
         log.info("regrade: %d submission(s) queued again", n)
         if self.grader is not None:
             self.grader.wake()
-        return JSONResponse({"queued": n})
+        return n
+
+    async def regrade_form(self, request):
+        """The gradebook page's regrade button: the instructor's session and the form's CSRF token, else the login
+        form (401), the student's page (403) or the gradebook saying the form was refused (403); then every
+        graded submission queued again, and the gradebook says how many."""
+        lang = self.lang_of(request)
+        form = await _form(request, await _capped_body(request, 4096))
+        refused = await run_in_threadpool(self.instructor_page, request)
+        if refused is not None:
+            return refused
+        cookie = request.cookies.get(COOKIE)
+        session = await run_in_threadpool(self.session_who, cookie)
+        given = str(form.get("csrf") or "") if form is not None else ""
+        if session is None or not given or not hmac.compare_digest(given, self.csrf(cookie)):
+            message = text("server.page.csrf", lang)  # a token's request, or a form from elsewhere
+            return await run_in_threadpool(lambda: self.gradebook_page(request, message=message, status=403))
+        n = await run_in_threadpool(self.requeue_all)
+        return RedirectResponse(f"/instructor/?lang={lang}&queued={n}", 303)
 
     # -- the page -----------------------------------------------------------------------------------
     def page(self, request, *, message="", status=200, student=None, cookie=None):
@@ -645,6 +674,7 @@ def create_app(course, *, grader=None, store=None, plan=None):
         Route("/api/gradebook", server.gradebook, methods=["GET"]),
         Route("/instructor/gradebook.csv", server.gradebook_csv, methods=["GET"]),
         Route("/api/regrade", server.regrade, methods=["POST"]),
+        Route("/instructor/regrade", server.regrade_form, methods=["POST"]),
         Route(
             "/instructor", lambda request: RedirectResponse(f"/instructor/?{request.url.query}", 308), methods=["GET"]
         ),

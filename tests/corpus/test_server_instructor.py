@@ -48,6 +48,7 @@ ROUTES = [
     ("GET", "/instructor/gradebook.csv"),
     ("GET", "/api/gradebook"),
     ("POST", "/api/regrade"),
+    ("POST", "/instructor/regrade"),
 ]
 
 
