@@ -51,6 +51,7 @@ MESSAGES = {
     "server.instructor.nav": "Gradebook",
     "server.instructor.intro": "Per student, the submission that counts (counts = {counts}, late = {late}), with every submission handed in.",
     "server.instructor.csv": "Download the gradebook (CSV)",
+    "server.instructor.lms": "Download for Canvas or Moodle (lms.csv)",
     "server.instructor.signed_in": "Logged in as the instructor.",
     "server.instructor.logout": "Log out",
     "server.instructor.other_lang": "中文",

@@ -51,6 +51,7 @@ MESSAGES = {
     "server.instructor.nav": "成绩册",
     "server.instructor.intro": "每位学生计分的提交（counts = {counts}，late = {late}），以及其全部提交。",
     "server.instructor.csv": "下载成绩册（CSV）",
+    "server.instructor.lms": "下载 Canvas 或 Moodle 导入文件（lms.csv）",
     "server.instructor.signed_in": "已作为教师登录。",
     "server.instructor.logout": "退出登录",
     "server.instructor.other_lang": "English",

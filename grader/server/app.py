@@ -37,7 +37,8 @@ from starlette.requests import Request
 from starlette.responses import HTMLResponse, JSONResponse, RedirectResponse, Response
 from starlette.routing import Route
 
-from grader.batch.gradebook import number_cell, text_cell
+from grader.batch import exports
+from grader.batch.gradebook import REVIEW, number_cell, review_cells, text_cell
 from grader.batch.overrides import Overrides
 from grader.messages import LANGS, text
 from grader.server.store import RateLimited, Store
@@ -430,6 +431,7 @@ class Server:
                     "late_counted": flagged.id if flagged else None,
                     "late_score": flagged.score if flagged else None,
                     "reviewed": bool(counted and reviewed.for_student(student)),
+                    "reason": counted.reason if counted else "",
                 }
             )
         return out
@@ -448,14 +450,53 @@ class Server:
             }
         )
 
+    def counted_records(self, rows):
+        """Per row of ``gradebook_rows`` with a submission that counts, its final record (the judge's record with
+        the review applied, as the batch's outputs read it; ``reviews.final_record``), by student. A grading whose
+        record cannot be read gives the row's recorded result, without a review."""
+        from grader.server import reviews
+
+        every = {r.id: r for r in self.store.history()}
+        plan = self.plan()
+        records = {}
+        for r in rows:
+            row = every.get(r["counted"]) if r["counted"] is not None else None
+            if row is None:
+                continue
+            final = reviews.final_record(self.store, row, plan) if row.grading else None
+            if final is None:
+                final = {"student": row.student, "score": row.score, "max_score": row.max_score, "status": row.verdict}
+            records[r["student"]] = final
+        return records
+
     def gradebook_csv(self, request):
         refused = self.instructor(request, cookie=True)  # a GET that changes nothing: the page's link may ask
         if refused is not None:
             return refused
+        rows = self.gradebook_rows()
+        reviewed = self.course.overrides is not None  # as the batch: the columns stay while the course has a file
+        if reviewed:
+            finals = self.counted_records(rows)
+            rows = [{**r, "review": finals.get(r["student"], {}).get("review")} for r in rows]
+        return self._csv(gradebook_text(rows, reviews=reviewed), "gradebook.csv")
+
+    def lms_csv(self, request):
+        """``lms.csv``, the batch's import file for Canvas and Moodle (``exports.render_lms``), of the submissions
+        that count: one row per student with one, in the roster's order, the total after the review."""
+        refused = self.instructor(request, cookie=True)
+        if refused is not None:
+            return refused
+        finals = self.counted_records(self.gradebook_rows())
+        title = self.course.title or self.assignment().title or self.assignment().name
+        return self._csv(exports.render_lms(list(finals.values()), title=title, lang=self.lang), exports.FILE_NAME)
+
+    @staticmethod
+    def _csv(body, name):
+        """A CSV file's answer: ``body`` with the BOM (as the batch writes its CSV files), downloaded as ``name``."""
         return Response(
-            "\ufeff" + gradebook_text(self.gradebook_rows()),
+            "\ufeff" + body,
             media_type="text/csv; charset=utf-8",
-            headers={"Content-Disposition": 'attachment; filename="gradebook.csv"', **REPORT_HEADERS},
+            headers={"Content-Disposition": f'attachment; filename="{name}"', **REPORT_HEADERS},
         )
 
     def regrade(self, request):
@@ -583,14 +624,18 @@ class Server:
         return refused
 
 
-def gradebook_text(rows):
+def gradebook_text(rows, *, reviews=False):
     """The server's gradebook CSV (without the BOM) of ``Server.gradebook_rows``: written as the batch's gradebook
     is (RFC 4180, CRLF), every text cell through its ``text_cell`` (no formula under any separator), scores by its
-    ``number_cell``."""
+    ``number_cell``. ``total``, ``status`` and ``reason`` are the submission's that counts, after the review;
+    ``submitted_late``: ``yes`` when it was handed in after the deadline. ``reviews``: the batch's review columns
+    (``gradebook.REVIEW``, the same names and cells) follow, from each row's ``review`` (its final record's)."""
     buf = io.StringIO()
     writer = csv.writer(buf, lineterminator="\r\n", quoting=csv.QUOTE_MINIMAL)
-    head = ["student_id", "name", "total", "max", "status", "submission", "submitted", "late"]
-    writer.writerow(head + ["late_submissions", "late_submission", "late_total"])
+    head = ["student_id", "name", "total", "max", "status", "submission", "submitted", "submitted_late"]
+    writer.writerow(
+        head + ["late_submissions", "late_submission", "late_total", "reason"] + (list(REVIEW) if reviews else [])
+    )
     for r in rows:
         graded = r["counted"] is not None
         writer.writerow(
@@ -606,7 +651,9 @@ def gradebook_text(rows):
                 r["late_submissions"],
                 r["late_counted"] or "",
                 number_cell(r["late_score"]) if r["late_counted"] else "",
+                text_cell(r.get("reason") or ""),
             ]
+            + (review_cells(r.get("review")) if reviews else [])
         )
     return buf.getvalue()
 
@@ -673,6 +720,7 @@ def create_app(course, *, grader=None, store=None, plan=None):
         Route("/submissions/{sid:int}/report", server.report, methods=["GET"]),
         Route("/api/gradebook", server.gradebook, methods=["GET"]),
         Route("/instructor/gradebook.csv", server.gradebook_csv, methods=["GET"]),
+        Route("/instructor/lms.csv", server.lms_csv, methods=["GET"]),
         Route("/api/regrade", server.regrade, methods=["POST"]),
         Route("/instructor/regrade", server.regrade_form, methods=["POST"]),
         Route(

@@ -29,6 +29,7 @@ WORDS = (
     "server.instructor.title",
     "server.instructor.intro",
     "server.instructor.csv",
+    "server.instructor.lms",
     "server.instructor.signed_in",
     "server.instructor.logout",
     "server.instructor.other_lang",
