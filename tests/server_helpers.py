@@ -8,12 +8,14 @@ The server's grading is kept to seconds: the ``masks`` task, quick examples, sho
 import csv
 import json
 import os
+import re
 import signal
 import socket
 import subprocess
 import sys
 import time
 import urllib.error
+import urllib.parse
 import urllib.request
 import uuid
 from dataclasses import dataclass, field
@@ -298,6 +300,34 @@ def call(method, url, token=None, *, body=None, content_type=None, headers=None,
 class _NoRedirect(urllib.request.HTTPRedirectHandler):
     def redirect_request(self, *args, **kwargs):
         return None
+
+
+def login(server, token, lang="en"):
+    """Log in on the page with ``token``: ``(status, Location, the cookie header's value)``."""
+    status, headers, _ = call(
+        "POST",
+        f"{server.url}/login?lang={lang}",
+        body=urllib.parse.urlencode({"token": token}).encode(),
+        content_type="application/x-www-form-urlencoded",
+    )
+    return status, headers.get("Location"), (headers.get("Set-Cookie") or "").split(";", 1)[0]
+
+
+def form_csrf(page):
+    """The CSRF token in the forms of ``page`` (bytes or text)."""
+    page = page.decode() if isinstance(page, bytes) else page
+    return re.search(r'name="csrf" value="([0-9a-f]+)"', page).group(1)
+
+
+def post_form(server, path, cookie, fields):
+    """``POST path`` of the url-encoded ``fields`` with the session ``cookie``: ``(status, headers, body)``."""
+    return call(
+        "POST",
+        server.url + path,
+        body=urllib.parse.urlencode(fields).encode(),
+        content_type="application/x-www-form-urlencoded",
+        headers={"Cookie": cookie} if cookie else None,
+    )
 
 
 def upload(server, token, files, **kw):

@@ -66,7 +66,9 @@ def columns(records, assignment):
     return [t for t in assignment.task_ids if t in present]
 
 
-def _review_cells(review):
+def review_cells(review):
+    """The ``REVIEW`` cells of a final record's ``review`` (all empty without one); the course server's gradebook
+    writes them too."""
     if not review:
         return [""] * len(REVIEW)
     return [
@@ -128,7 +130,7 @@ def render(records, assignment, *, headings=None, reviews=None, held_back=None):
         if held_back:
             row += _held_back_cells(r.get("held_back"))
         if reviews:
-            row += _review_cells(r.get("review"))
+            row += review_cells(r.get("review"))
         writer.writerow(row)
     return buf.getvalue()
 

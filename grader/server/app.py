@@ -3,7 +3,8 @@
 Who asks is said by a token, ``Authorization: Bearer TOKEN`` (the API, ``gradekit submit``), or by the page's
 session cookie, set when a student or the instructor logs in with their token on the same page (HttpOnly,
 SameSite=Strict; its value is signed with the server's key and names the token it was made from, so a reissued
-token ends the session). A student sees only their own submissions: another's id answers 404, as an id that does
+token ends the session; a log-out ends it on the server too, ``Store.end_session``, so that a copy of the cookie
+is refused as well). A student sees only their own submissions: another's id answers 404, as an id that does
 not exist, so ids tell nothing. The instructor's token reads every submission and the gradebook; it hands nothing
 in. The instructor's pages (``/instructor/``: the gradebook, the batch's class summary and similarity page,
 ``classpages``) answer 401 (the login form) without a session or token and 403 to a student. A form of the page
@@ -24,6 +25,7 @@ import json
 import logging
 import math
 import re
+import secrets
 import time
 from contextlib import asynccontextmanager
 from datetime import datetime, timezone
@@ -35,7 +37,8 @@ from starlette.requests import Request
 from starlette.responses import HTMLResponse, JSONResponse, RedirectResponse, Response
 from starlette.routing import Route
 
-from grader.batch.gradebook import number_cell, text_cell
+from grader.batch import exports
+from grader.batch.gradebook import REVIEW, number_cell, review_cells, text_cell
 from grader.batch.overrides import Overrides
 from grader.messages import LANGS, text
 from grader.server.store import RateLimited, Store
@@ -125,16 +128,20 @@ class Server:
         return JSONResponse({"error": text(key, lang, **params), "code": key}, status, headers=headers)
 
     def session_who(self, value):
-        """Who a session cookie's ``value`` names, while it is valid: ``("student", id)``, ``("instructor", None)``,
-        else ``None``."""
+        """Who a session cookie's ``value`` names, while it is valid (signed, not expired, its token not reissued,
+        not logged out of): ``("student", id)``, ``("instructor", None)``, else ``None``."""
         try:
-            expires, mac, subject = (value or "").split(":", 2)
+            expires, nonce, mac, subject = (value or "").split(":", 3)
             if int(expires) < time.time():
                 return None
         except ValueError:
             return None
         token_hash = self._subject_hash(subject)
-        if token_hash is None or not hmac.compare_digest(mac, self.store.sign("session", subject, expires, token_hash)):
+        if token_hash is None or not hmac.compare_digest(
+            mac, self.store.sign("session", subject, expires, nonce, token_hash)
+        ):
+            return None
+        if self.store.session_ended(mac):  # logged out of: the cookie, replayed, names nobody
             return None
         return ("instructor", None) if subject.startswith(INSTRUCTOR) else ("student", subject)
 
@@ -151,9 +158,12 @@ class Server:
         return self.store.student_hash(subject)
 
     def new_session(self, subject):
-        """A session cookie's value for ``subject``: a student's id, or ``INSTRUCTOR`` and the instructor's id."""
-        expires = str(int(time.time()) + SESSION_S)
-        return f"{expires}:{self.store.sign('session', subject, expires, self._subject_hash(subject))}:{subject}"
+        """A session cookie's value for ``subject`` (a student's id, or ``INSTRUCTOR`` and the instructor's id):
+        ``expires:nonce:mac:subject``, the MAC signing the rest and the token's hash. The nonce makes each login's
+        cookie its own, so that a log-out ends that session and no other (two logins in the same second)."""
+        expires, nonce = str(int(time.time()) + SESSION_S), secrets.token_hex(8)
+        mac = self.store.sign("session", subject, expires, nonce, self._subject_hash(subject))
+        return f"{expires}:{nonce}:{mac}:{subject}"
 
     def csrf(self, cookie):
         return self.store.sign("csrf", cookie)[:32]
@@ -337,6 +347,12 @@ class Server:
         refused = self.instructor_page(request)
         if refused is not None:
             return refused
+        queued = request.query_params.get("queued", "")
+        message = text("server.instructor.regraded", self.lang_of(request), n=int(queued)) if queued.isdigit() else ""
+        return self.gradebook_page(request, message=message)
+
+    def gradebook_page(self, request, *, message="", status=200):
+        """The instructor's gradebook page, with ``message`` (a confirmation, a refusal) above it."""
         lang = self.lang_of(request)
         cookie = request.cookies.get(COOKIE)
         history: dict[str, list] = {}
@@ -363,8 +379,9 @@ class Server:
             csrf=self.csrf(cookie) if self.session_who(cookie) else "",
             counts=self.settings["counts"],
             late=self.settings["late"],
+            message=message,
         )
-        return HTMLResponse(body, headers={**REPORT_HEADERS, "Content-Security-Policy": PAGE_CSP})
+        return HTMLResponse(body, status, headers={**REPORT_HEADERS, "Content-Security-Policy": PAGE_CSP})
 
     def class_page(self, name):
         """The handler of the class page ``name`` (``index``: the summary; ``similarity``)."""
@@ -414,6 +431,7 @@ class Server:
                     "late_counted": flagged.id if flagged else None,
                     "late_score": flagged.score if flagged else None,
                     "reviewed": bool(counted and reviewed.for_student(student)),
+                    "reason": counted.reason if counted else "",
                 }
             )
         return out
@@ -432,25 +450,86 @@ class Server:
             }
         )
 
+    def counted_records(self, rows):
+        """Per row of ``gradebook_rows`` with a submission that counts, its final record (the judge's record with
+        the review applied, as the batch's outputs read it; ``reviews.final_record``), by student. A grading whose
+        record cannot be read gives the row's recorded result, without a review."""
+        from grader.server import reviews
+
+        every = {r.id: r for r in self.store.history()}
+        plan = self.plan()
+        records = {}
+        for r in rows:
+            row = every.get(r["counted"]) if r["counted"] is not None else None
+            if row is None:
+                continue
+            final = reviews.final_record(self.store, row, plan) if row.grading else None
+            if final is None:
+                final = {"student": row.student, "score": row.score, "max_score": row.max_score, "status": row.verdict}
+            records[r["student"]] = final
+        return records
+
     def gradebook_csv(self, request):
         refused = self.instructor(request, cookie=True)  # a GET that changes nothing: the page's link may ask
         if refused is not None:
             return refused
+        rows = self.gradebook_rows()
+        reviewed = self.course.overrides is not None  # as the batch: the columns stay while the course has a file
+        if reviewed:
+            finals = self.counted_records(rows)
+            rows = [{**r, "review": finals.get(r["student"], {}).get("review")} for r in rows]
+        return self._csv(gradebook_text(rows, reviews=reviewed), "gradebook.csv")
+
+    def lms_csv(self, request):
+        """``lms.csv``, the batch's import file for Canvas and Moodle (``exports.render_lms``), of the submissions
+        that count: one row per student with one, in the roster's order, the total after the review."""
+        refused = self.instructor(request, cookie=True)
+        if refused is not None:
+            return refused
+        finals = self.counted_records(self.gradebook_rows())
+        title = self.course.title or self.assignment().title or self.assignment().name
+        return self._csv(exports.render_lms(list(finals.values()), title=title, lang=self.lang), exports.FILE_NAME)
+
+    @staticmethod
+    def _csv(body, name):
+        """A CSV file's answer: ``body`` with the BOM (as the batch writes its CSV files), downloaded as ``name``."""
         return Response(
-            "\ufeff" + gradebook_text(self.gradebook_rows()),
+            "\ufeff" + body,
             media_type="text/csv; charset=utf-8",
-            headers={"Content-Disposition": 'attachment; filename="gradebook.csv"', **REPORT_HEADERS},
+            headers={"Content-Disposition": f'attachment; filename="{name}"', **REPORT_HEADERS},
         )
 
     def regrade(self, request):
         refused = self.instructor(request)
         if refused is not None:
             return refused
+        return JSONResponse({"queued": self.requeue_all()})
+
+    def requeue_all(self):
+        """Queue every graded submission again (a regrade) and wake the judges; how many."""
         n = self.store.requeue_all()
         log.info("regrade: %d submission(s) queued again", n)
         if self.grader is not None:
             self.grader.wake()
-        return JSONResponse({"queued": n})
+        return n
+
+    async def regrade_form(self, request):
+        """The gradebook page's regrade button: the instructor's session and the form's CSRF token, else the login
+        form (401), the student's page (403) or the gradebook saying the form was refused (403); then every
+        graded submission queued again, and the gradebook says how many."""
+        lang = self.lang_of(request)
+        form = await _form(request, await _capped_body(request, 4096))
+        refused = await run_in_threadpool(self.instructor_page, request)
+        if refused is not None:
+            return refused
+        cookie = request.cookies.get(COOKIE)
+        session = await run_in_threadpool(self.session_who, cookie)
+        given = str(form.get("csrf") or "") if form is not None else ""
+        if session is None or not given or not hmac.compare_digest(given, self.csrf(cookie)):
+            message = text("server.page.csrf", lang)  # a token's request, or a form from elsewhere
+            return await run_in_threadpool(lambda: self.gradebook_page(request, message=message, status=403))
+        n = await run_in_threadpool(self.requeue_all)
+        return RedirectResponse(f"/instructor/?lang={lang}&queued={n}", 303)
 
     # -- the page -----------------------------------------------------------------------------------
     def page(self, request, *, message="", status=200, student=None, cookie=None):
@@ -515,6 +594,8 @@ class Server:
         _, refused = self._checked_session(request, form.get("csrf") if form is not None else None)
         if refused is not None:
             return refused
+        expires, _, mac, _ = request.cookies[COOKIE].split(":", 3)  # a valid session's cookie: checked above
+        await run_in_threadpool(self.store.end_session, mac, float(expires))
         response = RedirectResponse(f"/?lang={self.lang_of(request)}", 303)
         response.delete_cookie(COOKIE)
         return response
@@ -543,14 +624,18 @@ class Server:
         return refused
 
 
-def gradebook_text(rows):
+def gradebook_text(rows, *, reviews=False):
     """The server's gradebook CSV (without the BOM) of ``Server.gradebook_rows``: written as the batch's gradebook
     is (RFC 4180, CRLF), every text cell through its ``text_cell`` (no formula under any separator), scores by its
-    ``number_cell``."""
+    ``number_cell``. ``total``, ``status`` and ``reason`` are the submission's that counts, after the review;
+    ``submitted_late``: ``yes`` when it was handed in after the deadline. ``reviews``: the batch's review columns
+    (``gradebook.REVIEW``, the same names and cells) follow, from each row's ``review`` (its final record's)."""
     buf = io.StringIO()
     writer = csv.writer(buf, lineterminator="\r\n", quoting=csv.QUOTE_MINIMAL)
-    head = ["student_id", "name", "total", "max", "status", "submission", "submitted", "late"]
-    writer.writerow(head + ["late_submissions", "late_submission", "late_total"])
+    head = ["student_id", "name", "total", "max", "status", "submission", "submitted", "submitted_late"]
+    writer.writerow(
+        head + ["late_submissions", "late_submission", "late_total", "reason"] + (list(REVIEW) if reviews else [])
+    )
     for r in rows:
         graded = r["counted"] is not None
         writer.writerow(
@@ -566,7 +651,9 @@ def gradebook_text(rows):
                 r["late_submissions"],
                 r["late_counted"] or "",
                 number_cell(r["late_score"]) if r["late_counted"] else "",
+                text_cell(r.get("reason") or ""),
             ]
+            + (review_cells(r.get("review")) if reviews else [])
         )
     return buf.getvalue()
 
@@ -633,7 +720,9 @@ def create_app(course, *, grader=None, store=None, plan=None):
         Route("/submissions/{sid:int}/report", server.report, methods=["GET"]),
         Route("/api/gradebook", server.gradebook, methods=["GET"]),
         Route("/instructor/gradebook.csv", server.gradebook_csv, methods=["GET"]),
+        Route("/instructor/lms.csv", server.lms_csv, methods=["GET"]),
         Route("/api/regrade", server.regrade, methods=["POST"]),
+        Route("/instructor/regrade", server.regrade_form, methods=["POST"]),
         Route(
             "/instructor", lambda request: RedirectResponse(f"/instructor/?{request.url.query}", 308), methods=["GET"]
         ),

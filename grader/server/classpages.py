@@ -29,6 +29,7 @@ WORDS = (
     "server.instructor.title",
     "server.instructor.intro",
     "server.instructor.csv",
+    "server.instructor.lms",
     "server.instructor.signed_in",
     "server.instructor.logout",
     "server.instructor.other_lang",
@@ -45,6 +46,8 @@ WORDS = (
     "server.instructor.late_counted",
     "server.instructor.reviewed",
     "server.instructor.number",
+    "server.instructor.regrade",
+    "server.instructor.regrade_what",
 )
 """The gradebook page's words (``t.<last part>`` in its template)."""
 
@@ -75,9 +78,10 @@ def environment():
     )
 
 
-def gradebook(*, lang, rows, csrf, counts, late):
+def gradebook(*, lang, rows, csrf, counts, late, message=""):
     """The gradebook page: ``rows``, one per student of the roster (``Server.gradebook_rows`` with ``history``:
-    the API's view of each of their submissions, newest first)."""
+    the API's view of each of their submissions, newest first); ``message`` above them (a confirmation); the forms
+    (log out, regrade) with ``csrf``, shown only with it (a session's)."""
     t = {key.rsplit(".", 1)[1]: text(key, lang) for key in WORDS}
     t["intro"] = text("server.instructor.intro", lang, counts=counts, late=late)
     return (
@@ -89,6 +93,7 @@ def gradebook(*, lang, rows, csrf, counts, late):
             t=t,
             rows=rows,
             csrf=csrf,
+            message=message,
             other="zh" if lang == "en" else "en",
         )
     )

@@ -79,6 +79,16 @@ submissions = sa.Table(
     sa.Column("graded", sa.Float),
     sa.UniqueConstraint("student", "number"),
 )
+ended_sessions = sa.Table(
+    "ended_sessions",
+    metadata,
+    sa.Column("signature_hash", sa.String(64), primary_key=True),
+    sa.Column("expires", sa.Float, nullable=False, index=True),
+    sa.Column("ended", sa.Float, nullable=False),
+)
+"""The page sessions logged out of before they expired: the HMAC of each session cookie's signature (never the
+cookie, nor the signature: a copy of the database ends or makes no session), and the cookie's expiry, after which
+the cookie is refused anyway and its row is purged."""
 
 
 class NotInitialised(StoreError):
@@ -244,6 +254,29 @@ class Store:
     def instructor_hash(self, instructor):
         with self.engine.connect() as conn:
             return conn.execute(sa.select(instructors.c.token_hash).where(instructors.c.id == instructor)).scalar()
+
+    # -- page sessions ended ------------------------------------------------------------------------
+    def end_session(self, signature, expires):
+        """End for good the page session whose cookie carries ``signature`` (its MAC) and expires at ``expires``
+        (epoch seconds); the rows of sessions past their expiry are purged in the same transaction."""
+        digest = self.hash(signature)
+        now = time.time()
+        try:
+            with self.engine.begin() as conn:
+                conn.execute(ended_sessions.delete().where(ended_sessions.c.expires < now))
+                known = sa.select(ended_sessions.c.signature_hash).where(ended_sessions.c.signature_hash == digest)
+                if conn.execute(known).first() is None:
+                    conn.execute(ended_sessions.insert().values(signature_hash=digest, expires=expires, ended=now))
+        except sa.exc.IntegrityError:  # the same session ended at the same moment by another request: ended
+            if not self.session_ended(signature):
+                raise
+
+    def session_ended(self, signature):
+        """Whether the page session whose cookie carries ``signature`` was logged out of (``end_session``)."""
+        digest = self.hash(signature)
+        with self.engine.connect() as conn:
+            query = sa.select(ended_sessions.c.signature_hash).where(ended_sessions.c.signature_hash == digest)
+            return conn.execute(query).first() is not None
 
     # -- the roster ---------------------------------------------------------------------------------
     def import_roster(self, path, *, reissue=False, lang="en"):

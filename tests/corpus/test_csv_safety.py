@@ -10,7 +10,9 @@ names come back as they are.
 
 The in-memory test drives the real writers (``gradebook.write``, ``exports.write_lms``) with reviews loaded
 from an overrides file and applied (``overrides.load``, ``overrides.apply``); the batch test runs the whole
-``runner.batch`` (one submission graded, with refused links; the others cannot be graded, so cost nothing).
+``runner.batch`` (one submission graded, with refused links; the others cannot be graded, so cost nothing). The
+course server's CSV files are checked through its writer and through its routes, over a store whose roster names,
+reasons, reviews and course title are hostile.
 """
 
 import csv
@@ -260,6 +262,13 @@ def test_every_csv_the_batch_writes_is_checked(batch):
     assert sorted(p.name for p in Path(batch["out"]).rglob("*.csv")) == ["gradebook.csv", "lms.csv"]
 
 
+def _server_review(i):
+    """A final record's ``review`` with hostile text, as ``overrides.apply`` makes it."""
+    hostile = HOSTILE[(i + 2) % len(HOSTILE)]
+    entry = overrides.Override(student="s", points=-0.5, late_penalty=1, note=hostile, by=hostile, why=hostile)
+    return overrides.apply(_record("s", "", 7.5, {"masks": 7.5}), entry, copy_policy="zero")["review"]
+
+
 def test_the_servers_gradebook_and_tokens_files_are_safe_with_every_separator():
     from grader.server.app import gradebook_text
     from grader.server.store import new_token, tokens_text
@@ -278,14 +287,23 @@ def test_the_servers_gradebook_and_tokens_files_are_safe_with_every_separator():
             "late_submissions": i % 3,
             "late_counted": i + 100 if i % 2 else None,
             "late_score": 9.0,
+            "reason": HOSTILE[(i + 3) % len(HOSTILE)] if i % 3 else "",
+            "review": _server_review(i) if i % 2 else None,
         }
         for i, name in enumerate(names)
     ]
-    numbers = ("total", "max", "submission", "late_submissions", "late_submission", "late_total")
-    text = gradebook_text(rows)
-    assert _formula_cells(text, numbers=numbers) == []
-    read = _rows(text, "name", numbers)
-    assert {name: read[name]["student_id"] for name in NORMAL} == {n: f"s{names.index(n)}" for n in NORMAL}
+    plain = ("total", "max", "submission", "late_submissions", "late_submission", "late_total")
+    for reviews in (False, True):
+        numbers = plain + (("before_review", "adjustment", "late") if reviews else ())
+        text = gradebook_text(rows, reviews=reviews)
+        assert _formula_cells(text, numbers=numbers) == []
+        read = _rows(text, "name", numbers)
+        assert {name: read[name]["student_id"] for name in NORMAL} == {n: f"s{names.index(n)}" for n in NORMAL}
+        assert ("review_note" in next(iter(read.values()))) == reviews
+    reviewed = read[NORMAL[1]]  # an odd row: reviewed
+    assert (reviewed["before_review"], reviewed["adjustment"], reviewed["late"]) == ("7.5", "-0.5", "1")
+    assert reviewed["review_note"] == gradebook.text_cell(HOSTILE[(names.index(NORMAL[1]) + 2) % len(HOSTILE)])
+    assert any("HYPERLINK" in r["reason"] for r in read.values()) and read[NORMAL[0]]["review_why"] == ""
     issued = [(f"s{i}", name, new_token()) for i, name in enumerate(names)]
     tokens = tokens_text(issued)
     assert _formula_cells(tokens) == []
@@ -294,11 +312,81 @@ def test_the_servers_gradebook_and_tokens_files_are_safe_with_every_separator():
     }
 
 
+def test_the_servers_csv_routes_are_safe_with_every_separator(tmp_path):
+    """The course server's ``gradebook.csv`` and ``lms.csv`` as its routes answer them, from a store whose roster
+    names, recorded reasons, reviews (``overrides.toml``) and course title are hostile: no formula under any
+    separator, the review's numbers plain."""
+    pytest.importorskip("starlette", reason="the server's packages are not installed: pip install -e '.[server]'")
+    pytest.importorskip("sqlalchemy", reason="the server's packages are not installed: pip install -e '.[server]'")
+    import dataclasses
+
+    from starlette.requests import Request
+
+    from grader.batch.judge import RECORD
+    from grader.config import CourseConfig
+    from grader.server import grading, reviews
+    from grader.server.app import Server
+    from grader.server.store import Store
+
+    config = tmp_path / "gradekit.toml"
+    title = json.dumps("HW|@SUM(1)")
+    config.write_text(f'assignment = "transformer"\ntitle = {title}\n\n[server]\n', encoding="utf-8")
+    ids = [f"s{i}" for i in range(len(HOSTILE))]
+    (tmp_path / "overrides.toml").write_text(_reviews(ids), encoding="utf-8")
+    with (tmp_path / "roster.csv").open("w", encoding="utf-8", newline="") as fh:
+        csv.writer(fh).writerows([("student", "name"), *zip(ids, HOSTILE)])
+    course = CourseConfig.load(config)
+    store = Store(course.server["data"])
+    teacher = store.init()
+    store.import_roster(tmp_path / "roster.csv")
+    for i, student in enumerate(ids):
+        store.add_submission(student, "py", [("masks.py", b"x = 1\n")])
+        row = store.claim()
+        record = _record(student, HOSTILE[(i + 1) % len(HOSTILE)], 7.5, {"masks": 7.5})
+        folder = store.data / "gradings" / str(row.id) / "1-0"
+        folder.mkdir(parents=True)
+        (folder / RECORD).write_text(json.dumps(record), encoding="utf-8")
+        store.finish(
+            row,
+            status="done",
+            score=7,
+            max_score=10,
+            verdict="refused",
+            reason=record["reason"],
+            grading=f"{row.id}/1-0",
+        )
+    plan = dataclasses.replace(grading.plan(course, config), reviews=reviews.load(course, ids)[0])
+    server = Server(course, store, plan=plan)
+    request = Request(
+        {
+            "type": "http",
+            "method": "GET",
+            "path": "/",
+            "query_string": b"",
+            "headers": [(b"authorization", f"Bearer {teacher}".encode())],
+        }
+    )
+
+    text = server.gradebook_csv(request).body.decode("utf-8")
+    assert text.startswith("\ufeff")
+    numbers = ("total", "max", "submission", "late_submissions", "late_submission", "late_total") + GRADEBOOK_NUMBERS
+    assert _formula_cells(text[1:], numbers=numbers) == []
+    rows = _rows(text[1:], "student_id", numbers)
+    assert sorted(rows) == sorted(ids)
+    assert {(r["before_review"], r["adjustment"]) for r in rows.values()} == {("7.5", "-0.5")}
+    text = server.lms_csv(request).body.decode("utf-8")
+    assert text.startswith("\ufeff")
+    assert _formula_cells(text[1:], numbers=("HW|'@SUM(1)",)) == []
+    totals = {k: r["HW|'@SUM(1)"] for k, r in _rows(text[1:], "SIS Login ID", ("HW|'@SUM(1)",)).items()}
+    assert totals == dict.fromkeys(ids, "7")
+
+
 def test_every_csv_writer_in_the_kit_is_checked():
     """The kit writes CSV for people in gradebook.py and exports.py, and the course server in app.py (its
-    gradebook) and store.py (the tokens to hand out); each checked above, each through ``text_cell``: a CSV written
-    anywhere else needs its own check. kit.py writes a wheel's RECORD (read by pip, never by a spreadsheet: the
-    student kit's own file names, their hashes and sizes; tests/corpus/test_kit_build.py)."""
+    gradebook; its lms.csv is exports.py's) and store.py (the tokens to hand out); each checked above, each through
+    ``text_cell``: a CSV written anywhere else needs its own check. kit.py writes a wheel's RECORD (read by pip,
+    never by a spreadsheet: the student kit's own file names, their hashes and sizes;
+    tests/corpus/test_kit_build.py)."""
     root = Path(gradebook.__file__).resolve().parents[1]
     writers = sorted(
         p.relative_to(root).as_posix()

@@ -1,13 +1,14 @@
 """The course server's pages in a real headless Chromium: a student logs in with their token, hands in the
 reference's ``masks.py`` through the form, waits for the grade in the history, and opens the report, which shows
 under the server's Content-Security-Policy with no violation (the report's own script allowed by its hash); the
-instructor logs in on the same page and reads the gradebook, the class pages and a report, with no violation."""
+instructor logs in on the same page and reads the gradebook, the class pages and a report, with no violation, and
+regrades everything with the gradebook page's button."""
 
 import time
 
 import pytest
 
-from tests.server_helpers import ROOT, Server, make_course, upload
+from tests.server_helpers import ROOT, Server, make_course, rows, upload, wait_until
 
 pytestmark = pytest.mark.browser
 
@@ -92,3 +93,39 @@ def test_the_instructor_reads_the_gradebook_and_the_class_pages(browser, tmp_pat
         assert (
             tab.console_errors == [] and tab.evaluate("document.querySelector('#total-score').textContent") == "10 / 10"
         )
+
+
+def test_the_instructor_regrades_from_the_gradebook_page(browser, tmp_path):
+    """The instructor clicks the gradebook page's regrade button: the page says how many were queued and shows them
+    waiting (three hand-ins, two judges: one at least still waits), then, reloaded, the grades back, each from a new
+    grading; no Content-Security-Policy violation (the form posts to the page's own origin)."""
+    course = make_course(tmp_path)
+    masks = (ROOT / "solution" / "masks.py").read_bytes()
+    with Server(course) as server:
+        handed = {}
+        for student in ("alice", "bob", "carol"):
+            status, answer = upload(server, course.tokens[student], [("masks.py", masks)])
+            assert status == 201, answer
+            handed[answer["id"]] = student
+        for sid, student in handed.items():
+            assert server.wait_done(sid, course.tokens[student])["status"] == "done"
+        before = {r.id: r.grading for r in rows(course)}
+        page = browser.open(f"{server.url}/?lang=en")
+        _after(
+            page,
+            f"document.querySelector('input[name=token]').value = {course.instructor!r}; document.forms[0].submit()",
+        )
+        assert page.evaluate("location.pathname") == "/instructor/"
+        assert "waiting or being graded" not in page.evaluate("document.body.innerText")
+        _after(page, "document.querySelector('form[action^=\"/instructor/regrade\"] button').click()")
+        assert page.evaluate("location.pathname + location.search") == "/instructor/?lang=en&queued=3"
+        text = page.evaluate("document.body.innerText")
+        assert "3 submission(s) queued to be graded again" in text
+        assert "waiting or being graded" in text  # the queue refilled
+        wait_until(lambda: all(r.status == "done" and r.grading != before[r.id] for r in rows(course)), "regraded")
+        page.navigate(f"{server.url}/instructor/?lang=en")
+        text = page.evaluate("document.body.innerText")
+        assert "waiting or being graded" not in text
+        scores = "Array.from(document.querySelectorAll('td[data-col=score]')).map(td => td.textContent.trim())"
+        assert sorted(page.evaluate(scores)) == ["", "10 / 10", "10 / 10", "10 / 10"]  # dave handed nothing in
+        assert page.console_errors == []

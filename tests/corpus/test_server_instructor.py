@@ -3,10 +3,11 @@
 The module's course has an ``overrides.toml`` beside its configuration (alice: 3 points taken off) and an hourly
 limit of 3. alice hands in the reference; dave, whose roster name is HTML, races ten hand-ins at the limit. The
 instructor logs in on the students' page and reads the gradebook, the class summary and the similarity page; every
-instructor route is tried with a student's token and session and with none. The last test restarts the server
-without the overrides file.
+instructor route is tried with a student's token and session and with none. The gradebook CSV and lms.csv are
+compared with the batch's for alice's same hand-in. The last test restarts the server without the overrides file.
 """
 
+import csv
 import http.client
 import io
 import json
@@ -46,8 +47,10 @@ ROUTES = [
     ("GET", "/instructor/index.html"),
     ("GET", "/instructor/similarity.html"),
     ("GET", "/instructor/gradebook.csv"),
+    ("GET", "/instructor/lms.csv"),
     ("GET", "/api/gradebook"),
     ("POST", "/api/regrade"),
+    ("POST", "/instructor/regrade"),
 ]
 
 
@@ -270,6 +273,52 @@ def test_a_bad_overrides_file_stops_the_start(tmp_path):
     assert not list(c.folder.glob("server-*.log"))
 
 
+@pytest.fixture(scope="module")
+def batch_out(course, tmp_path_factory):
+    """The batch's output folder for alice's hand-in (the same zip), graded with the module's course configuration
+    and its ``overrides.toml``, as ``gradekit batch --config`` grades it."""
+    from grader.batch import runner
+
+    base = tmp_path_factory.mktemp("batch")
+    (base / "class").mkdir()
+    (base / "class" / "alice.zip").write_bytes(SOLUTION)
+    runner.batch(submissions=base / "class", out=base / "out", jobs=1, profile="quick", config=course.config)
+    return base / "out"
+
+
+def _csv_rows(text, key):
+    return {r[key]: r for r in csv.DictReader(io.StringIO(text.removeprefix("\ufeff"), newline=""))}
+
+
+def test_the_gradebook_and_lms_files_carry_the_review_as_the_batch_does(course, server, alice_graded, batch_out):
+    """alice's review shows in the server's gradebook.csv with the batch's review columns, and in its lms.csv, with
+    the batch's values for the same hand-in; the gradebook page links both files."""
+    from grader.batch.gradebook import REVIEW
+
+    who = {"Authorization": f"Bearer {course.instructor}"}
+    status, headers, body = call("GET", server.url + "/instructor/gradebook.csv", headers=who)
+    assert status == 200 and headers["Content-Type"].startswith("text/csv")
+    served = _csv_rows(body.decode("utf-8"), "student_id")
+    batch = _csv_rows((batch_out / "gradebook.csv").read_text(encoding="utf-8"), "student_id")
+    columns = ("total", "max", "status", "reason") + REVIEW
+    assert {c: served["alice"][c] for c in columns} == {c: batch["alice"][c] for c in columns}
+    review = [served["alice"][c] for c in ("total", "before_review", "adjustment", "review_note", "reviewed_by")]
+    assert review == ["7", "10", "-3", "the report's figure was copied", "Prof. Li"]
+    assert all(served["carol"][c] == "" for c in REVIEW) and served["carol"]["total"] == ""  # nothing graded
+
+    status, headers, body = call("GET", server.url + "/instructor/lms.csv", headers=who)
+    assert status == 200 and headers["Content-Type"].startswith("text/csv") and body.startswith("\ufeff".encode())
+    assert 'filename="lms.csv"' in headers["Content-Disposition"]
+    served_lines = body.decode("utf-8").removeprefix("\ufeff").splitlines()
+    batch_lines = (batch_out / "lms.csv").read_text(encoding="utf-8").removeprefix("\ufeff").splitlines()
+    assert served_lines[0] == batch_lines[0]  # the same headings, the course's title among them
+    alice = next(line for line in served_lines if line.startswith("alice,"))
+    assert alice == next(line for line in batch_lines if line.startswith("alice,")) and alice.endswith(",7")
+    assert not any(line.startswith("carol,") for line in served_lines)  # nothing counts: the LMS grade left alone
+    page = call("GET", server.url + "/instructor/", headers=who)[2].decode()
+    assert 'href="gradebook.csv"' in page and 'href="lms.csv"' in page
+
+
 def test_without_the_overrides_file_the_score_is_the_grading(course, server, alice_graded):
     """Last: the module's server is stopped, and started again with the file taken out."""
     server.stop()
@@ -283,5 +332,7 @@ def test_without_the_overrides_file_the_score_is_the_grading(course, server, ali
             for r in json.loads(call("GET", again.url + "/api/gradebook", course.instructor)[2])["students"]
         }
         assert rows["alice"]["score"] == 10 and rows["alice"]["reviewed"] is False
+        served = call("GET", again.url + "/instructor/gradebook.csv", course.instructor)[2].decode("utf-8")
+        assert "review_note" not in served.splitlines()[0]  # as the batch's: no file, no review columns
         report = call("GET", f"{again.url}/submissions/{alice_graded}/report", alice)[2].decode()
         assert "Instructor&#39;s review" not in report and "academic honesty" not in report

@@ -12,7 +12,18 @@ import urllib.parse
 
 import pytest
 
-from tests.server_helpers import ROOT, Server, call, gradekit, make_course, multipart, upload
+from tests.server_helpers import (
+    ROOT,
+    Server,
+    call,
+    form_csrf,
+    gradekit,
+    login,
+    make_course,
+    multipart,
+    post_form,
+    upload,
+)
 
 SOLUTION = ROOT / "solution"
 SKELETON = ROOT / "skeleton"
@@ -180,3 +191,51 @@ def test_tokens_are_never_stored_or_logged_in_clear(course, server, graded):
         assert token not in logs
     for output in course.outputs[1:]:  # the import says where the tokens are, not what they are
         assert not any(t in output for t in course.tokens.values())
+
+
+def test_a_logout_ends_the_session_for_good(course, server, graded):
+    """A log-out ends that session on the server: its cookie, replayed (a copy of it), is refused by the page, the
+    upload, the report and the API, for a student and for the instructor; a log-out without the form's CSRF token
+    ends nothing; a fresh login works."""
+    sid = _id(graded[0].stdout)  # alice's
+    report = f"/submissions/{sid}/report"
+    status, _, cookie = login(server, course.tokens["alice"])
+    assert status == 303 and cookie
+    page = call("GET", server.url + "/", headers={"Cookie": cookie})[2].decode()
+    assert "Logged in as alice." in page
+    csrf = form_csrf(page)
+    for fields in ({}, {"csrf": "0" * 32}):  # refused: the session goes on
+        assert post_form(server, "/logout", cookie, fields)[0] == 403
+        assert call("GET", server.url + report, headers={"Cookie": cookie})[0] == 200
+    status, headers, _ = post_form(server, "/logout", cookie, {"csrf": csrf})
+    assert status == 303 and 'gradekit_session=""' in headers["Set-Cookie"]
+
+    stored = len(list((course.data / "submissions" / "alice").iterdir()))
+    status, _, page = call("GET", server.url + "/", headers={"Cookie": cookie})
+    assert status == 200 and b'name="token"' in page and b"alice" not in page  # the login form
+    assert call("GET", server.url + report, headers={"Cookie": cookie})[0] == 401
+    assert call("GET", server.url + "/api/submissions", headers={"Cookie": cookie})[0] == 401
+    body, ctype = multipart([("masks.py", b"x = 1\n")], {"csrf": csrf})
+    status, _, _ = call("POST", server.url + "/upload", body=body, content_type=ctype, headers={"Cookie": cookie})
+    assert status == 401 and len(list((course.data / "submissions" / "alice").iterdir())) == stored
+    assert post_form(server, "/logout", cookie, {"csrf": csrf})[0] == 401
+    status, _, fresh = login(server, course.tokens["alice"])
+    assert status == 303 and fresh != cookie
+    assert call("GET", server.url + report, headers={"Cookie": fresh})[0] == 200
+
+    status, location, teacher = login(server, course.instructor)
+    assert status == 303 and location.startswith("/instructor/")
+    instructor_routes = ("/instructor/", "/instructor/gradebook.csv", "/instructor/index.html", report)
+    for path in instructor_routes:
+        assert call("GET", server.url + path, headers={"Cookie": teacher})[0] == 200, path
+    csrf = form_csrf(call("GET", server.url + "/instructor/", headers={"Cookie": teacher})[2])
+    assert post_form(server, "/logout", teacher, {})[0] == 403
+    assert call("GET", server.url + "/instructor/", headers={"Cookie": teacher})[0] == 200
+    assert post_form(server, "/logout", teacher, {"csrf": csrf})[0] == 303
+    for path in instructor_routes:
+        status, _, page = call("GET", server.url + path, headers={"Cookie": teacher})
+        assert status == 401, path
+    assert b'name="token"' in call("GET", server.url + "/instructor/", headers={"Cookie": teacher})[2]
+    assert call("GET", server.url + "/", headers={"Cookie": teacher})[0] == 200  # no longer sent to its pages
+    status, _, again = login(server, course.instructor)
+    assert status == 303 and call("GET", server.url + "/instructor/", headers={"Cookie": again})[0] == 200

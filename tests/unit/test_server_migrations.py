@@ -1,9 +1,9 @@
 """The course database's schema revisions (``grader.server.migrate``, Alembic): a new database made by them equals
-the tables the code defines; a database made before revisions is marked as the first, its rows kept; one from a
-newer gradekit is refused, and the server does not start; two processes opening a new database at once migrate it
-once; ``serve db status`` in English and Chinese; the developer's next revision written from a table edit. The
-same on PostgreSQL (``tests/postgres.py``: a server of the tests' own, or the database ``GRADEKIT_TEST_POSTGRES``
-names)."""
+the tables the code defines; a database made before revisions is marked as the first, its rows kept; one at the
+first revision upgraded to the newest, its rows kept; one from a newer gradekit is refused, and the server does not
+start; two processes opening a new database at once migrate it once; ``serve db status`` in English and Chinese;
+the developer's next revision written from a table edit. The same on PostgreSQL (``tests/postgres.py``: a server of
+the tests' own, or the database ``GRADEKIT_TEST_POSTGRES`` names)."""
 
 import json
 import os
@@ -92,6 +92,11 @@ def _pre_migration(engine):
     """A database as the server made it before it kept revisions (``create_all`` of its tables then) with a student
     and a submission in it."""
     BEFORE.create_all(engine)
+    _first_rows(engine)
+
+
+def _first_rows(engine):
+    """A student and a submission, in a database of the first revision's schema."""
     students, submissions = BEFORE.tables["students"], BEFORE.tables["submissions"]
     with engine.begin() as conn:
         conn.execute(students.insert().values(id="alice", name="Alice", token_hash="h" * 64, created=1.0))
@@ -195,6 +200,28 @@ def test_a_database_made_before_revisions_is_marked_not_made_again(new):
     assert _revisions(new.engine) == [migrate.head()]
     assert _kept(new.engine) == ([("alice", "Alice")], [("alice", 7.5)])
     assert _differences(new.engine) == []
+
+
+def test_a_database_at_the_first_revision_is_upgraded_its_rows_kept(new):
+    """A database a server of the first revision made and used (a student, a submission) upgrades to the newest:
+    the ended sessions' table made, every row kept, the schema the tables' own; the downgrade to the first takes
+    that table away again and leaves the rows."""
+    cfg = migrate.config()
+    with new.engine.begin() as conn:
+        cfg.attributes["connection"] = conn
+        command.upgrade(cfg, migrate.FIRST)
+    _first_rows(new.engine)
+    assert "ended_sessions" not in sa.inspect(new.engine).get_table_names()
+    done = new.migrate()
+    assert (done.found, done.stamped, done.now, done.upgraded) == ((migrate.FIRST,), False, migrate.head(), True)
+    assert _revisions(new.engine) == [migrate.head()] and _differences(new.engine) == []
+    assert _kept(new.engine) == ([("alice", "Alice")], [("alice", 7.5)])
+    assert "ix_ended_sessions_expires" in {name for _, name, _ in _ddl(new.engine)}
+    with new.engine.begin() as conn:
+        cfg.attributes["connection"] = conn
+        command.downgrade(cfg, migrate.FIRST)
+    assert "ended_sessions" not in sa.inspect(new.engine).get_table_names()
+    assert _kept(new.engine) == ([("alice", "Alice")], [("alice", 7.5)])
 
 
 def test_a_database_from_a_newer_gradekit_is_refused_and_left_as_it_is(new):

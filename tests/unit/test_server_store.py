@@ -7,6 +7,7 @@ import errno
 import json
 import os
 import stat
+import time
 
 import pytest
 
@@ -485,10 +486,43 @@ def test_a_reissued_token_ends_the_page_session(store, tmp_path):
     cookie = server.new_session("alice")
     assert server.session_of(cookie) == "alice"
     assert server.session_of(cookie.replace(":alice", ":bob")) is None  # the name is signed
-    expires, mac, student = cookie.split(":", 2)
-    assert server.session_of(f"{int(expires) - 2 * 86400}:{mac}:{student}") is None  # so is the expiry
+    expires, rest = cookie.split(":", 1)
+    assert server.session_of(f"{int(expires) + 1}:{rest}") is None  # so is the expiry
     store.import_roster(tmp_path / "roster.csv", reissue=True)
     assert server.session_of(cookie) is None
+
+
+def test_a_session_logged_out_of_stays_ended_and_expired_ones_are_purged(store, tmp_path, monkeypatch):
+    """``end_session`` ends that cookie's session for good and no other (a second login of the same student, in
+    the same second, goes on); the table keeps an HMAC of the signature, never the cookie or the signature; a
+    log-out purges the rows of sessions past their expiry."""
+    from grader.server.app import Server
+
+    server = Server(_config(tmp_path, f'data = "{store.data}"\n'), store)
+    first, second, teacher = (
+        server.new_session("alice"),
+        server.new_session("alice"),
+        server.new_session("instructor:1"),
+    )
+    assert first != second and server.session_of(first) == server.session_of(second) == "alice"
+    signature = lambda cookie: cookie.split(":", 3)[2]  # noqa: E731
+    store.end_session(signature(first), float(first.split(":", 1)[0]))
+    assert server.session_who(first) is None and server.session_of(second) == "alice"
+    assert server.session_who(teacher) == ("instructor", None)
+    store.end_session(signature(first), float(first.split(":", 1)[0]))  # ended twice: still ended, no error
+    assert server.session_who(first) is None
+    with store.engine.connect() as conn:
+        kept = conn.execute(sa.select(store_module.ended_sessions)).all()
+    assert [r.signature_hash for r in kept] == [store.hash(signature(first))]
+    nonce, mac = first.split(":")[1:3]
+    assert nonce not in str(kept) and mac not in str(kept)  # the row's expiry is the cookie's, nothing else of it
+
+    now = time.time()
+    monkeypatch.setattr(store_module.time, "time", lambda: now + 13 * 3600)  # past every cookie above
+    store.end_session(signature(teacher), now + 25 * 3600)  # a later log-out: the expired row goes
+    with store.engine.connect() as conn:
+        kept = conn.execute(sa.select(store_module.ended_sessions.c.signature_hash)).scalars().all()
+    assert kept == [store.hash(signature(teacher))]
 
 
 def test_every_sentence_the_server_says_exists_in_both_languages():
