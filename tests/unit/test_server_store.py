@@ -59,14 +59,27 @@ def test_server_section_errors_say_where(tmp_path, toml, said):
     assert said in str(err.value) and "gradekit.toml" in str(err.value)
 
 
-@pytest.fixture
-def store(tmp_path):
-    s = Store(tmp_path / "data")
+def _made(tmp_path, url=None):
+    s = Store(tmp_path / "data", url)
     s.instructor = s.init()
     roster = tmp_path / "roster.csv"
     roster.write_text("student,name\nalice,Alice\nbob,Bob\n", encoding="utf-8")
     s.import_roster(roster)
     return s
+
+
+@pytest.fixture
+def store(tmp_path):
+    return _made(tmp_path)
+
+
+@pytest.fixture(params=["sqlite", "postgresql"])
+def store_on(request, tmp_path):
+    """The ``store`` on SQLite, then on PostgreSQL (``tests/postgres.py``; skipped there without it)."""
+    url = request.getfixturevalue("postgres_url") if request.param == "postgresql" else None
+    s = _made(tmp_path, url)
+    yield s
+    s.engine.dispose()
 
 
 def test_tokens_are_kept_as_hmacs(store, tmp_path):
@@ -129,15 +142,16 @@ def test_each_attempt_ends_once(store):
     assert store.submission(sid).score == 2.0
 
 
-def test_two_claimers_racing_never_take_the_same_submission(store):
+def test_two_claimers_racing_never_take_the_same_submission(store_on):
     """Two claimers (each with its own engine, as two judges' loops) both read the oldest queued row before either
     updates it, held at a barrier: one takes it, and the other's claim takes the next instead; every row is taken
-    once."""
+    once. On SQLite and on PostgreSQL."""
     import threading
 
+    store = store_on
     ids = [store.add_submission("alice", "py", [("masks.py", b"x = 1\n")]) for _ in range(8)]
     barrier = threading.Barrier(2, timeout=60)
-    claimers = [Store(store.data) for _ in range(2)]
+    claimers = [Store(store.data, store.url) for _ in range(2)]
     got, failures = [[], []], []
 
     def hold_first_update(claimer):
