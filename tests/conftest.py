@@ -176,6 +176,9 @@ output (``scripts/test --fast`` runs these two). Every other folder (``tests/cor
 ``corpus`` tier: the catalogues, the blind corpora, batches, Dask, notebooks in a real kernel, the browser, attacks."""
 FIXTURE_MARKS = {"browser": "browser"}
 """A test that uses one of these fixtures is marked so too (``-m "not browser"``)."""
+CORPUS_FIXTURES = ("postgres_url",)
+"""A test that uses one of these is in the corpus tier wherever its file is: it starts a PostgreSQL server of its own
+(``tests/postgres.py``: seconds), which the inner loop's tiers do not spend."""
 
 
 def tier_of(path):
@@ -191,6 +194,8 @@ def tier_of(path):
 def pytest_collection_modifyitems(config, items):
     for item in items:
         tier = tier_of(item.path)
+        if tier is not None and any(f in getattr(item, "fixturenames", ()) for f in CORPUS_FIXTURES):
+            tier = "corpus"
         if tier is not None:
             item.add_marker(getattr(pytest.mark, tier))
         for fixture, mark in FIXTURE_MARKS.items():

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.conftest import TIERS, tier_of
+from tests.conftest import TIERS, pytest_collection_modifyitems, tier_of
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -58,3 +58,21 @@ def test_a_test_files_tier_is_its_folders():
     assert tier_of(tests / "hostile" / "test_x.py") == "corpus"
     assert tier_of(tests / "unit" / "data" / "test_x.py") == "unit"
     assert tier_of(ROOT / "skeleton" / "test_x.py") is None  # a submission's checks, as the plugin collects them
+
+
+def test_a_test_that_starts_a_postgresql_is_in_the_corpus_tier_wherever_its_file_is():
+    class Item:
+        def __init__(self, path, fixtures):
+            self.path, self.fixturenames, self.marks = path, fixtures, []
+
+        def add_marker(self, mark):
+            self.marks.append(mark.name)
+
+    tests = ROOT / "tests"
+    items = [
+        Item(tests / "unit" / "test_x.py", ["tmp_path", "postgres_url"]),
+        Item(tests / "unit" / "test_x.py", ["tmp_path"]),
+        Item(tests / "integration" / "test_x.py", ["postgres_url"]),
+    ]
+    pytest_collection_modifyitems(None, items)
+    assert [item.marks for item in items] == [["corpus"], ["unit"], ["corpus"]]
