@@ -8,8 +8,8 @@ the batch's rules (``sources.prepare``) into a scratch folder that is removed on
 pages share the batch's frame (``templates/frame.html.j2``), its header linking all three. Every value reaches the
 page through Jinja's autoescape: a name or a file of a submission is text, never markup.
 
-The class pages are built again only when the submissions that count change (a new grading, a regrade), in both
-languages at once, and kept in memory until then.
+The class pages are built again only when the submissions that count change (a new grading, a regrade) or the
+reviews do (a review saved from the gradebook page), in both languages at once, and kept in memory until then.
 """
 
 import functools
@@ -113,7 +113,8 @@ class ClassPages:
     def page(self, name, lang, counted, names):
         """The page ``name`` (``index`` or ``similarity``) in ``lang`` for the submissions ``counted`` (their rows);
         ``names``: student id -> the roster's name."""
-        key = (tuple((r.id, r.grading) for r in counted), tuple(sorted(names.items())))
+        reviewed = frozenset(self._plan_of().reviews.values())  # a review saved from the page changes the pages
+        key = (tuple((r.id, r.grading) for r in counted), tuple(sorted(names.items())), reviewed)
         with self._lock:  # one build at a time: a second asker waits for it rather than building it again
             if key != self._key:
                 self._built = self._build(counted, names)
