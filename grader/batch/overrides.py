@@ -84,6 +84,11 @@ class Override:
         """Where the entry is written, for messages."""
         return _where(self.place, lang)
 
+    @property
+    def empty(self):
+        """Whether the entry says nothing (every field empty or 0): ``load`` leaves such an entry out."""
+        return not any(getattr(self, f) for f in FIELDS)
+
 
 class Overrides(dict):
     """Student name -> ``Override``; ``unknown``: the entries naming nobody in the class."""
@@ -108,6 +113,11 @@ class Overrides(dict):
 def _key(name):
     """``name`` as the gradebook shows it, in Unicode NFC: how names are compared."""
     return unicodedata.normalize("NFC", text_cell(name))
+
+
+def same_student(a, b):
+    """Whether the names ``a`` and ``b`` name the same student, as ``Overrides.for_student`` compares them."""
+    return _key(a) == _key(b)
 
 
 def _where(place, lang):
@@ -154,7 +164,7 @@ def load(path, *, students=None, lang="en"):
                 first=seen[key].where(lang),
             )
         seen[key] = entry
-        if any(getattr(entry, f) for f in FIELDS):
+        if not entry.empty:
             entries.append(entry)
     if students is None:
         return Overrides(entries)
@@ -217,6 +227,14 @@ def _check_header(header, place, lang):
             raise _error(lang, "overrides.error.column_twice", where=_where(place, lang), got=repr(column))
     if "student" not in header:
         raise _error(lang, "overrides.error.header", where=_where(place, lang), got=repr("student"), expected=expected)
+
+
+def entry(name, fields, place, *, lang="en"):
+    """One student's review from ``fields`` (``{field: value}``: a TOML table's values, or text as a CSV row's
+    cells, an empty cell left out), checked by the rules ``load`` applies to each table and row: ``OverrideError``
+    saying where (``place``: ``(file, line)`` or ``(file, table)``), what was expected and what came. The course
+    server checks its review form with it."""
+    return _entry(name, fields, place, lang)
 
 
 def _entry(name, fields, place, lang):

@@ -7,8 +7,10 @@ token ends the session; a log-out ends it on the server too, ``Store.end_session
 is refused as well). A student sees only their own submissions: another's id answers 404, as an id that does
 not exist, so ids tell nothing. The instructor's token reads every submission and the gradebook; it hands nothing
 in. The instructor's pages (``/instructor/``: the gradebook, the batch's class summary and similarity page,
-``classpages``) answer 401 (the login form) without a session or token and 403 to a student. A form of the page
-that changes something carries a CSRF token made from the session (``csrf``); a post without it is refused.
+``classpages``, and each student's review page, ``/instructor/review``) answer 401 (the login form) without a
+session or token and 403 to a student. A form of the page that changes something carries a CSRF token made from the
+session (``csrf``); a post without it is refused. The review form writes the student's entry into the course's
+overrides file, the one ``gradekit batch`` reads (``reviewfile``), and applies the file at once (``reviews``).
 
 A hand-in (``POST /api/submissions``, or the page's form) is checked in this order: who (401, 403), the deadline
 (403 when late hand-ins are refused), the hourly limit (429), the size (413), the files (400); then it is stored,
@@ -19,14 +21,18 @@ asker's language (``?lang=zh``, else ``Accept-Language``, else the course's).
 """
 
 import csv
+import dataclasses
 import hmac
 import io
 import json
 import logging
 import math
+import os
 import re
 import secrets
+import stat
 import time
+import urllib.parse
 from contextlib import asynccontextmanager
 from datetime import datetime, timezone
 
@@ -39,8 +45,9 @@ from starlette.routing import Route
 
 from grader.batch import exports
 from grader.batch.gradebook import REVIEW, number_cell, review_cells, text_cell
-from grader.batch.overrides import Overrides
+from grader.batch.overrides import FIELDS, Overrides
 from grader.messages import LANGS, text
+from grader.server import reviewfile
 from grader.server.store import RateLimited, Store
 
 INSTRUCTOR = "instructor:"
@@ -55,6 +62,8 @@ MAX_FILES = 50
 DRAIN_BYTES = 64 << 20
 """Bytes of an upload over the limit still read (and dropped) so that the client, done sending, reads the 413;
 past them the answer goes at once and the connection closes."""
+REVIEW_BYTES = 64 << 10
+"""Most bytes the review form may send (its note and why)."""
 _NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,99}$")
 """A file name a hand-in may have: plain letters, digits, ``_ . -``; no folder, no hidden file."""
 REPORT_HEADERS = {"X-Content-Type-Options": "nosniff", "Referrer-Policy": "no-referrer", "X-Frame-Options": "DENY"}
@@ -347,8 +356,14 @@ class Server:
         refused = self.instructor_page(request)
         if refused is not None:
             return refused
+        lang = self.lang_of(request)
         queued = request.query_params.get("queued", "")
-        message = text("server.instructor.regraded", self.lang_of(request), n=int(queued)) if queued.isdigit() else ""
+        message = text("server.instructor.regraded", lang, n=int(queued)) if queued.isdigit() else ""
+        reviewed = request.query_params.get("reviewed", "")
+        if reviewed and reviewed in {s for s, _ in self.store.roster()}:  # a review saved: what the file says now
+            has = self.plan().reviews.for_student(reviewed) is not None
+            said = "server.instructor.review_saved" if has else "server.instructor.review_none"
+            message = text(said, lang, student=reviewed, file=str(self.review_file()))
         return self.gradebook_page(request, message=message)
 
     def gradebook_page(self, request, *, message="", status=200):
@@ -530,6 +545,140 @@ class Server:
             return await run_in_threadpool(lambda: self.gradebook_page(request, message=message, status=403))
         n = await run_in_threadpool(self.requeue_all)
         return RedirectResponse(f"/instructor/?lang={lang}&queued={n}", 303)
+
+    # -- reviews ------------------------------------------------------------------------------------
+    def review_file(self):
+        """The overrides file a review is saved in (``reviewfile.target``)."""
+        from grader.server.grading import config_file
+
+        return reviewfile.target(self.course, config_file(self.course))
+
+    def review_home(self, request):
+        """``GET /instructor/review?student=ID``: the student's review page, the form filled with their entry in the
+        overrides file as it is now."""
+        refused = self.instructor_page(request)
+        if refused is not None:
+            return refused
+        return self.review_page(request, request.query_params.get("student", ""))
+
+    def review_page(self, request, student, *, values=None, message="", status=200):
+        """``student``'s review page, the form filled with ``values`` (``{field: text}``; ``None``: their entry in
+        the file as it is now, else the one the server applies), with ``message`` above it; the gradebook saying
+        so (404) for a student not on the roster."""
+        from grader.server.classpages import review
+
+        lang = self.lang_of(request)
+        names = dict(self.store.roster())
+        if student not in names:
+            message = text("server.review.unknown", lang, student=student)
+            return self.gradebook_page(request, message=message, status=404)
+        path = self.review_file()
+        if values is None:
+            try:
+                entry = reviewfile.current(path, lang).for_student(student)
+            except reviewfile.Unusable as exc:
+                entry = self.plan().reviews.for_student(student)
+                message = message or text("server.review.unusable_now", lang, error=str(exc))
+            values = reviewfile.form_values(entry)
+        (row,) = [r for r in self.gradebook_rows() if r["student"] == student]
+        if row["counted"] is None:
+            score = text("server.review.nothing", lang)
+        else:
+            final = self.counted_records([row]).get(student, {})
+            shown = f"{number_cell(final.get('score'))} / {number_cell(final.get('max_score'))}"
+            done = final.get("review")
+            score = (
+                text("server.review.score_before", lang, score=shown, before=number_cell(done["before"]))
+                if done
+                else text("server.review.score", lang, score=shown)
+            )
+        file = text("server.review.file", lang, file=str(path))
+        if not path.exists():
+            file += " " + text("server.review.new_file", lang, file=str(path))
+        cookie = request.cookies.get(COOKIE)
+        body = review(
+            lang=lang,
+            student=student,
+            name=names[student],
+            values=values,
+            csrf=self.csrf(cookie) if self.session_who(cookie) == ("instructor", None) else "",
+            score=score,
+            file=file,
+            message=message,
+        )
+        return HTMLResponse(body, status, headers={**REPORT_HEADERS, "Content-Security-Policy": PAGE_CSP})
+
+    async def review_form(self, request):
+        """The review page's form: refused as the regrade form is (the login form, 401, without a session or token;
+        the student's page, 403, to a student; the gradebook saying the form was refused, 403, to the instructor's
+        token without the session or without the form's CSRF token); then the entry checked by the batch's rules,
+        written into the overrides file and applied (``save_review``)."""
+        lang = self.lang_of(request)
+        body = await _capped_body(request, REVIEW_BYTES)
+        too_large = not body and request.headers.get("content-length", "0") != "0"  # cut: nothing of it read
+        form = await _form(request, body)
+        refused = await run_in_threadpool(self.instructor_page, request)
+        if refused is not None:
+            return refused
+        cookie = request.cookies.get(COOKIE)
+        session = await run_in_threadpool(self.session_who, cookie)
+        if too_large and session == ("instructor", None):
+            message = text("server.review.too_large", lang, kb=REVIEW_BYTES >> 10)
+            return await run_in_threadpool(lambda: self.gradebook_page(request, message=message, status=413))
+        given = str(form.get("csrf") or "") if form is not None else ""
+        if session != ("instructor", None) or not given or not hmac.compare_digest(given, self.csrf(cookie)):
+            message = text("server.page.csrf", lang)  # a token's request, or a form from elsewhere
+            return await run_in_threadpool(lambda: self.gradebook_page(request, message=message, status=403))
+        values = {key: str(form.get(key) or "").strip() for key in FIELDS}
+        student = str(form.get("student") or "")
+        return await run_in_threadpool(self.save_review, request, student, values)
+
+    def save_review(self, request, student, values):
+        """Write ``student``'s review (``values``, the form's text) into the overrides file (``reviewfile.save``),
+        read the file again and apply it (``reviews.replace``), and send the instructor to the gradebook, which
+        says what the file holds now; a bad entry, a file that cannot be used or edited, or a write that fails
+        answers the review page again with the message, the form as it was sent, nothing written."""
+        from grader.batch.overrides import OverrideError
+        from grader.server import reviews
+        from grader.server.grading import config_file
+
+        lang = self.lang_of(request)
+        roster = [s for s, _ in self.store.roster()]
+        if student not in roster:
+            return self.review_page(request, student)  # the gradebook, saying so
+        path = self.review_file()
+        try:
+            mode = stat.S_IMODE(os.stat(config_file(self.course)).st_mode)
+        except OSError:
+            mode = 0o644
+        fields = {key: value for key, value in values.items() if value}
+
+        def again(status, key, **params):
+            return self.review_page(request, student, values=values, message=text(key, lang, **params), status=status)
+
+        try:
+            saved = reviewfile.save(path, student, fields, lang=lang, mode=mode)
+        except OverrideError as exc:
+            return again(400, "server.review.invalid", error=str(exc))
+        except reviewfile.Unusable as exc:
+            return again(409, "server.review.unusable", error=str(exc))
+        except reviewfile.ByHand as exc:
+            why = text(exc.key, lang, **exc.params)
+            return again(409, "server.review.by_hand", file=str(path), why=why, student=student)
+        except OSError as exc:
+            log.error("cannot write the review of %s into %s: %s", student, path, exc.strerror or exc)
+            return again(503, "server.review.write_failed", file=str(path), error=exc.strerror or type(exc).__name__)
+        if saved.written:
+            log.info("review of %s %s %s", student, "saved in" if saved.entry else "taken out of", path)
+        if self.course.overrides is None and saved.created:  # the course has a file now: as after a restart
+            self.course = dataclasses.replace(self.course, overrides=path)
+        try:  # the file as it is now, every entry (a hand edit saved meanwhile too)
+            found, _ = reviews.load(self.course, roster, lang)
+        except OverrideError as exc:  # edited by hand since, and broken: what the server applies stays
+            return again(409, "server.review.unusable_now", error=str(exc))
+        reviews.replace(self.store, self.plan(), found)
+        where = f"/instructor/?lang={lang}&reviewed={urllib.parse.quote(student, safe='')}"
+        return RedirectResponse(where, 303)
 
     # -- the page -----------------------------------------------------------------------------------
     def page(self, request, *, message="", status=200, student=None, cookie=None):
@@ -723,6 +872,8 @@ def create_app(course, *, grader=None, store=None, plan=None):
         Route("/instructor/lms.csv", server.lms_csv, methods=["GET"]),
         Route("/api/regrade", server.regrade, methods=["POST"]),
         Route("/instructor/regrade", server.regrade_form, methods=["POST"]),
+        Route("/instructor/review", server.review_home, methods=["GET"]),
+        Route("/instructor/review", server.review_form, methods=["POST"]),
         Route(
             "/instructor", lambda request: RedirectResponse(f"/instructor/?{request.url.query}", 308), methods=["GET"]
         ),

@@ -8,8 +8,8 @@ the batch's rules (``sources.prepare``) into a scratch folder that is removed on
 pages share the batch's frame (``templates/frame.html.j2``), its header linking all three. Every value reaches the
 page through Jinja's autoescape: a name or a file of a submission is text, never markup.
 
-The class pages are built again only when the submissions that count change (a new grading, a regrade), in both
-languages at once, and kept in memory until then.
+The class pages are built again only when the submissions that count change (a new grading, a regrade) or the
+reviews do (a review saved from the gradebook page), in both languages at once, and kept in memory until then.
 """
 
 import functools
@@ -48,6 +48,8 @@ WORDS = (
     "server.instructor.number",
     "server.instructor.regrade",
     "server.instructor.regrade_what",
+    "server.instructor.review",
+    "server.instructor.review_link",
 )
 """The gradebook page's words (``t.<last part>`` in its template)."""
 
@@ -99,6 +101,72 @@ def gradebook(*, lang, rows, csrf, counts, late, message=""):
     )
 
 
+REVIEW_FIELDS = (
+    ("points", "number", "server.review.points", "server.review.points_hint"),
+    ("copy", "choice", "server.review.copy", "server.review.copy_hint"),
+    ("late_penalty", "number", "server.review.late_penalty", "server.review.late_penalty_hint"),
+    ("late_percent", "number", "server.review.late_percent", "server.review.late_percent_hint"),
+    ("note", "long", "server.review.note", "server.review.note_hint"),
+    ("by", "short", "server.review.by", "server.review.by_hint"),
+    ("why", "long", "server.review.why", "server.review.why_hint"),
+)
+"""The review form's fields: the overrides file's (``overrides.FIELDS``), each with its kind of input, its label
+and its hint."""
+COPY_CHOICES = (
+    ("", "server.review.copy_none"),
+    ("cleared", "server.review.copy_cleared"),
+    ("confirmed", "server.review.copy_confirmed"),
+)
+"""The copy flag's choices: no decision, or one of ``overrides.COPY_DECISIONS``."""
+
+
+def review(*, lang, student, name, values, csrf, score, file, message=""):
+    """One student's review page: the form of the overrides file's fields, filled with ``values`` (``{field:
+    text}``); ``score``: what the gradebook counts now (a sentence); ``file``: where the review is saved (a
+    sentence); ``message`` above them (the batch's message for a bad entry, a refusal); the form is shown only
+    with ``csrf`` (a session's)."""
+
+    def t(key, **params):
+        return text(key, lang, **params)
+
+    fields = [
+        {
+            "name": field,
+            "label": t(label_key),
+            "hint": t(hint_key),
+            "value": values.get(field, ""),
+            "options": [(value, t(key)) for value, key in COPY_CHOICES] if kind == "choice" else [],
+            "long": kind == "long",
+            "number": kind == "number",
+        }
+        for field, kind, label_key, hint_key in REVIEW_FIELDS
+    ]
+    words = {
+        "title": t("server.review.title", student=label(student, name)),
+        "back": t("server.review.back"),
+        "other_lang": t("server.instructor.other_lang"),
+        "score": score,
+        "file": file,
+        "save": t("server.review.save"),
+        "empty": t("server.review.empty"),
+        "session": t("server.review.session"),
+    }
+    return (
+        environment()
+        .get_template("review.html.j2")
+        .render(
+            lang=lang,
+            frame=summary.frame("gradebook", lang, pages(lang)),
+            t=words,
+            student=student,
+            fields=fields,
+            csrf=csrf,
+            message=message,
+            other="zh" if lang == "en" else "en",
+        )
+    )
+
+
 class ClassPages:
     """The class summary and similarity pages of the submissions that count, built when they change."""
 
@@ -113,7 +181,8 @@ class ClassPages:
     def page(self, name, lang, counted, names):
         """The page ``name`` (``index`` or ``similarity``) in ``lang`` for the submissions ``counted`` (their rows);
         ``names``: student id -> the roster's name."""
-        key = (tuple((r.id, r.grading) for r in counted), tuple(sorted(names.items())))
+        reviewed = frozenset(self._plan_of().reviews.values())  # a review saved from the page changes the pages
+        key = (tuple((r.id, r.grading) for r in counted), tuple(sorted(names.items())), reviewed)
         with self._lock:  # one build at a time: a second asker waits for it rather than building it again
             if key != self._key:
                 self._built = self._build(counted, names)

@@ -55,7 +55,12 @@ class Plan:
     output_format: str
     lang: str
     reviews: overrides_module.Overrides = dataclasses.field(default_factory=overrides_module.Overrides)
-    """The instructor's reviews (``overrides.toml``), applied to every grading as the batch applies them."""
+    """The instructor's reviews (``overrides.toml``), applied to every grading as the batch applies them; replaced
+    when the instructor saves a review from the gradebook page (``reviews.replace``)."""
+    lock: threading.RLock = dataclasses.field(default_factory=threading.RLock, init=False, repr=False, compare=False)
+    """Held while a grading's review is applied, its files rendered and its result recorded, and while the reviews
+    are replaced and applied again: a grading finished meanwhile never keeps the reviews of before, and files are
+    rendered one folder at a time."""
 
 
 def config_file(course):
@@ -119,9 +124,6 @@ class Grader:
         self._stop = threading.Event()
         self._judges = threading.Lock()
         """Held to start a judge and by ``stop`` to collect them: a slot starts no judge once ``stop`` has begun."""
-        self._publish = threading.Lock()
-        """The batch renders reports from one thread only; the slots take turns to render theirs (a fraction of a
-        second, next to a grading's seconds)."""
 
     def start(self):
         kill_leftover(self.store.data)
@@ -236,18 +238,20 @@ class Grader:
                     return
         finally:
             shutil.rmtree(scratch, ignore_errors=True)
-        final = runner.reviews_apply(p.reviews, record, p.copy_policy, p.lang)
-        with self._publish:
+        # The batch renders reports from one thread only: the slots take turns to render theirs (a fraction of a
+        # second, next to a grading's seconds), and a review saved meanwhile waits for the result to be recorded.
+        with p.lock:
+            final = runner.reviews_apply(p.reviews, record, p.copy_policy, p.lang)
             outputs.publish(out, final, lang=p.lang, output_format=p.output_format)
-        self.store.finish(
-            row,
-            status="done",
-            score=float(final.get("score") or 0.0),
-            max_score=float(final.get("max_score") or 0.0),
-            verdict=str(final.get("status") or ""),
-            reason=str(final.get("reason") or ""),
-            grading=f"{row.id}/{name}",
-        )
+            self.store.finish(
+                row,
+                status="done",
+                score=float(final.get("score") or 0.0),
+                max_score=float(final.get("max_score") or 0.0),
+                verdict=str(final.get("status") or ""),
+                reason=str(final.get("reason") or ""),
+                grading=f"{row.id}/{name}",
+            )
         log.info("submission %s graded: %s", row.id, final.get("status"))
 
     def _end(self, row, detail):

@@ -9,6 +9,10 @@ start every graded submission gets the reviews of the file as it is now (``apply
 rendered again when they change, and its recorded score, status and reason with them. The judge's grading itself
 (``record.json``) is never changed, so that a review edited or taken out gives what a first grading with the file
 as it is gives, as in the batch.
+
+A review saved from the gradebook page is written into the same file (``reviewfile.save``), which is then read
+again and applied at once (``replace``): the graded submissions of every student whose review the file now gives
+differently are rendered and recorded again, with no restart. A later start reads the same file and gives the same.
 """
 
 import json
@@ -45,12 +49,28 @@ def final_record(store, row, plan):
     return runner.reviews_apply(plan.reviews, record, plan.copy_policy, plan.lang)
 
 
-def apply_all(store, plan):
+def replace(store, plan, found):
+    """Make ``found`` (the file's reviews, read again) ``plan``'s reviews, and apply them to the graded submissions
+    of the students whose review they change (``apply_all``); how many submissions changed."""
+    with plan.lock:  # no grading is recorded meanwhile with the reviews of before
+        before, plan.reviews = plan.reviews, found
+        return apply_all(store, plan, since=before)
+
+
+def apply_all(store, plan, *, since=None):
     """Apply ``plan.reviews`` to every graded submission: its files rendered again where the review changed, and
-    its recorded result updated (only while that grading still counts for it); how many changed."""
+    its recorded result updated (only while that grading still counts for it); how many changed. ``since``: the
+    reviews applied before (an ``Overrides``): only the students whose review differs from theirs are looked at."""
+    with plan.lock:
+        return _apply(store, plan, since)
+
+
+def _apply(store, plan, since):
     changed = 0
     for row in store.history():
         if row.status != "done" or not row.grading:
+            continue
+        if since is not None and since.for_student(row.student) == plan.reviews.for_student(row.student):
             continue
         final = final_record(store, row, plan)
         if final is None:

@@ -386,11 +386,21 @@ def test_every_csv_writer_in_the_kit_is_checked():
     gradebook; its lms.csv is exports.py's) and store.py (the tokens to hand out); each checked above, each through
     ``text_cell``: a CSV written anywhere else needs its own check. kit.py writes a wheel's RECORD (read by pip,
     never by a spreadsheet: the student kit's own file names, their hashes and sizes;
-    tests/corpus/test_kit_build.py)."""
+    tests/corpus/test_kit_build.py). server/reviewfile.py writes a row of the instructor's own ``overrides.csv``, a
+    file the batch reads, never an export: the review form's text as the instructor wrote it, read back as the review
+    (an apostrophe put before a sign would become part of the note); the gradebook and lms.csv made from it are
+    checked above (tests/unit/test_server_reviewfile.py, tests/corpus/test_server_reviews.py)."""
     root = Path(gradebook.__file__).resolve().parents[1]
     writers = sorted(
         p.relative_to(root).as_posix()
         for p in root.rglob("*.py")
         if re.search(r"csv\.(writer|DictWriter)\b|\bDictWriter\(", p.read_text(encoding="utf-8"))
     )
-    assert writers == ["batch/exports.py", "batch/gradebook.py", "kit.py", "server/app.py", "server/store.py"]
+    assert writers == [
+        "batch/exports.py",
+        "batch/gradebook.py",
+        "kit.py",
+        "server/app.py",
+        "server/reviewfile.py",
+        "server/store.py",
+    ]

@@ -129,3 +129,42 @@ def test_the_instructor_regrades_from_the_gradebook_page(browser, tmp_path):
         scores = "Array.from(document.querySelectorAll('td[data-col=score]')).map(td => td.textContent.trim())"
         assert sorted(page.evaluate(scores)) == ["", "10 / 10", "10 / 10", "10 / 10"]  # dave handed nothing in
         assert page.console_errors == []
+
+
+def test_the_instructor_reviews_a_student_from_the_gradebook_page(browser, tmp_path):
+    """The instructor follows alice's review link on the gradebook page, fills the form (points taken off, who and
+    why, a note of markup and script) and saves: the gradebook says the review was saved and shows the new total;
+    the course, which had no overrides file, has an ``overrides.toml`` beside its configuration holding alice's
+    table; the review page shows the note as text; no Content-Security-Policy violation on any page."""
+    course = make_course(tmp_path)
+    note = '<img src=x id="markup"><script>document.title="ran"</script>'
+    with Server(course) as server:
+        status, answer = upload(
+            server, course.tokens["alice"], [("masks.py", (ROOT / "solution" / "masks.py").read_bytes())]
+        )
+        assert status == 201, answer
+        assert server.wait_done(answer["id"], course.tokens["alice"])["status"] == "done"
+        page = browser.open(f"{server.url}/?lang=en")
+        _after(
+            page,
+            f"document.querySelector('input[name=token]').value = {course.instructor!r}; document.forms[0].submit()",
+        )
+        _after(page, "document.querySelector('a[data-review=alice]').click()")
+        assert page.evaluate("location.pathname + location.search") == "/instructor/review?student=alice&lang=en"
+        assert page.evaluate("document.title") == "Review of Alice Li (alice)"
+        fill = {"points": "-2", "note": note, "by": "Prof. Li", "why": "the figure was copied"}
+        script = "; ".join(f"document.querySelector('#review-{k}').value = {v!r}" for k, v in fill.items())
+        _after(page, script + "; document.querySelector('form.review button').click()")
+        assert page.evaluate("location.pathname + location.search") == "/instructor/?lang=en&reviewed=alice"
+        assert "The review of alice is saved in" in page.evaluate("document.body.innerText")
+        score = "document.querySelector('tr[data-student=alice] td[data-col=score]').textContent.trim()"
+        assert page.evaluate(score) == "8 / 10"
+        assert (course.folder / "overrides.toml").read_text(encoding="utf-8") == (
+            '[students.alice]\npoints = -2\nnote = "<img src=x id=\\"markup\\"><script>document.title=\\"ran\\"'
+            '</script>"\nby = "Prof. Li"\nwhy = "the figure was copied"\n'
+        )
+        _after(page, "document.querySelector('a[data-review=alice]').click()")
+        assert page.evaluate("document.querySelector('#review-note').value") == note
+        assert page.evaluate("document.querySelector('#markup')") is None
+        assert page.evaluate("document.title") == "Review of Alice Li (alice)"
+        assert page.console_errors == []
