@@ -540,7 +540,8 @@ class Server:
         cookie = request.cookies.get(COOKIE)
         session = await run_in_threadpool(self.session_who, cookie)
         given = str(form.get("csrf") or "") if form is not None else ""
-        if session is None or not given or not hmac.compare_digest(given, self.csrf(cookie)):
+        # the instructor's own session: a student's cookie and its CSRF token beside the instructor's token are refused
+        if session != ("instructor", None) or not given or not hmac.compare_digest(given, self.csrf(cookie)):
             message = text("server.page.csrf", lang)  # a token's request, or a form from elsewhere
             return await run_in_threadpool(lambda: self.gradebook_page(request, message=message, status=403))
         n = await run_in_threadpool(self.requeue_all)

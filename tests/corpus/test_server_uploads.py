@@ -92,10 +92,19 @@ def test_the_gradebook_page_regrades_with_its_form(course, server):
         call("POST", url, teacher, body=form, content_type=plain),  # the instructor's token, no session
         post_form(server, "/instructor/regrade", cookie, {}),  # the instructor's session, no CSRF token
         post_form(server, "/instructor/regrade", cookie, {"csrf": "0" * 32}),  # another
+        # the instructor's token beside a student's session and that session's own CSRF token
+        call(
+            "POST",
+            url,
+            teacher,
+            body=urllib.parse.urlencode({"csrf": student_csrf}).encode(),
+            content_type=plain,
+            headers={"Cookie": student},
+        ),
     ]
-    assert [status for status, _, _ in refused] == [401, 403, 403, 403, 403, 403]
+    assert [status for status, _, _ in refused] == [401, 403, 403, 403, 403, 403, 403]
     assert b'name="token"' in refused[0][2]  # the login form
-    assert "reload the page and try again" in refused[-1][2].decode() and "data-student" in refused[-1][2].decode()
+    assert "reload the page and try again" in refused[-2][2].decode() and "data-student" in refused[-2][2].decode()
     assert {r.id: (r.status, r.grading) for r in rows(course)} == {i: (r.status, r.grading) for i, r in before.items()}
 
     status, headers, _ = post_form(server, "/instructor/regrade?lang=zh", cookie, {"csrf": csrf})
