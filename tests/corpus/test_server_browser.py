@@ -24,6 +24,15 @@ def _after(page, action):
     page.browser.pump(0.2)
 
 
+def _instructor_page(browser, server, course):
+    """The home page in English, where the instructor logs in with their token: the page it leads to."""
+    page = browser.open(f"{server.url}/?lang=en")
+    _after(
+        page, f"document.querySelector('input[name=token]').value = {course.instructor!r}; document.forms[0].submit()"
+    )
+    return page
+
+
 def test_hand_in_through_the_page_and_read_the_report(browser, tmp_path):
     course = make_course(tmp_path)
     with Server(course) as server:
@@ -64,11 +73,7 @@ def test_the_instructor_reads_the_gradebook_and_the_class_pages(browser, tmp_pat
         )
         assert status == 201, answer
         assert server.wait_done(answer["id"], course.tokens["alice"])["status"] == "done"
-        page = browser.open(f"{server.url}/?lang=en")
-        _after(
-            page,
-            f"document.querySelector('input[name=token]').value = {course.instructor!r}; document.forms[0].submit()",
-        )
+        page = _instructor_page(browser, server, course)
         assert page.evaluate("location.pathname") == "/instructor/"
         assert page.evaluate("document.title") == "Gradebook"  # dave's script did not set it
         assert page.evaluate("document.querySelector('#markup')") is None
@@ -110,11 +115,7 @@ def test_the_instructor_regrades_from_the_gradebook_page(browser, tmp_path):
         for sid, student in handed.items():
             assert server.wait_done(sid, course.tokens[student])["status"] == "done"
         before = {r.id: r.grading for r in rows(course)}
-        page = browser.open(f"{server.url}/?lang=en")
-        _after(
-            page,
-            f"document.querySelector('input[name=token]').value = {course.instructor!r}; document.forms[0].submit()",
-        )
+        page = _instructor_page(browser, server, course)
         assert page.evaluate("location.pathname") == "/instructor/"
         assert "waiting or being graded" not in page.evaluate("document.body.innerText")
         _after(page, "document.querySelector('form[action^=\"/instructor/regrade\"] button').click()")
@@ -144,11 +145,7 @@ def test_the_instructor_reviews_a_student_from_the_gradebook_page(browser, tmp_p
         )
         assert status == 201, answer
         assert server.wait_done(answer["id"], course.tokens["alice"])["status"] == "done"
-        page = browser.open(f"{server.url}/?lang=en")
-        _after(
-            page,
-            f"document.querySelector('input[name=token]').value = {course.instructor!r}; document.forms[0].submit()",
-        )
+        page = _instructor_page(browser, server, course)
         _after(page, "document.querySelector('a[data-review=alice]').click()")
         assert page.evaluate("location.pathname + location.search") == "/instructor/review?student=alice&lang=en"
         assert page.evaluate("document.title") == "Review of Alice Li (alice)"

@@ -18,7 +18,7 @@ import zipfile
 
 import pytest
 
-from tests.server_helpers import ROOT, Server, call, gradekit, make_course, multipart, upload
+from tests.server_helpers import ROOT, Server, call, gradekit, login, make_course, multipart, upload
 
 
 def _zipped(folder):
@@ -77,18 +77,6 @@ def alice_graded(course, server):
     return answer["id"]
 
 
-def _login(server, token, lang="en"):
-    """Log in on the page with ``token``: ``(status, Location, the cookie header's value)``."""
-    status, headers, _ = call(
-        "POST",
-        f"{server.url}/login?lang={lang}",
-        body=urllib.parse.urlencode({"token": token}).encode(),
-        content_type="application/x-www-form-urlencoded",
-    )
-    cookie = (headers.get("Set-Cookie") or "").split(";", 1)[0]
-    return status, headers.get("Location"), cookie
-
-
 def _raced(server, token, n):
     """``n`` hand-ins of one student at once: every request's headers and all of its body but the last byte are
     sent first, on ``n`` connections, so that each can pass the server's early check (made before the body is
@@ -145,7 +133,7 @@ def test_hand_ins_racing_at_the_limit_store_exactly_the_limit(course, server, ra
 
 
 def test_the_instructor_logs_in_on_the_page(course, server, alice_graded):
-    status, location, cookie = _login(server, course.instructor)
+    status, location, cookie = login(server, course.instructor)
     assert status == 303 and location == "/instructor/?lang=en" and cookie
     assert course.instructor not in cookie
     status, headers, _ = call("GET", server.url + "/", headers={"Cookie": cookie})
@@ -224,7 +212,7 @@ def test_the_class_summary_and_similarity_pages(course, server, alice_graded, bo
 
 def test_every_instructor_route_refuses_students_and_strangers(course, server, alice_graded):
     alice = course.tokens["alice"]
-    _, _, session = _login(server, alice)
+    _, _, session = login(server, alice)
     assert session
     for method, path in ROUTES:
         url = server.url + path
