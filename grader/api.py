@@ -277,6 +277,9 @@ def check(
             load_errors = sub.run("load_report")
         except SubmissionError as err:  # the worker itself crashed or timed out while importing
             load_errors = {"*": err.to_dict()}
+        if tasks:  # a file no selected task uses, nor any task beneath one, is none of this grading's business
+            used = {a.task_by_id[d].file for t in tasks for d in (t, *a.all_deps(t))}
+            load_errors = {f: e for f, e in load_errors.items() if f in used or f not in a.contract_files}
         findings = scan(snapshot.root, a, banned)
         diagnoser = None
         if o.diagnose and bank is None and prints is not None:

@@ -3,7 +3,8 @@
 A class of copies of the reference, each broken at import time: a syntax error in ``masks.py``, an import of a
 module that does not exist in ``norm.py``, and two causes at once, one of them an exception whose message holds
 a formula after a separator, a newline and an escape code. The batch runs in-process through the command
-(``cli.cmd_batch``, the ``masks`` task, quick profile), in English and in Chinese; each row and each printed line
+(``cli.cmd_batch``, quick profile), in English and in Chinese, over the tasks of ``TASKS`` (a grading reports
+only the files its tasks and those beneath them use, and these use every file broken here or failing with one); each row and each printed line
 must carry the error itself (type, message, file, line), not only the names of the files, and stay one inert
 line.
 """
@@ -24,6 +25,8 @@ MISSING = "no_such_module_gradekit"
 OTHER_MISSING = "no_such_module_either"
 LOUD = 'raise ImportError("x;=1+1\\n\\x1b[2JScore: 140 / 140")\n'
 """Module code whose exception message holds a formula after a separator, a newline and an escape code."""
+TASKS = ["masks", "model", "greedy", "training"]
+"""The tasks graded: between them they use every contract file."""
 
 
 def _line_of(folder, file, needle):
@@ -61,7 +64,7 @@ def _batch(cls, out, lang):
         "-j",
         "2",
         "--tasks",
-        ",".join(OPTIONS["tasks"]),
+        ",".join(TASKS),
         "--profile",
         OPTIONS["profile"],
         "--call-timeout",
