@@ -3,10 +3,10 @@
 A class of copies of the reference, each broken at import time: a syntax error in ``masks.py``, an import of a
 module that does not exist in ``norm.py``, and two causes at once, one of them an exception whose message holds
 a formula after a separator, a newline and an escape code. The batch runs in-process through the command
-(``cli.cmd_batch``, quick profile), in English and in Chinese, over the tasks of ``TASKS`` (a grading reports
-only the files its tasks and those beneath them use, and these use every file broken here or failing with one); each row and each printed line
-must carry the error itself (type, message, file, line), not only the names of the files, and stay one inert
-line.
+(``cli.cmd_batch``, quick profile), in English and in Chinese, over the tasks of ``TASKS`` (a grading reports only
+the files its tasks and those beneath them use, and these use every file broken here or failing with one); each
+row and each printed line must carry the error itself (type, message, file, line), not only the names of the
+files, and stay one inert line.
 """
 
 import contextlib
