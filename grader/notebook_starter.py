@@ -25,8 +25,9 @@ from grader.messages import text
 from grader.start import assignment_option
 
 DEFAULT_OUT = Path(__file__).resolve().parent.parent / "notebooks" / "starter.ipynb"
-INSTALL = '%pip install --quiet "gradekit[notebook]"'
-"""The one line that installs gradekit in a notebook (the Colab line in docs/STUDENTS.md)."""
+INSTALL = '# %pip install --quiet "<the URL of the wheel your course gives>"'
+"""The cell that installs gradekit in a notebook (the Colab line in docs/STUDENTS.md): commented out, to be given the
+URL of the course's student kit (gradekit is on no package index, and a name looked up on one may be anyone's)."""
 
 
 def _parts(path):
