@@ -412,6 +412,55 @@ def cmd_kit(args):
     return 0
 
 
+def _start_parser(sub):
+    p = sub.add_parser(
+        "start",
+        help="students: copy the assignment's stubs into a new folder, with the contract beside them, to fill in",
+    )
+    p.add_argument("dest", metavar="DEST", help="the new (or empty) folder to write; it is never written over")
+    p.add_argument("--assignment", default=None, help=HELP_ASSIGNMENT)
+    p.add_argument(
+        "--notebook",
+        action="store_true",
+        help="write the starter notebook instead (a code cell per task, then its check cell): DEST itself where it "
+        "ends in .ipynb, else into the folder DEST",
+    )
+    p.add_argument(
+        "--lang",
+        choices=("en", "zh"),
+        default=None,
+        help="language of the messages and of the notebook's text (default: the course configuration's, else en)",
+    )
+    return p
+
+
+def cmd_start(args):
+    from grader import api
+    from grader.config import course_config
+    from grader.start import StartRefused, next_commands, start
+
+    settings = api.settings(assignment=args.assignment, config=course_config(None), lang=args.lang)
+    assignment, lang = settings.assignment, settings.options.lang
+    try:
+        started = start(args.dest, assignment, notebook=args.notebook, lang=lang)
+    except StartRefused as exc:
+        print(f"gradekit: error: {exc.say(lang)}", file=sys.stderr)
+        return 2
+    if started.notebook is not None:
+        print(text("start.wrote_notebook", lang, path=started.notebook, assignment=assignment.name))
+    else:
+        print(text("start.wrote", lang, path=started.dest, assignment=assignment.name, files=len(started.files)))
+    if started.contract is not None:
+        print(text("start.wrote_contract", lang, path=started.contract))
+    print()
+    print(text("start.fill_in_notebook" if started.notebook is not None else "start.fill_in", lang))
+    options = ("--lang", args.lang) if args.lang else ()
+    for key, command in next_commands(started, assignment, command=invoked_as(), options=options):
+        print(f"  {text(key, lang)}")
+        print(f"    {command}")
+    return 0
+
+
 # Sub-commands that live with their feature; each module has ``register(subparsers)`` setting ``func``.
 FEATURE_COMMANDS = ("grader.practice.cli", "grader.batch.cli", "grader.watch", "grader.server.cli")
 
@@ -436,6 +485,7 @@ def build_parser(command=None):
     d.set_defaults(func=cmd_demo)
     _bank_parser(sub).set_defaults(func=cmd_bank)
     _kit_parser(sub).set_defaults(func=cmd_kit)
+    _start_parser(sub).set_defaults(func=cmd_start)
     for name in FEATURE_COMMANDS if command != "check" else ():
         if importlib.util.find_spec(name.rsplit(".", 1)[0]) is not None and importlib.util.find_spec(name):
             importlib.import_module(name).register(sub)

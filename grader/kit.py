@@ -339,15 +339,31 @@ def kit_version(version, assignment):
     return f"{version}+{label}" if label else version
 
 
-def _readme(assignment, version, files):
-    """The wheel's description: what the kit is and how to use it, in every language of the catalogue."""
-    from grader.messages import LANGS, text
+def wheel_name(proj, version):
+    """The file name of the kit's wheel (PEP 427)."""
+    return f"{_distribution(proj)}-{version}-{WHEEL_TAG}.whl"
 
-    def where(path):
-        return next((name for name, p in files.items() if p == Path(path)), "") if path else ""
+
+def _distribution(proj):
+    return re.sub(r"[^A-Za-z0-9.]+", "_", proj.name)
+
+
+def zip_folder(assignment):
+    """The one folder a kit's plain zip holds everything under: ``gradekit-<assignment>-kit``."""
+    return f"{DISTRIBUTION}-{assignment.name}-kit"
+
+
+def readme(assignment, proj, version, files):
+    """What a student reads first, in every language of the catalogue: what the kit is, how to install it, start
+    (``gradekit start``), check and watch, the notebook route, and that the final grade is the full kit's. The
+    wheel's description and the zip's ``README.md``. Made from the assignment: its name and title, its first
+    task with a file of its own (the notebook's example), where the kit carries its skeleton (``files``:
+    ``shipped_files``)."""
+    from grader.messages import LANGS, text
 
     skeleton = Path(assignment.skeleton).resolve()
     stubs = next((n.rsplit("/", 1)[0] for n, p in files.items() if p.parent == skeleton), "")
+    task = next((t.id for t in assignment.tasks if t.file), assignment.task_ids[0])
     return "\n\n".join(
         text(
             "kit.readme",
@@ -355,8 +371,11 @@ def _readme(assignment, version, files):
             title=assignment.title.get(lang) or assignment.title.get("en") or assignment.name,
             assignment=assignment.name,
             version=version,
+            wheel=wheel_name(proj, version),
+            zip=f"{zip_folder(assignment)}.zip",
+            folder=zip_folder(assignment),
             skeleton=stubs + "/",
-            contract=where(assignment.contract),
+            task=task,
         )
         for lang in LANGS
     )
@@ -382,7 +401,7 @@ def _metadata(proj, version, assignment, files):
             marker = f"({marker.strip()}) and {condition}" if marker.strip() else condition
             lines.append(f"Requires-Dist: {spec.strip()}; {marker}")
     lines.append("Description-Content-Type: text/markdown")
-    return "\n".join(lines) + "\n\n" + _readme(assignment, version, files) + "\n"
+    return "\n".join(lines) + "\n\n" + readme(assignment, proj, version, files) + "\n"
 
 
 def _entry_points(proj):
@@ -407,8 +426,7 @@ def write_wheel(contents, out_dir, proj, version, assignment, files):
     """The wheel of ``contents`` (``{name: bytes}``) in ``out_dir``: its ``Path`` (PEP 427: the files, then
     ``<name>-<version>.dist-info/`` with METADATA, WHEEL, entry_points.txt, top_level.txt and RECORD, which lists
     every file with its sha256 and size). ``files``: where the kit's files came from (``shipped_files``)."""
-    name = re.sub(r"[^A-Za-z0-9.]+", "_", proj.name)
-    info = f"{name}-{version}.dist-info"
+    info = f"{_distribution(proj)}-{version}.dist-info"
     top = sorted({member.split("/", 1)[0] for member in contents if "/" in member})
     meta = {
         f"{info}/METADATA": _metadata(proj, version, assignment, files).encode(),
@@ -427,20 +445,24 @@ def write_wheel(contents, out_dir, proj, version, assignment, files):
         writer.writerow([member, _digest(data), len(data)])
     writer.writerow([f"{info}/RECORD", "", ""])
     members[f"{info}/RECORD"] = record.getvalue().encode()
-    path = Path(out_dir) / f"{name}-{version}-{WHEEL_TAG}.whl"
+    path = Path(out_dir) / wheel_name(proj, version)
     with zipfile.ZipFile(path, "w") as zf:
         for member, data in members.items():
             zf.writestr(*_member(member, data))
     return path
 
 
-def write_zip(contents, out_dir, assignment):
-    """A plain zip of ``contents`` under one folder, ``gradekit-<assignment>-kit/``: unzipped, ``python -m grader``
-    runs from that folder."""
-    folder = f"{DISTRIBUTION}-{assignment.name}-kit"
+def write_zip(contents, out_dir, assignment, readme_text=None):
+    """A plain zip of ``contents`` under one folder, ``gradekit-<assignment>-kit/`` (``zip_folder``): unzipped,
+    ``python -m grader`` runs from that folder. ``readme_text``: its ``README.md`` (the wheel's description,
+    ``readme``), first in the zip."""
+    folder = zip_folder(assignment)
     path = Path(out_dir) / f"{folder}.zip"
+    members = dict(contents)
+    if readme_text is not None:
+        members = {"README.md": (readme_text + "\n").encode(), **members}
     with zipfile.ZipFile(path, "w") as zf:
-        for member, data in contents.items():
+        for member, data in members.items():
             zf.writestr(*_member(f"{folder}/{member}", data))
     return path
 
@@ -520,7 +542,7 @@ def build(
     proj = pinned(project())
     version = kit_version(proj.version, assignment)
     wheel = write_wheel(contents, out, proj, version, assignment, files)
-    plain = write_zip(contents, out, assignment)
+    plain = write_zip(contents, out, assignment, readme(assignment, proj, version, files))
     findings = Fingerprint.of([assignment]).scan_archives([wheel, plain])[1]
     if findings:
         wheel.unlink()

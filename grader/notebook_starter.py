@@ -17,14 +17,17 @@ from __future__ import annotations
 import argparse
 import ast
 import inspect
+import json
 from pathlib import Path
 
 from grader.assignment import load
 from grader.messages import text
+from grader.start import assignment_option
 
 DEFAULT_OUT = Path(__file__).resolve().parent.parent / "notebooks" / "starter.ipynb"
-INSTALL = '%pip install --quiet "gradekit[notebook]"'
-"""The one line that installs gradekit in a notebook (the Colab line in docs/STUDENTS.md)."""
+INSTALL = '# %pip install --quiet "<the URL of the wheel your course gives>"'
+"""The cell that installs gradekit in a notebook (the Colab line in docs/STUDENTS.md): commented out, to be given the
+URL of the course's student kit (gradekit is on no package index, and a name looked up on one may be anyone's)."""
 
 
 def _parts(path):
@@ -69,6 +72,9 @@ def cells(skeleton, assignment=None, *, lang="en"):
         ("imports", "code", "\n".join([*imports, "", "from grader import notebook as gk"])),
     ]
     introduced = set()
+    # a check cell names the assignment where the kit grades another by default, as a printed command does
+    option = assignment_option(a)
+    named = f", assignment={json.dumps(option[1])}" if option else ""
     for task in a.tasks:
         if not task.file:
             out.append((f"{task.id}-text", "markdown", text("notebook.starter.whole", lang, task=task.id)))
@@ -78,7 +84,7 @@ def cells(skeleton, assignment=None, *, lang="en"):
             introduced.add(task.file)
             out.append((f"{task.id}-text", "markdown", _task_text(task.id, task.names, shown_doc, defs, lang)))
             out.append((f"{task.id}-code", "code", "\n\n\n".join(defs[n][0] for n in task.names)))
-        out.append((f"{task.id}-check", "code", f'gk.check("{task.id}")'))
+        out.append((f"{task.id}-check", "code", f'gk.check("{task.id}"{named})'))
     return out
 
 

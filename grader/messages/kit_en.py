@@ -2,7 +2,27 @@
 reference."""
 
 MESSAGES = {
-    "kit.readme": "## {title}: the student kit\n\nThe self-check of the assignment {assignment} (gradekit {version}), without the reference: it grades against answers recorded from the reference, and says so in every report. Install it with pip (pip install, then this wheel's file), or unzip the plain zip and run python -m grader in its folder. Copy the stubs ({skeleton}), fill them in as the contract ({contract}) says, and grade your copy with gradekit check FOLDER. The final grade is given with the instructor's full kit, which also grades examples these answers do not hold.",
+    "kit.readme": "## {title}: the student kit\n\n"
+    "The self-check of the assignment `{assignment}` (gradekit {version}). It holds no reference implementation: it "
+    "grades your code against answers recorded from the reference, and every report says so.\n\n"
+    "### Install\n\n"
+    "- `pip install {wheel}` (the wheel file), or `pip install` the URL of the wheel your course gives.\n"
+    "- Or unzip `{zip}` and, in its folder `{folder}/`, run `python -m grader` wherever this page says `gradekit`.\n"
+    "- In Jupyter or Colab: `%pip install` the URL of the wheel your course gives, in a cell.\n\n"
+    "### Work\n\n"
+    "1. `gradekit start my_work`: a new folder `my_work/` holding the stubs (the kit's `{skeleton}`) and the "
+    "contract, `CONTRACT.md`.\n"
+    "2. Fill in every function that raises `NotImplementedError`, as the contract and the docstrings say.\n"
+    "3. `gradekit check my_work --profile quick`: the score and, for each failing check, why, the smallest failing "
+    "example and the command that reruns just that check.\n"
+    "4. `gradekit watch my_work`: the same, again on every save (Ctrl-C stops it).\n\n"
+    "In a notebook: `gradekit start my_work.ipynb --notebook` writes the starter notebook, a code cell per task "
+    'followed by its check cell. In any notebook, `from grader import notebook as gk`, then `gk.check("{task}")` '
+    "grades that task of what the kernel has run and shows the report in the cell; `gk.check_all()` grades every "
+    "task.\n\n"
+    'In Chinese: add `--lang zh` to any command (`gk.check("{task}", lang="zh")` in a notebook).\n\n'
+    "This is a self-check, not the grade: the final grade comes from the instructor's full kit, which also grades "
+    "examples this kit does not hold; a check the kit cannot judge is marked not judged and costs nothing here.",
     "kit.needs_reference": "{door} needs the reference implementation, and this is a student kit: it holds the answers recorded from the reference, not the reference itself. Run {door} from the instructor's full kit.",
     "kit.profile_not_recorded": "this student kit holds the recorded answers of the {recorded} profile only, not of the {profile} profile; grade with --profile {first}.",
     "kit.banked": "Graded against the answers recorded from the reference (a student kit, which holds no reference): a check those answers cannot judge is marked not judged and its points are not counted here. The final grade is given with the instructor's full kit.",

@@ -1,7 +1,25 @@
 """学生工具包（``grader.kit``、``gradekit kit``）的中文消息：工具包只带有从参考实现记录下来的答案，不带参考实现。"""
 
 MESSAGES = {
-    "kit.readme": "## {title}：学生工具包\n\n作业 {assignment} 的自查工具（gradekit {version}），不带参考实现：它对照从参考实现记录下来的答案评分，每份报告都会注明这一点。用 pip 安装（pip install 加上这个 wheel 文件），或解压普通 zip 包后在其文件夹中运行 python -m grader。复制存根代码（{skeleton}），按照契约（{contract}）完成，然后用 gradekit check FOLDER 为你的副本评分。最终成绩由教师用完整工具包评定，它还会用这些答案之外的样例评分。",
+    "kit.readme": "## {title}：学生工具包\n\n"
+    "作业 `{assignment}` 的自查工具（gradekit {version}）。它不带参考实现：它对照从参考实现记录下来的答案为你的代码评分，"
+    "每份报告都会注明这一点。\n\n"
+    "### 安装\n\n"
+    "- `pip install {wheel}`（wheel 文件），或者 `pip install` 课程给出的 wheel 网址。\n"
+    "- 或者解压 `{zip}`，在它的文件夹 `{folder}/` 中，把本页的 `gradekit` 换成 `python -m grader` 运行。\n"
+    "- 在 Jupyter 或 Colab 中：在单元格里 `%pip install` 课程给出的 wheel 网址。\n\n"
+    "### 做作业\n\n"
+    "1. `gradekit start my_work`：新建文件夹 `my_work/`，里面是存根代码（工具包中的 `{skeleton}`）和契约 "
+    "`CONTRACT.md`。\n"
+    "2. 按照契约和文档字符串，补全每一个抛出 `NotImplementedError` 的函数。\n"
+    "3. `gradekit check my_work --profile quick`：给出得分；对每个未通过的检查，给出原因、最小的失败样例，以及只重新运行该检查的命令。\n"
+    "4. `gradekit watch my_work`：同样的检查，每次保存时重新运行（按 Ctrl-C 停止）。\n\n"
+    "在笔记本中：`gradekit start my_work.ipynb --notebook` 写出入门笔记本，每个任务一个代码单元格，后面跟着它的检查单元格。"
+    '在任何笔记本中，先 `from grader import notebook as gk`，再 `gk.check("{task}")` 为内核运行过的代码中的该任务评分，'
+    "并把报告显示在单元格中；`gk.check_all()` 为所有任务评分。\n\n"
+    '中文消息：在任何命令后加上 `--lang zh`（笔记本中用 `gk.check("{task}", lang="zh")`）。\n\n'
+    "这是自查，不是成绩：最终成绩由教师用完整工具包评定，它还会用本工具包没有的样例评分；本工具包无法判定的检查会标为未判定，"
+    "在这里不扣分。",
     "kit.needs_reference": "{door} 需要参考实现，而这是学生工具包：它只带有从参考实现记录下来的答案，不带参考实现本身。请在教师的完整工具包中运行 {door}。",
     "kit.profile_not_recorded": "这个学生工具包只带有 {recorded} 档位的记录答案，没有 {profile} 档位的；请加上 --profile {first} 评分。",
     "kit.banked": "本次评分对照的是从参考实现记录下来的答案（学生工具包，不带参考实现）：这些答案无法判断的检查标为“未评判”，这里不计入它的分数。最终成绩由教师用完整工具包评定。",

@@ -23,8 +23,9 @@ MESSAGES = {
     "the check cell after it: it grades what this notebook defines and shows the "
     "report below the cell. Generated from `skeleton/` by `python -m "
     "grader.notebook_starter`; edit the skeleton, not this file.",
-    "notebook.starter.setup": "## Setup\n\nOn Colab (or wherever gradekit is not installed yet), run the next "
-    "cell once to install it; skip it where gradekit is installed. Then run the imports "
+    "notebook.starter.setup": "## Setup\n\nOn Colab (or wherever gradekit is not installed yet), put the URL of "
+    "the wheel your course gives in the next cell, remove its `#` and run it once (from a clone of the repository: "
+    "the clone's folder instead of the URL); skip it where gradekit is installed. Then run the imports "
     "cell: what the stubs use, and the checks (`gk`).",
     "notebook.starter.task": "## Task `{task}`: {names}",
     "notebook.starter.whole": "## Task `{task}`\n\nThe whole model at work: it learns a few samples and decodes "

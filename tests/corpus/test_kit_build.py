@@ -146,7 +146,8 @@ def test_the_zip_holds_the_wheels_files_and_the_kit_holds_no_reference(kits, tmp
     in_zip = _members(plain)
     folder = f"gradekit-{name}-kit/"
     assert all(m.startswith(folder) for m in in_zip)
-    assert {m[len(folder) :]: d for m, d in in_zip.items()} == in_wheel
+    # the same files, and the zip's README.md (the wheel's description: test_the_zips_readme_is_the_wheels_description)
+    assert {m[len(folder) :]: d for m, d in in_zip.items() if m != f"{folder}README.md"} == in_wheel
     files = set(in_wheel)
     package = f"assignments/{name}"
     # the grader (its templates and sentences), the assignment's package, the skeleton, the contract page
@@ -177,6 +178,45 @@ def test_the_zip_holds_the_wheels_files_and_the_kit_holds_no_reference(kits, tmp
 def _write(path, data):
     path.write_bytes(data)
     return path
+
+
+def _description(wheel):
+    """The long description of a wheel: its METADATA after the headers."""
+    members = _members(wheel)
+    (meta,) = [m for m in members if m.endswith(".dist-info/METADATA")]
+    return members[meta].decode().split("\n\n", 1)[1]
+
+
+@pytest.mark.parametrize("name", sorted(ASSIGNMENTS))
+def test_the_zips_readme_is_the_wheels_description(kits, name):
+    """A student who unzips the kit reads first what one who installs the wheel reads on its page: how to install,
+    start, check, watch and use a notebook, in English then Chinese, made from the assignment."""
+    a = ASSIGNMENTS[name]
+    wheel, plain = kits[name]
+    page = _members(plain)[f"gradekit-{name}-kit/README.md"].decode()
+    assert page == _description(wheel)
+    english, chinese = page.index("the student kit"), page.index("学生工具包")
+    assert english < chinese
+    task = next(t.id for t in a.tasks if t.file)
+    for said in (
+        f"pip install {wheel.name}",
+        f"unzip `{plain.name}`",
+        "`python -m grader`",
+        "%pip install",
+        "`gradekit start my_work`",
+        "`gradekit check my_work --profile quick`",
+        "`gradekit watch my_work`",
+        "`gradekit start my_work.ipynb --notebook`",
+        "from grader import notebook as gk",
+        f'gk.check("{task}")',
+        "--lang zh",
+        "full kit",
+    ):
+        assert said in page[:chinese], said
+    for said in (f"pip install {wheel.name}", "`gradekit start my_work`", f'gk.check("{task}")', "完整工具包"):
+        assert said in page[chinese:], said
+    assert f"`{a.skeleton.relative_to(ROOT).as_posix()}/`" in page
+    assert "gradekit[notebook]" not in page and "scripts/gradekit" not in page
 
 
 # -- the scan, both ways -------------------------------------------------------------------------------------------
@@ -381,6 +421,52 @@ def test_the_unzipped_kit_grades_against_its_answers_and_says_so(unzipped, tmp_p
     assert "--profile quick" in full.stderr and "quick" in full.stderr, full.stderr
 
 
+def _started_as_the_kit_holds_it(fingerprint, kit_zip, dest, name):
+    """Check that ``dest`` (made by ``gradekit start``) holds exactly the kit's skeleton files and its contract page
+    as ``CONTRACT.md``, and that a kit of it passes the scan: nothing a kit refuses."""
+    a = ASSIGNMENTS[name]
+    members = _members(kit_zip)
+    folder = f"gradekit-{name}-kit/"
+    skeleton = folder + a.skeleton.relative_to(ROOT).as_posix() + "/"
+    expected = {m[len(skeleton) :]: d for m, d in members.items() if m.startswith(skeleton)}
+    expected["CONTRACT.md"] = members[f"{folder}assignments/{name}/docs/{a.contract.name}"]
+    got = {p.relative_to(dest).as_posix(): p.read_bytes() for p in dest.rglob("*") if p.is_file()}
+    assert got == expected
+    assert {f for f in got if f.endswith(".py")} >= set(a.contract_files)
+    made = dest.parent / f"{dest.name}.zip"
+    with zipfile.ZipFile(made, "w") as zf:
+        for rel, data in got.items():
+            zf.writestr(rel, data)
+    assert not fingerprint.scan_archive(made)[1]
+
+
+def test_start_in_the_unzipped_kit_gives_the_skeleton_and_commands_that_run(kits, fingerprint, unzipped, tmp_path):
+    """``python -m grader start`` in the unzipped kit: the kit's stubs and contract, and the check it prints runs as
+    printed there, grading the stubs as the full kit does."""
+    dest = tmp_path / "my_work"
+    out = _run(unzipped, "start", dest)
+    assert out.returncode == 0 and "Traceback" not in out.stderr, out.stdout + out.stderr
+    _started_as_the_kit_holds_it(fingerprint, kits["transformer"][1], dest, "transformer")
+    (check,) = [line.strip() for line in out.stdout.splitlines() if " check " in line]
+    assert check == f"{sys.executable} -m grader check {dest} --profile quick"
+    graded = subprocess.run(
+        ["bash", "-c", check + f" --json {tmp_path / 'r.json'}"],
+        cwd=unzipped,
+        env=_clean_env(HOME=str(unzipped.parent)),
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
+    assert graded.returncode == 1 and text("kit.banked", "en") in graded.stdout, graded.stdout + graded.stderr
+    full = api.check(path=ASSIGNMENTS["transformer"].skeleton, assignment=ASSIGNMENTS["transformer"], profile="quick")
+    assert json.loads((tmp_path / "r.json").read_text(encoding="utf-8"))["score"] == full.score
+    # never over a student's work
+    (dest / "attention.py").write_text("# mine\n")
+    again = _run(unzipped, "start", dest, "--lang", "zh")
+    assert again.returncode == 2 and text("start.refused", "zh", path=dest) in again.stderr, again.stderr
+    assert (dest / "attention.py").read_text() == "# mine\n"
+
+
 def test_a_kit_built_for_some_tasks_grades_those(tmp_path):
     a = ASSIGNMENTS["transformer"]
     built = kit.build(a, tmp_path / "kit", profiles=("quick",), folders=[a.reference], tasks=("masks",))
@@ -523,3 +609,24 @@ def test_the_installed_wheel_grades_the_reference_full_and_the_skeleton_as_the_f
     demo = gradekit("demo")
     assert demo.returncode == 2 and "Traceback" not in demo.stderr
     assert text("kit.needs_reference", "en", door="gradekit demo") in demo.stderr
+
+
+def test_the_installed_wheel_starts_a_folder_of_the_skeleton(kits, fingerprint, installed, tmp_path):
+    """``gradekit start`` from the installed wheel: the stubs and the contract the wheel carries, copied out of
+    site-packages into the student's folder, and nothing a kit refuses."""
+    work = tmp_path / "outside"
+    work.mkdir()
+    out = subprocess.run(
+        [str(installed / "gradekit"), "start", "my_work"],
+        cwd=work,
+        env=_clean_env(HOME=str(tmp_path)),
+        capture_output=True,
+        text=True,
+    )
+    assert out.returncode == 0 and "Traceback" not in out.stderr, out.stdout + out.stderr
+    _started_as_the_kit_holds_it(fingerprint, kits["transformer"][1], work / "my_work", "transformer")
+    printed = [line.strip() for line in out.stdout.splitlines() if line.startswith("    ")]
+    assert printed == [
+        str(installed / "gradekit") + " check my_work --profile quick",
+        str(installed / "gradekit") + " watch my_work",
+    ]
