@@ -214,7 +214,7 @@ def check(
             detail = (
                 str(exc)
                 if isinstance(exc, ipynb.NotebookError)
-                else ("grading a notebook needs the nbformat package: pip install 'gradekit[notebook]'")
+                else ("grading a notebook needs the nbformat package: pip install nbformat")
             )
             raise UsageError(f"submission path {str(path)!r}: {detail}") from None
         snapshot = Snapshot(root=made / "notebook", refused=snapshot.refused)

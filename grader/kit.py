@@ -190,7 +190,7 @@ def catalogue_folders(assignment, dest):
 # -- what a kit holds ----------------------------------------------------------------------------------------------
 
 
-def _files(base, arc, leave_out=()):
+def folder_files(base, arc, leave_out=()):
     """``{name in the kit: path}`` of every file under ``base`` as ``arc/...``: caches, hidden entries, compiled
     Python and the folders or files of ``leave_out`` left out."""
     base = Path(base).resolve()
@@ -237,8 +237,10 @@ def shipped_files(assignment):
     bugs = _module_path(assignment.bugs) if assignment.bugs else None
     if bugs is not None:
         leave_out.append(bugs)
-    files = _files(Path(grader.__file__).parent, "grader", leave_out=[Path(grader.__file__).with_name(KIT_MANIFEST)])
-    files.update(_files(folder, arc, leave_out=leave_out))
+    files = folder_files(
+        Path(grader.__file__).parent, "grader", leave_out=[Path(grader.__file__).with_name(KIT_MANIFEST)]
+    )
+    files.update(folder_files(folder, arc, leave_out=leave_out))
     for i in range(1, len(parts)):
         init = _module_path(".".join(parts[:i]))
         if init is not None and (init / "__init__.py").is_file():
@@ -246,7 +248,7 @@ def shipped_files(assignment):
     for extra in (assignment.skeleton, assignment.data):
         extra = Path(extra).resolve() if extra is not None else None
         if extra is not None and extra.is_dir() and folder not in (extra, *extra.parents):
-            files.update(_files(extra, extra.name))
+            files.update(folder_files(extra, extra.name))
     if assignment.contract is not None and Path(assignment.contract).is_file():
         files[f"{arc}/{KIT_DOCS}/{Path(assignment.contract).name}"] = Path(assignment.contract)
     return dict(sorted(files.items()))

@@ -22,7 +22,6 @@ from grader.assignment import DEFAULT
 CONTRACT = "CONTRACT.md"
 """The contract page's name in the student's folder."""
 NOTEBOOK_SUFFIX = ".ipynb"
-SKIPPED_PARTS = frozenset({"__pycache__", ".pytest_cache", ".mypy_cache", ".ruff_cache", ".hypothesis"})
 
 
 class StartRefused(ValueError):
@@ -55,15 +54,9 @@ def skeleton_files(assignment):
     base = Path(assignment.skeleton)
     if not base.is_dir():
         raise StartRefused("start.no_skeleton", assignment=assignment.name, path=str(base))
-    found = {}
-    for path in sorted(base.rglob("*")):
-        rel = path.relative_to(base)
-        if not path.is_file() or SKIPPED_PARTS.intersection(rel.parts) or any(p.startswith(".") for p in rel.parts):
-            continue
-        if path.suffix in (".pyc", ".pyo"):
-            continue
-        found[rel.as_posix()] = path
-    return found
+    from grader.kit import folder_files  # what a kit carries of a folder is what start copies of it
+
+    return folder_files(base, "")
 
 
 def _is_empty_folder(path):
