@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING
 import torch
 
 from grader import engine, shards
-from grader.assignment import DEFAULT, AssignmentError, load
+from grader.assignment import AssignmentError, command_option, load
 from grader.checks.base import without_local_constants
 from grader.errors import SubmissionError
 from grader.options import CheckOptions, Settings, resolved
@@ -77,10 +77,7 @@ def reproduce_command(path, spec, *, seed=None, sealed=False, assignment=None, c
     as it was given, ``--only`` the check, then ``options`` (the other options that were typed, e.g. ``--profile
     quick --lang zh``) and those that change what is run (assignment, seed, ``--sealed``)."""
     parts = ["check", str(path), "--only", spec.id, *options]
-    if assignment is not None and assignment.name != DEFAULT:
-        # A built-in by its short name, as a user types it; any other by the import path or folder it came from.
-        builtin = assignment.package == f"assignments.{assignment.name}"
-        parts += ["--assignment", assignment.name if builtin else assignment.package]
+    parts += command_option(assignment)
     if seed is not None:
         parts += ["--seed", str(seed)]
     if sealed:

@@ -259,6 +259,16 @@ class Assignment:
 _LOADED: dict = {}
 
 
+def command_option(assignment) -> list:
+    """``["--assignment", spec]`` where ``assignment`` is not the default one (a built-in by its short name, as a user
+    types it; any other by the import path or folder it came from), else ``[]``: what a printed command adds to
+    grade it."""
+    if assignment is None or assignment.name == DEFAULT:
+        return []
+    builtin = assignment.package == f"assignments.{assignment.name}"
+    return ["--assignment", assignment.name if builtin else assignment.package]
+
+
 def load(spec: str | Path | Assignment | None = None) -> Assignment:
     """The assignment ``spec`` names: an ``Assignment`` (returned as is), ``None`` (``DEFAULT``), a built-in
     name (``"transformer"``: ``assignments.transformer``), an import path (``"pkg.mod"``), or a folder holding a

@@ -20,9 +20,8 @@ import inspect
 import json
 from pathlib import Path
 
-from grader.assignment import load
+from grader.assignment import command_option, load
 from grader.messages import text
-from grader.start import assignment_option
 
 DEFAULT_OUT = Path(__file__).resolve().parent.parent / "notebooks" / "starter.ipynb"
 INSTALL = '# %pip install --quiet "<the URL of the wheel your course gives>"'
@@ -73,7 +72,7 @@ def cells(skeleton, assignment=None, *, lang="en"):
     ]
     introduced = set()
     # a check cell names the assignment where the kit grades another by default, as a printed command does
-    option = assignment_option(a)
+    option = command_option(a)
     named = f", assignment={json.dumps(option[1])}" if option else ""
     for task in a.tasks:
         if not task.file:

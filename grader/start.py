@@ -17,7 +17,7 @@ import shutil
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from grader.assignment import DEFAULT
+from grader.assignment import command_option
 
 CONTRACT = "CONTRACT.md"
 """The contract page's name in the student's folder."""
@@ -105,19 +105,10 @@ def _notebook(assignment, path, lang):
     return notebook_starter.build(assignment.skeleton, path, assignment, lang=lang)
 
 
-def assignment_option(assignment):
-    """``["--assignment", spec]`` where ``assignment`` is not the default one (a built-in by its short name, any
-    other by the import path or folder it came from), else ``[]``: what a printed command adds to grade it."""
-    if assignment is None or assignment.name == DEFAULT:
-        return []
-    builtin = assignment.package == f"assignments.{assignment.name}"
-    return ["--assignment", assignment.name if builtin else assignment.package]
-
-
 def next_commands(started, assignment, *, command="gradekit", options=()):
     """``[(message key, command)]``: what to run next, ``command`` being how gradekit was started (already quoted
     for a shell), ``options`` more options to repeat (``--lang zh``)."""
-    extra = [*assignment_option(assignment), *options]
+    extra = [*command_option(assignment), *options]
 
     def line(*words):
         return " ".join([command, *(shlex.quote(str(w)) for w in [*words, *extra])])
