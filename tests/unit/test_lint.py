@@ -60,19 +60,24 @@ def test_a_test_files_tier_is_its_folders():
     assert tier_of(ROOT / "skeleton" / "test_x.py") is None  # a submission's checks, as the plugin collects them
 
 
-def test_a_test_that_starts_a_postgresql_is_in_the_corpus_tier_wherever_its_file_is():
+def test_a_test_that_starts_a_postgresql_or_is_marked_corpus_is_in_the_corpus_tier_wherever_its_file_is():
     class Item:
-        def __init__(self, path, fixtures):
-            self.path, self.fixturenames, self.marks = path, fixtures, []
+        def __init__(self, path, fixtures, marked=()):
+            self.path, self.fixturenames, self.marks, self.marked = path, fixtures, [], list(marked)
 
         def add_marker(self, mark):
             self.marks.append(mark.name)
+
+        def get_closest_marker(self, name):
+            return name if name in self.marked else None
 
     tests = ROOT / "tests"
     items = [
         Item(tests / "unit" / "test_x.py", ["tmp_path", "postgres_url"]),
         Item(tests / "unit" / "test_x.py", ["tmp_path"]),
         Item(tests / "integration" / "test_x.py", ["postgres_url"]),
+        Item(tests / "integration" / "test_x.py", ["tmp_path"], marked=["corpus"]),  # a case marked so itself
+        Item(tests / "integration" / "test_x.py", ["tmp_path"], marked=["browser"]),
     ]
     pytest_collection_modifyitems(None, items)
-    assert [item.marks for item in items] == [["corpus"], ["unit"], ["corpus"]]
+    assert [item.marks for item in items] == [["corpus"], ["unit"], ["corpus"], ["corpus"], ["integration"]]
