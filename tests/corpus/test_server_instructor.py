@@ -51,6 +51,8 @@ ROUTES = [
     ("GET", "/api/gradebook"),
     ("POST", "/api/regrade"),
     ("POST", "/instructor/regrade"),
+    ("GET", "/instructor/review?student=alice"),
+    ("POST", "/instructor/review"),
 ]
 
 
