@@ -23,6 +23,8 @@ import sys
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from grader.errors import Said
+
 KIT_BANK = "answers.bank"
 """A student kit's answer bank, in the assignment's package folder: the reference's answers, recorded (``grader.kit``),
 which the kit grades against, having no reference (``Assignment.has_reference``, ``kit_bank``)."""
@@ -73,19 +75,9 @@ class AssignmentError(ValueError):
     """An assignment that cannot be found or is not well formed; the message says what was expected."""
 
 
-class KitError(AssignmentError):
+class KitError(Said, AssignmentError):
     """What a student kit cannot do: it holds the reference's answers, recorded, not the reference (``grader.kit``).
     A message key and its parameters, said in the user's language by ``say``; ``str`` is the English sentence."""
-
-    def __init__(self, key, **params):
-        self.key = key
-        self.params = params
-        super().__init__(self.say("en"))
-
-    def say(self, lang="en"):
-        from grader.messages import text
-
-        return text(self.key, lang, **self.params)
 
 
 @dataclass(frozen=True)

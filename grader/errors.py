@@ -6,6 +6,21 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 
+class Said(Exception):
+    """An error said by a message key and its parameters (``grader.messages``): ``say(lang)`` in the user's language,
+    ``str`` the English sentence. Put first among an error's bases (``class KitError(Said, AssignmentError)``)."""
+
+    def __init__(self, key, **params):
+        self.key = key
+        self.params = params
+        super().__init__(self.say("en"))
+
+    def say(self, lang="en"):
+        from grader.messages import text
+
+        return text(self.key, lang, **self.params)
+
+
 @dataclass
 class SubmissionError(Exception):
     """Student code could not be loaded or run; carries everything a message needs.

@@ -18,24 +18,15 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from grader.assignment import command_option
+from grader.errors import Said
 
 CONTRACT = "CONTRACT.md"
 """The contract page's name in the student's folder."""
 NOTEBOOK_SUFFIX = ".ipynb"
 
 
-class StartRefused(ValueError):
+class StartRefused(Said, ValueError):
     """``start`` wrote nothing: ``key`` (a message key) and its parameters say why."""
-
-    def __init__(self, key, **params):
-        self.key = key
-        self.params = params
-        super().__init__(self.say("en"))
-
-    def say(self, lang="en"):
-        from grader.messages import text
-
-        return text(self.key, lang, **self.params)
 
 
 @dataclass

@@ -24,6 +24,16 @@ def _after(page, action):
     page.browser.pump(0.2)
 
 
+def _alice_hands_in_masks(server, course):
+    """alice hands in the reference's ``masks.py`` over the API, and it is graded: the submission's API answer."""
+    status, answer = upload(
+        server, course.tokens["alice"], [("masks.py", (ROOT / "solution" / "masks.py").read_bytes())]
+    )
+    assert status == 201, answer
+    assert server.wait_done(answer["id"], course.tokens["alice"])["status"] == "done"
+    return answer
+
+
 def _instructor_page(browser, server, course):
     """The home page in English, where the instructor logs in with their token: the page it leads to."""
     page = browser.open(f"{server.url}/?lang=en")
@@ -68,11 +78,7 @@ def test_the_instructor_reads_the_gradebook_and_the_class_pages(browser, tmp_pat
     Content-Security-Policy violation and no request but the page's own."""
     course = make_course(tmp_path)
     with Server(course) as server:
-        status, answer = upload(
-            server, course.tokens["alice"], [("masks.py", (ROOT / "solution" / "masks.py").read_bytes())]
-        )
-        assert status == 201, answer
-        assert server.wait_done(answer["id"], course.tokens["alice"])["status"] == "done"
+        answer = _alice_hands_in_masks(server, course)
         page = _instructor_page(browser, server, course)
         assert page.evaluate("location.pathname") == "/instructor/"
         assert page.evaluate("document.title") == "Gradebook"  # dave's script did not set it
@@ -140,11 +146,7 @@ def test_the_instructor_reviews_a_student_from_the_gradebook_page(browser, tmp_p
     course = make_course(tmp_path)
     note = '<img src=x id="markup"><script>document.title="ran"</script>'
     with Server(course) as server:
-        status, answer = upload(
-            server, course.tokens["alice"], [("masks.py", (ROOT / "solution" / "masks.py").read_bytes())]
-        )
-        assert status == 201, answer
-        assert server.wait_done(answer["id"], course.tokens["alice"])["status"] == "done"
+        _alice_hands_in_masks(server, course)
         page = _instructor_page(browser, server, course)
         _after(page, "document.querySelector('a[data-review=alice]').click()")
         assert page.evaluate("location.pathname + location.search") == "/instructor/review?student=alice&lang=en"
