@@ -539,13 +539,21 @@ class Server:
             return refused
         cookie = request.cookies.get(COOKIE)
         session = await run_in_threadpool(self.session_who, cookie)
-        given = str(form.get("csrf") or "") if form is not None else ""
-        # the instructor's own session: a student's cookie and its CSRF token beside the instructor's token are refused
-        if session != ("instructor", None) or not given or not hmac.compare_digest(given, self.csrf(cookie)):
-            message = text("server.page.csrf", lang)  # a token's request, or a form from elsewhere
-            return await run_in_threadpool(lambda: self.gradebook_page(request, message=message, status=403))
+        refused = await self._instructor_form_refused(request, cookie, session, form, lang)
+        if refused is not None:
+            return refused
         n = await run_in_threadpool(self.requeue_all)
         return RedirectResponse(f"/instructor/?lang={lang}&queued={n}", 303)
+
+    async def _instructor_form_refused(self, request, cookie, session, form, lang):
+        """The gradebook saying the form was refused (403) unless ``session`` (``cookie``'s) is the instructor's own
+        and ``form`` carries its CSRF token: a bearer token's request, a student's cookie and its CSRF token beside the
+        instructor's token, or a form from elsewhere; else ``None``."""
+        given = str(form.get("csrf") or "") if form is not None else ""
+        if session != ("instructor", None) or not given or not hmac.compare_digest(given, self.csrf(cookie)):
+            message = text("server.page.csrf", lang)
+            return await run_in_threadpool(lambda: self.gradebook_page(request, message=message, status=403))
+        return None
 
     # -- reviews ------------------------------------------------------------------------------------
     def review_file(self):
@@ -626,10 +634,9 @@ class Server:
         if too_large and session == ("instructor", None):
             message = text("server.review.too_large", lang, kb=REVIEW_BYTES >> 10)
             return await run_in_threadpool(lambda: self.gradebook_page(request, message=message, status=413))
-        given = str(form.get("csrf") or "") if form is not None else ""
-        if session != ("instructor", None) or not given or not hmac.compare_digest(given, self.csrf(cookie)):
-            message = text("server.page.csrf", lang)  # a token's request, or a form from elsewhere
-            return await run_in_threadpool(lambda: self.gradebook_page(request, message=message, status=403))
+        refused = await self._instructor_form_refused(request, cookie, session, form, lang)
+        if refused is not None:
+            return refused
         values = {key: str(form.get(key) or "").strip() for key in FIELDS}
         student = str(form.get("student") or "")
         return await run_in_threadpool(self.save_review, request, student, values)
