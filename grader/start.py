@@ -57,7 +57,8 @@ def _is_empty_folder(path):
 def start(dest, assignment, *, notebook=False, lang="en"):
     """Write ``assignment``'s stubs into the new (or empty) folder ``dest``, with ``CONTRACT.md`` beside them; with
     ``notebook``, the starter notebook instead: ``dest`` itself where it ends in ``.ipynb`` (a new file), else
-    ``<assignment name>.ipynb`` in the new or empty folder ``dest`` beside ``CONTRACT.md``. ``Started``;
+    ``<assignment name>.ipynb`` in the new or empty folder ``dest``, beside ``CONTRACT.md`` either way (a notebook
+    written as a new file into another folder: ``_contract_beside``). ``Started``;
     ``StartRefused`` (nothing written) where ``dest`` is taken."""
     dest = Path(dest)
     if notebook and dest.suffix == NOTEBOOK_SUFFIX:
@@ -66,12 +67,15 @@ def start(dest, assignment, *, notebook=False, lang="en"):
         if dest.parent.exists() and not dest.parent.is_dir():
             raise StartRefused("start.refused", path=str(dest.parent))
         skeleton_files(assignment)  # says so where the skeleton is missing, before anything is written
-        return Started(dest=dest, notebook=_notebook(assignment, dest, lang))
+        started = Started(dest=dest, notebook=_notebook(assignment, dest, lang))
+        contract = _contract(assignment)
+        if contract is not None:
+            started.contract = _contract_beside(contract, dest)
+        return started
     if dest.is_symlink() or (dest.exists() and not _is_empty_folder(dest)):
         raise StartRefused("start.refused", path=str(dest))
     files = skeleton_files(assignment)
-    contract = Path(assignment.contract) if assignment.contract is not None else None
-    contract = contract if contract is not None and contract.is_file() else None
+    contract = _contract(assignment)
     if contract is not None and CONTRACT in files:
         contract = None  # the skeleton's own file of that name is what the folder holds
     dest.mkdir(parents=True, exist_ok=True)
@@ -88,6 +92,28 @@ def start(dest, assignment, *, notebook=False, lang="en"):
         started.contract = dest / CONTRACT
         shutil.copyfile(contract, started.contract)
     return started
+
+
+def _contract(assignment):
+    """The assignment's contract page, or ``None`` where it has none."""
+    contract = Path(assignment.contract) if assignment.contract is not None else None
+    return contract if contract is not None and contract.is_file() else None
+
+
+def _contract_beside(contract, notebook):
+    """The contract beside a notebook written as a new file, into a folder that may hold other work: ``CONTRACT.md``
+    where no file has that name (or the one there is this contract already), else ``<notebook>.CONTRACT.md`` where
+    that name is free; ``None`` where both are taken (nothing is written over)."""
+    data = contract.read_bytes()
+    for target in (notebook.parent / CONTRACT, notebook.with_suffix("." + CONTRACT)):
+        if target.is_symlink():
+            continue
+        if not target.exists():
+            target.write_bytes(data)
+            return target
+        if target.is_file() and target.read_bytes() == data:
+            return target
+    return None
 
 
 def _notebook(assignment, path, lang):

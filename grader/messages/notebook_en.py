@@ -21,8 +21,7 @@ MESSAGES = {
     "notebook.starter.title": "# {title}: the starter notebook\n\n"
     "Write each piece in the code cell under its description, run the cell, then run "
     "the check cell after it: it grades what this notebook defines and shows the "
-    "report below the cell. Generated from `skeleton/` by `python -m "
-    "grader.notebook_starter`; edit the skeleton, not this file.",
+    "report below the cell.",
     "notebook.starter.setup": "## Setup\n\nOn Colab (or wherever gradekit is not installed yet), put the URL of "
     "the wheel your course gives in the next cell, remove its `#` and run it once (from a clone of the repository: "
     "the clone's folder instead of the URL); skip it where gradekit is installed. Then run the imports "

@@ -16,8 +16,7 @@ MESSAGES = {
     # -- the starter notebook (grader.notebook_starter) ------------------------------------------------------------
     "notebook.starter.title": "# {title}：入门笔记本\n\n"
     "在每段说明下方的代码单元格里写出对应部分，运行它，再运行紧随其后的检查单元格：它会评判本笔记本中"
-    "定义的代码，并把报告显示在单元格下方。本文件由 `python -m grader.notebook_starter` 根据 "
-    "`skeleton/` 生成；请修改 skeleton，而不是本文件。",
+    "定义的代码，并把报告显示在单元格下方。",
     "notebook.starter.setup": "## 准备\n\n在 Colab 上（或任何尚未安装 gradekit 的地方），把课程给出的 wheel 网址填入下一个"
     "单元格，去掉行首的 `#`，运行一次即可安装（从仓库的克隆安装：用克隆的文件夹代替网址）；已经"
     "安装了 gradekit 就跳过它。然后运行导入单元格：导入各个桩代码用到的模块和检查工具（`gk`）。",

@@ -166,7 +166,8 @@ def test_start_notebook_writes_the_starter_notebook_and_its_check_runs_as_printe
     target = tmp_path / "hw.ipynb"
     code, out, err = start(capsys, target, "--notebook", *option(name))
     assert code == 0, out + err
-    assert [p.name for p in tmp_path.iterdir()] == ["hw.ipynb"]
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["CONTRACT.md", "hw.ipynb"]
+    assert (tmp_path / "CONTRACT.md").read_bytes() == Path(a.contract).read_bytes()
     nb = nbformat.read(target, as_version=4)
     nbformat.validate(nb)
     assert [(c.id, c.cell_type, c.source) for c in nb.cells] == cells(a.skeleton, a)
@@ -177,6 +178,35 @@ def test_start_notebook_writes_the_starter_notebook_and_its_check_runs_as_printe
     assert "Traceback" not in graded.stderr, graded.stdout + graded.stderr
     expected = api.check(path=a.skeleton, assignment=a, profile="quick")
     assert score(graded.stdout) == (expected.score, expected.max_score)
+
+
+def test_a_notebook_file_gets_the_contract_beside_it_and_nothing_is_written_over(tmp_path, capsys):
+    a = load("transformer")
+    contract = Path(a.contract).read_bytes()
+    code, out, err = start(capsys, tmp_path / "one.ipynb", "--notebook")
+    assert code == 0 and text("start.wrote_contract", "en", path=tmp_path / "CONTRACT.md") in out, out + err
+    # the same contract there already: it is the one named, and it is left as it is
+    code, out, err = start(capsys, tmp_path / "two.ipynb", "--notebook")
+    assert code == 0 and text("start.wrote_contract", "en", path=tmp_path / "CONTRACT.md") in out, out + err
+    # a CONTRACT.md of the student's own (another course, notes): left as it is, the contract goes beside the notebook
+    mine = tmp_path / "mine"
+    mine.mkdir()
+    (mine / "CONTRACT.md").write_text("my notes\n")
+    code, out, err = start(capsys, mine / "hw.ipynb", "--notebook")
+    assert code == 0 and text("start.wrote_contract", "en", path=mine / "hw.CONTRACT.md") in out, out + err
+    assert (mine / "CONTRACT.md").read_text() == "my notes\n" and (mine / "hw.CONTRACT.md").read_bytes() == contract
+    # both names taken by other text: nothing is written over, and no contract is named
+    (mine / "hw2.CONTRACT.md").write_text("more notes\n")
+    code, out, err = start(capsys, mine / "hw2.ipynb", "--notebook")
+    assert code == 0 and "CONTRACT" not in out, out + err
+    assert (mine / "hw2.CONTRACT.md").read_text() == "more notes\n"
+    assert sorted(p.name for p in mine.iterdir()) == [
+        "CONTRACT.md",
+        "hw.CONTRACT.md",
+        "hw.ipynb",
+        "hw2.CONTRACT.md",
+        "hw2.ipynb",
+    ]
 
 
 def test_start_notebook_into_a_folder_puts_the_contract_beside_it(tmp_path, capsys):
