@@ -150,6 +150,10 @@ def test_the_instructor_logs_in_on_the_page(course, server, alice_graded):
         assert "Alice Li" in row and "7 / 10" in row and f'href="/submissions/{alice_graded}/report"' in row
         assert "reviewed" in row
         assert re.search(r'<tr data-student="carol">.*?nothing graded', page, re.S)
+        # the page's session can be ended from it; a token has no session to end, so its view shows no such form
+        assert ('action="/logout' in page) == ("Cookie" in who) and ('action="/instructor/regrade' in page) == (
+            "Cookie" in who
+        )
     status, _, body = call("GET", server.url + "/instructor/?lang=zh", headers={"Cookie": cookie})
     assert status == 200 and "成绩册" in body.decode() and "已复核" in body.decode()
     status, _, report = call("GET", f"{server.url}/submissions/{alice_graded}/report", headers={"Cookie": cookie})
