@@ -13,7 +13,7 @@ import torch
 from grader import engine, shards
 from grader.assignment import AssignmentError, command_option, load
 from grader.checks.base import without_local_constants
-from grader.errors import SubmissionError
+from grader.errors import SubmissionError, UsageError  # noqa: F401 - api.UsageError, as callers name it
 from grader.options import CheckOptions, Settings, resolved
 from grader.safetext import bound_result, clean_result
 from grader.submission import ipynb, refcache, replay
@@ -25,10 +25,6 @@ from grader.submission.snapshot import Snapshot, has_code, unwrap
 
 if TYPE_CHECKING:
     from grader.submission.worker import WorkerRunner
-
-
-class UsageError(ValueError):
-    """Bad arguments: the CLI prints the message and exits with status 2."""
 
 
 def resolve_assignment(spec):

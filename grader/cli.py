@@ -11,6 +11,7 @@ import shutil
 import sys
 
 from grader.assignment import DEFAULT, KitError
+from grader.errors import UsageError
 from grader.messages import text
 
 HELP_TASKS = "comma-separated task ids to grade (default: all of the assignment's)"
@@ -521,11 +522,9 @@ def entry():
 def main(argv=None):
     argv = sys.argv[1:] if argv is None else list(argv)
     if argv[:1] == ["demo"]:  # the demo parses its own options (argparse's REMAINDER drops leading ones)
-        from grader import api
-
         try:
             return run_demo(argv[1:])
-        except api.UsageError as exc:
+        except UsageError as exc:
             print(f"gradekit: error: {exc}", file=sys.stderr)
             return 2
         except KitError as exc:
@@ -545,7 +544,6 @@ def main(argv=None):
             # Warm (the assignment's first-call costs paid before its first fork): a sealed check forks a worker
             # for each variant, and each would pay them again.
             server = forkserver.shared(warm=True, assignment=assignment)
-    from grader import api
 
     if server is not None and not server.is_ready():
         from grader.probes import warm_up
@@ -561,7 +559,7 @@ def main(argv=None):
         return 2 if exc.code not in (0, None) else 0
     try:
         return args.func(args)
-    except api.UsageError as exc:
+    except UsageError as exc:
         from grader.safetext import for_terminal
 
         print(f"gradekit: error: {for_terminal(exc)}", file=sys.stderr)

@@ -269,3 +269,8 @@ def located(detail, file, line):
     if (f"({file}, line {line})" in detail if line else file in detail) or f"{file}:{line}" in detail:
         return detail
     return f"{detail} ({file}:{line})" if line else f"{detail} ({file})"
+
+
+class UsageError(ValueError):
+    """Bad arguments: the CLI prints the message and exits with status 2 (``grader.api.UsageError`` too: defined
+    here, where a command that grades nothing can take it without importing torch)."""

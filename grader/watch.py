@@ -18,8 +18,7 @@ import sys
 import time
 from datetime import datetime
 
-from grader import api
-from grader.engine import mark_blocked
+from grader.errors import UsageError
 from grader.messages import text
 from grader.options import CheckOptions
 from grader.safetext import for_terminal
@@ -89,6 +88,8 @@ class Watch:
     """
 
     def __init__(self, path, *, assignment=None, options=None, lang=None, out=None, drawn=None):
+        from grader import api  # here, not above: every gradekit command imports this module for its parser
+
         settings = api.settings(assignment=assignment, options=options)
         self.assignment = settings.assignment
         self.path = path
@@ -99,7 +100,7 @@ class Watch:
             try:
                 self.assignment.require_tasks(self.tasks)
             except ValueError as exc:
-                raise api.UsageError(str(exc)) from None
+                raise UsageError(str(exc)) from None
         self.lang = lang or self.options.lang
         self.out = out if out is not None else sys.stdout
         self.drawn = drawn
@@ -116,9 +117,12 @@ class Watch:
         """Grade ``tasks`` (ids) and keep their results."""
         if not tasks:
             return
+        from grader import api
+        from grader.engine import mark_blocked
+
         try:
             result = api.check(path=self.path, assignment=self.assignment, options=self.options, tasks=tasks)
-        except api.UsageError as exc:
+        except UsageError as exc:
             self.problem = str(exc)
             return
         self.problem = ""

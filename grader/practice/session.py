@@ -12,7 +12,6 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from grader import api
 from grader.assignment import AssignmentError, load
 from grader.practice import drills, workspace
 from grader.practice.history import History, data_dir, recorded_as
@@ -299,6 +298,8 @@ def check(
     elapsed = now - state.started
     time_up = elapsed >= state.limit_s
     withheld = state.no_hints and not time_up
+    from grader import api  # here, not above: every gradekit command imports this module for its parser
+
     result = api.check(
         path=root,
         assignment=state.assignment,

@@ -57,7 +57,7 @@ def _course(arg, lang=None):
         arg = str(Path(arg) / FILE_NAME)
     course = course_config(arg, students=False)
     if course is None:
-        from grader.api import UsageError
+        from grader.errors import UsageError
 
         raise UsageError(text("server.cli.no_config", lang or "en", name=FILE_NAME))
     return course
@@ -74,7 +74,7 @@ def _store(course, lang):
 
 
 def _missing(exc, lang):
-    from grader.api import UsageError
+    from grader.errors import UsageError
 
     return UsageError(text("server.cli.missing_packages", lang, name=getattr(exc, "name", exc)))
 
@@ -101,7 +101,7 @@ def _migrated(store, lang):
 
 
 def cmd_init(args):
-    from grader.api import UsageError
+    from grader.errors import UsageError
     from grader.server.store import StoreError
 
     course = _course(args.config, args.lang)
@@ -130,7 +130,7 @@ def _safe_url(url):
 
 
 def cmd_roster_import(args):
-    from grader.api import UsageError
+    from grader.errors import UsageError
     from grader.server.store import NotInitialised, StoreError
 
     course = _course(args.config, args.lang)
@@ -159,7 +159,7 @@ def cmd_run(args):
     import dataclasses
     import logging
 
-    from grader.api import UsageError
+    from grader.errors import UsageError
 
     course = _course(args.config, args.lang)
     lang = args.lang or course.lang or "en"
@@ -219,7 +219,7 @@ def cmd_db_status(args):
     course = _course(args.config, args.lang)
     lang = args.lang or course.lang or "en"
     _imports(lang)
-    from grader.api import UsageError
+    from grader.errors import UsageError
     from grader.server.store import StoreError
 
     store = _store(course, lang)
@@ -248,7 +248,7 @@ def cmd_db_status(args):
 
 
 def cmd_submit(args):
-    from grader.api import UsageError
+    from grader.errors import UsageError
     from grader.server.client import SubmitError, submit, token_from
 
     try:

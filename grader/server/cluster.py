@@ -174,7 +174,7 @@ def _said(exc):
 def connect(address, plan, lang, judges):
     """The ``Cluster`` of ``[server] scheduler`` ``address``, connected, said on stdout; ``UsageError`` when Dask is
     not installed or the scheduler cannot be reached, before anything is served."""
-    from grader.api import UsageError
+    from grader.errors import UsageError
 
     try:
         import distributed as _  # noqa: F401 - only to know it is there
