@@ -15,193 +15,57 @@ each check that draws examples on the default examples and again on held-back on
 secret and the check's id, and a check earns its points only where it passes on both: the replay loses the two
 equivalence checks it won from the bank; the reference and correct submissions written in other styles keep every
 point; two runs give the same scores; the batch without a secret says once how to add one; a kit holding the
-secret is refused.
+secret is refused. The class graded by ``batch`` is in ``tests/corpus/test_held_back_batch.py``; this file grades one
+submission at a time, Gradescope's run and the configuration.
 """
 
-import csv
 import json
 import shutil
 import zipfile
-from pathlib import Path
 
 import pytest
-from markupsafe import escape
 
 from grader import api, kit
 from grader.assignment import load
 from grader.batch import gradescope_build, gradescope_run
-from grader.batch.cli import closing_lines
-from grader.batch.runner import batch
 from grader.config import ConfigError, CourseConfig, held_back_seed
-from grader.messages import text
 from grader.options import DEFAULTS
-
-HERE = Path(__file__).resolve().parents[1]
-REPLAY = HERE / "hostile" / "replay"
-A = load("transformer")
-TASKS = ("sdpa", "layernorm")
-REPLAYED = {"sdpa.equivalence", "layernorm.equivalence"}
-"""The checks the replay passes only by the bank: they compare with the reference's answer to its very inputs."""
-NO_REPLAY = {"sdpa.float32", "layernorm.devices"}
-"""The checks no replay passes: the reference is asked about float64 inputs, the submission is given float32."""
-CORRECT = {
-    "reference": A.reference,
-    "einsum": HERE / "submissions" / "alt_einsum",
-    "blind": HERE / "blind" / "correct" / "per_head_loops",
-}
-SECRET = "correct horse battery staple, term 2026"
-
-
-def _statuses(result):
-    return {c.id: c.status for t in result.tasks for c in t.checks}
+from tests.held_back import (
+    HERE,
+    NO_REPLAY,
+    REPLAY,
+    REPLAYED,
+    SECRET,
+    TASKS,
+    A,
+    course_file,
+    record_bank,
+    replay_beside,
+    statuses,
+)
 
 
 @pytest.fixture(scope="module")
 def bank(tmp_path_factory):
-    """The bank a student kit of these tasks holds (recorded over the reference, as ``kit build`` records it)."""
-    path = tmp_path_factory.mktemp("bank") / "answers.bank"
-    return kit.record(A, [A.reference], profiles=("quick",), tasks=TASKS).save(path)
+    return record_bank(tmp_path_factory)
 
 
 @pytest.fixture(scope="module")
 def replay(tmp_path_factory, bank):
-    """The replay with the kit's bank beside it: its own files over the assignment's skeleton (the files it leaves
-    as handed out are not kept twice)."""
-    folder = tmp_path_factory.mktemp("replay") / "replay"
-    shutil.copytree(A.skeleton, folder, ignore=shutil.ignore_patterns("__pycache__"))
-    shutil.copytree(REPLAY, folder, dirs_exist_ok=True, ignore=shutil.ignore_patterns("__pycache__"))
-    shutil.copy(bank, folder / "answers.bank")
-    return folder
-
-
-def _course(folder, secret):
-    """A course configuration grading ``TASKS``; with ``secret``, held in a file of its own beside it."""
-    folder.mkdir(parents=True, exist_ok=True)
-    lines = [f"tasks = {json.dumps(list(TASKS))}"]
-    if secret is not None:
-        (folder / "secret.txt").write_text(secret + "\n", encoding="utf-8")
-        lines += ["[held_back]", 'secret_file = "secret.txt"']
-    (folder / "gradekit.toml").write_text("\n".join(lines) + "\n", encoding="utf-8")
-    return folder / "gradekit.toml"
-
-
-@pytest.fixture(scope="module")
-def graded(tmp_path_factory, replay):
-    """One class (the replay and three correct submissions) graded by ``batch -j 1``: with a secret, twice (the
-    second forced), and without one."""
-    base = tmp_path_factory.mktemp("held-back")
-    cls = base / "class"
-    cls.mkdir()
-    shutil.copytree(replay, cls / "replay")
-    for name, folder in CORRECT.items():
-        shutil.copytree(folder, cls / name)
-    runs = {}
-    for label, secret, force in (("secret", SECRET, False), ("again", SECRET, True), ("none", None, False)):
-        out = base / ("out-none" if secret is None else "out")
-        config = _course(base / f"course-{'none' if secret is None else 'secret'}", secret)
-        result = batch(submissions=cls, out=out, jobs=1, profile="quick", config=config, figures=False, force=force)
-        rows = {
-            r["student_id"]: r
-            for r in csv.DictReader((out / "gradebook.csv").read_text(encoding="utf-8-sig").splitlines())
-        }
-        gradings = {
-            name: json.loads((out / name / "grading.json").read_text(encoding="utf-8"))["result"] for name in rows
-        }
-        runs[label] = {"result": result, "rows": rows, "gradings": gradings, "out": out}
-    return runs
-
-
-def _checks(grading):
-    return {c["id"]: c for t in grading["tasks"] for c in t["checks"]}
+    return replay_beside(tmp_path_factory, bank)
 
 
 # -- the replay ----------------------------------------------------------------------------------------------------
 
 
 def test_the_replay_wins_its_checks_in_the_kit_by_the_bank_alone(replay, bank, tmp_path):
-    got = _statuses(api.check(path=replay, assignment=A, profile="quick", tasks=TASKS, bank=str(bank)))
+    got = statuses(api.check(path=replay, assignment=A, profile="quick", tasks=TASKS, bank=str(bank)))
     assert {c for c, s in got.items() if s != "passed"} == NO_REPLAY
     without = tmp_path / "replay"  # the same code without the bank beside it: its own answers fail
     shutil.copytree(replay, without)
     (without / "answers.bank").unlink()
-    alone = _statuses(api.check(path=without, assignment=A, profile="quick", tasks=TASKS, bank=str(bank)))
+    alone = statuses(api.check(path=without, assignment=A, profile="quick", tasks=TASKS, bank=str(bank)))
     assert {c for c, s in alone.items() if s != "passed"} == NO_REPLAY | REPLAYED
-
-
-def test_without_a_secret_the_final_grade_gives_the_replay_what_the_kit_gives(graded):
-    checks = _checks(graded["none"]["gradings"]["replay"])
-    assert {c for c, v in checks.items() if v["status"] != "passed"} == NO_REPLAY
-    assert graded["none"]["gradings"]["replay"]["held_back"] is None
-    assert all(not v["sets"] for v in checks.values())
-
-
-def test_with_a_secret_the_replay_loses_what_it_won_from_the_bank(graded):
-    grading = graded["secret"]["gradings"]["replay"]
-    checks = _checks(grading)
-    assert {c for c, v in checks.items() if v["status"] != "passed"} == NO_REPLAY | REPLAYED
-    for c in REPLAYED:  # passed on the kit's examples, failed on the held-back ones, and says so
-        assert checks[c]["sets"] == {"kit": "passed", "held_back": "failed"}
-        assert "note.held_back_failed" in [n["key"] for n in checks[c]["notes"]]
-        assert checks[c]["message"]["key"] == "fail.mismatch"
-    lost = sum(checks[c]["max_score"] for c in REPLAYED)
-    none = graded["none"]["rows"]["replay"]
-    assert float(graded["secret"]["rows"]["replay"]["total"]) == pytest.approx(float(none["total"]) - lost)
-    # 9 checks on the kit's examples, 8 on held-back ones (layernorm.contract draws none: its questions are the same)
-    assert grading["held_back"] == {"kit": [7, 9], "held_back": [4, 8]}
-
-
-# -- correct submissions, re-runs, what is said ---------------------------------------------------------------------
-
-
-@pytest.mark.parametrize("name", sorted(CORRECT))
-def test_correct_submissions_keep_every_point_on_both_sets(graded, name):
-    row = graded["secret"]["rows"][name]
-    grading = graded["secret"]["gradings"][name]
-    assert grading["score"] == grading["max_score"] == float(row["max"]), row  # the reference's row: a copy, zeroed
-    assert row["status"] == ("copy" if name == "reference" else "ok")
-    assert grading["held_back"] == {"kit": [9, 9], "held_back": [8, 8]}  # layernorm.contract draws nothing
-    columns = ("kit_passed", "kit_checks", "held_back_passed", "held_back_checks")
-    assert [row[c] for c in columns] == ["9", "9", "8", "8"]
-
-
-def test_two_runs_with_the_secret_give_the_same_scores_and_verdicts(graded):
-    first, again = graded["secret"], graded["again"]
-    assert again["result"].graded == len(CORRECT) + 1  # forced: every submission graded again
-    for name in first["rows"]:
-        a, b = _checks(first["gradings"][name]), _checks(again["gradings"][name])
-        assert {c: (v["status"], v["score"], v["sets"]) for c, v in a.items()} == {
-            c: (v["status"], v["score"], v["sets"]) for c, v in b.items()
-        }
-        assert first["rows"][name]["total"] == again["rows"][name]["total"]
-
-
-def test_a_batch_without_a_secret_says_so_once_and_one_with_it_says_nothing(graded):
-    said = text("batch.cli.no_held_back", "en")
-    assert closing_lines(graded["none"]["result"], "en").count(said) == 1
-    assert said not in closing_lines(graded["secret"]["result"], "en")
-    header = (graded["none"]["out"] / "gradebook.csv").read_text(encoding="utf-8-sig").splitlines()[0]
-    assert "held_back" not in header
-
-
-def test_the_reports_say_how_many_checks_passed_on_each_set_in_both_languages(graded):
-    out = graded["secret"]["out"] / "replay"
-    grading = graded["secret"]["gradings"]["replay"]
-    (kit_passed, kit_checks), (held, held_checks) = grading["held_back"]["kit"], grading["held_back"]["held_back"]
-    counts = dict(kit=kit_passed, kit_total=kit_checks, held=held, held_total=held_checks)
-    page = (out / "report.html").read_text(encoding="utf-8")
-    assert str(escape(text("ui.held_back_short", "en", **counts))) in page  # as the report's template escapes
-    assert text("ui.held_back", "en", **counts) in (out / "gradescope.json").read_text(encoding="utf-8")
-    assert json.loads((out / "results.json").read_text(encoding="utf-8"))["held_back"] == grading["held_back"]
-    zh = text("ui.held_back", "zh", **counts)
-    assert str(held) in zh and str(held_checks) in zh and zh != text("ui.held_back", "en", **counts)
-
-
-def test_no_output_holds_the_secret_or_the_seeds_made_of_it(graded):
-    seed = held_back_seed(SECRET.encode())
-    for path in graded["secret"]["out"].rglob("*"):
-        if path.is_file():
-            data = path.read_bytes()
-            assert SECRET.encode() not in data and str(seed).encode() not in data, path
 
 
 # -- the course configuration, Gradescope and the kit ---------------------------------------------------------------
@@ -236,7 +100,7 @@ def test_the_secret_is_read_from_the_file_the_variable_or_the_configuration(tmp_
 
 
 def test_gradescope_grades_both_sets_from_the_seed_it_was_built_with(tmp_path, replay):
-    config = _course(tmp_path / "course", SECRET)
+    config = course_file(tmp_path / "course", SECRET)
     zip_path = gradescope_build.build(out=tmp_path / "autograder.zip", config=config, profile="quick")
     with zipfile.ZipFile(zip_path) as zf:
         assert not [n for n in zf.namelist() if SECRET.encode() in zf.read(n)]
@@ -277,7 +141,7 @@ def test_kit_build_gives_the_builder_the_courses_secret(tmp_path, monkeypatch, b
         raise kit.KitRefused([kit.Finding("secret", "x")])
 
     monkeypatch.setattr(kit, "build", build)
-    config = _course(tmp_path / "course", SECRET)
+    config = course_file(tmp_path / "course", SECRET)
     assert cli.main(["kit", "build", "--out", str(tmp_path / "kit"), "--bank", str(bank), "--config", str(config)]) == 1
     assert seen["secrets"] == (SECRET.encode(),)
 
