@@ -6,6 +6,8 @@ import json
 import shutil
 from pathlib import Path
 
+import pytest
+
 from grader import kit
 from grader.assignment import load
 
@@ -35,15 +37,14 @@ def checks_of(grading):
 
 
 def record_bank(tmp_path_factory):
-    """The bank a student kit of these tasks holds (recorded over the reference, as ``kit build`` records it): the
-    test files' module fixture ``bank``."""
+    """The bank a student kit of these tasks holds (recorded over the reference, as ``kit build`` records it)."""
     path = tmp_path_factory.mktemp("bank") / "answers.bank"
     return kit.record(A, [A.reference], profiles=("quick",), tasks=TASKS).save(path)
 
 
 def replay_beside(tmp_path_factory, bank):
     """The replay with the kit's bank beside it: its own files over the assignment's skeleton (the files it leaves
-    as handed out are not kept twice); the test files' module fixture ``replay``."""
+    as handed out are not kept twice)."""
     folder = tmp_path_factory.mktemp("replay") / "replay"
     shutil.copytree(A.skeleton, folder, ignore=shutil.ignore_patterns("__pycache__"))
     shutil.copytree(REPLAY, folder, dirs_exist_ok=True, ignore=shutil.ignore_patterns("__pycache__"))
@@ -60,3 +61,18 @@ def course_file(folder, secret):
         lines += ["[held_back]", 'secret_file = "secret.txt"']
     (folder / "gradekit.toml").write_text("\n".join(lines) + "\n", encoding="utf-8")
     return folder / "gradekit.toml"
+
+
+def module_fixtures():
+    """``(bank, replay)``: ``record_bank`` and ``replay_beside`` as module-scoped fixtures, made once per test file
+    that takes them (``bank, replay = module_fixtures()`` at its top)."""
+
+    @pytest.fixture(scope="module")
+    def bank(tmp_path_factory):
+        return record_bank(tmp_path_factory)
+
+    @pytest.fixture(scope="module")
+    def replay(tmp_path_factory, bank):
+        return replay_beside(tmp_path_factory, bank)
+
+    return bank, replay

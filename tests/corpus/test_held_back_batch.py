@@ -13,17 +13,9 @@ from grader.batch.cli import closing_lines
 from grader.batch.runner import batch
 from grader.config import held_back_seed
 from grader.messages import text
-from tests.held_back import CORRECT, NO_REPLAY, REPLAYED, SECRET, checks_of, course_file, record_bank, replay_beside
+from tests.held_back import CORRECT, NO_REPLAY, REPLAYED, SECRET, checks_of, course_file, module_fixtures
 
-
-@pytest.fixture(scope="module")
-def bank(tmp_path_factory):
-    return record_bank(tmp_path_factory)
-
-
-@pytest.fixture(scope="module")
-def replay(tmp_path_factory, bank):
-    return replay_beside(tmp_path_factory, bank)
+bank, replay = module_fixtures()
 
 
 @pytest.fixture(scope="module")

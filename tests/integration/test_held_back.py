@@ -39,20 +39,11 @@ from tests.held_back import (
     TASKS,
     A,
     course_file,
-    record_bank,
-    replay_beside,
+    module_fixtures,
     statuses,
 )
 
-
-@pytest.fixture(scope="module")
-def bank(tmp_path_factory):
-    return record_bank(tmp_path_factory)
-
-
-@pytest.fixture(scope="module")
-def replay(tmp_path_factory, bank):
-    return replay_beside(tmp_path_factory, bank)
+bank, replay = module_fixtures()
 
 
 # -- the replay ----------------------------------------------------------------------------------------------------
