@@ -20,6 +20,8 @@ answers 503 and leaves nothing of it. The hourly limit is counted again in the t
 asker's language (``?lang=zh``, else ``Accept-Language``, else the course's).
 """
 
+import asyncio
+import collections
 import csv
 import dataclasses
 import hmac
@@ -62,6 +64,11 @@ MAX_FILES = 50
 DRAIN_BYTES = 64 << 20
 """Bytes of an upload over the limit still read (and dropped) so that the client, done sending, reads the 413;
 past them the answer goes at once and the connection closes."""
+UPLOADS_AT_ONCE = 4
+"""Hand-ins of one student read at once (each holds up to ``max_upload_mb`` in memory until stored); past that, 429."""
+BODY_IDLE_S = 30.0
+"""Seconds a hand-in's body may stop coming before the hand-in is dropped (408)."""
+_STALLED = object()
 REVIEW_BYTES = 64 << 10
 """Most bytes the review form may send (its note and why)."""
 _NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,99}$")
@@ -101,6 +108,8 @@ class Server:
         self.lang = course.lang or "en"
         self._plan = plan
         self._assignment = None
+        self._reading: collections.Counter = collections.Counter()
+        """Student -> hand-ins of theirs being read now (``receive``)."""
         self.classes = ClassPages(store, self.assignment, self.plan)
 
     def plan(self):
@@ -213,7 +222,7 @@ class Server:
         who = self.who(request)
         if who is None:
             return None, self.error(request, 401, "server.auth.missing")
-        row = self.store.submission(sid)
+        row = self.store.submission(sid) if 0 < sid < 1 << 63 else None  # past the database's integers: none such
         if row is None or (who[0] == "student" and row.student != who[1]):
             return None, self.error(request, 404, "server.submission.unknown", id=sid)
         return row, None
@@ -243,15 +252,21 @@ class Server:
         length = request.headers.get("content-length", "")
         if length.isdigit() and int(length) > limit + DRAIN_BYTES:
             return None, too_big
-        body, seen = bytearray(), 0
-        async for chunk in request.stream():  # read to its end: a client still sending would not read the 413
-            seen += len(chunk)
-            if seen > limit + DRAIN_BYTES:
-                return None, too_big
-            if seen <= limit:
-                body += chunk
-        if seen > limit:
+        # A student's hand-ins being read at once are few (each holds up to the upload limit in memory until it is
+        # stored), and a body that stops coming is dropped: one student cannot pin the server's memory.
+        if self._reading[student] >= UPLOADS_AT_ONCE:
+            return None, self.error(request, 429, "server.upload.busy", n=UPLOADS_AT_ONCE, headers={"Retry-After": "5"})
+        self._reading[student] += 1
+        try:
+            body = await self._read_body(request, limit)
+        finally:
+            self._reading[student] -= 1
+            if not self._reading[student]:
+                del self._reading[student]
+        if body is None:
             return None, too_big
+        if body is _STALLED:
+            return None, self.error(request, 408, "server.upload.stalled", s=BODY_IDLE_S)
         form = await _form(request, bytes(body))
         if form is None:
             return None, self.error(request, 400, "server.upload.unreadable")
@@ -293,6 +308,22 @@ class Server:
         if self.grader is not None:
             self.grader.wake()
         return sid, None
+
+    @staticmethod
+    async def _read_body(request, limit):
+        """The request's body, read to its end (a client still sending would not read a 413); ``None`` past
+        ``limit``; ``_STALLED`` when no byte came for ``BODY_IDLE_S`` seconds."""
+        body, seen = bytearray(), 0
+        try:
+            async for chunk in _arriving(request):
+                seen += len(chunk)
+                if seen > limit + DRAIN_BYTES:
+                    return None
+                if seen <= limit:
+                    body += chunk
+        except _Stalled:
+            return _STALLED
+        return None if seen > limit else body
 
     async def post_submission(self, request):
         who = self.who(request, cookie=False)
@@ -715,6 +746,8 @@ class Server:
 
     async def login(self, request):
         lang = self.lang_of(request)
+        if _cross_site(request):  # a page elsewhere posting a token would log the visitor in as that token's owner
+            return self.page(request, message=text("server.page.cross_site", lang), status=403)
         form = await _form(request, await _capped_body(request, 4096))
         token = str(form.get("token") or "") if form is not None else ""
         who = await run_in_threadpool(self.store.who, token)
@@ -823,12 +856,47 @@ def _pick(rows, policy):
     return max(rows, key=lambda r: r.id)
 
 
+def _cross_site(request):
+    """Whether a form was posted from another site: the browser says so (``Sec-Fetch-Site``: anything but our own
+    origin or the user's own action), or, from a browser that does not, its ``Origin`` names another host than the
+    one asked (``null``: a sandboxed or privacy-stripped origin). A request with neither is not a browser's form."""
+    fetch = request.headers.get("sec-fetch-site")
+    if fetch is not None:
+        return fetch.strip().lower() not in ("same-origin", "none")
+    origin = request.headers.get("origin")
+    if origin is None:
+        return False
+    host = request.headers.get("host", "")
+    return origin.strip().lower() == "null" or urllib.parse.urlsplit(origin.strip()).netloc.lower() != host.lower()
+
+
+class _Stalled(Exception):
+    """A request's body stopped coming: no byte for ``BODY_IDLE_S`` seconds."""
+
+
+async def _arriving(request):
+    """The chunks of ``request``'s body as they come; ``_Stalled`` when none comes for ``BODY_IDLE_S`` seconds."""
+    chunks = request.stream().__aiter__()
+    while True:
+        try:
+            yield await asyncio.wait_for(chunks.__anext__(), BODY_IDLE_S)
+        except StopAsyncIteration:
+            return
+        except asyncio.TimeoutError:
+            raise _Stalled from None
+
+
 async def _capped_body(request, limit):
+    """A small form's body (the login, log-out and regrade forms); empty past ``limit`` bytes or when it stops coming
+    (the form is then unreadable, and refused)."""
     body = bytearray()
-    async for chunk in request.stream():
-        body += chunk
-        if len(body) > limit:
-            return b""
+    try:
+        async for chunk in _arriving(request):
+            body += chunk
+            if len(body) > limit:
+                return b""
+    except _Stalled:
+        return b""
     return bytes(body)
 
 
@@ -894,8 +962,19 @@ def create_app(course, *, grader=None, store=None, plan=None):
         log.error("database error: %s", type(exc).__name__)
         return server.error(request, 503, "server.store.unavailable")
 
+    def no_route(request, exc):  # no such route, or not by that method: said as every error is, in JSON
+        key = "server.http.method" if exc.status_code == 405 else "server.http.not_found"
+        return server.error(request, exc.status_code, key, headers=getattr(exc, "headers", None))
+
+    def failed(request, exc):  # a bug of the server's: its traceback goes to the log, the asker reads a sentence
+        return server.error(request, 500, "server.http.internal")
+
     # Any route whose database call fails (locked past its timeout, a PostgreSQL server away) answers 503, not 500.
-    app = Starlette(routes=routes, lifespan=lifespan, exception_handlers={sa.exc.SQLAlchemyError: database_away})
+    app = Starlette(
+        routes=routes,
+        lifespan=lifespan,
+        exception_handlers={sa.exc.SQLAlchemyError: database_away, 404: no_route, 405: no_route, Exception: failed},
+    )
     return _headers(app)
 
 

@@ -207,7 +207,10 @@ def cmd_run(args):
     app = create_app(course, grader=judges, store=store, plan=grading)
     print(text("server.cli.running", lang, url=f"http://{host}:{port}/", data=store.data), flush=True)
     # No access log: a line per request is not needed, and no request's header or query ever reaches a log.
-    uvicorn.run(app, host=host, port=port, access_log=False, log_level="info", server_header=False)
+    # A request's head must come within seconds (``deadline``: uvicorn itself waits for it without end).
+    from grader.server.deadline import HeadDeadline
+
+    uvicorn.run(app, host=host, port=port, access_log=False, log_level="info", server_header=False, http=HeadDeadline)
     return 0
 
 
