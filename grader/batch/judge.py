@@ -81,7 +81,8 @@ class Job:
     hash: str = ""
     """The digest of the submission's content and the batch's options: the cache's key, kept in the record."""
     source: str | None = None
-    """The submission's folder as the batch found it (``None`` for a zip): a label the results name, never read."""
+    """The submission as the batch found it (its folder, notebook or zip): a label the results name (the rerun lines),
+    never read."""
     refused: tuple = ()
     """What the snapshot left out (links, special files, files over the caps): ``Refused.to_dict()`` dicts."""
     path: str = ""
@@ -94,7 +95,9 @@ class Job:
     def for_submission(self, sub, digest):
         """This batch's job for ``sub`` (a prepared ``sources.Submission``) whose content hashed to ``digest``; where
         it is graded is left to the pool."""
-        source = os.path.abspath(sub.source) if sub.source.suffix.lower() != ".zip" else None
+        # What the reports' rerun lines name: the submission as handed in (a folder, a notebook, a zip: gradekit
+        # check takes each), never the snapshot, a scratch folder gone when the batch ends.
+        source = os.path.abspath(sub.source)
         return dataclasses.replace(
             self, student=sub.student, hash=digest, source=source, refused=tuple(r.to_dict() for r in sub.refused)
         )

@@ -9,7 +9,10 @@ scores do not depend on order or parallelism, and that a re-run only re-grades w
 import csv
 import json
 import os
+import shlex
 import shutil
+import subprocess
+import sys
 import zipfile
 from pathlib import Path
 
@@ -63,6 +66,8 @@ def graded(tmp_path_factory):
         hostile.build(name, cls / name)
     hostile.near_copy(cls / "nearcopy")
     _zip_folder(SUBMISSIONS / "alt_functional", cls / "good.zip", top="my-submission")
+    hostile.build("buggy", base / "buggyzip")
+    _zip_folder(base / "buggyzip", cls / "buggyzip.zip")
     with zipfile.ZipFile(cls / "unsafe.zip", "w") as zf:
         zf.writestr("../escape.py", "print('out')")
     out = base / "out"
@@ -102,6 +107,7 @@ def test_every_submission_has_a_row_and_the_outputs(graded):
             "buggy",
             "nearcopy",
             "good",
+            "buggyzip",
             "unsafe",
         ]
     )
@@ -113,6 +119,21 @@ def test_every_submission_has_a_row_and_the_outputs(graded):
             assert (graded["out"] / student / name).is_file(), (student, name)
     index = (graded["out"] / "index.html").read_text()
     assert 'href="good/report.html"' in index and "<script" not in index and "http" not in index.split("<body>")[1]
+
+
+def test_a_zips_rerun_lines_name_the_zip_and_run_as_printed(graded):
+    """A failing check's rerun line names the submission as handed in (the zip), not the batch's snapshot (a scratch
+    folder gone when the batch ends); run as printed, it fails the same check."""
+    zipped = graded["class"] / "buggyzip.zip"
+    results = json.loads((graded["out"] / "buggyzip" / "results.json").read_text(encoding="utf-8"))
+    lines = [c["reproduce"] for t in results["tasks"] for c in t["checks"] if c["status"] == "failed"]
+    assert lines and all(shlex.split(line)[2] == str(zipped) for line in lines), lines
+    words = shlex.split(lines[0])
+    done = subprocess.run(
+        [sys.executable, "-m", "grader", *words[1:]], capture_output=True, text=True, timeout=300, cwd=graded["base"]
+    )
+    only = words[words.index("--only") + 1]
+    assert done.returncode == 1 and only in done.stdout and "1 of 1 checks did not pass." in done.stdout, done.stdout
 
 
 def test_a_correct_zip_with_a_top_folder_gets_full_marks(graded):
