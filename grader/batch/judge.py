@@ -76,6 +76,9 @@ class Job:
     held_back: int | None = None
     """The held-back seed, made of the course secret (``CourseConfig.held_back_seed``): the final grade's examples
     that no student kit holds; ``None``: the default examples only."""
+    rerun_lines: bool = True
+    """Whether each failing check's rerun line is kept: a batch's name the hand-in on the instructor's machine; the
+    course server's students could not run a line naming the server's copy, so theirs are left out."""
     student: str = ""
     """The student's id, as the gradebook shows it."""
     hash: str = ""
@@ -273,6 +276,10 @@ def grade(job):
     verdict = compare(job.path, assignment)
     copy = verdict.copy
     result.submission = job.student  # not the temporary folder a zip was extracted to
+    if not job.rerun_lines:
+        for task in result.tasks:
+            for c in task.checks:
+                c.reproduce = ""
     policy = job.copy_policy
     problems = problems_of(result, copy, policy)
     status = problems[0][0] if problems else "ok"

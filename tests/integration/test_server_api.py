@@ -12,6 +12,7 @@ import urllib.parse
 
 import pytest
 
+from grader import api
 from tests.server_helpers import (
     ROOT,
     Server,
@@ -76,6 +77,27 @@ def test_submit_reference_and_skeleton_by_the_cli(course, server, graded):
     assert "script-src 'unsafe-inline'" not in csp and "form-action 'none'" in csp
     assert headers["X-Content-Type-Options"] == "nosniff"
     assert b"<html" in body and b"alice" in body
+
+
+def test_a_failing_checks_report_on_the_server_has_no_rerun_line(course, server, graded, tmp_path):
+    """The same mistake graded by a batch gets a rerun line naming the hand-in on the instructor's machine; on the
+    server that line would name the server's copy, which the student has not: their report leaves it out."""
+    from grader.assignment import load
+    from grader.bugs.catalogue import Catalogue
+
+    bug = Catalogue(load()).by_id["masks.causal_blocks_diagonal"]
+    folder = Catalogue(load()).write_mutant(bug, tmp_path / "mutant")
+    alone = api.check(path=folder, tasks=["masks"], profile="quick", sealed=True)
+    failing = [c for t in alone.tasks for c in t.checks if c.status == "failed"]
+    assert failing and all("--only" in c.reproduce for c in failing)  # graded elsewhere, each has its line
+    dave = course.tokens["dave"]  # a student the other tests here leave alone
+    status, answer = upload(server, dave, [("masks.py", (folder / "masks.py").read_bytes())])
+    assert status == 201, answer
+    view = server.wait_done(answer["id"], dave)
+    assert view["status"] == "done" and view["score"] < view["max_score"], view
+    status, _, report = call("GET", server.url + view["report"], dave)
+    assert status == 200 and failing[0].id.encode() in report
+    assert b"--only" not in report and b"gradekit check" not in report
 
 
 def test_submit_says_it_in_chinese(course, server):
