@@ -156,17 +156,34 @@ def _charge_once(g, specs, slots, calls):
 
     A task with no code of its own (``overfit``: the whole learning) is then graded again over the reference's parts
     of the smallest passing task beneath it that holds every task still failing (``_mending_task``): if the
-    submission's whole learns with those, the defects are charged where they are, once."""
+    submission's whole learns with those, the defects are charged where they are, once.
+
+    A grading of some tasks (``--tasks``, ``--only``) charges as the whole grading would: where a check fails and no
+    task beneath it graded here fails, the tasks beneath that this grading left out are graded too (once each,
+    unreported: ``_failing_unchecked``), and those failing count as failing here."""
     a = g.assignment
     failing = {r.task for r in slots if r.status != "passed"}
+    graded = {s.task for s in specs}
+    unchecked_results: dict[str, bool] = {}
+
+    def beneath_of(task):
+        here = [d for d in a.all_deps(task) if d in failing]
+        if here:
+            return here
+        elsewhere = _failing_left_out(g, task, graded, unchecked_results)
+        failing.update(elsewhere)
+        return elsewhere
+
     for task in a.task_ids:
         if not a.task_by_id[task].names or task not in failing:
             continue
         for i, (spec, r) in enumerate(zip(specs, slots)):
-            beneath = [d for d in a.all_deps(task) if d in failing]
-            if spec.task != task or r.status == "passed" or not beneath or variant_of(a, spec) != "integrated":
+            if spec.task != task or r.status == "passed" or variant_of(a, spec) != "integrated":
                 continue
             if not _worth_again(r):
+                continue
+            beneath = beneath_of(task)
+            if not beneath:
                 continue
             note = Message("note.charged_beneath", {"tasks": ", ".join(beneath)})
             _keep_if_it_passes(g, spec, i, f"isolated:{task}", note, slots, calls)
@@ -175,7 +192,9 @@ def _charge_once(g, specs, slots, calls):
     for task in a.task_ids:
         if a.task_by_id[task].names or task not in failing:
             continue
-        beneath = [d for d in a.all_deps(task) if d in failing]
+        if not any(spec.task == task and r.status != "passed" and _worth_again(r) for spec, r in zip(specs, slots)):
+            continue
+        beneath = beneath_of(task)
         mending = _mending_task(a, task, beneath, failing)
         if mending is None:
             continue
@@ -202,6 +221,12 @@ def _blocked(g, specs, slots, calls):
     # model's attention before its KV cache)
     for task in sorted(a.task_ids, key=lambda t: len(a.all_deps(t))):
         beneath = [d for d in a.all_deps(task) if d in charged]
+        if not beneath and any(
+            s.task == task and r.status != "passed" and _worth_again(r) for s, r in zip(specs, slots)
+        ):
+            # a grading of some tasks: those beneath it left out are graded too, as the whole grading grades them
+            beneath = _failing_left_out(g, task, graded, unchecked_results)
+            charged.update(beneath)
         own = a.task_by_id[task].own_reference
         # the full kit grades an isolated check of this task over the reference's own parts of it (a train step over
         # the reference's loss): where a check of the task over the submission's own code fails, it cannot be told
@@ -267,6 +292,16 @@ def _blocked(g, specs, slots, calls):
                         charged.add(task)
             else:
                 charged.add(task)
+
+
+def _failing_left_out(g, task, graded, known):
+    """The tasks beneath ``task`` that this grading left out (not in ``graded``) and that the whole grading would
+    charge, in the assignment's order: each graded once, unreported (``_failing_unchecked``), and of those failing
+    the lowest (none failing beneath them): one failing only through them passes over the reference's parts in the
+    whole grading, and is not named."""
+    deps = g.assignment.all_deps(task)
+    raw = set(_failing_unchecked(g, [d for d in deps if d not in graded], known))
+    return [d for d in deps if d in raw and not raw & set(g.assignment.all_deps(d))]
 
 
 def _failing_unchecked(g, tasks, known):

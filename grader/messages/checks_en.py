@@ -80,11 +80,11 @@ MESSAGES = {
     "{parts} and your own code for the rest: the defects are in {tasks}, "
     "charged there, not here.",
     "note.blocked_by": "failed while {tasks} beneath it fails: without the reference's parts this kit cannot tell "
-    "whether the defect is here or there, so it is not judged here and its points are not counted; fix {tasks} "
+    "whether the defect is here or there, so it is not judged here: it earns nothing here and loses nothing for good; fix {tasks} "
     "first (the final grade isolates this check over the reference's parts).",
     "note.blocked_by_own": "failed while another check of this task fails: the final grade runs this check over "
     "the reference's {names}, which this kit does not have, so it cannot tell whether the defect is here or in "
-    "your {names}; it is not judged here and its points are not counted. Fix the task's other failing checks first.",
+    "your {names}; it is not judged here: it earns nothing here and loses nothing for good. Fix the task's other failing checks first.",
     "note.not_in_bank": "not judged: this kit cannot judge this check on this machine, since it needs the "
     "reference's answer to a question ({probe}) that the kit's answer bank does not hold. Its points are not "
     "counted here; the final grade, which has the reference, judges it.",

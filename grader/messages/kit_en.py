@@ -22,11 +22,11 @@ MESSAGES = {
     "task.\n\n"
     'In Chinese: add `--lang zh` to any command (`gk.check("{task}", lang="zh")` in a notebook).\n\n'
     "This is a self-check, not the grade: the final grade comes from the instructor's full kit, which also grades "
-    "examples this kit does not hold; a check the kit cannot judge is marked not judged and costs nothing here.",
+    "examples this kit does not hold; a check the kit cannot judge is marked not judged: its points are not earned here, and not lost either, since the final grade judges it.",
     "kit.needs_reference": "{door} needs the reference implementation, and this is a student kit: it holds the answers recorded from the reference, not the reference itself. Run {door} from the instructor's full kit.",
     "kit.profile_not_recorded": "this student kit holds the recorded answers of the {recorded} profile only, not of the {profile} profile; grade with --profile {first}.",
-    "kit.banked": "Graded against the answers recorded from the reference (a student kit, which holds no reference): a check those answers cannot judge is marked not judged and its points are not counted here. The final grade is given with the instructor's full kit.",
-    "kit.unjudged": "{points} of the {max_score} points are in checks this kit could not judge here (not judged): they are not counted in this score; the final grade judges them.",
+    "kit.banked": "Graded against the answers recorded from the reference (a student kit, which holds no reference): a check those answers cannot judge is marked not judged: it earns nothing in this score, and loses nothing for good. The final grade is given with the instructor's full kit.",
+    "kit.unjudged": "{points} of the {max_score} points are in checks this kit could not judge here (not judged): this score gives them none, yet they are not lost: the final grade judges them.",
     "kit.unjudged_short": "{points} points in checks not judged here (the final grade judges them)",
     "kit.answers": "answers",
     "kit.answers_banked": "recorded from the reference (a student kit)",

@@ -422,7 +422,8 @@ def test_mistakes_beneath_are_charged_to_their_own_tasks(tmp_path):
     """An end-alignment mistake in causal_attention and a KVCache that returns only the new keys cost points in
     gqa and kv_cache only: attention, block and model pass over the reference's parts (isolated), and their
     integrated checks that decode with a cache, failing because of those parts, are charged beneath. Graded
-    without gqa and kv_cache, the integrated cache check of attention is what fails."""
+    without gqa and kv_cache (the tasks beneath then graded unreported), the same: nothing is lost, and the
+    integrated cache check of attention names the tasks beneath that it failed through."""
     folder = edited(
         tmp_path,
         {
@@ -433,7 +434,10 @@ def test_mistakes_beneath_are_charged_to_their_own_tasks(tmp_path):
     r = grade(folder, tasks=["gqa", "kv_cache", "attention", "block", "model"])
     assert {c[0].split(".")[0] for c in lost(r)} == {"gqa", "kv_cache"}, lost(r)
     r = grade(folder, tasks=["attention", "block", "model"])
-    assert {c[0] for c in lost(r)} == {"attention.cache_integrated"}, lost(r)
+    assert lost(r) == [], lost(r)
+    (check,) = [c for t in r.tasks for c in t.checks if c.id == "attention.cache_integrated"]
+    notes = {n.key: n.params for n in check.notes}
+    assert set(notes["note.charged_beneath"]["tasks"].split(", ")) <= {"gqa", "kv_cache"}, notes
 
 
 def test_interleaved_rope_is_still_a_rotation(tmp_path):

@@ -27,6 +27,24 @@ def overfit(path):
     return task, c
 
 
+def overfit_run(path):
+    """The overfit check's own run over the submission's code, before the grading charges anything beneath (what
+    its failure says, where it fails)."""
+    from grader.engine import Grading, run_one, select_checks
+    from grader.submission.inprocess import InProcessRunner, reference_namespace
+
+    a = load("decoder_lm")
+    ns = reference_namespace(a)
+    ref = InProcessRunner(ns.root, assignment=a, banned=(), namespace=ns)
+    sub = InProcessRunner(path, assignment=a, banned=())
+    try:
+        (spec,) = select_checks(a, tasks=["overfit"], profile="quick")
+        return run_one(Grading(a, sub, ref, profile="quick", devices=["cpu"]), spec)[0]
+    finally:
+        sub.close()
+        ref.close()
+
+
 BUGS = {b.id: b for b in Catalogue(load("decoder_lm")).bugs}
 STEEP = ("        return max_lr * (step + 1) / warmup_steps", "        return 1e6 * max_lr * (step + 1) / warmup_steps")
 
@@ -80,15 +98,19 @@ def test_correct_submissions_written_elsewhere_pass(folder):
 )
 def test_a_mistake_that_keeps_the_whole_from_learning_fails_with_its_reason(bug, key, beneath, mended, tmp_path):
     folder = edited(tmp_path, bug)
-    _, c = overfit(folder)
+    c = overfit_run(folder)
     assert c.status == "failed" and c.message.key == key, (c.status, c.message)
     assert c.artifacts["loss_curve"], "the loss curve is drawn for a failure too"
-    r = api.check(path=str(folder), assignment="decoder_lm", profile="quick", tasks=["overfit", beneath])
-    task = {t.id: t for t in r.tasks}["overfit"]
-    if mended:
+    # graded with the task beneath, and graded alone (the task beneath then graded unreported), alike
+    for tasks in (["overfit", beneath], ["overfit"]):
+        r = api.check(path=str(folder), assignment="decoder_lm", profile="quick", tasks=tasks)
+        task = {t.id: t for t in r.tasks}["overfit"]
         (check,) = task.checks
-        assert check.status == "passed", check.message
-        notes = {n.key: n.params for n in check.notes}
-        assert beneath in notes["note.charged_beneath_whole"]["tasks"].split(", "), notes
-    else:
-        assert beneath in task.blocked_by, (task.blocked_by, [(t.id, t.score) for t in r.tasks])
+        if mended:
+            assert check.status == "passed", (tasks, check.message)
+            notes = {n.key: n.params for n in check.notes}
+            assert beneath in notes["note.charged_beneath_whole"]["tasks"].split(", "), notes
+        else:
+            assert check.status == "failed" and check.message.key == key, (tasks, check.status, check.message)
+            if beneath in tasks:
+                assert beneath in task.blocked_by, (task.blocked_by, [(t.id, t.score) for t in r.tasks])
