@@ -1,7 +1,8 @@
 """How well the diagnosis names mistakes it has never seen: the blind bug set (tests/blind_bugs).
 
-96 buggy submissions, each one file of an independent writer's correct implementation with one mistake written
-from a plain description (the writers never saw the catalogue, grader/bugs/ or the reference); each is labelled
+108 buggy submissions, each one file of an independent writer's correct implementation with one mistake, written
+from a plain description or (base W4) chosen by the writer (the writers never saw the catalogue, grader/bugs/ or the
+reference); each is labelled
 with the catalogue id a teacher would name, or "none". Every one is graded on the task(s) of its file and the
 tasks built on them (quick profile, in-process, with diagnosis), and the named bugs are compared with the label:
 

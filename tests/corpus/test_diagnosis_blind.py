@@ -1,7 +1,8 @@
 """Diagnoses that hold on mistakes written by others: the blind bug set in tests/blind_bugs.
 
-96 buggy submissions, each one file of an independent writer's correct implementation with one mistake written
-from a plain description; the writers never saw the catalogue, grader/bugs/ or the reference. Each is labelled
+108 buggy submissions, each one file of an independent writer's correct implementation with one mistake: 96 written
+from a plain description, 12 (base W4, m097-m108) chosen by their writer as mistakes students commonly make; the
+writers never saw the catalogue, grader/bugs/ or the reference. Each is labelled
 with the catalogue id a teacher would name ("none" where the catalogue has no such bug). A wrong name sends a
 student to fix code that is right, so no case may be given a name other than its label; the share named right
 is measured by bench/bench_diagnosis.py (not asserted here, beyond the cases listed below).

@@ -1,0 +1,1 @@
+"""My hand-written Transformer."""
