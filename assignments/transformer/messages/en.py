@@ -36,7 +36,7 @@ MESSAGES = {
     "that may attend to nothing), a division by zero, a log of 0.",
     "fail.overfit_decode": "the loss fell, but greedy_decode decodes {wrong} of the 10 training sources to "
     "something other than their targets (for example: {examples}).",
-    "fail.residual_dropout": "{what}: with dropout=1.0 in train() mode (and the sublayers' own dropout off) the output is not the reference's: each sublayer's output must pass through a dropout with the layer's probability before the residual add (missing, or a fixed probability?).",
+    "fail.residual_dropout": "{what}: with dropout=1.0 in train() mode (and the sublayers' own dropout off) every sublayer's output is dropped, so only the residual path is left, and the output is not the reference's. Either a sublayer's output does not pass through a dropout with the layer's probability before the residual add (missing, or a fixed probability), or the residual path itself differs (a residual add missing, a norm elsewhere): where another check of this layer fails too, look at that one first.",
     "fail.padding_row": "{what}: the embedding row of token {token} starts as all zeros (padding_idx?); the contract's nn.Embedding(V, D) has "
     "no padding_idx, every row trains.",
     # -- what a default changed, said inside fail.defaults

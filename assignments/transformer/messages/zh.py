@@ -23,7 +23,7 @@ MESSAGES = {
     "fail.overfit_nonfinite": "在 10 个样本上训练时，损失在第 {step} 步（共 {steps} 步）变成 {value}，训练就此停止。"
     "常见原因：某一行注意力分数全是 -inf（某个位置什么都不能关注）、除以零、对 0 取对数。",
     "fail.overfit_decode": "损失下降了，但 greedy_decode 有 {wrong} 个训练目标没能复现（例如：{examples}）。",
-    "fail.residual_dropout": "{what}：train() 模式下 dropout=1.0（且子层自身的 dropout 关闭）时输出与参考实现不同：每个子层的输出在残差相加前都要经过概率为该层 dropout 参数的 dropout（缺失，或写死了概率？）。",
+    "fail.residual_dropout": "{what}：train() 模式下 dropout=1.0（且子层自身的 dropout 关闭）时，每个子层的输出都被丢弃，只剩残差通路，而输出与参考实现不同。原因可能是某个子层的输出在残差相加前没有经过概率为该层 dropout 参数的 dropout（缺失，或写死了概率），也可能是残差通路本身不同（少了一处残差相加，或 norm 放错了位置）：如果这一层的其他检查也失败，请先看那一项。",
     "fail.padding_row": "{what}：词元 {token} 的嵌入行初始全为零（padding_idx？）；约定中的 nn.Embedding(V, D) 没有 padding_idx，每一行都要训练。",
     # -- what a default changed, said inside fail.defaults
     "transformer.detail.smoothing": "损失与不做标签平滑时的不同",
