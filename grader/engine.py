@@ -187,12 +187,12 @@ def _charge_once(g, specs, slots, calls):
                 continue
             note = Message("note.charged_beneath", {"tasks": ", ".join(beneath)})
             _keep_if_it_passes(g, spec, i, f"isolated:{task}", note, slots, calls)
-        if all(r.status == "passed" for r in slots if r.task == task):
-            failing.discard(task)
+        if task in graded and all(r.status == "passed" for r in slots if r.task == task):
+            failing.discard(task)  # (a task left out but failing, counted above, has no check here to pass)
     for task in a.task_ids:
         if a.task_by_id[task].names or task not in failing:
             continue
-        if not any(spec.task == task and r.status != "passed" and _worth_again(r) for spec, r in zip(specs, slots)):
+        if not _fails_worth_again(task, specs, slots):
             continue
         beneath = beneath_of(task)
         mending = _mending_task(a, task, beneath, failing)
@@ -221,9 +221,7 @@ def _blocked(g, specs, slots, calls):
     # model's attention before its KV cache)
     for task in sorted(a.task_ids, key=lambda t: len(a.all_deps(t))):
         beneath = [d for d in a.all_deps(task) if d in charged]
-        if not beneath and any(
-            s.task == task and r.status != "passed" and _worth_again(r) for s, r in zip(specs, slots)
-        ):
+        if not beneath and _fails_worth_again(task, specs, slots):
             # a grading of some tasks: those beneath it left out are graded too, as the whole grading grades them
             beneath = _failing_left_out(g, task, graded, unchecked_results)
             charged.update(beneath)
@@ -292,6 +290,11 @@ def _blocked(g, specs, slots, calls):
                         charged.add(task)
             else:
                 charged.add(task)
+
+
+def _fails_worth_again(task, specs, slots):
+    """Whether a check of ``task`` failed in a way a grading over other parts could change (``_worth_again``)."""
+    return any(spec.task == task and r.status != "passed" and _worth_again(r) for spec, r in zip(specs, slots))
 
 
 def _failing_left_out(g, task, graded, known):

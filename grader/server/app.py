@@ -68,7 +68,6 @@ UPLOADS_AT_ONCE = 4
 """Hand-ins of one student read at once (each holds up to ``max_upload_mb`` in memory until stored); past that, 429."""
 BODY_IDLE_S = 30.0
 """Seconds a hand-in's body may stop coming before the hand-in is dropped (408)."""
-_STALLED = object()
 REVIEW_BYTES = 64 << 10
 """Most bytes the review form may send (its note and why)."""
 _NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,99}$")
@@ -259,14 +258,14 @@ class Server:
         self._reading[student] += 1
         try:
             body = await self._read_body(request, limit)
+        except _Stalled:
+            return None, self.error(request, 408, "server.upload.stalled", s=BODY_IDLE_S)
         finally:
             self._reading[student] -= 1
             if not self._reading[student]:
                 del self._reading[student]
         if body is None:
             return None, too_big
-        if body is _STALLED:
-            return None, self.error(request, 408, "server.upload.stalled", s=BODY_IDLE_S)
         form = await _form(request, bytes(body))
         if form is None:
             return None, self.error(request, 400, "server.upload.unreadable")
@@ -312,17 +311,14 @@ class Server:
     @staticmethod
     async def _read_body(request, limit):
         """The request's body, read to its end (a client still sending would not read a 413); ``None`` past
-        ``limit``; ``_STALLED`` when no byte came for ``BODY_IDLE_S`` seconds."""
+        ``limit``; ``_Stalled`` when no byte came for ``BODY_IDLE_S`` seconds."""
         body, seen = bytearray(), 0
-        try:
-            async for chunk in _arriving(request):
-                seen += len(chunk)
-                if seen > limit + DRAIN_BYTES:
-                    return None
-                if seen <= limit:
-                    body += chunk
-        except _Stalled:
-            return _STALLED
+        async for chunk in _arriving(request):
+            seen += len(chunk)
+            if seen > limit + DRAIN_BYTES:
+                return None
+            if seen <= limit:
+                body += chunk
         return None if seen > limit else body
 
     async def post_submission(self, request):

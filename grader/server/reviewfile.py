@@ -108,12 +108,13 @@ def _save(path, student, fields, lang, mode):
     old = current(path, lang) if raw is not None else overrides.Overrides()
     bom = raw is not None and raw.startswith(codecs.BOM_UTF8)
     content = raw.decode("utf-8-sig") if raw is not None else ""  # it loaded: UTF-8
-    if path.suffix.lower() == ".csv":
+    is_csv = path.suffix.lower() == ".csv"
+    if is_csv:
         # A spreadsheet opens this file too: its text cells are written defused, as the gradebook writes them
         # (``text_cell``: idempotent, so the gradebook shows them as it would have, and names still match).
         student = text_cell(student)
         fields = {f: v if f in overrides.NUMBERS else text_cell(v) for f, v in fields.items()}
-    doc = (_Csv if path.suffix.lower() == ".csv" else _Toml)(content, student)
+    doc = (_Csv if is_csv else _Toml)(content, student)
     entry = overrides.entry(student, fields, doc.place(str(path)), lang=lang)
     keep = None if entry.empty else entry
     if old.for_student(student) == keep:
