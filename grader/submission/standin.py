@@ -19,10 +19,13 @@ What crosses, each call (``grader.submission.wire``, so plain data only, both wa
 - back: the result, every state the call changed, and the generator's new state, so that the worker goes on
   exactly as if the part had run there (the same random numbers are drawn, the same tensors shared).
 
-Without autograd (generation, evaluation), a call's target whose whole state is what it was when the host last
-answered for it crosses as its handle and a token the host gave then (``StandIns._synced``, ``Host._shortcut``), not
-its tree: the host computes from its own object, and sends the answer only if that object's signature after the call
-is the one it recorded with the token (``_signature``); else it asks for the target in full.
+Without autograd (generation, evaluation), a call's target that is the object the host last answered for or built
+(the same submodules, tensors and attributes: nothing replaced since) crosses as its handle and a token the host gave
+then (``StandIns._synced``, ``Host._shortcut``), not its tree, with only what changed since: the data of each
+parameter or buffer not equal to the copy last sent (or never sent: what the host built), and each module's mode that
+changed, each by its number in one walk of the object both sides make alike (``_signature``'s places). The host puts
+those in place only on the state the token stands for, computes from its own object, and sends the answer only if
+that object's signature after the call is the one it recorded (``_signature``); else it asks for the target in full.
 
 Parameters stay real ``nn.Parameter`` objects in the worker, so the student's optimiser, clipping and
 ``state_dict`` code work on them. Autograd crosses too: a call whose inputs or parameters need gradients is one
@@ -646,6 +649,11 @@ class _TensorCache:
         self.entries[id(t)] = (weakref.ref(t, functools.partial(self._gone, id(t), slot)), slot, kept)
         return slot, kept, True
 
+    def drop(self, tensors):
+        """Forget the copies of ``tensors``: each crosses in full next, under a new slot."""
+        for t in tensors:
+            self.entries.pop(id(t), None)
+
     def unchanged(self, t):
         """Whether ``t`` is the tensor of a slot and still equal to its copy (what ``slot`` would send as a number),
         without making a slot."""
@@ -753,12 +761,21 @@ _SENT = (
 torch's own, but every module counts here."""
 
 
-def _signature(root, is_part, mark):
+def _signature(root, is_part, mark, places=None, modules=None, modes=True):
     """``(signature, kept)``: the identity of ``root``'s whole state (itself, its submodules, their classes, modes,
     parameters, buffers and plain attributes), or ``None`` where some of it is not of those kinds. ``mark(t)`` is what
     stands for a tensor's data besides the tensor itself (``None``: it cannot stand for it). Two signatures of one root
     are equal only if nothing in that state was replaced or changed since, as long as ``kept`` (every object and tensor
-    the signature names by ``id``) is held: no other object can take an ``id`` it names."""
+    the signature names by ``id``) is held: no other object can take an ``id`` it names.
+
+    ``places``: a list given to collect where each parameter and buffer is, in the order ``mark`` is called for them
+    (``(its module's parameters or buffers, name, whether a parameter)``): two objects of one signature list the same
+    places, so a tensor's number in that order names its place on either side (``StandIns._synced``). ``modules``: a
+    list given to collect each module in that order. ``modes``: whether their modes (``training``) are part of the
+    signature.
+
+    An attribute that is not data (a function, say) is never sent (``_SKIP``): the other side keeps its own, so it is
+    not part of the signature either."""
     sig, kept, stack, seen = [], [], [root], set()
     add, keep = sig.append, kept.append
     while stack:
@@ -781,19 +798,24 @@ def _signature(root, is_part, mark):
         add(cls)
         own = vars(x)
         if isinstance(x, nn.Module):
-            add(x.training)
+            if modes:
+                add(x.training)
+            if modules is not None:
+                modules.append(x)
             add(tuple(x._non_persistent_buffers_set) if x._non_persistent_buffers_set else ())
             children = x._modules
             add(tuple(children))
             for tensors in (x._parameters, x._buffers):
                 add(tuple(tensors))
-                for t in tensors.values():
+                for name, t in tensors.items():
                     if t is None:
                         add(None)
                         continue
                     m = mark(t) if type(t) is torch.Tensor or type(t) is nn.Parameter else None
                     if m is None:
                         return None
+                    if places is not None:
+                        places.append((tensors, name, tensors is x._parameters))
                     keep(t)
                     add(id(t))
                     add(m)
@@ -801,15 +823,13 @@ def _signature(root, is_part, mark):
         for name, v in own.items():
             if name in _INTERNALS or name.startswith("__"):
                 continue
-            add(name)
             kind = type(v)
             if v is None or kind in _PLAIN_TYPES:
+                add(name)
                 add(kind)
                 add(v)
             elif isinstance(v, _SENT) or is_part(v):  # sent in full every time: no signature stands for it
                 return None
-            else:  # not data (a function, say): never sent, it stays on each side as it is (``_SKIP``)
-                add(_SKIP)
     return tuple(sig), kept
 
 
@@ -1063,10 +1083,19 @@ class Host:
             raise StandInError("a message without its object count")
         ref = body.get("self")
         if isinstance(ref, tuple) and ref and ref[0] == "R":  # the target as the host holds it (``_shortcut``)
-            if op not in ("call", "get") or body.get("autograd") or self._shortcut(ref, decoder) is None:
+            delta = _delta(body.get("delta"), decoder)  # first: the tensors it brought are kept whatever follows
+            flips = _flips(body.get("modes"))
+            if (
+                op not in ("call", "get")
+                or body.get("autograd")
+                or self._shortcut(ref, decoder) is None
+                or not self._apply_delta(ref[1], delta, flips, decoder)
+            ):
                 decoder.value(body.get("args")), decoder.value(body.get("kwargs"))  # keep the tensors it brought
                 return {"stale": True}
             body = dict(body, self=("O", ref[1]))
+        elif body.get("delta") is not None or body.get("modes") is not None:
+            raise StandInError("new data for an object not named by its token")
         if op == "new":
             name = body.get("cls")
             if name not in self.allowed or name not in self.classes:
@@ -1095,12 +1124,68 @@ class Host:
             reply["synced"] = [k, record[0]]
         elif body.get("sync") is True and op in ("call", "get") and not body.get("autograd"):
             reply["synced"] = self._sync(ref, decoder)
+        elif body.get("sync") is True and op == "new":
+            reply["synced"] = self._sync_built(result, encoder)
         if key is not None:
             try:
                 reply["reusable"] = self._reusable(key, result, env, after)
             except Exception:  # noqa: BLE001 - a state it cannot compare is never vouched for
                 reply["reusable"] = False
         return reply
+
+    def _apply_delta(self, k, delta, flips, decoder):
+        """Put the data and modes a message brought for the object it named by token (object ``k``, ``_shortcut``) in
+        their places (``_signature``: the worker numbers them in the same order, its object being as this one but for
+        those), and sign it again as it is now. ``False`` (it is sent in full next) where the object is not as it was
+        when the token was given (another message set another state on it since), or its state is not all of kinds a
+        signature compares."""
+        if not delta and not flips:
+            return True
+        h, record = decoder.synced[k]
+        obj = decoder.objects[k]
+        places, modules = [], []
+        before = _signature(obj, self._is_reference, _host_mark, places, modules)
+        if before is None or before[0] != record[1]:  # not as when the token was given (``_still_synced``)
+            return self._unsync(h)
+        for i, t in delta:  # all checked before any is put in place
+            if i >= len(places):
+                raise StandInError("new data for a parameter or buffer the object does not have")
+            if places[i][2] and not isinstance(t, nn.Parameter):
+                raise StandInError(f"{places[i][1][:40]!r} is not a parameter")
+        if any(i >= len(modules) for i, _ in flips):
+            raise StandInError("a mode for a module the object does not have")
+        for i, t in delta:
+            own, name, _ = places[i]
+            own[name] = t
+        for i, training in flips:
+            object.__setattr__(modules[i], "training", training)
+        found = self._host_signature(obj)
+        if found is None:
+            return self._unsync(h)
+        record = (record[0], *found)
+        self.synced[h] = record
+        decoder.synced[k] = (h, record)
+        return True
+
+    def _unsync(self, h):
+        self.volatile.add(h)
+        self.synced.pop(h, None)
+        return False
+
+    def _sync_built(self, obj, encoder):
+        """``[k, token]`` for the reference object ``obj`` the host just built and sent in full as object ``k``
+        (``new``), as ``_sync`` for a call's target; ``None`` where it cannot be signed."""
+        if not self._is_reference(obj):
+            return None
+        h, k = self._handles.get(id(obj)), encoder.objects.get(id(obj))
+        if h is None or k is None or self.objects.get(h) is not obj or h in self.volatile:
+            return None
+        found = self._host_signature(obj)
+        if found is None:
+            return None
+        token = next(self._tokens)
+        self.synced[h] = (token, *found)
+        return [k, token]
 
     def _still_synced(self, decoder, encoder):
         """Whether the objects the message named by token are, after the call, as they were when the token was given
@@ -1247,6 +1332,57 @@ class Host:
             return {"grads": [None] * len(inputs)}
         grads = torch.autograd.grad(outs, inputs, grads_out, allow_unused=True)
         return {"grads": [None if g is None else g.detach() for g in grads]}
+
+
+MAX_DELTA = 100_000
+"""Parameters and buffers one message may bring new data for."""
+
+
+def _delta(delta, decoder):
+    """``[(number, tensor)]``: the new data a message brought for the parameters and buffers of the object it names by
+    token, each a tensor of the message, each place once (``StandIns._synced``)."""
+    if delta is None:
+        return []
+    if not isinstance(delta, list) or len(delta) > MAX_DELTA:
+        raise StandInError("malformed new data for an object")
+    out, seen = [], set()
+    for entry in delta:
+        if not (
+            isinstance(entry, list)
+            and len(entry) == 2
+            and type(entry[0]) is int
+            and type(entry[1]) is int
+            and entry[0] >= 0
+            and entry[1] >= 0
+            and entry[0] not in seen
+        ):
+            raise StandInError("malformed new data for an object")
+        seen.add(entry[0])
+        out.append((entry[0], decoder.tensor_at(entry[1])))
+    return out
+
+
+def _flips(modes):
+    """``[(number, training)]``: the modes a message brought for the modules of the object it names by token, each
+    module once (``StandIns._synced``)."""
+    if modes is None:
+        return []
+    if not isinstance(modes, list) or len(modes) > MAX_DELTA:
+        raise StandInError("malformed modes for an object")
+    out, seen = [], set()
+    for entry in modes:
+        if not (
+            isinstance(entry, list)
+            and len(entry) == 2
+            and type(entry[0]) is int
+            and type(entry[1]) is bool
+            and entry[0] >= 0
+            and entry[0] not in seen
+        ):
+            raise StandInError("malformed modes for an object")
+        seen.add(entry[0])
+        out.append((entry[0], entry[1]))
+    return out
 
 
 def _invoke(target, method, args, kwargs, op):
@@ -1454,8 +1590,10 @@ class StandIns:
             return
         encoder = self._encoder()
         body = {"cls": name, "args": encoder.value(tuple(args)), "kwargs": encoder.value(dict(kwargs)), "env": env}
+        body["sync"] = True
         reply = self.ask("new", encoder, body)
         self.settle(encoder, reply, into=obj)
+        self._remember_built(obj, reply)
         if key is not None and reply.get("reusable") is True and len(self._prototypes) < PROTOTYPES:
             prototype = _bare(type(obj))
             self._copy_into(prototype, obj)
@@ -1475,15 +1613,19 @@ class StandIns:
         x = target.get("self")
         # Without autograd, a target the host holds as the worker does crosses as its handle and a token (``_synced``)
         synced = not torch.is_grad_enabled() and self.is_standin(x)
-        record = self._synced(x) if synced else None
+        record, changed, flips = self._synced(x) if synced else (None, [], [])
         while True:
             encoder = self._encoder()
             body = dict(target)
             if x is not None:
                 body["self"] = encoder.synced(x, *record[:2]) if record is not None else encoder.value(x)
+            if record is not None and changed:  # the data the host's copy lacks, each by its place's number
+                body["delta"] = [[i, encoder.tensor_index(t, True)] for i, t in changed]
+            if record is not None and flips:  # and the modes that changed, each by its module's number
+                body["modes"] = flips
             body["args"] = encoder.value(tuple(args))
             body["kwargs"] = encoder.value(dict(kwargs))
-            if record is not None and self._shares(x, record, encoder):
+            if record is not None and self._shares(x, record, encoder, changed):
                 record = None  # an argument is part of the target (its own parameter, a submodule): in full, as one
                 continue
             body["env"] = _env()
@@ -1496,47 +1638,88 @@ class StandIns:
                 return _through_autograd(self, encoder, body, wrt)
             if synced:
                 body["sync"] = True
-            reply = self.ask(op, encoder, body)
+            try:
+                reply = self.ask(op, encoder, body)
+            except BaseException:
+                if record is not None and (changed or flips):  # the host may not have taken them: none counts as sent
+                    vars(x).pop("_standin_sync", None)
+                    self.cache.drop(t for _, t in changed)
+                raise
             if reply.get("stale") is True and record is not None:  # the host's copy changed: send it in full
                 vars(x).pop("_standin_sync", None)
                 record = None
                 continue
             result = self.settle(encoder, reply)
             if synced:
-                self._remember(x, reply.get("synced"), encoder, record)
+                self._remember(x, reply.get("synced"), encoder, record, flips)
             return result
 
     @staticmethod
-    def _shares(x, record, encoder):
-        """Whether the message holds, besides the target ``x`` sent by token, a tensor or an object of ``x``'s state:
-        the host would take it for another than its own."""
+    def _shares(x, record, encoder, changed=()):
+        """Whether the message holds, besides the target ``x`` sent by token and the data of its ``changed`` tensors
+        (which the host puts in their places), a tensor or an object of ``x``'s state: the host would take it for
+        another than its own."""
         if not encoder.tensors and len(encoder.by_number) <= 1:
             return False
-        mine = {id(o) for o in record[3]}
+        mine = {id(o) for o in record[3]} - {id(t) for _, t in changed}
         return any(id(t) in mine for t in encoder.tensors) or any(
             id(o) in mine for o in encoder.by_number.values() if o is not x
         )
 
-    def _mark(self, t):
-        """A stand-in's tensor, for ``_signature``: the same tensor, equal to what was last sent of it (the cache's
-        copy: a change through ``.data`` shows too), with no gradient."""
-        if (t.is_leaf and t.grad is not None) or not self.cache.unchanged(t):
+    @staticmethod
+    def _mark(t):
+        """A stand-in's tensor, for ``_signature``: the same tensor (its kind and ``requires_grad``), with no gradient.
+        Its data is not in the signature: ``_synced`` asks the cache whether the host holds it."""
+        if t.is_leaf and t.grad is not None:
             return None
         return (t.requires_grad, type(t))
 
     def _synced(self, x):
-        """``(handle, token, signature, kept)``: the host holds ``x`` as the worker does, as it was when the host gave
-        ``token``, if nothing of ``x``'s state was replaced or changed since; else ``None``."""
+        """``(record, changed, flips)``. ``record``: ``(handle, token, signature, kept, modes)``, where the host holds
+        ``x`` as the worker does but for the data of some of its parameters and buffers and the modes of some of its
+        modules (the same objects, attributes and tensors as when the host gave ``token``: nothing replaced since);
+        else ``None``. ``changed``: ``[(number, tensor)]``, the tensors whose data the host may not hold (each not
+        equal to the copy last sent: changed since, or never sent, as what the host built), by their number among
+        ``x``'s places (``_signature``); ``flips``: ``[[number, training]]``, the modules whose mode changed since."""
         record = vars(x).get("_standin_sync")
         if record is None:
-            return None
-        now = _signature(x, self.is_standin, self._mark)
+            return None, [], []
+        places, modules = [], []
+        now = _signature(x, self.is_standin, self._mark, places, modules, modes=False)
         if now is None or now[0] != record[2] or record[0] != vars(x).get("_standin_handle"):
             vars(x).pop("_standin_sync", None)
-            return None
-        return record
+            return None, [], []
+        unchanged = self.cache.unchanged
+        changed = [(i, own[name]) for i, (own, name, _) in enumerate(places) if not unchanged(own[name])]
+        flips = [[i, m.training] for i, (m, was) in enumerate(zip(modules, record[4])) if m.training is not was]
+        return record, changed, flips
 
-    def _remember(self, x, given, encoder, record):
+    def _sign(self, x):
+        """``(signature, kept, modes)`` of the stand-in ``x`` as it is now (``_synced``), or ``None``."""
+        modules = []
+        now = _signature(x, self.is_standin, self._mark, modules=modules, modes=False)
+        return None if now is None else (*now, tuple(m.training for m in modules))
+
+    def _remember_built(self, obj, reply):
+        """Keep the token the host gave for the stand-in ``obj`` it just built (``new``): the reply's result, ``obj``
+        as the host holds it."""
+        given, result = reply.get("synced"), reply.get("result")
+        if not (
+            isinstance(given, list)
+            and len(given) == 2
+            and type(given[1]) is int
+            and isinstance(result, tuple)
+            and len(result) == 10
+            and result[0] == "S"
+            and given[0] == result[1]
+            and result[2] == vars(obj).get("_standin_handle")
+        ):
+            return
+        now = self._sign(obj)
+        if now is not None:
+            vars(obj)["_standin_sync"] = (vars(obj).get("_standin_handle"), given[1], *now)
+
+    def _remember(self, x, given, encoder, record, flips):
         """Keep the token the host ``given`` for ``x`` (``[k, token]``), with ``x``'s signature now."""
         if not (
             isinstance(given, list)
@@ -1546,9 +1729,14 @@ class StandIns:
         ):
             vars(x).pop("_standin_sync", None)
             return
-        if record is not None and record[1] == given[1]:
-            return  # named by its token and unchanged: the signature holds
-        now = _signature(x, self.is_standin, self._mark)
+        if record is not None and record[1] == given[1]:  # named by its token, its new data and modes now the host's
+            if flips:
+                modes = list(record[4])
+                for i, training in flips:
+                    modes[i] = training
+                vars(x)["_standin_sync"] = (*record[:4], tuple(modes))
+            return
+        now = self._sign(x)
         if now is None:
             vars(x).pop("_standin_sync", None)
         else:

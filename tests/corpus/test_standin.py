@@ -118,22 +118,28 @@ def test_a_state_unchanged_since_the_last_call_crosses_as_a_number_and_any_chang
 
 class _Tokens:
     """A link that passes each message on and keeps, per message, whether its target went by token (``"R"``) and
-    whether the host asked for it in full (``stale``)."""
+    whether the host asked for it in full (``stale``); ``deltas``: for how many of its parameters and buffers a target
+    sent by token brought new data, and for how many of its modules a new mode."""
 
     def __init__(self, link):
-        self.link, self.seen = link, []
+        self.link, self.seen, self.deltas = link, [], []
 
     def ask(self, message):
         target = message["body"].get("self")
         reply = self.link.ask(message)
         self.seen.append(("R" if isinstance(target, tuple) and target[0] == "R" else "full", bool(reply.get("stale"))))
+        self.deltas.append((len(message["body"].get("delta") or ()), len(message["body"].get("modes") or ())))
         return reply
 
 
-def _lm_pair(seed=4):
+def _lm_pair(seed=4, hub=None):
+    """The reference's ``DecoderLM`` and its stand-in, built alike; the stand-ins' link keeps what went by token.
+    ``hub``: a list given to receive the stand-ins (``StandIns``)."""
     ref = reference_namespace(LM).get("DecoderLM")
     lm_parts = parts(LM, "generate")
     link = lm_parts.standins.link = _Tokens(lm_parts.standins.link)
+    if hub is not None:
+        hub.append(lm_parts.standins)
     config = {"vocab_size": 13, "dim": 8, "num_layers": 2, "num_heads": 2, "hidden_dim": 12, "num_kv_heads": 1}
     torch.manual_seed(seed)
     mine = ref(**config)
@@ -145,38 +151,91 @@ def _lm_pair(seed=4):
 def test_an_unchanged_target_goes_by_token_and_every_change_of_its_state_is_seen():
     mine, theirs, link = _lm_pair()
     tokens = torch.randint(0, 13, (2, 5))
+    places = len(dict(theirs.named_parameters(remove_duplicate=False))) + len(list(theirs.buffers()))
 
-    def same(expect_token):
+    def same(how, new_data=0, new_modes=0):
+        """``how``: ``"full"``, or ``"R"``: by token, with new data for ``new_data`` of its parameters and buffers and
+        a new mode for ``new_modes`` of its modules."""
         with torch.no_grad():
             got, want = theirs(tokens), mine(tokens)
         assert torch.equal(got, want)
-        assert link.seen[-1][0] == ("R" if expect_token else "full"), link.seen[-4:]
+        assert (link.seen[-1][0], link.deltas[-1]) == (how, (new_data, new_modes)), (link.seen[-4:], link.deltas[-4:])
 
-    same(False)  # the first call sends it in full
-    same(True)  # then its token
+    # Built by the host: its token came with it, and the first call brings the data of every place (the tied weight's
+    # two), which the worker never sent; then its token alone.
+    same("R", places)
+    same("R")
     changes = [  # each seen, whatever it goes through: no version counter moves for some
-        lambda m: m.layers[0].attn.q_proj.weight.data.mul_(3),
-        lambda m: setattr(m.norm, "weight", nn.Parameter(m.norm.weight.detach() * 2)),
-        lambda m: m.layers[1].ffn_norm.weight.copy_(torch.linspace(0.5, 2, 8)),
-        lambda m: m.eval(),
-        lambda m: m.layers[1].attn.train(),
-        lambda m: setattr(m.layers[0].attn_norm, "eps", 0.5),
-        lambda m: setattr(m.layers, "0", copy.deepcopy(m.layers[1])),
-        lambda m: m.embed.weight.requires_grad_(False),
-        lambda m: m.double(),
+        (lambda m: m.layers[0].attn.q_proj.weight.data.mul_(3), ("R", 1)),  # new data for that place alone
+        (lambda m: setattr(m.norm, "weight", nn.Parameter(m.norm.weight.detach() * 2)), ("full", 0)),
+        (lambda m: m.layers[1].ffn_norm.weight.copy_(torch.linspace(0.5, 2, 8)), ("R", 1)),
+        (lambda m: m.eval(), ("R", 0, len(list(theirs.modules())))),  # every module's mode, nothing else
+        (lambda m: m.layers[1].attn.train(), ("R", 0, len(list(theirs.layers[1].attn.modules())))),
+        (lambda m: setattr(m, "forward_hook_note", print), ("R", 0)),  # not data: never sent, so nothing new
+        (lambda m: setattr(m.layers[0].attn_norm, "eps", 0.5), ("full", 0)),
+        (lambda m: setattr(m.layers, "0", copy.deepcopy(m.layers[1])), ("full", 0)),
+        (lambda m: m.embed.weight.requires_grad_(False), ("full", 0)),
+        (lambda m: m.double(), ("R", places)),  # the same tensors, each with new data of another dtype
+        (lambda m: m.embed.weight.data.zero_(), ("R", 2)),  # the tied weight: both its places
     ]
-    for change in changes:
+    for change, how in changes:
         with torch.no_grad():
             change(theirs)
             change(mine)
         if theirs.embed.weight.dtype == torch.float64:
             tokens = tokens.clone()
-        same(False)
-        same(True)
+        same(*how)
+        same("R")
+    idle = sum(not m.training for m in theirs.modules())
+    assert 0 < idle < len(list(theirs.modules()))
+    for m in (theirs, mine):  # modes and data at once: both by token, and only those
+        m.train()
+        m.layers[0].ffn.up_proj.weight.data.add_(1)
+    same("R", 1, idle)
+    same("R")
     theirs.layers[0].attn.o_proj.weight.grad = torch.ones_like(theirs.layers[0].attn.o_proj.weight)
-    same(False)  # a gradient: never by token
-    same(False)
+    same("full")  # a gradient: never by token
+    same("full")
     assert not any(stale for _, stale in link.seen)
+
+
+def test_new_data_by_token_must_name_places_the_object_has():
+    """A forged message's new data for an object named by token: a place it does not have, one place twice, a number
+    that is not one, a tensor the message does not hold, a parameter's place given a plain tensor. Each is refused
+    with an error, never put in place: the next honest call computes what the part itself does."""
+    given = []
+    mine, theirs, link = _lm_pair(hub=given)
+    (hub,) = given
+    tokens = torch.randint(0, 13, (1, 3))
+    with torch.no_grad():
+        theirs(tokens)
+    forged = []
+
+    class Forge:
+        def ask(self, message):
+            body = message["body"]
+            if forged and isinstance(body.get("self"), tuple) and body["self"][0] == "R":
+                body["delta"], plain = forged.pop()
+                if plain:
+                    message["table"][0][1] &= ~2  # sent as a plain tensor, not a parameter
+            return link.ask(message)
+
+    hub.link = Forge()
+    bad = [[10_000, 0]], [[0, 0], [0, 0]], [["0", 0]], [[0, -1]], [[0, 99]], [[1, 0], [10_000, 0]], [[0, 0]]
+    for i, delta in enumerate(bad):
+        with torch.no_grad():
+            assert torch.equal(theirs(tokens), mine(tokens))  # after a refusal the next call is in full: a token again
+            theirs.layers[0].attn.q_proj.weight.data.mul_(2)
+            mine.layers[0].attn.q_proj.weight.data.mul_(2)
+            forged.append((delta, i == len(bad) - 1))
+            with pytest.raises(StandInError, match="not a parameter" if i == len(bad) - 1 else None):
+                theirs(tokens)
+            assert link.seen[-1][0] == "R"
+    hub.link = link
+    with torch.no_grad():
+        assert torch.equal(theirs(tokens), mine(tokens))
+        assert torch.equal(theirs(tokens), mine(tokens))
+    assert link.seen[-1] == ("R", False)
 
 
 def test_with_autograd_on_the_target_always_crosses_in_full():
@@ -224,6 +283,30 @@ def test_a_token_stands_for_nothing_once_the_hosts_object_took_another_state():
     with torch.no_grad():
         assert torch.equal(theirs(tokens), mine(tokens))
     assert link.seen[-2:] == [("R", True), ("full", False)]
+
+
+def test_new_data_by_token_is_refused_once_the_hosts_object_took_another_state():
+    """As above, but the call by token brings new data and modes: they are never put on a state other than the one the
+    token stands for (the host asks for the object in full), and the answer is the part's."""
+    mine, theirs, link = _lm_pair()
+    tokens = torch.randint(0, 13, (2, 3))
+    with torch.no_grad():
+        theirs(tokens)
+        theirs(tokens)
+    twin, twin_ref = copy.deepcopy(theirs), copy.deepcopy(mine)  # shares the host's object, and its token
+    with torch.no_grad():
+        for p, p_ref in zip(twin.parameters(), twin_ref.parameters()):
+            p.mul_(-1)
+            p_ref.mul_(-1)
+    assert torch.equal(twin(tokens), twin_ref(tokens))  # with autograd: in full, onto the object both share
+    for m in (theirs, mine):
+        m.eval()
+        with torch.no_grad():
+            m.norm.weight.add_(1)
+    with torch.no_grad():
+        assert torch.equal(theirs(tokens), mine(tokens))
+    assert link.seen[-2:] == [("R", True), ("full", False)]
+    assert link.deltas[-2] == (1, len(list(theirs.modules())))
 
 
 _SELF_CHANGING = """
