@@ -1338,51 +1338,39 @@ MAX_DELTA = 100_000
 """Parameters and buffers one message may bring new data for."""
 
 
-def _delta(delta, decoder):
-    """``[(number, tensor)]``: the new data a message brought for the parameters and buffers of the object it names by
-    token, each a tensor of the message, each place once (``StandIns._synced``)."""
-    if delta is None:
+def _numbered(entries, kind, what):
+    """``[(number, value)]`` of a message's ``[[number, value], ...]`` for the object it names by token: each number a
+    place of that object once, each value of type ``kind`` (a non-negative ``int``: a tensor of the message)."""
+    if entries is None:
         return []
-    if not isinstance(delta, list) or len(delta) > MAX_DELTA:
-        raise StandInError("malformed new data for an object")
+    if not isinstance(entries, list) or len(entries) > MAX_DELTA:
+        raise StandInError(f"malformed {what} for an object")
     out, seen = [], set()
-    for entry in delta:
+    for entry in entries:
         if not (
             isinstance(entry, list)
             and len(entry) == 2
             and type(entry[0]) is int
-            and type(entry[1]) is int
-            and entry[0] >= 0
-            and entry[1] >= 0
-            and entry[0] not in seen
-        ):
-            raise StandInError("malformed new data for an object")
-        seen.add(entry[0])
-        out.append((entry[0], decoder.tensor_at(entry[1])))
-    return out
-
-
-def _flips(modes):
-    """``[(number, training)]``: the modes a message brought for the modules of the object it names by token, each
-    module once (``StandIns._synced``)."""
-    if modes is None:
-        return []
-    if not isinstance(modes, list) or len(modes) > MAX_DELTA:
-        raise StandInError("malformed modes for an object")
-    out, seen = [], set()
-    for entry in modes:
-        if not (
-            isinstance(entry, list)
-            and len(entry) == 2
-            and type(entry[0]) is int
-            and type(entry[1]) is bool
+            and type(entry[1]) is kind
             and entry[0] >= 0
             and entry[0] not in seen
+            and (kind is not int or entry[1] >= 0)
         ):
-            raise StandInError("malformed modes for an object")
+            raise StandInError(f"malformed {what} for an object")
         seen.add(entry[0])
         out.append((entry[0], entry[1]))
     return out
+
+
+def _delta(delta, decoder):
+    """``[(number, tensor)]``: the new data a message brought for the parameters and buffers of the object it names by
+    token (``StandIns._synced``)."""
+    return [(i, decoder.tensor_at(k)) for i, k in _numbered(delta, int, "new data")]
+
+
+def _flips(modes):
+    """``[(number, training)]``: the modes a message brought for the modules of the object it names by token."""
+    return _numbered(modes, bool, "modes")
 
 
 def _invoke(target, method, args, kwargs, op):

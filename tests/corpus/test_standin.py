@@ -267,9 +267,8 @@ def test_copies_that_share_the_hosts_object_never_stand_for_each_other():
     assert any(kind == "R" for kind, _ in link.seen)
 
 
-def test_a_token_stands_for_nothing_once_the_hosts_object_took_another_state():
-    mine, theirs, link = _lm_pair()
-    tokens = torch.randint(0, 13, (2, 3))
+def _another_state_on_the_hosts_object(mine, theirs, link, tokens):
+    """``theirs`` named by token, then a copy of it that shares the host's object sends another state onto it."""
     with torch.no_grad():
         theirs(tokens)
         theirs(tokens)
@@ -280,6 +279,12 @@ def test_a_token_stands_for_nothing_once_the_hosts_object_took_another_state():
             p.mul_(-1)
             p_ref.mul_(-1)
     assert torch.equal(twin(tokens), twin_ref(tokens))  # with autograd: in full, onto the object both share
+
+
+def test_a_token_stands_for_nothing_once_the_hosts_object_took_another_state():
+    mine, theirs, link = _lm_pair()
+    tokens = torch.randint(0, 13, (2, 3))
+    _another_state_on_the_hosts_object(mine, theirs, link, tokens)
     with torch.no_grad():
         assert torch.equal(theirs(tokens), mine(tokens))
     assert link.seen[-2:] == [("R", True), ("full", False)]
@@ -290,15 +295,7 @@ def test_new_data_by_token_is_refused_once_the_hosts_object_took_another_state()
     token stands for (the host asks for the object in full), and the answer is the part's."""
     mine, theirs, link = _lm_pair()
     tokens = torch.randint(0, 13, (2, 3))
-    with torch.no_grad():
-        theirs(tokens)
-        theirs(tokens)
-    twin, twin_ref = copy.deepcopy(theirs), copy.deepcopy(mine)  # shares the host's object, and its token
-    with torch.no_grad():
-        for p, p_ref in zip(twin.parameters(), twin_ref.parameters()):
-            p.mul_(-1)
-            p_ref.mul_(-1)
-    assert torch.equal(twin(tokens), twin_ref(tokens))  # with autograd: in full, onto the object both share
+    _another_state_on_the_hosts_object(mine, theirs, link, tokens)
     for m in (theirs, mine):
         m.eval()
         with torch.no_grad():
