@@ -1175,17 +1175,7 @@ class Host:
     def _sync_built(self, obj, encoder):
         """``[k, token]`` for the reference object ``obj`` the host just built and sent in full as object ``k``
         (``new``), as ``_sync`` for a call's target; ``None`` where it cannot be signed."""
-        if not self._is_reference(obj):
-            return None
-        h, k = self._handles.get(id(obj)), encoder.objects.get(id(obj))
-        if h is None or k is None or self.objects.get(h) is not obj or h in self.volatile:
-            return None
-        found = self._host_signature(obj)
-        if found is None:
-            return None
-        token = next(self._tokens)
-        self.synced[h] = (token, *found)
-        return [k, token]
+        return self._token(obj, encoder.objects.get(id(obj))) if self._is_reference(obj) else None
 
     def _still_synced(self, decoder, encoder):
         """Whether the objects the message named by token are, after the call, as they were when the token was given
@@ -1206,10 +1196,14 @@ class Host:
         is not all of kinds a signature compares (``_signature``)."""
         if not (isinstance(sent, tuple) and len(sent) == 10 and sent[0] == "S" and type(sent[1]) is int):
             return None
-        k = sent[1]
-        obj = decoder.objects.get(k)
+        return self._token(decoder.objects.get(sent[1]), sent[1])
+
+    def _token(self, obj, k):
+        """``[k, token]``: a new token for the host's object ``obj``, sent as object ``k`` and held by the worker as
+        the host holds it, with ``obj``'s signature now; ``None`` where it is not one of the host's objects, is
+        volatile, or cannot be signed."""
         h = self._handles.get(id(obj))
-        if h is None or self.objects.get(h) is not obj or h in self.volatile:
+        if h is None or k is None or self.objects.get(h) is not obj or h in self.volatile:
             return None
         found = self._host_signature(obj)
         if found is None:
@@ -1703,9 +1697,7 @@ class StandIns:
             and result[2] == vars(obj).get("_standin_handle")
         ):
             return
-        now = self._sign(obj)
-        if now is not None:
-            vars(obj)["_standin_sync"] = (vars(obj).get("_standin_handle"), given[1], *now)
+        self._keep(obj, given[1])
 
     def _remember(self, x, given, encoder, record, flips):
         """Keep the token the host ``given`` for ``x`` (``[k, token]``), with ``x``'s signature now."""
@@ -1724,11 +1716,16 @@ class StandIns:
                     modes[i] = training
                 vars(x)["_standin_sync"] = (*record[:4], tuple(modes))
             return
+        self._keep(x, given[1])
+
+    def _keep(self, x, token):
+        """Keep ``token`` for the stand-in ``x`` with ``x``'s signature now (``_synced``); none where it cannot be
+        signed."""
         now = self._sign(x)
         if now is None:
             vars(x).pop("_standin_sync", None)
         else:
-            vars(x)["_standin_sync"] = (vars(x).get("_standin_handle"), given[1], *now)
+            vars(x)["_standin_sync"] = (vars(x).get("_standin_handle"), token, *now)
 
     def settle(self, encoder, reply, into=None, outputs=None):
         """Apply a reply (the objects' new states, generators, gradients, the random state) and return its result.
