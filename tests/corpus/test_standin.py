@@ -238,6 +238,56 @@ def test_new_data_by_token_must_name_places_the_object_has():
     assert link.seen[-1] == ("R", False)
 
 
+def test_new_modes_by_token_must_name_modules_the_object_has():
+    """A forged message's new modes for an object named by token: a module it does not have, a mode that is not a
+    bool, one module twice, a negative number, a list that is not one, an entry of three. Each is refused with an
+    error, and no mode of the host's object changes: it stays what the worker's copy was when its token was given,
+    and the next honest call goes by token again and computes what the part itself does."""
+    given = []
+    mine, theirs, link = _lm_pair(hub=given)
+    (hub,) = given
+    host = link.link.host
+    tokens = torch.randint(0, 13, (1, 3))
+    with torch.no_grad():
+        theirs(tokens)
+
+    def host_modes():
+        (obj,) = [o for o in host.objects.values() if isinstance(o, nn.Module) and o.__class__.__name__ == "DecoderLM"]
+        return [m.training for m in obj.modules()]
+
+    forged = []
+
+    class Forge:
+        def ask(self, message):
+            body = message["body"]
+            if forged and isinstance(body.get("self"), tuple) and body["self"][0] == "R":
+                body["modes"] = forged.pop()
+            return link.ask(message)
+
+    hub.link = Forge()
+    bad = [[10_000, False]], [[0, 1]], [[0, False], [0, True]], [[-1, False]], "x", [[0, False, 1]], [[1, None]]
+    for modes in bad:
+        with torch.no_grad():
+            assert torch.equal(theirs(tokens), mine(tokens))
+            before = host_modes()
+            assert before == [m.training for m in theirs.modules()]
+            theirs.eval()
+            mine.eval()
+            forged.append(modes)
+            with pytest.raises(StandInError):
+                theirs(tokens)
+            assert link.seen[-1][0] == "R"
+            assert host_modes() == before, modes  # nothing of the forged message was put in place
+            theirs.train()
+            mine.train()
+    hub.link = link
+    with torch.no_grad():
+        assert torch.equal(theirs(tokens), mine(tokens))
+        assert torch.equal(theirs(tokens), mine(tokens))
+    assert link.seen[-1] == ("R", False)
+    assert host_modes() == [m.training for m in theirs.modules()]
+
+
 def test_with_autograd_on_the_target_always_crosses_in_full():
     mine, theirs, link = _lm_pair()
     tokens = torch.randint(0, 13, (1, 4))
