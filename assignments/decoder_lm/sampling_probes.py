@@ -218,12 +218,15 @@ def lm_generate(
     before = p.clone()
     g = torch.Generator(device=device).manual_seed(seed)
     seed_rng(seed + 1)
-    out = fn(
-        net,
-        p,
-        max_new_tokens,
-        **passed({"temperature": temperature, "top_k": top_k, "top_p": top_p, "generator": g}, omit),
-    )
+    try:
+        out = fn(
+            net,
+            p,
+            max_new_tokens,
+            **passed({"temperature": temperature, "top_k": top_k, "top_p": top_p, "generator": g}, omit),
+        )
+    finally:
+        recorder.inner = None  # the model holds the recorder: holding the model too, it would be a reference cycle
     requires_grad = isinstance(out, torch.Tensor) and out.requires_grad
     tokens = as_tensor(out, "generate")
     return {

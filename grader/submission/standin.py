@@ -766,7 +766,7 @@ def _signature(root, is_part, mark, places=None, modules=None, modes=True):
     parameters, buffers and plain attributes), or ``None`` where some of it is not of those kinds. ``mark(t)`` is what
     stands for a tensor's data besides the tensor itself (``None``: it cannot stand for it). Two signatures of one root
     are equal only if nothing in that state was replaced or changed since, as long as ``kept`` (every object and tensor
-    the signature names by ``id``) is held: no other object can take an ``id`` it names.
+    the signature names by ``id``, ``root`` first) is held: no other object can take an ``id`` it names.
 
     ``places``: a list given to collect where each parameter and buffer is, in the order ``mark`` is called for them
     (``(its module's parameters or buffers, name, whether a parameter)``): two objects of one signature list the same
@@ -1677,10 +1677,16 @@ class StandIns:
         return record, changed, flips
 
     def _sign(self, x):
-        """``(signature, kept, modes)`` of the stand-in ``x`` as it is now (``_synced``), or ``None``."""
+        """``(signature, kept, modes)`` of the stand-in ``x`` as it is now (``_synced``), or ``None``. ``kept`` leaves
+        out ``x`` itself (``_signature`` keeps it first): the record lives in ``x``, which holds it alive, and a record
+        holding ``x`` would make ``x`` a reference cycle, freed only by the garbage collector (with the host's copy,
+        which is released only when ``x`` is gone), where reference counting frees it at once."""
         modules = []
         now = _signature(x, self.is_standin, self._mark, modules=modules, modes=False)
-        return None if now is None else (*now, tuple(m.training for m in modules))
+        if now is None:
+            return None
+        sig, kept = now
+        return sig, kept[1:], tuple(m.training for m in modules)
 
     def _remember_built(self, obj, reply):
         """Keep the token the host gave for the stand-in ``obj`` it just built (``new``): the reply's result, ``obj``
@@ -1826,12 +1832,14 @@ class _Call(torch.autograd.Function):
 def _through_autograd(hub, encoder, body, wrt):
     box = {"hub": hub, "encoder": encoder, "body": body, "wrt": wrt}
     outputs = _Call.apply(box, *[encoder.tensors[i] for i in wrt])[:-1]
-    table = box["reply"].get("table") or []
+    # The backward keeps the box; the reply holds the outputs, whose node keeps the backward: not kept, no cycle
+    reply = box.pop("reply")
+    table = reply.get("table") or []
     made = {}
     for j, t in enumerate(outputs):
         entry = table[j]
         made[j] = nn.Parameter(t.detach(), requires_grad=bool(entry[1] & 1)) if entry[1] & 2 else t
-    return hub.settle(encoder, box["reply"], outputs=made)
+    return hub.settle(encoder, reply, outputs=made)
 
 
 __all__ = ["Host", "Loopback", "StandInError", "StandIns", "surface"]
