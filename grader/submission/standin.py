@@ -1168,6 +1168,8 @@ class Host:
         return True
 
     def _unsync(self, h):
+        """``False``: the host's object ``h`` is named by no token now, nor given one again (its state changed under
+        one); the worker sends it in full next."""
         self.volatile.add(h)
         self.synced.pop(h, None)
         return False
@@ -1185,9 +1187,7 @@ class Host:
             now = self._host_signature(self.objects[h]) if h in self.objects else None
             ids = {id(t) for t in record[2] if isinstance(t, torch.Tensor)}
             if now is None or now[0] != record[1] or any(id(t) in ids for t in encoder.tensors):
-                self.volatile.add(h)
-                self.synced.pop(h, None)
-                return False
+                return self._unsync(h)
         return True
 
     def _sync(self, sent, decoder):

@@ -134,6 +134,10 @@ class _Tokens:
         return reply
 
 
+LM_CONFIG = {"vocab_size": 13, "dim": 8, "num_layers": 2, "num_heads": 2, "hidden_dim": 12, "num_kv_heads": 1}
+"""A small ``DecoderLM``: two layers, grouped keys and values."""
+
+
 def _lm_pair(seed=4, hub=None):
     """The reference's ``DecoderLM`` and its stand-in, built alike; the stand-ins' link keeps what went by token.
     ``hub``: a list given to receive the stand-ins (``StandIns``)."""
@@ -142,7 +146,7 @@ def _lm_pair(seed=4, hub=None):
     link = lm_parts.standins.link = _Tokens(lm_parts.standins.link)
     if hub is not None:
         hub.append(lm_parts.standins)
-    config = {"vocab_size": 13, "dim": 8, "num_layers": 2, "num_heads": 2, "hidden_dim": 12, "num_kv_heads": 1}
+    config = LM_CONFIG
     torch.manual_seed(seed)
     mine = ref(**config)
     torch.manual_seed(seed)
@@ -205,24 +209,15 @@ def test_new_data_by_token_must_name_places_the_object_has():
     """A forged message's new data for an object named by token: a place it does not have, one place twice, a number
     that is not one, a tensor the message does not hold, a parameter's place given a plain tensor. Each is refused
     with an error, never put in place: the next honest call computes what the part itself does."""
-    given = []
-    mine, theirs, link = _lm_pair(hub=given)
-    (hub,) = given
-    tokens = torch.randint(0, 13, (1, 3))
-    with torch.no_grad():
-        theirs(tokens)
-    forged = []
+    mine, theirs, link, hub, tokens = _forged_pair()
 
-    class Forge:
-        def ask(self, message):
-            body = message["body"]
-            if forged and isinstance(body.get("self"), tuple) and body["self"][0] == "R":
-                body["delta"], plain = forged.pop()
-                if plain:
-                    message["table"][0][1] &= ~2  # sent as a plain tensor, not a parameter
-            return link.ask(message)
+    def forge(message, entry):
+        message["body"]["delta"], plain = entry
+        if plain:
+            message["table"][0][1] &= ~2  # sent as a plain tensor, not a parameter
 
-    hub.link = Forge()
+    hub.link = forging = _Forge(link, forge)
+    forged = forging.forged
     bad = [[10_000, 0]], [[0, 0], [0, 0]], [["0", 0]], [[0, -1]], [[0, 99]], [[1, 0], [10_000, 0]], [[0, 0]]
     for i, delta in enumerate(bad):
         with torch.no_grad():
@@ -233,11 +228,7 @@ def test_new_data_by_token_must_name_places_the_object_has():
             with pytest.raises(StandInError, match="not a parameter" if i == len(bad) - 1 else None):
                 theirs(tokens)
             assert link.seen[-1][0] == "R"
-    hub.link = link
-    with torch.no_grad():
-        assert torch.equal(theirs(tokens), mine(tokens))
-        assert torch.equal(theirs(tokens), mine(tokens))
-    assert link.seen[-1] == ("R", False)
+    _honest_again(mine, theirs, link, hub, tokens)
 
 
 def test_new_modes_by_token_must_name_modules_the_object_has():
@@ -245,28 +236,18 @@ def test_new_modes_by_token_must_name_modules_the_object_has():
     bool, one module twice, a negative number, a list that is not one, an entry of three. Each is refused with an
     error, and no mode of the host's object changes: it stays what the worker's copy was when its token was given,
     and the next honest call goes by token again and computes what the part itself does."""
-    given = []
-    mine, theirs, link = _lm_pair(hub=given)
-    (hub,) = given
+    mine, theirs, link, hub, tokens = _forged_pair()
     host = link.link.host
-    tokens = torch.randint(0, 13, (1, 3))
-    with torch.no_grad():
-        theirs(tokens)
 
     def host_modes():
         (obj,) = [o for o in host.objects.values() if isinstance(o, nn.Module) and o.__class__.__name__ == "DecoderLM"]
         return [m.training for m in obj.modules()]
 
-    forged = []
+    def forge(message, modes):
+        message["body"]["modes"] = modes
 
-    class Forge:
-        def ask(self, message):
-            body = message["body"]
-            if forged and isinstance(body.get("self"), tuple) and body["self"][0] == "R":
-                body["modes"] = forged.pop()
-            return link.ask(message)
-
-    hub.link = Forge()
+    hub.link = forging = _Forge(link, forge)
+    forged = forging.forged
     bad = [[10_000, False]], [[0, 1]], [[0, False], [0, True]], [[-1, False]], "x", [[0, False, 1]], [[1, None]]
     for modes in bad:
         with torch.no_grad():
@@ -282,12 +263,42 @@ def test_new_modes_by_token_must_name_modules_the_object_has():
             assert host_modes() == before, modes  # nothing of the forged message was put in place
             theirs.train()
             mine.train()
+    _honest_again(mine, theirs, link, hub, tokens)
+    assert host_modes() == [m.training for m in theirs.modules()]
+
+
+def _forged_pair():
+    """``_lm_pair`` with its stand-ins (``hub``) and tokens, the stand-in once called: it has a token."""
+    given = []
+    mine, theirs, link = _lm_pair(hub=given)
+    (hub,) = given
+    tokens = torch.randint(0, 13, (1, 3))
+    with torch.no_grad():
+        theirs(tokens)
+    return mine, theirs, link, hub, tokens
+
+
+class _Forge:
+    """A link that, while ``forged`` holds entries, passes the next message naming its target by token on rewritten by
+    ``forge(message, entry)`` (the last entry first), and every other message as it is."""
+
+    def __init__(self, link, forge):
+        self.link, self.forge, self.forged = link, forge, []
+
+    def ask(self, message):
+        body = message["body"]
+        if self.forged and isinstance(body.get("self"), tuple) and body["self"][0] == "R":
+            self.forge(message, self.forged.pop())
+        return self.link.ask(message)
+
+
+def _honest_again(mine, theirs, link, hub, tokens):
+    """With the honest link back, the stand-in computes what the part does, and by token again (no stale copy)."""
     hub.link = link
     with torch.no_grad():
         assert torch.equal(theirs(tokens), mine(tokens))
         assert torch.equal(theirs(tokens), mine(tokens))
     assert link.seen[-1] == ("R", False)
-    assert host_modes() == [m.training for m in theirs.modules()]
 
 
 def test_a_stand_in_built_used_and_dropped_leaves_nothing_for_the_garbage_collector():
@@ -295,7 +306,7 @@ def test_a_stand_in_built_used_and_dropped_leaves_nothing_for_the_garbage_collec
     modes), through autograd and backward. A reference cycle among them would leave each for the cyclic collector, and
     the host's copy held until it ran (thousands of objects a grading, and most of a construction's time)."""
     cls = parts(LM, "generate").get("DecoderLM")
-    config = {"vocab_size": 13, "dim": 8, "num_layers": 2, "num_heads": 2, "hidden_dim": 12, "num_kv_heads": 1}
+    config = LM_CONFIG
     tokens = torch.randint(0, 13, (2, 4))
 
     def use():
@@ -337,7 +348,7 @@ def test_the_generate_probe_leaves_nothing_for_the_garbage_collector():
     from assignments.decoder_lm.sampling_probes import lm_generate
 
     ns = reference_namespace(LM)
-    config = {"vocab_size": 13, "dim": 8, "num_layers": 2, "num_heads": 2, "hidden_dim": 12, "num_kv_heads": 1}
+    config = LM_CONFIG
     state = {k: v.detach().clone() for k, v in ns.get("DecoderLM")(**config).named_parameters()}
     prompt = torch.randint(0, 13, (2, 3))
 
