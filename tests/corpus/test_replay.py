@@ -588,13 +588,59 @@ def _overfit(folder, bank_file):
     return [{c.id: c for t in r.tasks for c in t.checks}["overfit.ten_poems"] for r in runs]
 
 
+def _trains_as_the_reference(folder):
+    """Whether ``folder``'s code trains as the reference does here, bit for bit: the overfit check's training run
+    (its probe, in this process, from the reference's initial parameters) gives the reference's losses at every step.
+    Code written otherwise (an ``einsum`` for a ``matmul``) can round otherwise on one machine and not on another, by
+    the kernels torch picks for it there."""
+    from assignments.decoder_lm.checks import overfit as check
+    from assignments.decoder_lm.corpus import PAD, Vocab, make_batch
+    from assignments.decoder_lm.sampling_probes import lm_overfit
+    from grader.probes import params
+    from grader.submission.inprocess import reference_namespace
+    from grader.submission.loader import Namespace
+
+    a = load("decoder_lm")
+    texts = check.overfit_poems()
+    vocab = Vocab.build(texts)
+    kwargs = dict(check.MODEL, vocab_size=len(vocab))
+    reference = reference_namespace(a)
+    init = params(reference, name="DecoderLM", kwargs=kwargs)["values"]
+    run = dict(
+        model={"kwargs": kwargs, "state": {k: v.float() for k, v in init.items()}},
+        tokens=make_batch(texts, vocab),
+        pad_id=PAD,
+        steps=check.STEPS,
+        max_lr=check.MAX_LR,
+        min_lr=check.MIN_LR,
+        warmup=check.WARMUP,
+        weight_decay=check.WEIGHT_DECAY,
+        betas=check.BETAS,
+        max_grad_norm=check.MAX_GRAD_NORM,
+        prompt=2,
+    )
+    theirs = lm_overfit(Namespace(folder, assignment=a, label="submission"), **run)["losses"]
+    return theirs == lm_overfit(reference, **run)["losses"]
+
+
 @pytest.mark.parametrize("style", ["reference", "einsum"])
 def test_a_whole_over_a_broken_part_is_graded_over_the_record_of_the_part_that_mends_it(style, mended_bank, tmp_path):
+    """The record is of the reference's own training run: it holds the calls of a run over it only where the code
+    around the recorded parts computes what the reference's computes, bit for bit. The reference always does; code
+    in another style does on some machines (``_trains_as_the_reference``), and there the kit must give the full kit's
+    verdict. Where it does not, the record cannot judge the run, and the kit must say so (blocked, no points in the
+    kit: the full kit's grade judges it), never fail it; giving the full kit's verdict is right there too."""
     src = None if style == "reference" else REPO / "tests/blind_lm/correct" / style
     full, kitted = _overfit(_lm_with_mutants(["gqa.fill_zero"], tmp_path, src), mended_bank)
     assert full.status == "passed" and [n.key for n in full.notes] == ["note.charged_beneath_whole"]
-    assert (kitted.status, kitted.score) == (full.status, full.score), [n.key for n in kitted.notes]
-    assert kitted.notes == full.notes
+    same = (kitted.status, kitted.score, kitted.notes) == (full.status, full.score, full.notes)
+    if src is None or _trains_as_the_reference(src):
+        assert same, (kitted.status, kitted.score, [n.key for n in kitted.notes])
+    else:
+        blocked = (kitted.status, kitted.score) == ("skipped", 0.0) and "note.blocked_by" in [
+            n.key for n in kitted.notes
+        ]
+        assert same or blocked, (kitted.status, kitted.score, [n.key for n in kitted.notes])
 
 
 def test_a_whole_the_record_cannot_mend_is_blocked_not_failed(small_bank, tmp_path):
