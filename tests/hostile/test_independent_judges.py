@@ -14,6 +14,7 @@ first judge forked the second) and leaves when that judge is gone.
 
 from __future__ import annotations
 
+import hashlib
 import json
 import os
 import shutil
@@ -133,6 +134,25 @@ def without(folder, tmp_path, helper):
     return copy
 
 
+_BASELINES: dict = {}
+"""``(the code's digest, options) -> Graded``: each baseline graded once per session (``baseline_of``)."""
+
+
+def baseline_of(folder, tmp_path, helper, **options):
+    """``folder``'s code without its attack (``without``), graded sealed with ``options``: once per session for each
+    code and options, as a grading is the same on every run. Two attacks whose code is the same but for their helper
+    (the two ``unjailed_*``) share it. The digest is of every file but ``README.md``, which says what the attack tries
+    and which no code of these submissions reads."""
+    copy = without(folder, tmp_path, helper)
+    digest = hashlib.sha256()
+    for path in sorted(p for p in copy.rglob("*") if p.is_file() and p.name != "README.md"):
+        digest.update(str(path.relative_to(copy)).encode() + b"\0" + path.read_bytes() + b"\0")
+    key = (digest.hexdigest(), json.dumps(options, sort_keys=True))
+    if key not in _BASELINES:
+        _BASELINES[key] = grade(copy, tmp_path, "baseline", timeout=400, **options)
+    return _BASELINES[key]
+
+
 @pytest.fixture
 def forge_dir():
     shutil.rmtree(FORGE, ignore_errors=True)
@@ -159,7 +179,7 @@ def test_unjailed_forged_shard(tmp_path, forge_dir):
     attacked = grade(folder, tmp_path, "attack", timeout=400, run_as=None)
     ran_in_judge = (forge_dir / "judge_exec.jsonl").exists()
     copied = (forge_dir / "leak").exists()
-    baseline = grade(without(folder, tmp_path, "_shard_forge.py"), tmp_path, "baseline", timeout=400, run_as=None)
+    baseline = baseline_of(folder, tmp_path, "_shard_forge.py", run_as=None)
     assert baseline.finished, baseline.output[-3000:]
     assert attacked.finished, attacked.output[-3000:]
     assert_held(
@@ -175,7 +195,7 @@ def test_unjailed_shard_hang(tmp_path, forge_dir):
     folder = HERE / "unjailed_shard_hang"
     attacked = grade(folder, tmp_path, "attack", timeout=300, run_as=None)
     assert attacked.finished, f"no result after {attacked.seconds:.0f} s (killed): {attacked.output[-2000:]}"
-    baseline = grade(without(folder, tmp_path, "_shard_forge.py"), tmp_path, "baseline", timeout=400, run_as=None)
+    baseline = baseline_of(folder, tmp_path, "_shard_forge.py", run_as=None)
     assert_held(
         score_above_baseline=attacked.score > baseline.score and (attacked.score, baseline.score),
         reference_lines_in_report=len(leaked(attacked)),
