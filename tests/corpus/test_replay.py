@@ -590,35 +590,18 @@ def _overfit(folder, bank_file):
 
 def _trains_as_the_reference(folder):
     """Whether ``folder``'s code trains as the reference does here, bit for bit: the overfit check's training run
-    (its probe, in this process, from the reference's initial parameters) gives the reference's losses at every step.
-    Code written otherwise (an ``einsum`` for a ``matmul``) can round otherwise on one machine and not on another, by
-    the kernels torch picks for it there."""
-    from assignments.decoder_lm.checks import overfit as check
-    from assignments.decoder_lm.corpus import PAD, Vocab, make_batch
+    (``training_run``: its probe, in this process, from the reference's initial parameters) gives the reference's
+    losses at every step. Code written otherwise (an ``einsum`` for a ``matmul``) can round otherwise on one machine
+    and not on another, by the kernels torch picks for it there."""
+    from assignments.decoder_lm.checks.overfit import training_run
     from assignments.decoder_lm.sampling_probes import lm_overfit
     from grader.probes import params
     from grader.submission.inprocess import reference_namespace
     from grader.submission.loader import Namespace
 
     a = load("decoder_lm")
-    texts = check.overfit_poems()
-    vocab = Vocab.build(texts)
-    kwargs = dict(check.MODEL, vocab_size=len(vocab))
     reference = reference_namespace(a)
-    init = params(reference, name="DecoderLM", kwargs=kwargs)["values"]
-    run = dict(
-        model={"kwargs": kwargs, "state": {k: v.float() for k, v in init.items()}},
-        tokens=make_batch(texts, vocab),
-        pad_id=PAD,
-        steps=check.STEPS,
-        max_lr=check.MAX_LR,
-        min_lr=check.MIN_LR,
-        warmup=check.WARMUP,
-        weight_decay=check.WEIGHT_DECAY,
-        betas=check.BETAS,
-        max_grad_norm=check.MAX_GRAD_NORM,
-        prompt=2,
-    )
+    _, _, run = training_run(lambda kw: params(reference, name="DecoderLM", kwargs=kw)["values"])
     theirs = lm_overfit(Namespace(folder, assignment=a, label="submission"), **run)["losses"]
     return theirs == lm_overfit(reference, **run)["losses"]
 

@@ -14,7 +14,6 @@ first judge forked the second) and leaves when that judge is gone.
 
 from __future__ import annotations
 
-import hashlib
 import json
 import os
 import shutil
@@ -26,6 +25,8 @@ from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import pytest
+
+from grader.batch.sources import content_hash
 
 HERE = Path(__file__).resolve().parent / "independent_judges"
 KIT = Path(__file__).resolve().parents[2]
@@ -141,13 +142,11 @@ _BASELINES: dict = {}
 def baseline_of(folder, tmp_path, helper, **options):
     """``folder``'s code without its attack (``without``), graded sealed with ``options``: once per session for each
     code and options, as a grading is the same on every run. Two attacks whose code is the same but for their helper
-    (the two ``unjailed_*``) share it. The digest is of every file but ``README.md``, which says what the attack tries
-    and which no code of these submissions reads."""
+    (the two ``unjailed_*``) share it. The copy has no ``README.md`` (it says what the attack tries; no code reads it),
+    so that the code's digest (``content_hash``, as a batch keys a submission) is the code's alone."""
     copy = without(folder, tmp_path, helper)
-    digest = hashlib.sha256()
-    for path in sorted(p for p in copy.rglob("*") if p.is_file() and p.name != "README.md"):
-        digest.update(str(path.relative_to(copy)).encode() + b"\0" + path.read_bytes() + b"\0")
-    key = (digest.hexdigest(), json.dumps(options, sort_keys=True))
+    (copy / "README.md").unlink(missing_ok=True)
+    key = (content_hash(copy), json.dumps(options, sort_keys=True))
     if key not in _BASELINES:
         _BASELINES[key] = grade(copy, tmp_path, "baseline", timeout=400, **options)
     return _BASELINES[key]

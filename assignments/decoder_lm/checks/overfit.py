@@ -38,18 +38,16 @@ def overfit_poems():
     return chosen
 
 
-@check("overfit", "ten_poems", points=10, examples=(1, 1), profiles=("quick", "full"), diagnose=False)
-def ten_poems(ctx):
-    """Your model, optimiser, schedule and train_step learn ten poems (loss below 0.2 in 60 steps), then greedy
-    generate recites each from its first character."""
+def training_run(initial):
+    """``(texts, tokens, arguments)``: the ten poems, their batch and the ``lm_overfit`` probe's arguments, the
+    check's whole training run. ``initial(kwargs)``: the reference's initial parameters of a ``DecoderLM`` built with
+    ``kwargs`` (its N(0, 0.02²) start)."""
     texts = overfit_poems()
     vocab = Vocab.build(texts)
     tokens = make_batch(texts, vocab)  # [10, 26]: newline, poem, newline, padding
     kwargs = dict(MODEL, vocab_size=len(vocab))
-    init = ctx.ref("params", name="DecoderLM", kwargs=kwargs)["values"]  # the reference's N(0, 0.02²) start
-    model = {"kwargs": kwargs, "state": {k: v.float() for k, v in init.items()}}
-    got = ctx.sub(
-        "lm_overfit",
+    model = {"kwargs": kwargs, "state": {k: v.float() for k, v in initial(kwargs).items()}}
+    arguments = dict(
         model=model,
         tokens=tokens,
         pad_id=PAD,
@@ -62,11 +60,20 @@ def ten_poems(ctx):
         max_grad_norm=MAX_GRAD_NORM,
         prompt=2,
     )
+    return texts, tokens, arguments
+
+
+@check("overfit", "ten_poems", points=10, examples=(1, 1), profiles=("quick", "full"), diagnose=False)
+def ten_poems(ctx):
+    """Your model, optimiser, schedule and train_step learn ten poems (loss below 0.2 in 60 steps), then greedy
+    generate recites each from its first character."""
+    texts, tokens, arguments = training_run(lambda kw: ctx.ref("params", name="DecoderLM", kwargs=kw)["values"])
+    got = ctx.sub("lm_overfit", **arguments)
     losses = got["losses"]
     ex = {
         "config": dict(
             MODEL,
-            vocab_size=len(vocab),
+            vocab_size=arguments["model"]["kwargs"]["vocab_size"],
             poems=POEMS,
             steps=STEPS,
             optimizer=f"AdamW(param_groups(model, {WEIGHT_DECAY}), betas={BETAS})",
