@@ -52,6 +52,13 @@ def shell(line, **kwargs):
     return subprocess.run(["bash", "-c", line], cwd=ROOT, env=env, capture_output=True, text=True, **kwargs)
 
 
+def _as_in_a_terminal():
+    """Ctrl-C stops a command a user started in a terminal. A test run started in the background of a shell without
+    job control has SIGINT ignored, and its children inherit that (Python then installs no handler for it): restore
+    the default, so the watch is stopped as a user stops it whatever started the tests."""
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
+
+
 def skeleton_files(a):
     """``{relative path: bytes}`` of the assignment's skeleton folder (caches left out)."""
     base = Path(a.skeleton)
@@ -103,6 +110,7 @@ def test_start_writes_the_skeleton_and_the_contract_and_its_commands_run_as_prin
         stderr=subprocess.STDOUT,
         text=True,
         start_new_session=True,
+        preexec_fn=_as_in_a_terminal,
     )
     try:
         seen = ""
