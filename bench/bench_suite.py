@@ -10,7 +10,10 @@ in the clone (``git status``: a test must not write into the repository). Exits 
 
 Where the time goes, by test file: pytest writes a JUnit file outside the clone (``PYTEST_ADDOPTS``); the script prints
 the costliest files and their share, and records them in the speed file with the seconds of every file in
-``docs/suite_times.json`` (what a tier of the suite would cost).
+``docs/suite_times.json`` (what a tier of the suite would cost). How busy the cores were: the CPU time of every
+process the command started and waited for (pytest's workers, the gradings they ran in processes of their own) over
+its wall time; a figure well under the number of cores says the run waits (on timeouts, servers, installs) more than
+it computes.
 """
 
 import argparse
@@ -18,6 +21,7 @@ import collections
 import json
 import os
 import re
+import resource
 import subprocess
 import sys
 import tempfile
@@ -40,6 +44,10 @@ def _git(*args, cwd):
 def _minutes(seconds):
     whole = round(seconds)  # 119.6 s is 2 min 0 s, not 1 min 60 s
     return f"{whole // 60} min {whole % 60} s"
+
+
+def _cpu_seconds(usage):
+    return usage.ru_utime + usage.ru_stime
 
 
 def file_times(junit, clone):
@@ -81,6 +89,7 @@ def main(argv=None):
         command = ["scripts/test", "--fast"] if args.fast else [".ci/run"]
         print(f"commit {head}; running {' '.join(command)} in {clone}", flush=True)
         started = time.perf_counter()
+        before = resource.getrusage(resource.RUSAGE_CHILDREN)
         junit = Path(tmp) / "suite.xml"  # outside the clone: the tests' own files are counted by git status
         addopts = f"{os.environ.get('PYTEST_ADDOPTS', '')} --junitxml={junit}".strip()
         proc = subprocess.Popen(
@@ -99,6 +108,7 @@ def main(argv=None):
                 summary = found
         code = proc.wait()
         wall = time.perf_counter() - started
+        cpu = _cpu_seconds(resource.getrusage(resource.RUSAGE_CHILDREN)) - _cpu_seconds(before)
         left = _git("status", "--porcelain", cwd=clone).splitlines()
         times = file_times(junit, clone) if junit.exists() else {}
     if summary is None:
@@ -112,6 +122,8 @@ def main(argv=None):
     )
     for line in left[:20]:
         print(f"  left: {line}")
+    busy = f"{cpu / max(wall, 1e-9):.2f} of {os.cpu_count()} cores busy on average ({cpu / 60:.0f} min of CPU)"
+    print(f"CPU: {busy}, the install included")
     costliest = show_times(times, seconds) if times else ""
     speed.record(
         "suite.fast" if args.fast else "suite.whole",
@@ -119,7 +131,7 @@ def main(argv=None):
         if args.fast
         else "the kit's whole test suite in a fresh clone (`CI=true .ci/run`, which is `scripts/test`)",
         f"{summary['counts']} in {_minutes(seconds)} of pytest ({_minutes(wall)} with the install), commit {head}; "
-        f"files left in the clone: {len(left) or 'none'}",
+        f"files left in the clone: {len(left) or 'none'}; {busy}",
         f"< {target // 60} min",
         seconds < target and code == 0,
     )

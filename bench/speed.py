@@ -12,6 +12,7 @@ calls ``record`` for each figure it prints; a row it does not record keeps its l
 import datetime
 import json
 import os
+import platform
 import shlex
 import sys
 from pathlib import Path
@@ -40,8 +41,22 @@ def data_path():
     return DATA
 
 
+def _cpu_model():
+    """The processor's name where the system says it (``/proc/cpuinfo`` on Linux), else ``""``: machines lent for the
+    same work differ (one took twice as long as another over the same suite), and a row says which it came from."""
+    try:
+        with open("/proc/cpuinfo", encoding="utf-8", errors="replace") as info:
+            for line in info:
+                if line.startswith("model name"):
+                    return " ".join(line.partition(":")[2].split())
+    except OSError:
+        pass
+    return platform.processor()
+
+
 def machine():
-    """This machine in a few words: cores, accelerator, load average at the script's start."""
+    """This machine in a few words: cores and the processor's name, accelerator, load average at the script's
+    start."""
     gpu = "no GPU"
     try:
         import torch
@@ -51,7 +66,8 @@ def machine():
     except Exception:  # noqa: BLE001 - a machine without torch still has cores
         pass
     load = "" if _START_LOAD is None else f", load {_START_LOAD:.1f}"
-    return f"{os.cpu_count()} cores, {gpu}{load}"
+    model = _cpu_model()
+    return f"{os.cpu_count()} cores{f' ({model})' if model else ''}, {gpu}{load}"
 
 
 def command():
