@@ -296,6 +296,8 @@ def cmd_bank(args):
     prints = len(recorded.prints) if recorded.prints is not None else 0
     size = written.stat().st_size / 1e6
     print(f"{os.path.abspath(written)}: {len(recorded)} answers, {prints} mistakes' fingerprints ({size:.1f} MB)")
+    for line in bank.whole_runs_said(recorded.meta, args.lang):
+        print(line)
     return 0
 
 
@@ -408,6 +410,8 @@ def cmd_kit(args):
     recorded = ", ".join(built.bank.meta.get("profiles") or ())
     prints = len(built.bank.prints) if built.bank.prints is not None else 0
     print(text("kit.cli.bank", lang, answers=len(built.bank), prints=prints, profiles=recorded))
+    for line in kit.whole_runs_said(built.bank.meta, lang):
+        print(line)
     for path in (built.wheel, built.zip):
         print(text("kit.cli.built", lang, path=os.path.abspath(path), files=built.files, size=_megabytes(path)))
     return 0

@@ -27,6 +27,7 @@ import importlib.util
 import io
 import json
 import lzma
+import math
 import pickletools
 import re
 import tempfile
@@ -123,6 +124,7 @@ def record(
     for whole, menders in replay.mending_tasks(assignment).items() if most > 0 else ():
         if not tasks or whole in tasks:
             passes += [({whole: m}, [whole], most) for m in menders]
+    whole_runs = []
     for profile in profiles:
         for isolate_as, only, budget in passes:
             into = log if budget is None else replay.Log()
@@ -137,18 +139,58 @@ def record(
                 parts_log=into,
                 isolate_as=isolate_as,
             )
-            if budget is not None and into.nbytes() <= budget:
-                log.merge(into)
+            if budget is not None:
+                ((whole, mender),) = isolate_as.items()
+                size = into.nbytes()
+                whole_runs.append(
+                    {"task": whole, "over": mender, "profile": profile, "bytes": size, "kept": size <= budget}
+                )
+                if size <= budget:
+                    log.merge(into)
     meta = {
         "assignment": assignment.name,
         "profiles": list(profiles),
         "tasks": list(tasks or ()),
         "gradings": len(jobs),
     }
+    if whole_runs:  # what a limit given kept and left out (``whole_runs_said``)
+        meta["whole_runs"] = {"limit": most, "runs": whole_runs}
     bank = Bank.of_cache(cache, meta, prints)
     if log.count:
         bank.answers[replay.TABLE_DIGEST] = (wire.encode(log.to_data()), 0.0)
     return bank
+
+
+def whole_runs_said(meta, lang=None):
+    """Lines saying which of the reference's whole runs over mending parts a bank recorded under a limit (``record``'s
+    ``mending_bytes``, the commands' ``--whole-run-mb``) kept and which it left out, each with its size; none for a bank
+    that recorded no such run."""
+    from grader.messages import text
+
+    found = meta.get("whole_runs") if isinstance(meta, dict) else None
+    if not isinstance(found, dict):
+        return []
+    limit = _mb(found.get("limit"))
+    lines = []
+    for run in found.get("runs") or ():
+        key = "kit.cli.whole_kept" if run.get("kept") else "kit.cli.whole_left"
+        lines.append(
+            text(
+                key,
+                lang,
+                task=run.get("task"),
+                over=run.get("over"),
+                profile=run.get("profile"),
+                size=_mb(run.get("bytes")),
+                limit=limit,
+                need=f"{math.ceil((run.get('bytes') or 0) / 1e5) / 10:.1f}",  # the MB that keeps it, rounded up
+            )
+        )
+    return lines
+
+
+def _mb(nbytes):
+    return f"{(nbytes or 0) / 1e6:.1f}"
 
 
 MENDING_BYTES = 0

@@ -35,6 +35,11 @@ MESSAGES = {
     "kit.cli.bank": "answer bank: {answers} answers and {prints} fingerprints of known mistakes' answers (the "
     "diagnoses the kit can make), for the profiles {profiles}",
     "kit.cli.built": "{path}: {files} files, {size} MB",
+    "kit.cli.whole_kept": "kept the reference's {task} run over {over}'s parts ({profile} profile): {size} MB of "
+    "tensors, within --whole-run-mb {limit}",
+    "kit.cli.whole_left": "left out the reference's {task} run over {over}'s parts ({profile} profile): {size} MB of "
+    "tensors, over --whole-run-mb {limit}; where {task} needs {over}'s parts to mend a task beneath, the kit marks it "
+    "not judged (--whole-run-mb {need} keeps it)",
     "kit.cli.scan_clean": "{path}: no reference found ({files} files scanned)",
     "kit.cli.scan_found": "{path}: {n} finding(s): a kit must not carry the reference, compiled code or pickled data",
     "kit.cli.refused": "the kit was not written: its scan found what a kit must not carry (the findings are above)",

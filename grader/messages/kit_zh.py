@@ -31,6 +31,11 @@ MESSAGES = {
     "kit.cli.recording": "[{i}/{n}] 在 {name} 上记录 {profile} 档位的答案",
     "kit.cli.bank": "答案库：{answers} 个答案，另有已知错误答案的 {prints} 个指纹（工具包据此指出错误名称），档位 {profiles}",
     "kit.cli.built": "{path}：{files} 个文件，{size} MB",
+    "kit.cli.whole_kept": "已保留参考实现在 {over} 的部件上的 {task} 运行记录（{profile} 档位）：张量共 {size} MB，"
+    "未超过 --whole-run-mb {limit}",
+    "kit.cli.whole_left": "未保留参考实现在 {over} 的部件上的 {task} 运行记录（{profile} 档位）：张量共 {size} MB，"
+    "超过 --whole-run-mb {limit}；{task} 需要 {over} 的部件来弥补下层任务时，工具包将其标为“未评判”"
+    "（设为 --whole-run-mb {need} 即可保留）",
     "kit.cli.scan_clean": "{path}：没有发现参考实现（检查了 {files} 个文件）",
     "kit.cli.scan_found": "{path}：发现 {n} 处问题：工具包不得带有参考实现、编译后的代码或序列化（pickle）数据",
     "kit.cli.refused": "工具包没有写出：检查发现了工具包不得带有的内容（见上面列出的问题）",

@@ -55,6 +55,7 @@ def kits(tmp_path_factory):
     )
     assert made.returncode == 0, made.stdout + made.stderr
     assert "answer bank" in made.stdout and ".whl" in made.stdout and ".zip" in made.stdout, made.stdout
+    assert "--whole-run-mb" not in made.stdout, made.stdout  # none recorded by default, and none said
     built["transformer"] = (next(out.glob("*.whl")), next(out.glob("*.zip")))
     a = ASSIGNMENTS["decoder_lm"]
     b = kit.build(a, tmp_path_factory.mktemp("kit-lm"), profiles=("quick",), folders=[a.reference, a.skeleton])
@@ -170,7 +171,8 @@ def test_the_zip_holds_the_wheels_files_and_the_kit_holds_no_reference(kits, tmp
     assert not [f for f in files if f.endswith((".pyc", ".pyo")) or "__pycache__" in f]
     # the bank, in the package, and what the kit was built for
     bank = in_wheel[f"{package}/{KIT_BANK}"]
-    assert Bank.load(_write(tmp_path / "kit.bank", bank)).meta["profiles"] == ["quick"]
+    meta = Bank.load(_write(tmp_path / "kit.bank", bank)).meta
+    assert meta["profiles"] == ["quick"] and "whole_runs" not in meta  # no whole run recorded by default
     manifest = json.loads(in_wheel[f"grader/{KIT_MANIFEST}"])
     assert manifest["assignment"] == manifest["name"] == name and manifest["profiles"] == ["quick"]
 
