@@ -565,34 +565,35 @@ def mended_bank(tmp_path_factory):
 
 @pytest.fixture(scope="module")
 def small_bank(tmp_path_factory):
-    """A training run's record too big to keep (1 MB allowed: the record is made, then left out; the default records
-    none, and a default kit says nothing of whole runs: tests/corpus/test_kit_build.py). With the optimiser's task."""
-    return _whole_bank(tmp_path_factory, "small.bank", 1 << 20, WHOLE_TASKS + ("adamw",))
+    """The default: a training run's record is too big to keep. With the optimiser's task too."""
+    return _whole_bank(tmp_path_factory, "small.bank", None, WHOLE_TASKS + ("adamw",))
 
 
 @pytest.mark.parametrize("lang", ["en", "zh"])
 def test_the_commands_say_which_whole_runs_a_limit_kept_and_which_it_left_out(mended_bank, small_bank, lang):
     """``bank build`` and ``kit build`` print ``kit.whole_runs_said``: each run recorded under ``--whole-run-mb``,
-    its size, and whether it was kept; a run left out says the limit that would keep it, and that limit does."""
-    kept, left = (Bank.load(path).meta["whole_runs"] for path in (mended_bank, small_bank))
-    assert kept["limit"] == 26 << 20 and left["limit"] == 1 << 20
-    for bank, found, limit in ((mended_bank, kept, 26 << 20), (small_bank, left, 1 << 20)):
-        assert found["runs"] and all(r["task"] == "overfit" and r["profile"] == "quick" for r in found["runs"])
-        assert all(r["kept"] == (r["bytes"] <= limit) for r in found["runs"]), found
-        lines = kit.whole_runs_said(Bank.load(bank).meta, lang)
-        assert len(lines) == len(found["runs"])
-        for run, line in zip(found["runs"], lines, strict=True):
-            mb = f"{limit / 1e6:.1f}"
-            assert run["over"] in line and f"{run['bytes'] / 1e6:.1f} MB" in line and f"--whole-run-mb {mb}" in line
-            if run["kept"]:
-                assert "kept" in line if lang == "en" else "已保留" in line, line
-                continue
-            assert "left out" in line if lang == "en" else "未保留" in line, line
-            need = line.rsplit("--whole-run-mb ", 1)[1].split()[0]
-            assert int(float(need) * 1e6) >= run["bytes"] > int((float(need) - 0.1) * 1e6), (need, run["bytes"])
-    # the run the mended bank's tests grade over is kept there, and left out of the small one
-    assert [r["kept"] for r in kept["runs"] if r["over"] == "attention"] == [True]
-    assert [r["kept"] for r in left["runs"] if r["over"] == "attention"] == [False]
+    its size, and whether it was kept; a run left out says the limit that would keep it, and that limit does. The
+    mended bank's limit keeps the run over attention's parts and leaves out bigger ones (over the block's, the
+    model's); a bank made without a limit records none and says nothing."""
+    found = Bank.load(mended_bank).meta["whole_runs"]
+    limit = 26 << 20
+    assert found["limit"] == limit
+    assert found["runs"] and all(r["task"] == "overfit" and r["profile"] == "quick" for r in found["runs"])
+    assert all(r["kept"] == (r["bytes"] <= limit) for r in found["runs"]), found
+    assert [r["kept"] for r in found["runs"] if r["over"] == "attention"] == [True]  # the run the tests above use
+    assert not all(r["kept"] for r in found["runs"]), found  # both kinds of line are seen
+    lines = kit.whole_runs_said(Bank.load(mended_bank).meta, lang)
+    assert len(lines) == len(found["runs"])
+    for run, line in zip(found["runs"], lines, strict=True):
+        assert run["over"] in line and f"{run['bytes'] / 1e6:.1f} MB" in line and "--whole-run-mb 27.3" in line, line
+        if run["kept"]:
+            assert "kept" in line if lang == "en" else "已保留" in line, line
+            continue
+        assert "left out" in line if lang == "en" else "未保留" in line, line
+        need = line.rsplit("--whole-run-mb ", 1)[1].split()[0]
+        assert int(float(need) * 1e6) >= run["bytes"] > int((float(need) - 0.1) * 1e6), (need, run["bytes"])
+    assert "whole_runs" not in Bank.load(small_bank).meta
+    assert kit.whole_runs_said(Bank.load(small_bank).meta, lang) == []
 
 
 def _lm_with_mutants(bugs, tmp_path, src=None):
