@@ -107,6 +107,9 @@ def connect(scheduler, lang="en"):
             processes=True,
             memory_limit=0,
             scheduler_kwargs={"allowed_failures": ALLOWED_FAILURES},
+            # the dashboard lists each grading by student: on this machine only (Dask's default is every interface;
+            # another port where 8787 is taken)
+            dashboard_address="127.0.0.1:8787",
         ) as cluster,
         Client(cluster, set_as_default=False) as client,
     ):

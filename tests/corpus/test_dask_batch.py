@@ -20,6 +20,7 @@ import time
 import types
 import zipfile
 from pathlib import Path
+from urllib.parse import urlsplit
 
 import pytest
 
@@ -286,6 +287,13 @@ def test_local_n_starts_n_single_threaded_worker_processes_and_closes_them():
         settings = client.run(lambda: {k: dask.config.get(k) for k in dask_batch.LOCAL_SETTINGS})
         assert list(settings.values()) == [dask_batch.LOCAL_SETTINGS] * 2  # the workers' settings
         assert client.run_on_scheduler(lambda dask_scheduler: dask_scheduler.WORKER_SATURATION) == 1.0
+        # the scheduler and its dashboard (which names every student's grading) listen on this machine only
+        assert client.scheduler.address.startswith("tcp://127.0.0.1:"), client.scheduler.address
+        assert urlsplit(client.dashboard_link).hostname == "127.0.0.1", client.dashboard_link
+        bound = client.run_on_scheduler(
+            lambda dask_scheduler: sorted({s.getsockname()[0] for s in dask_scheduler.http_server._sockets.values()})
+        )
+        assert bound == ["127.0.0.1"], bound
     assert client.status == "closed"
 
 
