@@ -142,10 +142,9 @@ def record(
             if budget is not None:
                 ((whole, mender),) = isolate_as.items()
                 size = into.nbytes()
-                whole_runs.append(
-                    {"task": whole, "over": mender, "profile": profile, "bytes": size, "kept": size <= budget}
-                )
-                if size <= budget:
+                kept = size <= budget
+                whole_runs.append({"task": whole, "over": mender, "profile": profile, "bytes": size, "kept": kept})
+                if kept:
                     log.merge(into)
     meta = {
         "assignment": assignment.name,
