@@ -121,6 +121,7 @@ def main(argv=None):
         keep = set(args.only.split(","))
         cases = [c for c in cases if c["key"] in keep]
     counts = {"right": 0, "wrong": 0, "unnamed": 0}
+    nothing = 0
     with_d, without_d = 0.0, 0.0
     read = None if args.regrade else _golden_verdicts(cases)
     records = golden.records(CORPUS) if args.regrade else {}
@@ -140,6 +141,8 @@ def main(argv=None):
                 without_d += grade_case(case, diagnose=False)[1]
         v = verdict(case, found)
         counts[v] += 1
+        if v == "right" and case["label"] == "none":
+            nothing += 1  # no catalogued mistake is this one, and none was named
         if args.details or v == "wrong":
             print(
                 f"{case['key']} {v:8} label={case['label']}{'+' + case['label2'] if case.get('label2') else ''} "
@@ -147,10 +150,14 @@ def main(argv=None):
                 flush=True,
             )
     n = sum(counts.values())
-    named_any = counts["right"] + counts["wrong"]
+    named_right = counts["right"] - nothing
+    named_any = named_right + counts["wrong"]
     source = "graded now" if read is None else f"read from tests/golden/{CORPUS}.json"
     print(f"cases: {n} ({source})")
-    print(f"named right: {counts['right']}/{n} = {100 * counts['right'] / max(n, 1):.1f}%")
+    print(
+        f"right: {counts['right']}/{n} = {100 * counts['right'] / max(n, 1):.1f}%: {named_right} named right, "
+        f"{nothing} rightly named nothing (labelled none: no catalogued mistake is theirs)"
+    )
     print(f"wrong names: {counts['wrong']}/{named_any} named = {100 * counts['wrong'] / max(named_any, 1):.1f}%")
     print(f"unnamed: {counts['unnamed']}/{n}")
     if read is None:
@@ -159,8 +166,9 @@ def main(argv=None):
         speed.record(
             "diagnosis.blind",
             f"diagnosis of {n} blind mistakes (`tests/blind_bugs`), quick ({source})",
-            f"{counts['right']} named right, {counts['wrong']} wrong, {counts['unnamed']} unnamed",
-            "0 wrong, >= 90% named right",
+            f"{named_right} named right, {nothing} rightly named nothing (no catalogued mistake is theirs), "
+            f"{counts['wrong']} wrong, {counts['unnamed']} unnamed",
+            "0 wrong, >= 90% right (named right or rightly nothing)",
             counts["wrong"] == 0 and counts["right"] >= 0.9 * n,
         )
     if without_d:

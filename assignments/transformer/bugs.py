@@ -79,6 +79,7 @@ BUGS = (
     ),
     _bug("mha.merge_without_transpose", A, (MHA_MERGE, "out = out.contiguous().view(B, Lq, D)")),
     _bug("mha.no_output_projection", A, ("return self.w_o(out)", "return out")),
+    _bug("mha.mask_ignored", A, (MHA_CALL, "out, _ = scaled_dot_product_attention(q, k, v, None, self.dropout)")),
     _bug("mha.key_uses_query_projection", A, (MHA_K, "k = self.w_q(key).view(B, Lk, H, Dh).transpose(1, 2)")),
     _bug("mha.value_uses_key_projection", A, (MHA_V, "v = self.w_k(value).view(B, Lk, H, Dh).transpose(1, 2)")),
     _bug("mha.value_from_key_input", A, (MHA_V, "v = self.w_v(key).view(B, Lk, H, Dh).transpose(1, 2)")),
@@ -97,6 +98,11 @@ BUGS = (
     ),
     # -- embedding ------------------------------------------------------------------------------------
     _bug("embedding.no_scale", E, ("return self.embed(tokens) * math.sqrt(self.d_model)", "return self.embed(tokens)")),
+    _bug(
+        "embedding.scale_fixed_512",
+        E,
+        ("return self.embed(tokens) * math.sqrt(self.d_model)", "return self.embed(tokens) * math.sqrt(512)"),
+    ),
     _bug(
         "embedding.scale_d_model",
         E,
@@ -155,6 +161,15 @@ BUGS = (
     _bug("feedforward.no_activation", FF, ('h = F.relu(h) if self.activation == "relu" else F.gelu(h)', "pass")),
     _bug("feedforward.always_relu", FF, ('h = F.relu(h) if self.activation == "relu" else F.gelu(h)', "h = F.relu(h)")),
     _bug(
+        "feedforward.activation_twice",
+        FF,
+        (
+            "return self.linear2(self.dropout(h))",
+            "out = self.linear2(self.dropout(h))\n"
+            '        return F.relu(out) if self.activation == "relu" else F.gelu(out)',
+        ),
+    ),
+    _bug(
         "feedforward.gelu_tanh",
         FF,
         (
@@ -201,6 +216,7 @@ BUGS = (
         ),
     ),
     _bug("masks.padding_inverted", M, ("return (tokens != pad_idx)", "return (tokens == pad_idx)")),
+    _bug("masks.padding_against_zero", M, ("return (tokens != pad_idx)", "return (tokens != 0)")),
     _bug(
         "masks.padding_on_queries",
         M,
@@ -339,6 +355,11 @@ BUGS = (
     ),
     _bug("model.no_xavier_init", MD, ("nn.init.xavier_uniform_(p)", "pass")),
     _bug(
+        "model.returns_probabilities",
+        MD,
+        ("return self.output_proj(hidden)", "return self.output_proj(hidden).softmax(dim=-1)"),
+    ),
+    _bug(
         "model.memory_mask_dropped",
         MD,
         ("hidden = self.decode(tgt, memory, tgt_mask, src_mask)", "hidden = self.decode(tgt, memory, tgt_mask)"),
@@ -355,6 +376,7 @@ BUGS = (
     _bug("greedy.no_early_stop", DEC, ("        if done.all():\n            break\n", "")),
     _bug("greedy.no_target_mask", DEC, (GREEDY_STEP, "hidden = model.decode(ys, memory, None, src_mask)")),
     _bug("greedy.one_step_short", DEC, ("for _ in range(max_len):", "for _ in range(max_len - 1):")),
+    _bug("greedy.drops_bos", DEC, ("    return ys\n", "    return ys[:, 1:]\n")),
     _bug(
         "greedy.no_source_mask",
         DEC,
@@ -363,6 +385,14 @@ BUGS = (
     ),
     # -- training -------------------------------------------------------------------------------------
     _bug("training.loss_counts_padding", TR, ("ignore_index=pad_idx,", "ignore_index=-100,")),
+    _bug(
+        "training.loss_diluted_by_padding",
+        TR,
+        (
+            "label_smoothing=label_smoothing,\n    )",
+            'label_smoothing=label_smoothing,\n        reduction="sum",\n    ) / targets.numel()',
+        ),
+    ),
     _bug("training.label_smoothing_ignored", TR, ("label_smoothing=label_smoothing,\n    )", ")")),
     _bug(
         "training.targets_not_shifted",
@@ -389,6 +419,7 @@ BUGS = (
         ],
     ),  # padding only
     _bug("training.noam_step_zero", TR, ("    step = max(step, 1)\n", "")),
+    _bug("training.noam_no_d_model_factor", TR, ("return factor * d_model**-0.5 * min(", "return factor * min(")),
     _bug(
         "training.noam_wrong_warmup_power",
         TR,
@@ -406,6 +437,11 @@ BUGS = (
         ("ffn = D * F_ + F_ + F_ * D + D", "ffn = D * F_ + F_ * D"),
     ),
     _bug("param_count.no_norms", TR, ("norm = 2 * D", "norm = 0")),
+    _bug(
+        "param_count.decoder_two_norms",
+        TR,
+        ("decoder_layer = 2 * attn + ffn + 3 * norm", "decoder_layer = 2 * attn + ffn + 2 * norm"),
+    ),
     _bug(
         "param_count.no_final_norm",
         TR,

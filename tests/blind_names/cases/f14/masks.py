@@ -1,0 +1,18 @@
+"""Keep-masks: True = may attend, False = blocked."""
+
+import torch
+
+
+def padding_mask(tokens, pad_idx):
+    is_pad = tokens == 0
+    keep = ~is_pad
+    return keep[:, None, None]
+
+
+def causal_mask(size, device=None):
+    mask = torch.tril(torch.ones(size, size, dtype=torch.bool, device=device))
+    return mask.unsqueeze(0).unsqueeze(0)
+
+
+def target_mask(tgt, pad_idx):
+    return padding_mask(tgt, pad_idx) & causal_mask(tgt.size(1), device=tgt.device)

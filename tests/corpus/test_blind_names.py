@@ -1,0 +1,87 @@
+"""Names of catalogued mistakes on code their catalogue entries never saw: the cases in ``tests/blind_names``.
+
+24 one-file edits of two independent correct Transformers (``tests/blind_bugs/bases``, W2 and W3), written by a writer
+who saw only the contract and those bases: never the reference, the catalogue or the tests. Each case grades the task
+of the code it edits (and the tasks beneath it, as the kit grades a task):
+
+- 18 mistakes, two spellings of each of nine, labelled with the catalogue id a teacher would name: each loses points
+  in that task and is named by that id and no other;
+- 4 correct rewrites (a loss computed by hand, a scale kept as a float, a mask made with ``ne`` and ``view``, a
+  schedule in two branches): full marks, nothing named;
+- 2 near misses, wrong in a way none of the nine is (log-probabilities instead of logits, a loss averaged per row):
+  they lose points and are called by no name of the nine.
+"""
+
+import functools
+import json
+import shutil
+from pathlib import Path
+
+import pytest
+
+from grader import api
+
+ROOT = Path(__file__).resolve().parents[2]
+DATA = ROOT / "tests" / "blind_names"
+BASES = ROOT / "tests" / "blind_bugs" / "bases"
+CASES = json.loads((DATA / "labels.json").read_text(encoding="utf-8"))
+BY_KEY = {c["key"]: c for c in CASES}
+NINE = {c["label"] for c in CASES if c["kind"] == "mistake"}
+
+
+@functools.cache
+def _graded(key, tmp):
+    case = BY_KEY[key]
+    sub = Path(tmp) / key
+    shutil.copytree(BASES / case["base"], sub, ignore=shutil.ignore_patterns("__pycache__"))
+    shutil.copy(DATA / "cases" / key / case["file"], sub / case["file"])
+    return api.check(path=sub, assignment="transformer", profile="quick", tasks=[case["task"]])
+
+
+@pytest.fixture(scope="module")
+def graded(tmp_path_factory):
+    tmp = tmp_path_factory.mktemp("blind-names")
+    return lambda key: _graded(key, str(tmp))
+
+
+def _named(result, task):
+    return {d.id for t in result.tasks if t.id == task for c in t.checks for d in c.diagnoses if d.kind == "bug"}
+
+
+def _everywhere(result):
+    return {d.id for t in result.tasks for c in t.checks for d in c.diagnoses if d.kind == "bug"}
+
+
+def test_the_corpus_holds_two_spellings_of_each_of_nine_mistakes_four_correct_and_two_near_misses():
+    kinds = [c["kind"] for c in CASES]
+    assert (kinds.count("mistake"), kinds.count("correct"), kinds.count("near_miss")) == (18, 4, 2)
+    mistakes = [c["label"] for c in CASES if c["kind"] == "mistake"]
+    assert len(NINE) == 9 and all(mistakes.count(n) == 2 for n in NINE)
+    for c in CASES:
+        assert (DATA / "cases" / c["key"] / c["file"]).is_file(), c["key"]
+
+
+@pytest.mark.parametrize("key", [c["key"] for c in CASES if c["kind"] == "mistake"])
+def test_a_mistake_loses_points_in_its_task_and_is_named_by_its_id_alone(graded, key):
+    case = BY_KEY[key]
+    result = graded(key)
+    task = next(t for t in result.tasks if t.id == case["task"])
+    assert task.score < task.max_score, case["description"]
+    assert _everywhere(result) == {case["label"]}, (case["description"], _everywhere(result))
+
+
+@pytest.mark.parametrize("key", [c["key"] for c in CASES if c["kind"] == "correct"])
+def test_correct_code_in_another_spelling_keeps_full_marks_and_is_named_nothing(graded, key):
+    case = BY_KEY[key]
+    result = graded(key)
+    assert result.score == result.max_score > 0, case["description"]
+    assert not _everywhere(result)
+
+
+@pytest.mark.parametrize("key", [c["key"] for c in CASES if c["kind"] == "near_miss"])
+def test_a_near_miss_loses_points_and_is_called_by_none_of_the_nine(graded, key):
+    case = BY_KEY[key]
+    result = graded(key)
+    task = next(t for t in result.tasks if t.id == case["task"])
+    assert task.score < task.max_score, case["description"]
+    assert not (_everywhere(result) & NINE), (case["description"], _everywhere(result))
