@@ -172,7 +172,10 @@ def whole_runs_said(meta, lang=None):
     limit = _mb(found.get("limit"))
     lines = []
     for run in found.get("runs") or ():
-        key = "kit.cli.whole_kept" if run.get("kept") else "kit.cli.whole_left"
+        if not run.get("bytes"):  # a run that recorded nothing: neither kept nor left out
+            key = "kit.cli.whole_empty"
+        else:
+            key = "kit.cli.whole_kept" if run.get("kept") else "kit.cli.whole_left"
         lines.append(
             text(
                 key,

@@ -37,6 +37,8 @@ MESSAGES = {
     "kit.cli.built": "{path}: {files} files, {size} MB",
     "kit.cli.whole_kept": "kept the reference's {task} run over {over}'s parts ({profile} profile): {size} MB of "
     "tensors, within --whole-run-mb {limit}",
+    "kit.cli.whole_empty": "the reference's {task} run over {over}'s parts ({profile} profile) recorded no "
+    "tensors: nothing to keep",
     "kit.cli.whole_left": "left out the reference's {task} run over {over}'s parts ({profile} profile): {size} MB of "
     "tensors, over --whole-run-mb {limit}; where {task} needs {over}'s parts to mend a task beneath, the kit marks it "
     "not judged (--whole-run-mb {need} keeps it)",

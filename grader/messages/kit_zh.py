@@ -33,6 +33,7 @@ MESSAGES = {
     "kit.cli.built": "{path}：{files} 个文件，{size} MB",
     "kit.cli.whole_kept": "已保留参考实现在 {over} 的部件上的 {task} 运行记录（{profile} 档位）：张量共 {size} MB，"
     "未超过 --whole-run-mb {limit}",
+    "kit.cli.whole_empty": "参考实现在 {over} 的部件上的 {task} 运行（{profile} 档位）没有记录到任何张量：无需保留",
     "kit.cli.whole_left": "未保留参考实现在 {over} 的部件上的 {task} 运行记录（{profile} 档位）：张量共 {size} MB，"
     "超过 --whole-run-mb {limit}；{task} 需要 {over} 的部件来弥补下层任务时，工具包将其标为“未评判”"
     "（设为 --whole-run-mb {need} 即可保留）",

@@ -574,8 +574,9 @@ def test_the_commands_say_which_whole_runs_a_limit_kept_and_which_it_left_out(me
     """``bank build`` and ``kit build`` print ``kit.whole_runs_said``: each run recorded under ``--whole-run-mb``,
     its size, and whether it was kept; a run left out says the limit that would keep it, and that limit does. The
     mended bank's limit (26 MiB) keeps the runs over attention's parts and the model's (25.7 and 22.5 MB here) and
-    leaves out bigger ones (the block's, generate's, train_step's: 46.1, 28.5, 54.1 MB); a bank made without a limit
-    records none and says nothing."""
+    leaves out bigger ones (the block's, generate's, train_step's: 46.1, 28.5, 54.1 MB); the run over sample's parts,
+    which training never calls, recorded nothing and says so; a bank made without a limit records none and says
+    nothing."""
     found = Bank.load(mended_bank).meta["whole_runs"]
     limit = 26 << 20
     assert found["limit"] == limit
@@ -585,7 +586,12 @@ def test_the_commands_say_which_whole_runs_a_limit_kept_and_which_it_left_out(me
     assert not all(r["kept"] for r in found["runs"]), found  # both kinds of line are seen
     lines = kit.whole_runs_said(Bank.load(mended_bank).meta, lang)
     assert len(lines) == len(found["runs"])
+    assert [r["bytes"] for r in found["runs"] if r["over"] == "sample"] == [0]  # training never calls sample's parts
     for run, line in zip(found["runs"], lines, strict=True):
+        if not run["bytes"]:  # recorded nothing: said so, with no size and no limit
+            assert run["over"] in line and ("no tensors" in line if lang == "en" else "没有记录" in line), line
+            assert "MB" not in line and "--whole-run-mb" not in line, line
+            continue
         assert run["over"] in line and f"{run['bytes'] / 1e6:.1f} MB" in line and "--whole-run-mb 27.3" in line, line
         if run["kept"]:
             assert "kept" in line if lang == "en" else "已保留" in line, line
