@@ -395,6 +395,23 @@ BUGS = (
     ),
     _bug("training.label_smoothing_ignored", TR, ("label_smoothing=label_smoothing,\n    )", ")")),
     _bug(
+        "training.smoothing_over_wrong_classes",
+        TR,
+        (
+            "return F.cross_entropy(\n"
+            "        logits.reshape(-1, V),  # [B * L, V]\n"
+            "        targets.reshape(-1),  # [B * L]\n"
+            "        ignore_index=pad_idx,\n"
+            "        label_smoothing=label_smoothing,\n"
+            "    )",
+            "logp = logits.reshape(-1, V).log_softmax(dim=-1)\n"
+            "    t = targets.reshape(-1)\n"
+            "    wanted = logp.new_full(logp.shape, label_smoothing / (V - 1))\n"
+            "    wanted.scatter_(1, t.clamp(0, V - 1).unsqueeze(1), 1.0 - label_smoothing)\n"
+            "    return -(wanted * logp).sum(dim=-1)[t != pad_idx].mean()",
+        ),
+    ),
+    _bug(
         "training.targets_not_shifted",
         TR,
         ("tgt_in, tgt_out = tgt[:, :-1], tgt[:, 1:]", "tgt_in, tgt_out = tgt[:, :-1], tgt[:, :-1]"),

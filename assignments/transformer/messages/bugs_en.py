@@ -263,6 +263,8 @@ MESSAGES = {
     "bughint.training.loss_diluted_by_padding": "Divide by the number of targets that are not padding, not by the number of positions (or let ignore_index take the mean).",
     "bug.training.label_smoothing_ignored": "label_smoothing is accepted but never passed to the cross-entropy.",
     "bughint.training.label_smoothing_ignored": "Forward label_smoothing to the loss function.",
+    "bug.training.smoothing_over_wrong_classes": "label smoothing spreads its mass over the V - 1 wrong classes only (the target keeps 1 - label_smoothing), not over all V classes as F.cross_entropy's label_smoothing does.",
+    "bughint.training.smoothing_over_wrong_classes": "Spread label_smoothing over all V classes, the target's included (label_smoothing / V each, and 1 - label_smoothing more for the target), or pass label_smoothing to F.cross_entropy.",
     "bug.training.targets_not_shifted": "the targets are not shifted: the model learns to predict tgt[:, :-1], its "
     "own input, instead of the next tokens.",
     "bughint.training.targets_not_shifted": "The decoder reads tokens 0..n-1 and must predict tokens 1..n: the "

@@ -179,6 +179,8 @@ MESSAGES = {
     "bughint.training.loss_diluted_by_padding": "除以非填充目标的个数，而不是位置总数（或者让 ignore_index 来求平均）。",
     "bug.training.label_smoothing_ignored": "接收了 label_smoothing 参数，却没有传给交叉熵。",
     "bughint.training.label_smoothing_ignored": "把 label_smoothing 传给损失函数。",
+    "bug.training.smoothing_over_wrong_classes": "标签平滑只把概率质量分给 V - 1 个错误类别（目标类别保留 1 - label_smoothing），而不是像 F.cross_entropy 的 label_smoothing 那样分给全部 V 个类别。",
+    "bughint.training.smoothing_over_wrong_classes": "每个类别（包括目标类别）都分到 label_smoothing / V，目标类别再加上 1 - label_smoothing；或者直接把 label_smoothing 传给 F.cross_entropy。",
     "bug.training.targets_not_shifted": "目标没有错位：模型学着预测 tgt[:, :-1]，也就是它自己的输入，而不是下一个词元。",
     "bughint.training.targets_not_shifted": "解码器读入第 0..n-1 个词元，要预测第 1..n 个：目标是输入向后错开一位。",
     "bug.training.gradients_not_zeroed": "梯度从未清零，会在各步之间不断累加。",
