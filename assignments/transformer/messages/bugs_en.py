@@ -59,7 +59,8 @@ MESSAGES = {
     "Dh) and make the tensor contiguous.",
     "bug.mha.no_output_projection": "the output projection w_o is never applied to the merged heads.",
     "bughint.mha.no_output_projection": "After merging the heads, pass the result through the output projection.",
-    "bug.mha.mask_ignored": "the mask is never passed on to the attention, so every key is attended to, padded and future positions included.",
+    "bug.mha.mask_ignored": "the mask is never passed on to the attention, so every key is attended to, padded and "
+    "future positions included.",
     "bughint.mha.mask_ignored": "Hand the mask you are given on to scaled_dot_product_attention.",
     "bug.mha.key_uses_query_projection": "the keys are projected with w_q instead of w_k.",
     "bughint.mha.key_uses_query_projection": "Query, key and value each have their own projection: check which Linear "
@@ -80,7 +81,8 @@ MESSAGES = {
     # -- embedding ------------------------------------------------------------------------------------
     "bug.embedding.no_scale": "the embeddings are not multiplied by √d_model.",
     "bughint.embedding.no_scale": "Scale the looked-up vectors by the square root of d_model.",
-    "bug.embedding.scale_fixed_512": "the embeddings are multiplied by √512, a fixed number, instead of by √d_model of the module built.",
+    "bug.embedding.scale_fixed_512": "the embeddings are multiplied by √512, a fixed number, instead of by √d_model "
+    "of the module built.",
     "bughint.embedding.scale_fixed_512": "Scale by the square root of the d_model the module was built with.",
     "bug.embedding.scale_d_model": "the embeddings are multiplied by d_model instead of √d_model.",
     "bughint.embedding.scale_d_model": "The scale factor is the square root of d_model, not d_model itself.",
@@ -133,8 +135,10 @@ MESSAGES = {
     "dropout and linear2.",
     "bug.feedforward.always_relu": 'ReLU is used even when activation="gelu" is asked for.',
     "bughint.feedforward.always_relu": "Choose the activation from the activation argument.",
-    "bug.feedforward.activation_twice": "the activation is applied again to the output of linear2, so with ReLU the block can never output a negative value.",
-    "bughint.feedforward.activation_twice": "Apply the activation once, between linear1 and linear2: linear2's output is the block's output.",
+    "bug.feedforward.activation_twice": "the activation is applied again to the output of linear2, so with ReLU the "
+    "block can never output a negative value.",
+    "bughint.feedforward.activation_twice": "Apply the activation once, between linear1 and linear2: linear2's "
+    "output is the block's output.",
     "bug.feedforward.gelu_tanh": "GELU uses the tanh approximation instead of the exact, erf-based form.",
     "bughint.feedforward.gelu_tanh": "The contract asks for the exact, erf-based GELU, which is PyTorch's default.",
     "bug.feedforward.dropout_always_on": "dropout stays on in eval() mode: functional dropout is called without "
@@ -154,7 +158,8 @@ MESSAGES = {
     "bug.masks.padding_inverted": "the padding mask is True at padding tokens and False at real ones, the reverse of "
     "a keep-mask.",
     "bughint.masks.padding_inverted": "A keep-mask marks what may be attended: True where the token is not padding.",
-    "bug.masks.padding_against_zero": "the padding mask compares the tokens with 0 instead of with pad_idx, so it is right only when the padding id is 0.",
+    "bug.masks.padding_against_zero": "the padding mask compares the tokens with 0 instead of with pad_idx, so it is "
+    "right only when the padding id is 0.",
     "bughint.masks.padding_against_zero": "Compare the tokens with the pad_idx argument.",
     "bug.masks.padding_on_queries": "the padding mask has shape [B, 1, L, 1], so it blocks query rows instead of key "
     "columns.",
@@ -226,8 +231,10 @@ MESSAGES = {
     "bug.model.no_xavier_init": "the weight matrices keep PyTorch's default initialisation instead of Xavier-uniform.",
     "bughint.model.no_xavier_init": "At the end of Transformer.__init__, give every parameter with more than one "
     "dimension a Xavier-uniform initialisation.",
-    "bug.model.returns_probabilities": "forward returns probabilities (a softmax over the vocabulary) instead of the raw logits.",
-    "bughint.model.returns_probabilities": "Return output_proj's output as it is: the loss applies the (log-)softmax itself.",
+    "bug.model.returns_probabilities": "forward returns probabilities (a softmax over the vocabulary) instead of the "
+    "raw logits.",
+    "bughint.model.returns_probabilities": "Return output_proj's output as it is: the loss applies the (log-)softmax "
+    "itself.",
     "bug.model.memory_mask_dropped": "Transformer.forward does not pass src_mask on to the decoder, so "
     "cross-attention attends to padded source positions.",
     "bughint.model.memory_mask_dropped": "src_mask is also the decoder's memory_mask: hand it to decode.",
@@ -259,12 +266,17 @@ MESSAGES = {
     "bug.training.loss_counts_padding": "padded target positions are counted in the loss (ignore_index is not "
     "pad_idx).",
     "bughint.training.loss_counts_padding": "Tell the cross-entropy which target id to ignore: the padding id.",
-    "bug.training.loss_diluted_by_padding": "padded positions add no loss but still count in the mean, so a batch with more padding gets a smaller loss.",
-    "bughint.training.loss_diluted_by_padding": "Divide by the number of targets that are not padding, not by the number of positions (or let ignore_index take the mean).",
+    "bug.training.loss_diluted_by_padding": "padded positions add no loss but still count in the mean, so a batch "
+    "with more padding gets a smaller loss.",
+    "bughint.training.loss_diluted_by_padding": "Divide by the number of targets that are not padding, not by the "
+    "number of positions (or let ignore_index take the mean).",
     "bug.training.label_smoothing_ignored": "label_smoothing is accepted but never passed to the cross-entropy.",
     "bughint.training.label_smoothing_ignored": "Forward label_smoothing to the loss function.",
-    "bug.training.smoothing_over_wrong_classes": "label smoothing spreads its mass over the V - 1 wrong classes only (the target keeps 1 - label_smoothing), not over all V classes as F.cross_entropy's label_smoothing does.",
-    "bughint.training.smoothing_over_wrong_classes": "Spread label_smoothing over all V classes, the target's included (label_smoothing / V each, and 1 - label_smoothing more for the target), or pass label_smoothing to F.cross_entropy.",
+    "bug.training.smoothing_over_wrong_classes": "label smoothing spreads its mass over the V - 1 wrong classes only "
+    "(the target keeps 1 - label_smoothing), not over all V classes as F.cross_entropy's label_smoothing does.",
+    "bughint.training.smoothing_over_wrong_classes": "Spread label_smoothing over all V classes, the target's "
+    "included (label_smoothing / V each, and 1 - label_smoothing more for the target), or pass label_smoothing to "
+    "F.cross_entropy.",
     "bug.training.targets_not_shifted": "the targets are not shifted: the model learns to predict tgt[:, :-1], its "
     "own input, instead of the next tokens.",
     "bughint.training.targets_not_shifted": "The decoder reads tokens 0..n-1 and must predict tokens 1..n: the "
@@ -282,7 +294,8 @@ MESSAGES = {
     "bughint.training.no_causal_mask": "Build the decoder's mask from the decoder input with target_mask.",
     "bug.training.noam_step_zero": "noam_lr does not treat step 0 as step 1, so step 0 divides by zero.",
     "bughint.training.noam_step_zero": "Raise the step to at least 1 before it enters the formula.",
-    "bug.training.noam_no_d_model_factor": "the learning rate leaves out the factor d_model ** -0.5, so it is √d_model times too large.",
+    "bug.training.noam_no_d_model_factor": "the learning rate leaves out the factor d_model ** -0.5, so it is "
+    "√d_model times too large.",
     "bughint.training.noam_no_d_model_factor": "Multiply by d_model ** -0.5 as well as by factor.",
     "bug.training.noam_wrong_warmup_power": "the warm-up term uses warmup_steps ** -0.5 instead of "
     "warmup_steps ** -1.5.",
@@ -296,7 +309,8 @@ MESSAGES = {
     "bug.param_count.no_norms": "the LayerNorm parameters are not counted.",
     "bughint.param_count.no_norms": "Each LayerNorm has a weight and a bias of size d_model: 2·d_model parameters.",
     "bug.param_count.decoder_two_norms": "each decoder layer is counted with two LayerNorms instead of three.",
-    "bughint.param_count.decoder_two_norms": "A decoder layer has three sublayers, each with a LayerNorm of its own: 3 · 2·d_model parameters.",
+    "bughint.param_count.decoder_two_norms": "A decoder layer has three sublayers, each with a LayerNorm of its own: "
+    "3 · 2·d_model parameters.",
     "bug.param_count.no_final_norm": "with norm_first=True, the final LayerNorm of each stack is not counted.",
     "bughint.param_count.no_final_norm": "Pre-LN adds one LayerNorm after the encoder and one after the decoder.",
     "bug.param_count.one_embedding": "only the source embedding is counted; the target embedding is missing.",
