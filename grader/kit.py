@@ -685,14 +685,37 @@ def _renumbering(node):
     return bound
 
 
+def _form_digest(form):
+    return hashlib.blake2b(form.encode("utf-8", "surrogatepass"), digest_size=16).digest()
+
+
+_FORMS: dict = {}
+"""``digest of a source -> its forms`` (``forms``): a kit's own files are the same in every kit and among the files
+the fingerprint leaves out, so a process that builds or scans several kits reads each of them once."""
+FORMS_KEPT = 4096
+"""Sources whose forms ``_FORMS`` keeps (the oldest goes first)."""
+
+
 def forms(source):
-    """``[(qualified name, form as written, form renumbered, size)]`` of every function and class of ``source``
-    (Python text), docstrings removed; ``SyntaxError`` when it is not Python."""
-    tree = _without_docstrings(ast.parse(source))
-    found = []
-    for name, node in _definitions(tree):
-        size = sum(1 for _ in ast.walk(node))
-        found.append((name, _form(node, {}), _form(node, _renumbering(node)), size))
+    """``((qualified name, form as written, form renumbered, size), ...)`` of every function and class of ``source``
+    (Python text), docstrings removed, each form as a digest of its text (``_form``: equal digests are equal code);
+    ``SyntaxError`` when it is not Python."""
+    key = hashlib.blake2b(source.encode("utf-8", "surrogatepass"), digest_size=32).digest()
+    found = _FORMS.get(key)
+    if found is None:
+        tree = _without_docstrings(ast.parse(source))
+        found = tuple(
+            (
+                name,
+                _form_digest(_form(node, {})),
+                _form_digest(_form(node, _renumbering(node))),
+                sum(1 for _ in ast.walk(node)),
+            )
+            for name, node in _definitions(tree)
+        )
+        if len(_FORMS) >= FORMS_KEPT:
+            del _FORMS[next(iter(_FORMS))]
+        _FORMS[key] = found
     return found
 
 
