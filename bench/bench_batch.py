@@ -65,14 +65,6 @@ def _fmt(values):
     return "(" + ", ".join(f"{v:.2f}" for v in values) + ")"
 
 
-def _children_cpu():
-    """CPU seconds of every finished descendant (judges, fork servers, workers)."""
-    import resource
-
-    usage = resource.getrusage(resource.RUSAGE_CHILDREN)
-    return usage.ru_utime + usage.ru_stime
-
-
 def load():
     one, five, fifteen = os.getloadavg()
     return f"load average {one:.2f} {five:.2f} {fifteen:.2f}"
@@ -96,11 +88,11 @@ def main(argv=None):
         times = {}
         for jobs in (2, 1):
             before = load()
-            cpu0 = _children_cpu()
+            cpu0 = speed.children_cpu_seconds()
             t0 = time.perf_counter()
             res = runner.batch(submissions=work / "class", out=work / f"out{jobs}", jobs=jobs, **opts)
             times[jobs] = time.perf_counter() - t0
-            cores = (_children_cpu() - cpu0) / times[jobs]
+            cores = (speed.children_cpu_seconds() - cpu0) / times[jobs]
             print(
                 f"-j {jobs}: {times[jobs]:7.1f} s  {60 * args.n / times[jobs]:6.1f} submissions/min  "
                 f"{cores:.2f} cores busy on average (graded {res.graded}; before: {before}; after: {load()})"

@@ -12,7 +12,6 @@ a submission with three bugs within 1.5x of the solution (diagnosis runs only on
 
 import argparse
 import os
-import resource
 import statistics
 import subprocess
 import sys
@@ -66,11 +65,6 @@ def timed(label, **kwargs):
     return seconds
 
 
-def _cpu_of_children():
-    usage = resource.getrusage(resource.RUSAGE_CHILDREN)
-    return usage.ru_utime + usage.ru_stime
-
-
 def command(sealed, assignment):
     """``(wall, cpu)`` seconds of the whole command a student types: ``gradekit check solution [--sealed]``. The CPU
     time is that of every process the command started and waited for (judges, workers, the fork server): what the
@@ -78,13 +72,13 @@ def command(sealed, assignment):
     root = load(assignment).reference
     argv = [sys.executable, "-m", "grader", "check", str(root), "--quiet", "--assignment", assignment]
     argv += ["--sealed"] if sealed else []
-    cpu = _cpu_of_children()
+    cpu = speed.children_cpu_seconds()
     start = time.perf_counter()
     done = subprocess.run(argv, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
     seconds = time.perf_counter() - start
     if done.returncode != 0:
         raise SystemExit(f"{' '.join(argv)} failed:\n{done.stdout}")
-    return seconds, _cpu_of_children() - cpu
+    return seconds, speed.children_cpu_seconds() - cpu
 
 
 def main():

@@ -21,7 +21,6 @@ import collections
 import json
 import os
 import re
-import resource
 import subprocess
 import sys
 import tempfile
@@ -44,10 +43,6 @@ def _git(*args, cwd):
 def _minutes(seconds):
     whole = round(seconds)  # 119.6 s is 2 min 0 s, not 1 min 60 s
     return f"{whole // 60} min {whole % 60} s"
-
-
-def _cpu_seconds(usage):
-    return usage.ru_utime + usage.ru_stime
 
 
 def file_times(junit, clone):
@@ -89,7 +84,7 @@ def main(argv=None):
         command = ["scripts/test", "--fast"] if args.fast else [".ci/run"]
         print(f"commit {head}; running {' '.join(command)} in {clone}", flush=True)
         started = time.perf_counter()
-        before = resource.getrusage(resource.RUSAGE_CHILDREN)
+        cpu_before = speed.children_cpu_seconds()
         junit = Path(tmp) / "suite.xml"  # outside the clone: the tests' own files are counted by git status
         addopts = f"{os.environ.get('PYTEST_ADDOPTS', '')} --junitxml={junit}".strip()
         proc = subprocess.Popen(
@@ -108,7 +103,7 @@ def main(argv=None):
                 summary = found
         code = proc.wait()
         wall = time.perf_counter() - started
-        cpu = _cpu_seconds(resource.getrusage(resource.RUSAGE_CHILDREN)) - _cpu_seconds(before)
+        cpu = speed.children_cpu_seconds() - cpu_before
         left = _git("status", "--porcelain", cwd=clone).splitlines()
         times = file_times(junit, clone) if junit.exists() else {}
     if summary is None:

@@ -13,6 +13,7 @@ import datetime
 import json
 import os
 import platform
+import resource
 import shlex
 import sys
 from pathlib import Path
@@ -39,6 +40,13 @@ def data_path():
         value = os.environ["GRADEKIT_SPEED_FILE"]
         return Path(value) if value else None
     return DATA
+
+
+def children_cpu_seconds():
+    """CPU seconds (user and system) of every child process this one has waited for, and of the descendants each of
+    them waited for (judges, fork servers, workers): take it before and after a command for what the command cost."""
+    usage = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return usage.ru_utime + usage.ru_stime
 
 
 def _cpu_model():
