@@ -224,9 +224,7 @@ def check(
         ref = InProcessRunner(reference.root, assignment=a, banned=(), namespace=reference)
         if reference_cache is not None:
             ref = CachedRunner(ref, reference_cache, records=True)
-        elif sealed or refcache.TRUSTED_PROCESS:
-            # No submission code runs in this process (or only code it trusts): the reference's answers are shared
-            # between gradings.
+        elif sealed:  # no submission code runs in this process: the reference's answers are shared between gradings
             ref = CachedRunner(ref, refcache.shared(a))
     sub: InProcessRunner | WorkerRunner
     judges = 1

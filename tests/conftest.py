@@ -9,7 +9,6 @@ import pytest
 import torch
 
 from grader.assignment import load
-from grader.submission import refcache
 from tests.postgres import postgres_cluster, postgres_url  # noqa: F401 - the PostgreSQL tests' fixtures
 from tests.reach import reached_tasks  # noqa: F401 - the corpus tests take it from here
 
@@ -148,26 +147,6 @@ def browser():
             yield b
     finally:
         shutil.rmtree(profile, ignore_errors=True)
-
-
-# -- the reference's answers, computed once a worker -------------------------------------------------------------
-@pytest.fixture(scope="module", autouse=True)
-def _reference_answers_shared(request):
-    """The tests' gradings in process share the reference's answers, as a judge's sealed gradings do
-    (``refcache.TRUSTED_PROCESS``): every grading draws the same examples, so most of the reference's work is done
-    once a test worker. Not while a module of ``tests/hostile`` runs (its submissions attack the grader); the answers
-    are dropped before and after it, so nothing an attack could reach is read by a later test."""
-    hostile = Path(str(request.path)).resolve().is_relative_to(TESTS / "hostile")
-    if hostile:
-        refcache._SHARED.clear()
-    before = refcache.TRUSTED_PROCESS
-    refcache.TRUSTED_PROCESS = not hostile
-    try:
-        yield
-    finally:
-        refcache.TRUSTED_PROCESS = before
-        if hostile:
-            refcache._SHARED.clear()
 
 
 # -- tests that read the whole machine: none runs beside another test -------------------------------------------

@@ -27,13 +27,6 @@ Transformer asks about 1,000 distinct questions, mostly small tensors: a few MB)
 
 _SHARED = {}
 
-TRUSTED_PROCESS = False
-"""Whether this process grades only code it trusts, so that its in-process gradings may share the reference's
-answers as sealed gradings do (``api.check``). False in every command of the kit. The kit's own tests set it while
-they grade their own corpora (``tests/conftest.py``), and clear the shared answers around the attacks of
-``tests/hostile``, which run submission code written to subvert the grader. Never set it where a student's code is
-graded in process: that code could rewrite the answers every later grading reads."""
-
 
 class ReferenceCache:
     """Answers of one assignment's reference, by exact question; least recently used dropped past ``max_bytes``."""

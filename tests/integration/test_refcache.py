@@ -107,8 +107,11 @@ def fresh_cache(monkeypatch):
     return lambda: refcache.shared(TRANSFORMER)
 
 
-def test_sealed_grades_are_the_same_with_remembered_answers(fresh_cache, buggy):
+def test_sealed_grades_are_the_same_with_remembered_answers(fresh_cache, make_submission):
     """A correct submission after a buggy one, and a buggy one after a correct one, are graded as with no cache."""
+    buggy = make_submission(
+        {"attention.py": ('masked_fill(~mask, float("-inf"))', "masked_fill(~mask, 0.0)")}, name="buggy"
+    )
     tasks, cold = ["sdpa", "mha"], {}
     for name, path in (("buggy", buggy), ("solution", SOLUTION_ROOT)):
         refcache._SHARED.clear()
@@ -120,30 +123,7 @@ def test_sealed_grades_are_the_same_with_remembered_answers(fresh_cache, buggy):
     assert fresh_cache().hits > 0
 
 
-@pytest.fixture
-def buggy(make_submission):
-    return make_submission(
-        {"attention.py": ('masked_fill(~mask, float("-inf"))', "masked_fill(~mask, 0.0)")}, name="buggy"
-    )
-
-
-def test_trusted_in_process_grades_are_the_same_with_remembered_answers(fresh_cache, buggy, monkeypatch):
-    """Where the process trusts what it grades (the kit's own tests), in-process gradings share the reference's
-    answers: a correct submission after a buggy one, and a buggy one after a correct one, are graded as with none."""
-    tasks, cold = ["sdpa", "mha"], {}
-    monkeypatch.setattr(refcache, "TRUSTED_PROCESS", False)
-    for name, path in (("buggy", buggy), ("solution", SOLUTION_ROOT)):
-        cold[name] = _verdicts(api.check(path=path, tasks=tasks, profile="quick"))
-    assert cold["solution"] != cold["buggy"]
-    assert (fresh_cache().hits, fresh_cache().misses) == (0, 0)
-    monkeypatch.setattr(refcache, "TRUSTED_PROCESS", True)
-    for name, path in (("solution", SOLUTION_ROOT), ("buggy", buggy), ("solution", SOLUTION_ROOT)):
-        assert _verdicts(api.check(path=path, tasks=tasks, profile="quick")) == cold[name], name
-    assert fresh_cache().hits > 0 and fresh_cache().misses > 0
-
-
-def test_a_grading_in_process_neither_reads_nor_fills_it(fresh_cache, monkeypatch):
-    monkeypatch.setattr(refcache, "TRUSTED_PROCESS", False)  # as in every command of the kit
+def test_a_grading_in_process_neither_reads_nor_fills_it(fresh_cache):
     cache = fresh_cache()
     api.check(path=SOLUTION_ROOT, tasks=["masks"], profile="quick")
     assert (cache.hits, cache.misses, cache.size) == (0, 0, 0)
