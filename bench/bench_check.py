@@ -1,6 +1,7 @@
 """Wall time of ``gradekit check``: quick and full profiles, in-process and --sealed, and diagnosis cost.
 
-Run: ``scripts/gradekit-python bench/bench_check.py`` or ``python bench/bench_check.py`` in the venv.
+Run: ``.venv/bin/python bench/bench_check.py [--assignment decoder_lm] [--repeat 5] [--no-record]`` (the venv that
+``scripts/gradekit`` makes).
 Prints figures; asserts nothing (speed targets live here, not in the test suite).
 
 Each grading prints how many stand-in calls it answered (an isolated check's reference parts, computed by the
