@@ -28,7 +28,6 @@ does not give, a wheel of <= 25 MB, a kit check no slower than the full kit's.
 
 import argparse
 import json
-import os
 import shutil
 import statistics
 import subprocess
@@ -74,7 +73,7 @@ UNAVAILABLE = ("No matching distribution", "Could not find a version", "NewConne
 def clean_env(**extra):
     """This process's environment without what would point Python at this venv or this checkout."""
     drop = ("PYTHONPATH", "PYTHONHOME", "VIRTUAL_ENV", "PYTHONSTARTUP", "PYTHONUSERBASE")
-    env = {k: v for k, v in os.environ.items() if k not in drop}
+    env = {k: v for k, v in speed.users_env().items() if k not in drop}
     env.update(extra)
     return env
 

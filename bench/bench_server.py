@@ -70,7 +70,7 @@ POLL_S = 1.0
 
 def env():
     """The commands' environment: this checkout's ``grader`` first, no student token."""
-    e = dict(os.environ)
+    e = speed.users_env()
     e["PYTHONPATH"] = os.pathsep.join([str(ROOT)] + [p for p in e.get("PYTHONPATH", "").split(os.pathsep) if p])
     e.pop("GRADEKIT_TOKEN", None)
     return e

@@ -49,6 +49,15 @@ def children_cpu_seconds():
     return usage.ru_utime + usage.ru_stime
 
 
+def users_env():
+    """The environment for a command timed as a user runs it: this one's, less ``PYTHONDONTWRITEBYTECODE``, which a
+    user's Python does not set (some sandboxes and CI images do). With it set, every process compiles the kit's
+    modules again on each run (a sealed command's judge and fork server alike), a cost no user's second run pays."""
+    env = dict(os.environ)
+    env.pop("PYTHONDONTWRITEBYTECODE", None)
+    return env
+
+
 def _cpu_model():
     """The processor's name where the system says it (``/proc/cpuinfo`` on Linux), else ``""``: machines lent for the
     same work differ (one took twice as long as another over the same suite), and a row says which it came from."""

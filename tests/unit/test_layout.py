@@ -7,6 +7,7 @@
 - Every relative link in ``README.md`` and ``docs/*.md`` points to a file that exists, and to a heading of it where
   the link has an ``#anchor``."""
 
+import os
 import re
 import unicodedata
 from pathlib import Path
@@ -225,3 +226,14 @@ def test_no_file_names_an_issue_number():
             found += [f"{path.relative_to(ROOT)}: {m.group(0)}" for m in pattern.finditer(text)]
     found += [f"README.md: {m.group(0)}" for m in pattern.finditer(README.read_text(encoding="utf-8"))]
     assert not found, found
+
+
+def test_timed_commands_run_as_a_users_python_runs_them(monkeypatch):
+    """A bench script's timed command keeps compiled modules (a user's Python does), wherever the machine running the
+    script sets ``PYTHONDONTWRITEBYTECODE``; the rest of the environment is the script's own."""
+    speed = _speed()
+    monkeypatch.setenv("PYTHONDONTWRITEBYTECODE", "1")
+    monkeypatch.setenv("GRADEKIT_BENCH_PROBE", "kept")
+    env = speed.users_env()
+    assert "PYTHONDONTWRITEBYTECODE" not in env and env["GRADEKIT_BENCH_PROBE"] == "kept"
+    assert os.environ["PYTHONDONTWRITEBYTECODE"] == "1", "the script's own environment is left as it was"
