@@ -533,34 +533,14 @@ def main(argv=None):
             return 2
         except KitError as exc:
             return _kit_error(exc, _take_option(argv, "--lang")[0])
-    server = None
-    if argv[:1] == ["check"] and ("--sealed" in argv or "--isolated" in argv):
-        # The worker's fork server imports torch on the other core while this process imports its own.
-        from grader.submission import forkserver
-
-        try:
-            from grader.assignment import load
-
-            assignment = load(_take_option(argv, "--assignment")[0])
-        except ValueError:  # an unknown assignment: the parsed command says so
-            assignment = None
-        if assignment is not None:
-            # Warm (the assignment's first-call costs paid before its first fork): a sealed check forks a worker
-            # for each variant, and each would pay them again.
-            server = forkserver.shared(warm=True, assignment=assignment)
-
-    if server is not None and not server.is_ready():
-        from grader.probes import warm_up
-
-        warm_up()  # torch's lazy imports, which the reference's training needs too, while the server starts
-        if assignment is not None:  # and the first-call costs, once, before a second judge is forked from this one
-            assignment.run_warm_up()
-
     parser = build_parser(argv[0] if argv else None)
     try:
         args = parser.parse_args(argv)
     except SystemExit as exc:
         return 2 if exc.code not in (0, None) else 0
+    if argv[:1] == ["check"] and args.sealed and os.path.exists(args.path):
+        # Not for a path that is not there: the command only says so, at once.
+        _start_fork_server(args.assignment)
     try:
         return args.func(args)
     except UsageError as exc:
@@ -570,6 +550,27 @@ def main(argv=None):
         return 2
     except KitError as exc:
         return _kit_error(exc, getattr(args, "lang", None))
+
+
+def _start_fork_server(name):
+    """Start the fork server of a sealed check's workers (assignment ``name``) now, so that it imports torch on the
+    other core while this process imports its own, and pay torch's lazy imports and the assignment's first-call costs
+    here meanwhile (the reference's training needs them too; a second judge forked from this one has them)."""
+    from grader.assignment import load
+    from grader.submission import forkserver
+
+    try:
+        assignment = load(name)
+    except ValueError:  # an unknown assignment: the command says so
+        return
+    # Warm (the assignment's first-call costs paid before its first fork): a sealed check forks a worker for each
+    # variant, and each would pay them again.
+    server = forkserver.shared(warm=True, assignment=assignment)
+    if not server.is_ready():
+        from grader.probes import warm_up
+
+        warm_up()
+        assignment.run_warm_up()
 
 
 def _kit_error(exc, lang):

@@ -50,3 +50,53 @@ def test_a_grading_command_still_grades():
     imported nothing at all)."""
     said = _run("check", str(ROOT / "solution"), "--tasks", "masks", "--profile", "quick", "--quiet")
     assert said["code"] == 0 and said["torch"], said
+
+
+class _Started(Exception):
+    pass
+
+
+def _fork_servers_asked(monkeypatch, *argv):
+    """The assignments ``gradekit ARGV`` asks a fork server for before it grades (the first ask stops the command:
+    ``"started"``), and the command's status otherwise."""
+    from grader import cli
+    from grader.submission import forkserver
+
+    asked = []
+
+    def shared(**kwargs):
+        asked.append(kwargs["assignment"].package)
+        raise _Started
+
+    monkeypatch.setattr(forkserver, "shared", shared)
+    try:
+        code = cli.main(list(argv))
+    except _Started:
+        code = "started"
+    return code, asked
+
+
+@pytest.mark.parametrize("argv", [["nowhere", "--sealed"], ["--sealed", "--help"], ["--isolated", "--bad-option"]])
+def test_a_sealed_check_that_grades_nothing_starts_no_fork_server(monkeypatch, capsys, argv):
+    """A mistyped path, ``--help`` or a bad option is answered at once: no fork server (a process importing torch)
+    is started for a grading that will not happen."""
+    code, asked = _fork_servers_asked(monkeypatch, "check", *argv)
+    assert code in (0, 2) and asked == [], (code, asked)
+    if argv[0] == "nowhere":
+        assert "'nowhere' does not exist" in capsys.readouterr().err
+
+
+def test_a_sealed_check_of_a_submission_starts_its_fork_server_first(monkeypatch):
+    """The other direction: a sealed check of a folder that is there starts its assignment's fork server before it
+    grades (its imports overlap the judge's)."""
+    code, asked = _fork_servers_asked(monkeypatch, "check", str(ROOT / "solution"), "--sealed")
+    assert code == "started" and asked == ["assignments.transformer"], (code, asked)
+    code, asked = _fork_servers_asked(
+        monkeypatch,
+        "check",
+        str(ROOT / "assignments" / "decoder_lm" / "reference"),
+        "--assignment",
+        "decoder_lm",
+        "--isolated",
+    )
+    assert code == "started" and asked == ["assignments.decoder_lm"], (code, asked)
