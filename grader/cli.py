@@ -540,7 +540,7 @@ def main(argv=None):
         return 2 if exc.code not in (0, None) else 0
     if argv[:1] == ["check"] and args.sealed and os.path.exists(args.path):
         # Not for a path that is not there: the command only says so, at once.
-        _start_fork_server(args.assignment)
+        _start_fork_server(args)
     try:
         return args.func(args)
     except UsageError as exc:
@@ -552,16 +552,22 @@ def main(argv=None):
         return _kit_error(exc, getattr(args, "lang", None))
 
 
-def _start_fork_server(name):
-    """Start the fork server of a sealed check's workers (assignment ``name``) now, so that it imports torch on the
-    other core while this process imports its own, and pay torch's lazy imports and the assignment's first-call costs
-    here meanwhile (the reference's training needs them too; a second judge forked from this one has them)."""
+def _start_fork_server(args):
+    """Start the fork server of a sealed check's workers now, so that it imports torch on the other core while this
+    process imports its own, and pay torch's lazy imports and the assignment's first-call costs here meanwhile (the
+    reference's training needs them too; a second judge forked from this one has them). The assignment is the one
+    the check grades: ``--assignment``, else the course configuration's, else the default."""
     from grader.assignment import load
     from grader.submission import forkserver
 
     try:
+        name = args.assignment
+        if name is None:
+            from grader.config import course_config
+
+            name = getattr(course_config(args.config), "assignment", None)
         assignment = load(name)
-    except ValueError:  # an unknown assignment: the command says so
+    except ValueError:  # an unknown assignment, a configuration that cannot be read: the command says so
         return
     # Warm (the assignment's first-call costs paid before its first fork): a sealed check forks a worker for each
     # variant, and each would pay them again.

@@ -100,3 +100,17 @@ def test_a_sealed_check_of_a_submission_starts_its_fork_server_first(monkeypatch
         "--isolated",
     )
     assert code == "started" and asked == ["assignments.decoder_lm"], (code, asked)
+
+
+def test_a_sealed_check_starts_the_fork_server_of_the_courses_assignment(monkeypatch, tmp_path, capsys):
+    """Without ``--assignment``, the fork server started first is that of the assignment the course configuration
+    names (the one the check grades), not the default's; a configuration that cannot be read starts none, and the
+    command says what is wrong with it."""
+    monkeypatch.chdir(tmp_path)
+    lm = str(ROOT / "assignments" / "decoder_lm" / "reference")
+    (tmp_path / "gradekit.toml").write_text('assignment = "decoder_lm"\n', encoding="utf-8")
+    assert _fork_servers_asked(monkeypatch, "check", lm, "--sealed") == ("started", ["assignments.decoder_lm"])
+    (tmp_path / "gradekit.toml").write_text('assignment = "no_such_assignment"\n', encoding="utf-8")
+    code, asked = _fork_servers_asked(monkeypatch, "check", lm, "--sealed")
+    assert code == 2 and asked == [], (code, asked)
+    assert "no_such_assignment" in capsys.readouterr().err
